@@ -1,0 +1,77 @@
+# dfg top-level build: the module (kbuild), libdfg, tools, selftests.
+#
+#   make            everything            make check   all tests (host + VM)
+#   make module     dfg.ko                make demo    the main job, in the VM
+#   make lib        libdfg.so/.a/.pc      make bench   benchmarks, in the VM
+#   make tools      dfgctl, bench tools   make deps    install Debian packages
+#   make selftests  kselftest binaries    make install module + library + tools
+#
+# KDIR=<dir> overrides the kernel build dir (default: tools/kdir.sh).
+
+TOP      := $(CURDIR)
+KDIR     ?= $(shell $(TOP)/tools/kdir.sh)
+KVER     := $(shell make -s -C $(KDIR) kernelrelease 2>/dev/null)
+BUILD    := $(TOP)/build
+PREFIX   ?= /usr/local
+DESTDIR  ?=
+LINUXSRC := $(BUILD)/linux-src
+
+export TOP KDIR KVER BUILD PREFIX DESTDIR LINUXSRC
+
+.PHONY: all module lib tools selftests linux-src check demo bench deps \
+	install uninstall clean checkpatch sparse
+
+all: module lib tools selftests
+
+module:
+	$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
+
+# Sparse over the module (C=2: check every file, not only rebuilt ones).
+sparse:
+	$(MAKE) -C $(KDIR) M=$(TOP) W=1 C=2 modules
+
+lib:
+	$(MAKE) -C libdfg
+
+tools: lib
+	$(MAKE) -C tools
+
+selftests: lib linux-src
+	$(MAKE) -C selftests
+
+# kselftest_harness.h and checkpatch.pl come from the distribution's kernel
+# source package; unpacked into the build tree, never committed.
+linux-src: $(LINUXSRC)/.stamp
+$(LINUXSRC)/.stamp:
+	$(TOP)/tools/linux-src.sh $(LINUXSRC)
+
+checkpatch: linux-src
+	perl $(LINUXSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
+		-f kmod/*.c kmod/*.h uapi/linux/dfg.h
+
+check: all
+	$(TOP)/tools/check.sh
+
+demo: all
+	$(TOP)/tools/demo.sh
+
+bench: all
+	$(TOP)/tools/vm/dfg-vm -- $(TOP)/tools/bench/run.sh
+
+deps:
+	$(TOP)/tools/deps.sh
+
+install: all
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=extra modules_install
+	$(MAKE) -C libdfg install
+	$(MAKE) -C tools install
+	install -D -m 0644 uapi/linux/dfg.h $(DESTDIR)$(PREFIX)/include/linux/dfg.h
+
+uninstall:
+	$(MAKE) -C libdfg uninstall
+	$(MAKE) -C tools uninstall
+	rm -f $(DESTDIR)$(PREFIX)/include/linux/dfg.h
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(TOP) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * dfg: kernel-assisted dataflow runtime, user/kernel ABI.
+ *
+ * Everything userspace may rely on is in this file: the command table,
+ * result codes, flags with their _ALL masks, argument structs, the generic
+ * netlink family and the sysfs layout. Read it top-down.
+ *
+ * Two paths, one command table
+ * ----------------------------
+ * Each command is one value, DFG_IOC_<NAME> = _IOWR(DFG_IOC_MAGIC, nr, struct).
+ * The same value is used
+ *
+ *   - as the request of ioctl(fd, DFG_IOC_<NAME>, &args) on /dev/dfg: the
+ *     struct is copied in, the handler runs, the struct is copied back out on
+ *     success; the return value is the command's result (>= 0) or -1 with
+ *     errno set;
+ *
+ *   - as the cmd_op of an IORING_OP_URING_CMD SQE on a ring created with
+ *     IORING_SETUP_SQE128 (-EINVAL otherwise). The 80-byte sqe->cmd area holds
+ *     a struct dfg_uring_cmd. Without DFG_URING_F_INDIRECT the argument struct
+ *     sits inline in dfg_uring_cmd.args (only commands whose struct fits in
+ *     DFG_URING_INLINE_MAX bytes); results leave through cqe->res and, on
+ *     IORING_SETUP_CQE32 rings, cqe->big_cqe[0] ("res2"). With
+ *     DFG_URING_F_INDIRECT, addr/len point at the argument struct in user
+ *     memory, which is copied in and, on success, back out, exactly as ioctl.
+ *
+ * A command either completes inline (the CQE is posted at submission) or is
+ * parked in the module and completes later from another context. A parked
+ * command is always completed exactly once: by its event, or with -ECANCELED
+ * when the submitting task exits (checked every dfg.monitor_ms), or when the
+ * object it waits on dies.
+ *
+ * Errors (negative errno in cqe->res, errno for ioctl):
+ *   -EOPNOTSUPP  unknown command (type or number not in the table)
+ *   -EINVAL      known number but wrong size/direction, nonzero reserved
+ *                field, unknown flag, wrong struct size field, ring not
+ *                SQE128, inline args for a command too large to be inline
+ *   -EFAULT      an argument pointer that cannot be read or written
+ *   -EAGAIN      a ring submitted a sleeping command with IO_URING_F_NONBLOCK
+ *                (io_uring retries it from a worker; never seen by users)
+ *   -EBUSY       a per-file limit of parked commands (dfg.max_parked) reached
+ *   -ECANCELED   a parked command whose task exited or whose object died
+ *   -EINTR       a sleeping ioctl interrupted by a signal
+ */
+#ifndef _UAPI_LINUX_DFG_H
+#define _UAPI_LINUX_DFG_H
+
+#include <linux/types.h>
+#include <linux/ioctl.h>
+
+#define DFG_DEVICE_NAME		"dfg"		/* /dev/dfg, misc device */
+#define DFG_IOC_MAGIC		0xDF
+#define DFG_API_VERSION		1
+
+/*
+ * Features (struct dfg_info.features). A bit is set when the running module
+ * implements it; userspace must ignore bits it does not know.
+ */
+#define DFG_F_URING_CMD		(1ULL << 0)	/* IORING_OP_URING_CMD path */
+#define DFG_F_ASYNC		(1ULL << 1)	/* parked commands, task-exit cancel */
+#define DFG_F_NETLINK		(1ULL << 2)	/* generic netlink family "dfg" */
+#define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK)
+
+/* ------------------------------------------------------------------------
+ * io_uring command area
+ * ------------------------------------------------------------------------
+ */
+
+/* Largest argument struct that may travel inline in the SQE. */
+#define DFG_URING_INLINE_MAX	64
+
+/* dfg_uring_cmd.flags */
+#define DFG_URING_F_INDIRECT	(1U << 0)	/* args at addr/len, not inline */
+#define DFG_URING_F_ALL		(DFG_URING_F_INDIRECT)
+
+/**
+ * struct dfg_uring_cmd - layout of sqe->cmd (80 bytes, SQE128 rings only)
+ * @flags:	DFG_URING_F_*; unknown bits give -EINVAL
+ * @len:	with DFG_URING_F_INDIRECT, size of the struct at @addr; must be
+ *		_IOC_SIZE(cmd_op). Zero otherwise.
+ * @addr:	with DFG_URING_F_INDIRECT, user address of the argument struct.
+ *		Zero otherwise.
+ * @args:	inline argument struct (without DFG_URING_F_INDIRECT); bytes
+ *		past _IOC_SIZE(cmd_op) must be zero.
+ */
+struct dfg_uring_cmd {
+	__u32	flags;
+	__u32	len;
+	__u64	addr;
+	__u8	args[DFG_URING_INLINE_MAX];
+};
+
+/* ------------------------------------------------------------------------
+ * Commands: core (nr 0x00..0x0f)
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * DFG_IOC_GET_INFO - what this module is and what it allows.
+ *
+ * Sender: any process that opened /dev/dfg. In: @size = sizeof(struct
+ * dfg_info), everything else zero. Out: all fields. Result: 0. Too large to
+ * travel inline: io_uring callers must use DFG_URING_F_INDIRECT.
+ */
+#define DFG_IOC_GET_INFO	_IOWR(DFG_IOC_MAGIC, 0x00, struct dfg_info)
+
+/*
+ * DFG_IOC_NOP - does nothing, echoes @value. Measures the command path and
+ * exercises deferred completion and cancellation.
+ *
+ * In: @value, @flags, @delay_ms; @echo and @reserved zero.
+ * Out: @echo = @value (copied back on ioctl and DFG_URING_F_INDIRECT; in
+ * res2 of a CQE32 ring otherwise). Result: 0.
+ *
+ *   no flag		completes at once, in the submitting context.
+ *   DFG_NOP_F_ASYNC	completes @delay_ms later from a kernel worker
+ *			(io_uring: the CQE comes later; ioctl: the call sleeps,
+ *			-EINTR on a signal).
+ *   DFG_NOP_F_PARK	never completes by itself: parked until the submitting
+ *			task exits (io_uring: -ECANCELED) or a signal arrives
+ *			(ioctl: -EINTR). Cannot be combined with ASYNC.
+ */
+#define DFG_IOC_NOP		_IOWR(DFG_IOC_MAGIC, 0x01, struct dfg_nop)
+
+/* Number of command slots in the table (highest nr + 1). */
+#define DFG_CMD_NR		0x02
+
+/**
+ * struct dfg_info - DFG_IOC_GET_INFO
+ * @size:		in: sizeof(struct dfg_info), else -EINVAL
+ * @api_version:	out: DFG_API_VERSION of the module
+ * @features:		out: DFG_F_* bits the module implements
+ * @nr_cmds:		out: number of command slots (DFG_CMD_NR of the module)
+ * @uring_inline_max:	out: DFG_URING_INLINE_MAX of the module
+ * @max_parked:		out: limit of parked commands per open file
+ * @monitor_ms:		out: interval of the task-exit check of parked commands
+ * @version:		out: module version string, NUL-terminated
+ * @reserved:		must be zero on input; zero on output
+ */
+struct dfg_info {
+	__u32	size;
+	__u32	api_version;
+	__u64	features;
+	__u32	nr_cmds;
+	__u32	uring_inline_max;
+	__u32	max_parked;
+	__u32	monitor_ms;
+	char	version[32];
+	__u64	reserved[8];
+};
+
+/* dfg_nop.flags */
+#define DFG_NOP_F_ASYNC		(1U << 0)
+#define DFG_NOP_F_PARK		(1U << 1)
+#define DFG_NOP_F_ALL		(DFG_NOP_F_ASYNC | DFG_NOP_F_PARK)
+
+/* Longest DFG_NOP_F_ASYNC delay accepted (ms); longer gives -EINVAL. */
+#define DFG_NOP_DELAY_MAX_MS	60000
+
+/**
+ * struct dfg_nop - DFG_IOC_NOP
+ * @value:	in: value to echo
+ * @echo:	out: @value; must be zero on input
+ * @flags:	in: DFG_NOP_F_*
+ * @delay_ms:	in: with DFG_NOP_F_ASYNC, delay before completion; else zero
+ * @reserved:	must be zero
+ */
+struct dfg_nop {
+	__u64	value;
+	__u64	echo;
+	__u32	flags;
+	__u32	delay_ms;
+	__u64	reserved[2];
+};
+
+/* ------------------------------------------------------------------------
+ * Generic netlink family "dfg" (version DFG_GENL_VERSION)
+ * ------------------------------------------------------------------------
+ *
+ * DFG_NL_CMD_GET_INFO: request without attributes; the reply carries
+ * API_VERSION, FEATURES, VERSION, CLIENTS, PARKED.
+ *
+ * DFG_NL_CMD_EVENT: sent by the module to the multicast group
+ * DFG_GENL_MCGRP_EVENTS; carries EVENT (DFG_EV_*), PID and, where the
+ * event has one, CMD (the command value).
+ */
+#define DFG_GENL_NAME		"dfg"
+#define DFG_GENL_VERSION	1
+#define DFG_GENL_MCGRP_EVENTS	"events"
+
+enum dfg_nl_cmd {
+	DFG_NL_CMD_UNSPEC,
+	DFG_NL_CMD_GET_INFO,
+	DFG_NL_CMD_EVENT,
+	__DFG_NL_CMD_MAX,
+};
+#define DFG_NL_CMD_MAX		(__DFG_NL_CMD_MAX - 1)
+
+enum dfg_nl_attr {
+	DFG_NL_A_UNSPEC,
+	DFG_NL_A_API_VERSION,	/* u32 */
+	DFG_NL_A_FEATURES,	/* u64 */
+	DFG_NL_A_VERSION,	/* string */
+	DFG_NL_A_CLIENTS,	/* u32: open /dev/dfg files */
+	DFG_NL_A_PARKED,	/* u32: commands parked now */
+	DFG_NL_A_EVENT,		/* u32: DFG_EV_* */
+	DFG_NL_A_PID,		/* u32: tgid of the process concerned */
+	DFG_NL_A_CMD,		/* u32: command value concerned */
+	DFG_NL_A_PAD,
+	__DFG_NL_A_MAX,
+};
+#define DFG_NL_A_MAX		(__DFG_NL_A_MAX - 1)
+
+enum dfg_event {
+	DFG_EV_UNSPEC,
+	DFG_EV_CLIENT_OPEN,	/* a process opened /dev/dfg */
+	DFG_EV_CLIENT_CLOSE,	/* the last reference to that file went */
+	DFG_EV_CMD_CANCELED,	/* a parked command was canceled: task exit */
+	__DFG_EV_MAX,
+};
+
+/* ------------------------------------------------------------------------
+ * sysfs: /sys/kernel/dfg/
+ * ------------------------------------------------------------------------
+ *
+ *   version, api_version, features	module identity (features in hex)
+ *   clients, parked			open files, parked commands now
+ *   stats/<cmd>			commands of that name executed
+ *   stats/errors			commands that returned an error
+ *   stats/canceled			parked commands canceled
+ */
+
+#endif /* _UAPI_LINUX_DFG_H */
