@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg internals shared by core/: the handle and errno-free system calls.
+ */
+#ifndef _DFG_CORE_INTERNAL_H
+#define _DFG_CORE_INTERNAL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <dfg/dfg.h>
+
+/*
+ * struct dfg - a handle
+ * @fd:		open file of the dfg device; owned
+ * @has_ring:	@ring was initialised (not DFG_OPEN_NO_RING)
+ * @ring:	SQE128|CQE32 ring; owned, used by dfg_uring_cmd() and lent out
+ *		by dfg_ring()
+ */
+struct dfg {
+	int		fd;
+	bool		has_ring;
+	struct io_uring	ring;
+};
+
+/*
+ * System calls returning -errno, liburing style (src/syscall.h). libc
+ * reports through errno; these read it and restore the caller's value, so
+ * that no libdfg call changes errno.
+ */
+static inline int __dfg_sys_ret(int ret, int saved_errno)
+{
+	if (ret < 0)
+		ret = -errno;
+	errno = saved_errno;
+	return ret;
+}
+
+static inline int __dfg_sys_open(const char *path, int flags)
+{
+	int saved = errno;
+
+	return __dfg_sys_ret(open(path, flags), saved);
+}
+
+static inline int __dfg_sys_ioctl(int fd, unsigned long req, void *arg)
+{
+	int saved = errno;
+
+	return __dfg_sys_ret(ioctl(fd, req, arg), saved);
+}
+
+static inline void __dfg_sys_close(int fd)
+{
+	int saved = errno;
+
+	close(fd);
+	errno = saved;
+}
+
+#endif /* _DFG_CORE_INTERNAL_H */

@@ -1,0 +1,19 @@
+#!/bin/bash
+# make demo: boots the test VM, loads dfg.ko, shows what the module says
+# about itself through each interface, and runs the command-path benchmark.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ -z "${DFG_VM:-}" ]; then
+	exec "$top/tools/vm/dfg-vm" -- "$top/tools/demo.sh"
+fi
+bin=$top/build/bin
+echo "== dfgctl info (ioctl)"
+"$bin/dfgctl" info
+echo "== dfgctl info --uring"
+"$bin/dfgctl" info --uring
+echo "== dfgctl info --netlink"
+"$bin/dfgctl" info --netlink
+echo "== command round trip (io_uring NOP vs ioctl NOP vs getppid)"
+"$top/tools/bench/run.sh"
+echo "== dfgctl stats"
+"$bin/dfgctl" stats

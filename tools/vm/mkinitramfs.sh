@@ -1,0 +1,41 @@
+#!/bin/sh
+# Builds the test VM's initramfs: static busybox, the 9p/virtio modules of
+# kernel $1, and tools/vm/init. Output: $2 (gzip cpio).
+set -e
+kver=$1
+out=$2
+here=$(cd "$(dirname "$0")" && pwd)
+mods="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci
+netfs fscache 9pnet 9pnet_virtio 9p"
+
+bb=$(command -v busybox || true)
+[ -n "$bb" ] && file -L "$bb" 2>/dev/null | grep -q 'statically linked' ||
+	bb=/bin/busybox
+if ! ldd "$bb" 2>&1 | grep -q 'not a dynamic'; then
+	echo "mkinitramfs.sh: $bb is not static; install busybox-static" >&2
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/bin" "$tmp/dev" "$tmp/proc" "$tmp/sys" "$tmp/newroot" \
+	"$tmp/lib/modules"
+cp "$bb" "$tmp/bin/busybox"
+cp "$here/init" "$tmp/init"
+chmod 0755 "$tmp/init"
+moddir=/lib/modules/$kver
+for m in $mods; do
+	f=$(find "$moddir/kernel" -name "$m.ko*" | head -n 1)
+	if [ -z "$f" ]; then
+		echo "mkinitramfs.sh: module $m missing for $kver" >&2
+		exit 1
+	fi
+	case "$f" in
+	*.ko.xz) xz -dc "$f" >"$tmp/lib/modules/$m.ko" ;;
+	*.ko.zst) zstd -qdc "$f" >"$tmp/lib/modules/$m.ko" ;;
+	*) cp "$f" "$tmp/lib/modules/$m.ko" ;;
+	esac
+done
+echo "$mods" | tr '\n' ' ' >"$tmp/lib/modules/order"
+(cd "$tmp" && find . | cpio -o -H newc --quiet) | gzip -1 >"$out.tmp"
+mv "$out.tmp" "$out"
