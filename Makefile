@@ -10,16 +10,15 @@
 
 TOP      := $(CURDIR)
 KDIR     ?= $(shell $(TOP)/tools/kdir.sh)
-KVER     := $(shell make -s -C $(KDIR) kernelrelease 2>/dev/null)
 BUILD    := $(TOP)/build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 LINUXSRC := $(BUILD)/linux-src
 
-export TOP KDIR KVER BUILD PREFIX DESTDIR LINUXSRC
+export TOP BUILD PREFIX DESTDIR LINUXSRC
 
 .PHONY: all module lib tools selftests linux-src check demo bench deps \
-	install uninstall clean checkpatch sparse
+	install uninstall dkms-install dkms-uninstall clean checkpatch sparse
 
 all: module lib tools selftests
 
@@ -49,13 +48,21 @@ checkpatch: linux-src
 	perl $(LINUXSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
 		-f kmod/*.c kmod/*.h uapi/linux/dfg.h
 
-check: all
+# check, demo and bench install missing packages first, so each works as
+# the first command on a fresh machine.
+check:
+	$(TOP)/tools/deps.sh
+	$(MAKE) all
 	$(TOP)/tools/check.sh
 
-demo: all
+demo:
+	$(TOP)/tools/deps.sh
+	$(MAKE) all
 	$(TOP)/tools/demo.sh
 
-bench: all
+bench:
+	$(TOP)/tools/deps.sh
+	$(MAKE) all
 	$(TOP)/tools/vm/dfg-vm -- $(TOP)/tools/bench/run.sh
 
 deps:
@@ -66,6 +73,18 @@ install: all
 	$(MAKE) -C libdfg install
 	$(MAKE) -C tools install
 	install -D -m 0644 uapi/linux/dfg.h $(DESTDIR)$(PREFIX)/include/linux/dfg.h
+
+# Register the module with dkms, which rebuilds it for new kernels.
+DKMS_VER := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+dkms-install:
+	rm -rf $(DESTDIR)/usr/src/dfg-$(DKMS_VER)
+	mkdir -p $(DESTDIR)/usr/src/dfg-$(DKMS_VER)
+	cp -r Kbuild dkms.conf kmod uapi $(DESTDIR)/usr/src/dfg-$(DKMS_VER)/
+	dkms install dfg/$(DKMS_VER)
+
+dkms-uninstall:
+	dkms remove dfg/$(DKMS_VER) --all
+	rm -rf $(DESTDIR)/usr/src/dfg-$(DKMS_VER)
 
 uninstall:
 	$(MAKE) -C libdfg uninstall

@@ -69,12 +69,15 @@ out_free:
 
 void dfg_close(struct dfg *d)
 {
+	int saved = errno;
+
 	if (!d)
 		return;
 	if (d->has_ring)
 		io_uring_queue_exit(&d->ring);
-	__dfg_sys_close(d->fd);
+	close(d->fd);
 	free(d);
+	errno = saved;
 }
 
 int dfg_fd(const struct dfg *d)
