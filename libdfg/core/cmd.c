@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg core/cmd.c: synchronous commands.
+ * libdfg: synchronous commands.
  *
  * Every ioctl-path call fills its argument struct with a designated
  * initializer and goes through dfg_cmd(); dfg_uring_cmd() is the one
@@ -48,17 +48,19 @@ static struct io_uring_cqe *dfg_cqe_at(struct io_uring *ring, unsigned int pos)
 }
 
 /*
- * Wait for the completion whose user_data is @tag and consume it, leaving
+ * Wait for the completion whose user_data is @tag, consume it and return
+ * its res and res2 (the ring is CQE32), leaving
  * completions of other requests queued, in their order. When @tag is not at
  * the head, the CQEs before it are moved one slot towards the tail over it
  * and the head is then dropped. The entries between head and tail belong to
  * the application (the kernel only writes past the tail), so this is safe
  * as long as nobody else reaps this ring concurrently.
  */
-static int dfg_reap_tagged(struct io_uring *ring, __u64 tag,
-			   struct io_uring_cqe *out)
+static int dfg_reap_tagged(struct io_uring *ring, __u64 tag, int *res,
+			   __u64 *res2)
 {
-	const size_t cqe_size = sizeof(*out) << io_uring_cqe_shift(ring);
+	const size_t cqe_size =
+		sizeof(struct io_uring_cqe) << io_uring_cqe_shift(ring);
 	struct io_uring_cqe *cqe;
 	unsigned int head, ready, i, j;
 	int ret;
@@ -70,7 +72,8 @@ static int dfg_reap_tagged(struct io_uring *ring, __u64 tag,
 			cqe = dfg_cqe_at(ring, head + i);
 			if (cqe->user_data != tag)
 				continue;
-			memcpy(out, cqe, cqe_size);
+			*res = cqe->res;
+			*res2 = dfg_cqe_res2(cqe);
 			for (j = i; j > 0; j--)
 				memcpy(dfg_cqe_at(ring, head + j),
 				       dfg_cqe_at(ring, head + j - 1),
@@ -84,24 +87,35 @@ static int dfg_reap_tagged(struct io_uring *ring, __u64 tag,
 	}
 }
 
+/* Has the kernel consumed the SQE at free-running position @pos? */
+static bool dfg_sqe_consumed(struct io_uring *ring, unsigned int pos)
+{
+	return (int)(pos - io_uring_smp_load_acquire(ring->sq.khead)) < 0;
+}
+
 /*
- * Submit what is queued, our SQE included. If the kernel refused the batch
- * and our SQE is still unconsumed, turn it into a NOP without completion so
- * that a later submit cannot issue a command whose argument pointer and tag
- * have gone stale.
+ * Submit what is queued, our SQE at @sqe_pos included. Without
+ * IORING_SETUP_SUBMIT_ALL the kernel stops a batch at the first SQE that
+ * fails to submit, so go on while it makes progress. If our SQE is still
+ * unconsumed after an error, turn it into a NOP without completion so that
+ * a later submit cannot issue a command whose argument pointer and tag have
+ * gone stale.
  */
 static int dfg_submit_one(struct io_uring *ring, struct io_uring_sqe *sqe,
 			  unsigned int sqe_pos)
 {
 	int ret;
 
-	do {
+	for (;;) {
 		ret = io_uring_submit(ring);
-	} while (ret == -EINTR);
-	if (ret >= 0 &&
-	    (int)(sqe_pos - io_uring_smp_load_acquire(ring->sq.khead)) < 0)
-		return 0;
-	if (ret >= 0)
+		if (ret == -EINTR)
+			continue;
+		if (ret >= 0 && dfg_sqe_consumed(ring, sqe_pos))
+			return 0;
+		if (ret <= 0)
+			break;
+	}
+	if (!ret)
 		ret = -EAGAIN;
 	memset(sqe, 0, DFG_SQE_SIZE);
 	io_uring_prep_nop(sqe);
@@ -113,13 +127,11 @@ int dfg_uring_cmd(struct dfg *d, __u32 cmd_op, void *args, __u64 *res2)
 {
 	struct io_uring *ring = dfg_ring(d);
 	__u32 len = _IOC_SIZE(cmd_op);
-	struct io_uring_cqe_32 {
-		struct io_uring_cqe	cqe;
-		__u64			big[2];
-	} c;
 	struct io_uring_sqe *sqe;
-	/* Unique while we wait: the address of our own stack frame. */
-	const __u64 tag = (uintptr_t)&c;
+	__u64 cqe_res2;
+	int cqe_res;
+	/* Unique while we wait: an address in our own stack frame. */
+	const __u64 tag = (uintptr_t)&cqe_res;
 	int saved = errno;
 	int ret;
 
@@ -150,12 +162,12 @@ int dfg_uring_cmd(struct dfg *d, __u32 cmd_op, void *args, __u64 *res2)
 	if (ret < 0)
 		goto out;
 
-	ret = dfg_reap_tagged(ring, tag, &c.cqe);
+	ret = dfg_reap_tagged(ring, tag, &cqe_res, &cqe_res2);
 	if (ret < 0)
 		goto out;
 	if (res2)
-		*res2 = dfg_cqe_res2(&c.cqe);
-	ret = c.cqe.res;
+		*res2 = cqe_res2;
+	ret = cqe_res;
 out:
 	errno = saved;
 	return ret;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg core/device.c: the handle. Opens the dfg device, creates and tears
+ * libdfg: the handle. Opens the dfg device, creates and tears
  * down its SQE128|CQE32 ring, and hands both out.
  */
 #include <stdlib.h>

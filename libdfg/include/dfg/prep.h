@@ -116,12 +116,13 @@ static inline void dfg_prep_cmd_indirect(struct io_uring_sqe *sqe, int fd,
 static inline void dfg_prep_nop(struct io_uring_sqe *sqe, int fd,
 				__u64 value, __u32 flags, __u32 delay_ms)
 {
-	const struct dfg_nop nop = {
-		.value		= value,
-		.flags		= flags,
-		.delay_ms	= delay_ms,
-	};
+	struct dfg_nop nop;
 
+	/* memset, not a designated initializer: this header is C++-clean. */
+	memset(&nop, 0, sizeof(nop));
+	nop.value = value;
+	nop.flags = flags;
+	nop.delay_ms = delay_ms;
 	dfg_prep_cmd(sqe, fd, DFG_IOC_NOP, &nop, sizeof(nop));
 }
 

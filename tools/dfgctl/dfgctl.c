@@ -1,0 +1,798 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfgctl: inspect the dfg module.
+ *
+ *   dfgctl info [--uring | --netlink]   GET_INFO over ioctl, io_uring or
+ *                                       generic netlink, "key: value" lines
+ *   dfgctl nop [--uring] [--async MS | --park] [VALUE]
+ *   dfgctl stats                        /sys/kernel/dfg as "name value" lines
+ *   dfgctl monitor [--count N] [--timeout SEC]
+ *                                       netlink events, one line each
+ *   dfgctl version | --help
+ *
+ * Exit status: 0 success, 1 runtime error ("dfgctl: <what>: <reason>" on
+ * stderr), 2 usage error. monitor also exits 1 when --timeout expires before
+ * --count events arrived.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+#include <netlink/genl/ctrl.h>
+
+#include <dfg/dfg.h>
+
+#ifndef DFGCTL_VERSION
+#define DFGCTL_VERSION	"0.1.0"
+#endif
+
+#define DFG_SYSFS_DIR		"/sys/kernel/" DFG_DEVICE_NAME
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#define NL_REPLY_TIMEOUT_MS	5000
+
+enum {
+	EXIT_OK		= 0,
+	EXIT_ERR	= 1,
+	EXIT_USAGE	= 2,
+};
+
+static const char usage_text[] =
+"usage: dfgctl <command> [options]\n"
+"\n"
+"commands:\n"
+"  info [--uring | --netlink]  print the module's GET_INFO, one 'key: value'\n"
+"                              per line; via ioctl by default, through\n"
+"                              io_uring (--uring) or generic netlink\n"
+"                              (--netlink)\n"
+"  nop [--uring] [--async MS | --park] [VALUE]\n"
+"                              run DFG_IOC_NOP and print the echo\n"
+"  stats                       print /sys/kernel/dfg as 'name value' lines\n"
+"  monitor [--count N] [--timeout SEC]\n"
+"                              print netlink events, one line each:\n"
+"                              'event=<name> pid=<pid> cmd=0x<hex>'; says\n"
+"                              'listening' on stderr once subscribed; exits\n"
+"                              0 after N events, 1 if SEC seconds pass first\n"
+"                              (0 on timeout without --count)\n"
+"  version                     print the dfgctl and libdfg versions\n"
+"\n"
+"environment:\n"
+"  DFG_DEVICE  device node (default /dev/dfg)\n"
+"  DFG_SYSFS   sysfs directory (default /sys/kernel/dfg)\n"
+"\n"
+"exit status: 0 ok, 1 runtime error, 2 usage error\n";
+
+/* ---------------------------------------------------------------------- */
+/* Messages */
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dfgctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\nTry 'dfgctl --help'.\n", stderr);
+	return EXIT_USAGE;
+}
+
+/* "dfgctl: <what>: <reason>", with a hint when the module seems absent. */
+static int fail(const char *what, const char *reason, bool absent)
+{
+	fprintf(stderr, "dfgctl: %s: %s\n", what, reason);
+	if (absent)
+		fputs("dfgctl: is the dfg module loaded?\n", stderr);
+	return EXIT_ERR;
+}
+
+/* @err is a positive errno value. */
+static int fail_errno(const char *what, int err)
+{
+	return fail(what, strerror(err), err == ENOENT || err == ENODEV);
+}
+
+/* @err is a negative libnl error (NLE_*). */
+static int fail_nl(const char *what, int err)
+{
+	return fail(what, nl_geterror(err), err == -NLE_OBJ_NOTFOUND);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Parsing helpers */
+
+static bool parse_u64(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (!*s || *s == '-')
+		return false;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return !errno && !*end;
+}
+
+static bool parse_u32(const char *s, __u32 *v)
+{
+	unsigned long long x;
+
+	if (!parse_u64(s, &x) || x > UINT32_MAX)
+		return false;
+	*v = x;
+	return true;
+}
+
+/* Option parsing of one subcommand; argv[0] is the subcommand's name. */
+#define FOR_EACH_OPT(c, argc, argv, shortopts, longopts)		\
+	for (optind = 1, opterr = 0;					\
+	     ((c) = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1;)
+
+static int bad_option(char **argv)
+{
+	return usage_error("%s: bad or incomplete option '%s'", argv[0],
+			   argv[optind - 1]);
+}
+
+static int help_requested(void)
+{
+	fputs(usage_text, stdout);
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* info, nop */
+
+static const struct {
+	__u64		bit;
+	const char	*name;
+} feature_names[] = {
+	{ DFG_F_URING_CMD,	"uring_cmd" },
+	{ DFG_F_ASYNC,		"async" },
+	{ DFG_F_NETLINK,	"netlink" },
+};
+
+/* "features: 0x7 uring_cmd,async,netlink"; unknown bits as hex items. */
+static void print_features(__u64 features)
+{
+	const char *sep = " ";
+	__u64 rest = features;
+	size_t i;
+
+	printf("features: 0x%llx", (unsigned long long)features);
+	for (i = 0; i < ARRAY_SIZE(feature_names); i++) {
+		if (!(features & feature_names[i].bit))
+			continue;
+		printf("%s%s", sep, feature_names[i].name);
+		rest &= ~feature_names[i].bit;
+		sep = ",";
+	}
+	while (rest) {
+		__u64 bit = rest & -rest;
+
+		printf("%s0x%llx", sep, (unsigned long long)bit);
+		rest &= ~bit;
+		sep = ",";
+	}
+	putchar('\n');
+}
+
+static void print_info(const struct dfg_info *info)
+{
+	printf("version: %.*s\n", (int)sizeof(info->version), info->version);
+	printf("api_version: %u\n", info->api_version);
+	print_features(info->features);
+	printf("nr_cmds: %u\n", info->nr_cmds);
+	printf("uring_inline_max: %u\n", info->uring_inline_max);
+	printf("max_parked: %u\n", info->max_parked);
+	printf("monitor_ms: %u\n", info->monitor_ms);
+}
+
+static const char *device_path(void)
+{
+	const char *path = getenv("DFG_DEVICE");
+
+	return path && *path ? path : DFG_DEVICE_PATH;
+}
+
+static int open_device(struct dfg **d, unsigned int flags)
+{
+	char what[PATH_MAX + 16];
+	int ret;
+
+	ret = dfg_open(d, flags);
+	if (ret < 0) {
+		snprintf(what, sizeof(what), "open %s", device_path());
+		return fail_errno(what, -ret);
+	}
+	return EXIT_OK;
+}
+
+static int nl_info(void);
+
+static int cmd_info(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "uring",	no_argument,	NULL, 'u' },
+		{ "netlink",	no_argument,	NULL, 'n' },
+		{ "help",	no_argument,	NULL, 'h' },
+		{ }
+	};
+	bool uring = false, netlink = false;
+	struct dfg_info info;
+	struct dfg *d;
+	int c, ret;
+
+	FOR_EACH_OPT(c, argc, argv, "unh", opts) {
+		switch (c) {
+		case 'u':
+			uring = true;
+			break;
+		case 'n':
+			netlink = true;
+			break;
+		case 'h':
+			return help_requested();
+		default:
+			return bad_option(argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("info: unexpected argument '%s'",
+				   argv[optind]);
+	if (uring && netlink)
+		return usage_error("info: --uring and --netlink exclude each other");
+
+	if (netlink)
+		return nl_info();
+
+	ret = open_device(&d, uring ? 0 : DFG_OPEN_NO_RING);
+	if (ret)
+		return ret;
+	if (uring) {
+		info = (struct dfg_info){ .size = sizeof(info) };
+		ret = dfg_uring_cmd(d, DFG_IOC_GET_INFO, &info, NULL);
+	} else {
+		ret = dfg_info(d, &info);
+	}
+	dfg_close(d);
+	if (ret < 0)
+		return fail_errno(uring ? "GET_INFO (io_uring)" :
+				  "GET_INFO (ioctl)", -ret);
+	/*
+	 * A dfg module always reports its API; other devices (/dev/null
+	 * accepts any uring_cmd) leave the struct empty.
+	 */
+	if (!info.api_version)
+		return fail(uring ? "GET_INFO (io_uring)" : "GET_INFO (ioctl)",
+			    "empty reply: not a dfg device?", false);
+	print_info(&info);
+	return EXIT_OK;
+}
+
+static int cmd_nop(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "uring",	no_argument,		NULL, 'u' },
+		{ "async",	required_argument,	NULL, 'a' },
+		{ "park",	no_argument,		NULL, 'p' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ }
+	};
+	unsigned long long value = 0;
+	__u32 flags = 0, delay_ms = 0;
+	bool uring = false;
+	__u64 echo = 0;
+	struct dfg *d;
+	int c, ret;
+
+	FOR_EACH_OPT(c, argc, argv, "ua:ph", opts) {
+		switch (c) {
+		case 'u':
+			uring = true;
+			break;
+		case 'a':
+			if (!parse_u32(optarg, &delay_ms))
+				return usage_error("nop: bad delay '%s'",
+						   optarg);
+			flags |= DFG_NOP_F_ASYNC;
+			break;
+		case 'p':
+			flags |= DFG_NOP_F_PARK;
+			break;
+		case 'h':
+			return help_requested();
+		default:
+			return bad_option(argv);
+		}
+	}
+	if (optind < argc && !parse_u64(argv[optind++], &value))
+		return usage_error("nop: bad value '%s'", argv[optind - 1]);
+	if (optind < argc)
+		return usage_error("nop: unexpected argument '%s'",
+				   argv[optind]);
+
+	ret = open_device(&d, uring ? 0 : DFG_OPEN_NO_RING);
+	if (ret)
+		return ret;
+	if (uring) {
+		struct dfg_nop nop = {
+			.value		= value,
+			.flags		= flags,
+			.delay_ms	= delay_ms,
+		};
+
+		ret = dfg_uring_cmd(d, DFG_IOC_NOP, &nop, &echo);
+	} else {
+		ret = dfg_nop(d, value, flags, delay_ms, &echo);
+	}
+	dfg_close(d);
+	if (ret < 0)
+		return fail_errno(uring ? "NOP (io_uring)" : "NOP (ioctl)",
+				  -ret);
+	printf("echo: %llu\n", (unsigned long long)echo);
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Generic netlink */
+
+static struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
+	[DFG_NL_A_API_VERSION]	= { .type = NLA_U32 },
+	[DFG_NL_A_FEATURES]	= { .type = NLA_U64 },
+	[DFG_NL_A_VERSION]	= { .type = NLA_STRING },
+	[DFG_NL_A_CLIENTS]	= { .type = NLA_U32 },
+	[DFG_NL_A_PARKED]	= { .type = NLA_U32 },
+	[DFG_NL_A_EVENT]	= { .type = NLA_U32 },
+	[DFG_NL_A_PID]		= { .type = NLA_U32 },
+	[DFG_NL_A_CMD]		= { .type = NLA_U32 },
+};
+
+/* A generic netlink socket and the id of family "dfg". */
+struct nl_ctx {
+	struct nl_sock	*sk;
+	int		family;
+};
+
+static void nl_ctx_close(struct nl_ctx *ctx)
+{
+	nl_socket_free(ctx->sk);
+}
+
+static int nl_ctx_open(struct nl_ctx *ctx, int rcv_timeout_ms)
+{
+	struct timeval tv = {
+		.tv_sec		= rcv_timeout_ms / 1000,
+		.tv_usec	= (rcv_timeout_ms % 1000) * 1000,
+	};
+	int ret;
+
+	ctx->sk = nl_socket_alloc();
+	if (!ctx->sk)
+		return fail_nl("netlink socket", -NLE_NOMEM);
+	ret = genl_connect(ctx->sk);
+	if (ret < 0) {
+		fail_nl("connect generic netlink", ret);
+		goto out_free;
+	}
+	if (rcv_timeout_ms &&
+	    setsockopt(nl_socket_get_fd(ctx->sk), SOL_SOCKET, SO_RCVTIMEO,
+		       &tv, sizeof(tv))) {
+		fail_errno("netlink SO_RCVTIMEO", errno);
+		goto out_free;
+	}
+	ret = genl_ctrl_resolve(ctx->sk, DFG_GENL_NAME);
+	if (ret < 0) {
+		fail_nl("resolve generic netlink family " DFG_GENL_NAME, ret);
+		goto out_free;
+	}
+	ctx->family = ret;
+	return EXIT_OK;
+
+out_free:
+	nl_socket_free(ctx->sk);
+	return EXIT_ERR;
+}
+
+struct nl_info_reply {
+	int		family;
+	bool		got;
+	__u32		api_version, clients, parked;
+	__u64		features;
+	bool		has_clients, has_parked, complete;
+	char		version[64];
+};
+
+static int nl_info_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[DFG_NL_A_MAX + 1];
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct nl_info_reply *r = arg;
+
+	if (nlh->nlmsg_type != r->family)
+		return NL_SKIP;
+	if (genlmsg_parse(nlh, 0, tb, DFG_NL_A_MAX, dfg_nl_policy) < 0)
+		return NL_SKIP;
+	if (genlmsg_hdr(nlh)->cmd != DFG_NL_CMD_GET_INFO)
+		return NL_SKIP;
+
+	r->got = true;
+	r->complete = tb[DFG_NL_A_API_VERSION] && tb[DFG_NL_A_FEATURES] &&
+		      tb[DFG_NL_A_VERSION];
+	if (!r->complete)
+		return NL_SKIP;
+	r->api_version = nla_get_u32(tb[DFG_NL_A_API_VERSION]);
+	r->features = nla_get_u64(tb[DFG_NL_A_FEATURES]);
+	nla_strlcpy(r->version, tb[DFG_NL_A_VERSION], sizeof(r->version));
+	r->has_clients = tb[DFG_NL_A_CLIENTS];
+	if (r->has_clients)
+		r->clients = nla_get_u32(tb[DFG_NL_A_CLIENTS]);
+	r->has_parked = tb[DFG_NL_A_PARKED];
+	if (r->has_parked)
+		r->parked = nla_get_u32(tb[DFG_NL_A_PARKED]);
+	return NL_OK;
+}
+
+static int nl_info(void)
+{
+	struct nl_info_reply r = { 0 };
+	struct nl_ctx ctx;
+	struct nl_msg *msg;
+	int ret;
+
+	ret = nl_ctx_open(&ctx, NL_REPLY_TIMEOUT_MS);
+	if (ret)
+		return ret;
+	r.family = ctx.family;
+
+	msg = nlmsg_alloc();
+	if (!msg) {
+		ret = fail_nl("netlink message", -NLE_NOMEM);
+		goto out;
+	}
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx.family, 0, 0,
+			 DFG_NL_CMD_GET_INFO, DFG_GENL_VERSION)) {
+		nlmsg_free(msg);
+		ret = fail_nl("netlink message", -NLE_NOMEM);
+		goto out;
+	}
+	nl_socket_modify_cb(ctx.sk, NL_CB_VALID, NL_CB_CUSTOM, nl_info_cb, &r);
+	/* Sends with NLM_F_ACK, reads the reply, then waits for the ack. */
+	ret = nl_send_sync(ctx.sk, msg);
+	if (ret < 0) {
+		ret = fail_nl("netlink GET_INFO", ret);
+		goto out;
+	}
+	if (!r.got || !r.complete) {
+		ret = fail("netlink GET_INFO", r.got ? "incomplete reply" :
+			   "no reply", false);
+		goto out;
+	}
+
+	printf("version: %s\n", r.version);
+	printf("api_version: %u\n", r.api_version);
+	print_features(r.features);
+	if (r.has_clients)
+		printf("clients: %u\n", r.clients);
+	if (r.has_parked)
+		printf("parked: %u\n", r.parked);
+	ret = EXIT_OK;
+out:
+	nl_ctx_close(&ctx);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* monitor */
+
+static const char *const event_names[__DFG_EV_MAX] = {
+	[DFG_EV_CLIENT_OPEN]	= "client_open",
+	[DFG_EV_CLIENT_CLOSE]	= "client_close",
+	[DFG_EV_CMD_CANCELED]	= "cmd_canceled",
+};
+
+struct monitor {
+	int		family;
+	unsigned long	want;		/* events to print, 0: no limit */
+	unsigned long	seen;		/* events printed */
+};
+
+static int monitor_cb(struct nl_msg *msg, void *arg)
+{
+	struct nlattr *tb[DFG_NL_A_MAX + 1];
+	struct nlmsghdr *nlh = nlmsg_hdr(msg);
+	struct monitor *m = arg;
+	__u32 ev, pid = 0, cmd = 0;
+
+	if (nlh->nlmsg_type != m->family)
+		return NL_SKIP;
+	if (genlmsg_parse(nlh, 0, tb, DFG_NL_A_MAX, dfg_nl_policy) < 0)
+		return NL_SKIP;
+	if (genlmsg_hdr(nlh)->cmd != DFG_NL_CMD_EVENT || !tb[DFG_NL_A_EVENT])
+		return NL_SKIP;
+	if (m->want && m->seen >= m->want)
+		return NL_STOP;
+
+	ev = nla_get_u32(tb[DFG_NL_A_EVENT]);
+	if (tb[DFG_NL_A_PID])
+		pid = nla_get_u32(tb[DFG_NL_A_PID]);
+	if (tb[DFG_NL_A_CMD])
+		cmd = nla_get_u32(tb[DFG_NL_A_CMD]);
+
+	if (ev < __DFG_EV_MAX && event_names[ev])
+		printf("event=%s", event_names[ev]);
+	else
+		printf("event=unknown_%u", ev);
+	printf(" pid=%u cmd=0x%x\n", pid, cmd);
+	fflush(stdout);
+	m->seen++;
+	return NL_OK;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmd_monitor(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "count",	required_argument,	NULL, 'c' },
+		{ "timeout",	required_argument,	NULL, 't' },
+		{ "help",	no_argument,		NULL, 'h' },
+		{ }
+	};
+	struct monitor m = { 0 };
+	double timeout = 0, deadline = 0;
+	unsigned long long count;
+	struct nl_ctx ctx;
+	struct pollfd pfd;
+	int c, ret, grp;
+	char *end;
+
+	FOR_EACH_OPT(c, argc, argv, "c:t:h", opts) {
+		switch (c) {
+		case 'c':
+			if (!parse_u64(optarg, &count) || !count ||
+			    count > ULONG_MAX)
+				return usage_error("monitor: bad count '%s'",
+						   optarg);
+			m.want = count;
+			break;
+		case 't':
+			errno = 0;
+			timeout = strtod(optarg, &end);
+			if (errno || *end || !*optarg || !(timeout > 0))
+				return usage_error("monitor: bad timeout '%s'",
+						   optarg);
+			break;
+		case 'h':
+			return help_requested();
+		default:
+			return bad_option(argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("monitor: unexpected argument '%s'",
+				   argv[optind]);
+
+	ret = nl_ctx_open(&ctx, 0);
+	if (ret)
+		return ret;
+	m.family = ctx.family;
+
+	grp = genl_ctrl_resolve_grp(ctx.sk, DFG_GENL_NAME,
+				    DFG_GENL_MCGRP_EVENTS);
+	if (grp < 0) {
+		ret = fail_nl("resolve multicast group " DFG_GENL_MCGRP_EVENTS,
+			      grp);
+		goto out;
+	}
+	/* Multicast messages carry no sequence numbers of ours. */
+	nl_socket_disable_seq_check(ctx.sk);
+	nl_socket_modify_cb(ctx.sk, NL_CB_VALID, NL_CB_CUSTOM, monitor_cb, &m);
+	ret = nl_socket_add_membership(ctx.sk, grp);
+	if (ret < 0) {
+		ret = fail_nl("join multicast group " DFG_GENL_MCGRP_EVENTS,
+			      ret);
+		goto out;
+	}
+	fputs("listening\n", stderr);
+	fflush(stderr);
+
+	if (timeout > 0)
+		deadline = now_s() + timeout;
+	pfd = (struct pollfd){ .fd = nl_socket_get_fd(ctx.sk),
+			       .events = POLLIN };
+	while (!m.want || m.seen < m.want) {
+		int wait_ms = -1;
+
+		if (deadline) {
+			double left = deadline - now_s();
+
+			if (left <= 0)
+				break;
+			wait_ms = (int)(left * 1000) + 1;
+		}
+		ret = poll(&pfd, 1, wait_ms);
+		if (ret < 0) {
+			if (errno == EINTR)
+				continue;
+			ret = fail_errno("poll", errno);
+			goto out;
+		}
+		if (!ret)
+			continue;
+		ret = nl_recvmsgs_default(ctx.sk);
+		/* Events dropped on a full socket buffer: go on. */
+		if (ret == -NLE_NOMEM) {
+			fprintf(stderr, "dfgctl: monitor: events lost\n");
+			continue;
+		}
+		if (ret < 0 && ret != -NLE_AGAIN && ret != -NLE_INTR) {
+			ret = fail_nl("receive events", ret);
+			goto out;
+		}
+	}
+	ret = m.want && m.seen < m.want ? EXIT_ERR : EXIT_OK;
+	if (ret)
+		fprintf(stderr, "dfgctl: monitor: timeout after %lu of %lu events\n",
+			m.seen, m.want);
+out:
+	nl_ctx_close(&ctx);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+/* stats */
+
+static const char *const sysfs_top[] = {
+	"version", "api_version", "features", "clients", "parked",
+};
+
+/* Prints "<name> <first line of dir/name>"; returns 0 or -errno. */
+static int print_sysfs_file(const char *dir, const char *name)
+{
+	char path[PATH_MAX], line[256];
+	size_t len;
+	FILE *f;
+	int err = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (!fgets(line, sizeof(line), f)) {
+		if (ferror(f))
+			err = errno ? -errno : -EIO;
+		line[0] = '\0';
+	}
+	fclose(f);
+	if (err)
+		return err;
+	len = strcspn(line, "\n");
+	line[len] = '\0';
+	printf("%s %s\n", name, line);
+	return 0;
+}
+
+static int stats_filter(const struct dirent *de)
+{
+	return de->d_name[0] != '.';
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ }
+	};
+	const char *dir = getenv("DFG_SYSFS");
+	char path[PATH_MAX], what[PATH_MAX + 16];
+	struct dirent **ents;
+	int c, i, n, err, ret = EXIT_OK;
+
+	FOR_EACH_OPT(c, argc, argv, "h", opts) {
+		switch (c) {
+		case 'h':
+			return help_requested();
+		default:
+			return bad_option(argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("stats: unexpected argument '%s'",
+				   argv[optind]);
+
+	if (!dir || !*dir)
+		dir = DFG_SYSFS_DIR;
+	if (access(dir, F_OK))
+		return fail_errno(dir, errno);
+
+	for (i = 0; i < (int)ARRAY_SIZE(sysfs_top); i++) {
+		err = print_sysfs_file(dir, sysfs_top[i]);
+		if (err) {
+			snprintf(what, sizeof(what), "%s/%s", dir,
+				 sysfs_top[i]);
+			ret = fail(what, strerror(-err), false);
+		}
+	}
+
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	n = scandir(path, &ents, stats_filter, alphasort);
+	if (n < 0)
+		return fail_errno(path, errno);
+	for (i = 0; i < n; i++) {
+		char name[NAME_MAX + 8];
+
+		snprintf(name, sizeof(name), "stats/%s", ents[i]->d_name);
+		err = print_sysfs_file(dir, name);
+		if (err) {
+			snprintf(what, sizeof(what), "%s/%s", dir, name);
+			ret = fail(what, strerror(-err), false);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
+
+/* ---------------------------------------------------------------------- */
+
+static int cmd_version(int argc, char **argv)
+{
+	if (argc > 1)
+		return usage_error("version: unexpected argument '%s'",
+				   argv[1]);
+	printf("dfgctl %s (libdfg %s, api %d)\n", DFGCTL_VERSION,
+	       dfg_version(), DFG_API_VERSION);
+	return EXIT_OK;
+}
+
+static const struct {
+	const char	*name;
+	int		(*fn)(int argc, char **argv);
+} commands[] = {
+	{ "info",	cmd_info },
+	{ "nop",	cmd_nop },
+	{ "stats",	cmd_stats },
+	{ "monitor",	cmd_monitor },
+	{ "version",	cmd_version },
+};
+
+int main(int argc, char **argv)
+{
+	size_t i;
+
+	if (argc < 2) {
+		fputs(usage_text, stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") ||
+	    !strcmp(argv[1], "help"))
+		return help_requested();
+	if (!strcmp(argv[1], "--version"))
+		return cmd_version(1, argv + 1);
+
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	return usage_error("unknown command '%s'", argv[1]);
+}
