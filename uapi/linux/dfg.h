@@ -27,12 +27,14 @@
  *
  * A command either completes inline (the CQE is posted at submission) or is
  * parked in the module and completes later from another context. A parked
- * command is always completed exactly once: by its event, or with -ECANCELED
- * when the submitting task exits (checked every dfg.monitor_ms), or when the
- * object it waits on dies.
+ * command is always completed exactly once: by its event, or with
+ * -ECANCELED when the submitting task exits or execs, when its ring is torn
+ * down (all checked every dfg.monitor_ms: Linux 6.1 has no uring_cmd
+ * cancel hook), or when the object it waits on dies.
  *
  * Errors (negative errno in cqe->res, errno for ioctl):
- *   -EOPNOTSUPP  unknown command (type or number not in the table)
+ *   -EOPNOTSUPP  unknown command (type or number not in the table); also
+ *                from io_uring itself on IORING_SETUP_IOPOLL rings
  *   -EINVAL      known number but wrong size/direction, nonzero reserved
  *                field, unknown flag, wrong struct size field, ring not
  *                SQE128, inline args for a command too large to be inline
@@ -57,9 +59,9 @@
  * Features (struct dfg_info.features). A bit is set when the running module
  * implements it; userspace must ignore bits it does not know.
  */
-#define DFG_F_URING_CMD		(1ULL << 0)	/* IORING_OP_URING_CMD path */
-#define DFG_F_ASYNC		(1ULL << 1)	/* parked commands, task-exit cancel */
-#define DFG_F_NETLINK		(1ULL << 2)	/* generic netlink family "dfg" */
+#define DFG_F_URING_CMD		0x1ULL	/* IORING_OP_URING_CMD path */
+#define DFG_F_ASYNC		0x2ULL	/* parked commands, task-exit cancel */
+#define DFG_F_NETLINK		0x4ULL	/* generic netlink family "dfg" */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK)
 
 /* ------------------------------------------------------------------------
@@ -71,7 +73,7 @@
 #define DFG_URING_INLINE_MAX	64
 
 /* dfg_uring_cmd.flags */
-#define DFG_URING_F_INDIRECT	(1U << 0)	/* args at addr/len, not inline */
+#define DFG_URING_F_INDIRECT	0x1U	/* args at addr/len, not inline */
 #define DFG_URING_F_ALL		(DFG_URING_F_INDIRECT)
 
 /**
@@ -82,7 +84,8 @@
  * @addr:	with DFG_URING_F_INDIRECT, user address of the argument struct.
  *		Zero otherwise.
  * @args:	inline argument struct (without DFG_URING_F_INDIRECT); bytes
- *		past _IOC_SIZE(cmd_op) must be zero.
+ *		past _IOC_SIZE(cmd_op) must be zero. Ignored with
+ *		DFG_URING_F_INDIRECT.
  */
 struct dfg_uring_cmd {
 	__u32	flags;
@@ -100,7 +103,7 @@ struct dfg_uring_cmd {
  * DFG_IOC_GET_INFO - what this module is and what it allows.
  *
  * Sender: any process that opened /dev/dfg. In: @size = sizeof(struct
- * dfg_info), everything else zero. Out: all fields. Result: 0. Too large to
+ * dfg_info), @reserved zero, other fields ignored. Out: all fields. Result: 0. Too large to
  * travel inline: io_uring callers must use DFG_URING_F_INDIRECT.
  */
 #define DFG_IOC_GET_INFO	_IOWR(DFG_IOC_MAGIC, 0x00, struct dfg_info)
@@ -151,8 +154,8 @@ struct dfg_info {
 };
 
 /* dfg_nop.flags */
-#define DFG_NOP_F_ASYNC		(1U << 0)
-#define DFG_NOP_F_PARK		(1U << 1)
+#define DFG_NOP_F_ASYNC		0x1U
+#define DFG_NOP_F_PARK		0x2U
 #define DFG_NOP_F_ALL		(DFG_NOP_F_ASYNC | DFG_NOP_F_PARK)
 
 /* Longest DFG_NOP_F_ASYNC delay accepted (ms); longer gives -EINVAL. */
@@ -181,6 +184,9 @@ struct dfg_nop {
  * DFG_NL_CMD_GET_INFO: request without attributes; the reply carries
  * API_VERSION, FEATURES, VERSION, CLIENTS, PARKED.
  *
+ * The family lives in the initial network namespace; PID attributes are
+ * thread-group ids in the initial pid namespace.
+ *
  * DFG_NL_CMD_EVENT: sent by the module to the multicast group
  * DFG_GENL_MCGRP_EVENTS; carries EVENT (DFG_EV_*), PID and, where the
  * event has one, CMD (the command value).
@@ -195,6 +201,7 @@ enum dfg_nl_cmd {
 	DFG_NL_CMD_EVENT,
 	__DFG_NL_CMD_MAX,
 };
+
 #define DFG_NL_CMD_MAX		(__DFG_NL_CMD_MAX - 1)
 
 enum dfg_nl_attr {
@@ -210,13 +217,14 @@ enum dfg_nl_attr {
 	DFG_NL_A_PAD,
 	__DFG_NL_A_MAX,
 };
+
 #define DFG_NL_A_MAX		(__DFG_NL_A_MAX - 1)
 
 enum dfg_event {
 	DFG_EV_UNSPEC,
 	DFG_EV_CLIENT_OPEN,	/* a process opened /dev/dfg */
 	DFG_EV_CLIENT_CLOSE,	/* the last reference to that file went */
-	DFG_EV_CMD_CANCELED,	/* a parked command was canceled: task exit */
+	DFG_EV_CMD_CANCELED,	/* a parked command was canceled */
 	__DFG_EV_MAX,
 };
 

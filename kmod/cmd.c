@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cmd.c - the command table and its two entry points.
+ *
+ * Objects: dfg_cmds[], the one command table, indexed by _IOC_NR(cmd) and
+ * read-only after build: no lock, no references. A struct dfg_cmd_ctx lives
+ * on the entry point's stack for one command and holds no references: the
+ * file is pinned by the syscall (ioctl) or by the request (io_uring).
+ *
+ * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
+ * same handler. They differ only in how the argument struct arrives (ioctl
+ * argument; SQE inline area; SQE addr/len) and how results leave (ioctl
+ * return value and copy-out; CQE res and res2; CQE res and copy-out).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bits.h>
+#include <linux/build_bug.h>
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/nospec.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "dfg.h"
+#include "trace.h"
+
+/* dfg_cmd_def.flags */
+#define DFG_CMDF_SLEEP	BIT(0)	/* may block on the io_uring path */
+#define DFG_CMDF_ADMIN	BIT(1)	/* needs CAP_SYS_ADMIN */
+#define DFG_CMDF_INLINE	BIT(2)	/* args fit in dfg_uring_cmd.args */
+
+/**
+ * struct dfg_cmd_def - one slot of the command table
+ * @name:	lower-case name: sysfs stats file, tracepoints
+ * @fn:		handler; NULL marks an unused slot (-EOPNOTSUPP)
+ * @cmd:	the command value; must match the caller's exactly
+ * @size:	size of the argument struct, == _IOC_SIZE(@cmd)
+ * @flags:	DFG_CMDF_*
+ */
+struct dfg_cmd_def {
+	const char	*name;
+	dfg_cmd_fn	fn;
+	u32		cmd;
+	u16		size;
+	u16		flags;
+};
+
+/*
+ * One table entry for DFG_IOC_<_id>, checked at build time: the value is
+ * ours and encodes the struct's size, the struct fits the dispatcher's
+ * buffer, the name fits DFG_CMD_NAME_MAX. Inline capability follows from
+ * the size.
+ */
+#define DFG_CMD(_id, _type, _name, _fn, _flags)				\
+	[_IOC_NR(DFG_IOC_##_id)] = {					\
+		.name	= _name,					\
+		.fn	= _fn,						\
+		.cmd	= DFG_IOC_##_id,				\
+		.size	= sizeof(_type) +				\
+			  BUILD_BUG_ON_ZERO(sizeof(_type) !=		\
+					    _IOC_SIZE(DFG_IOC_##_id)) +	\
+			  BUILD_BUG_ON_ZERO(_IOC_TYPE(DFG_IOC_##_id) !=	\
+					    DFG_IOC_MAGIC) +		\
+			  BUILD_BUG_ON_ZERO(sizeof(_type) > DFG_ARGS_MAX) + \
+			  BUILD_BUG_ON_ZERO(sizeof(_name) > DFG_CMD_NAME_MAX), \
+		.flags	= (_flags) |					\
+			  (sizeof(_type) <= DFG_URING_INLINE_MAX ?	\
+			   DFG_CMDF_INLINE : 0),			\
+	}
+
+static const struct dfg_cmd_def dfg_cmds[] = {
+	DFG_CMD(GET_INFO, struct dfg_info, "get_info", dfg_core_get_info, 0),
+	DFG_CMD(NOP, struct dfg_nop, "nop", dfg_core_nop, 0),
+};
+
+static_assert(ARRAY_SIZE(dfg_cmds) == DFG_CMD_NR);
+static_assert(sizeof(struct dfg_uring_cmd) == 80);
+static_assert(sizeof(struct dfg_nop) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_info) > DFG_URING_INLINE_MAX);
+
+/*
+ * Check every slot of the command table at load time: build-time checks
+ * cover sizes, this covers holes and misplaced entries, like
+ * io_uring_optable_init(). Returns 0, or -EINVAL for a broken table.
+ */
+int dfg_cmd_init(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(dfg_cmds); i++) {
+		const struct dfg_cmd_def *d = &dfg_cmds[i];
+
+		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i) {
+			pr_err("command table slot %u is broken\n", i);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+/**
+ * dfg_cmd_name() - name of a command slot
+ * @nr: slot number, < DFG_CMD_NR
+ *
+ * Return: the lower-case name, as used in sysfs and tracepoints.
+ */
+const char *dfg_cmd_name(unsigned int nr)
+{
+	return dfg_cmds[array_index_nospec(nr, DFG_CMD_NR)].name;
+}
+
+/*
+ * Unknown type or number: -EOPNOTSUPP. Known number with another size or
+ * direction: -EINVAL. The number is clamped against speculation before it
+ * indexes the table.
+ */
+static const struct dfg_cmd_def *dfg_cmd_lookup(u32 cmd)
+{
+	const struct dfg_cmd_def *d;
+	unsigned int nr = _IOC_NR(cmd);
+
+	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
+		return ERR_PTR(-EOPNOTSUPP);
+	nr = array_index_nospec(nr, DFG_CMD_NR);
+	d = &dfg_cmds[nr];
+	if (!d->fn)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (d->cmd != cmd)
+		return ERR_PTR(-EINVAL);
+	return d;
+}
+
+/* Both paths: permission, handler, counters, tracepoints. */
+static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
+{
+	int ret;
+
+	trace_dfg_cmd_enter(d->cmd, d->name, !!c->ucmd);
+	if ((d->flags & DFG_CMDF_ADMIN) && !capable(CAP_SYS_ADMIN))
+		ret = -EPERM;
+	else
+		ret = d->fn(c);
+	trace_dfg_cmd_exit(d->cmd, ret);
+
+	/* A nonblocking -EAGAIN is retried by io-wq: not an execution. */
+	if (ret == -EAGAIN && (c->issue_flags & IO_URING_F_NONBLOCK))
+		return ret;
+	dfg_stat_cmd(_IOC_NR(d->cmd));
+	WARN_ON_ONCE(ret == -EIOCBQUEUED && !c->park);
+	WARN_ON_ONCE(ret != -EIOCBQUEUED && c->park);
+	return ret;
+}
+
+/**
+ * dfg_ioctl() - ioctl entry point
+ * @file: the open /dev/dfg
+ * @cmd: DFG_IOC_* value
+ * @arg: user pointer to the command's argument struct
+ *
+ * The struct is copied in, the handler runs, and the struct is copied back
+ * out when the handler succeeded.
+ *
+ * Return: the handler's result, or a negative errno.
+ */
+long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	u8 buf[DFG_ARGS_MAX] __aligned(8);
+	const struct dfg_cmd_def *d;
+	struct dfg_cmd_ctx c = {
+		.df	= file->private_data,
+		.cmd	= cmd,
+		.args	= buf,
+		.uaddr	= (void __user *)arg,
+	};
+	int ret;
+
+	d = dfg_cmd_lookup(cmd);
+	if (IS_ERR(d)) {
+		ret = PTR_ERR(d);
+		goto out;
+	}
+	c.size = d->size;
+
+	if (_IOC_DIR(cmd) & _IOC_WRITE) {
+		if (copy_from_user(buf, c.uaddr, c.size)) {
+			ret = -EFAULT;
+			goto out;
+		}
+	} else {
+		memset(buf, 0, c.size);
+	}
+
+	ret = dfg_cmd_run(d, &c);
+	if (ret >= 0 && (_IOC_DIR(cmd) & _IOC_READ) &&
+	    copy_to_user(c.uaddr, buf, c.size))
+		ret = -EFAULT;
+out:
+	if (ret < 0)
+		dfg_stat_error();
+	return ret;
+}
+
+/*
+ * Copy the SQE's command area once, field by field, into @u: it is memory
+ * the submitter can still write. Everything after this reads only @u.
+ */
+static void dfg_uring_cmd_read(const struct dfg_uring_cmd *sqe_cmd,
+			       struct dfg_uring_cmd *u)
+{
+	u->flags = READ_ONCE(sqe_cmd->flags);
+	u->len = READ_ONCE(sqe_cmd->len);
+	u->addr = READ_ONCE(sqe_cmd->addr);
+	memcpy(u->args, sqe_cmd->args, sizeof(u->args));
+}
+
+/* Bring the argument struct into c->args, inline or from c->uaddr. */
+static int dfg_uring_cmd_args(const struct dfg_cmd_def *d,
+			      const struct dfg_uring_cmd *u,
+			      struct dfg_cmd_ctx *c)
+{
+	if (u->flags & ~DFG_URING_F_ALL)
+		return -EINVAL;
+
+	if (u->flags & DFG_URING_F_INDIRECT) {
+		if (u->len != c->size)
+			return -EINVAL;
+		c->uaddr = u64_to_user_ptr(u->addr);
+		if (!(_IOC_DIR(c->cmd) & _IOC_WRITE)) {
+			memset(c->args, 0, c->size);
+			return 0;
+		}
+		if (copy_from_user(c->args, c->uaddr, c->size))
+			return -EFAULT;
+		return 0;
+	}
+
+	if (u->len || u->addr || !(d->flags & DFG_CMDF_INLINE))
+		return -EINVAL;
+	if (memchr_inv(u->args + c->size, 0, sizeof(u->args) - c->size))
+		return -EINVAL;
+	memcpy(c->args, u->args, c->size);
+	return 0;
+}
+
+/**
+ * dfg_uring_cmd() - IORING_OP_URING_CMD entry point
+ * @ucmd: the command; ucmd->cmd_op is the DFG_IOC_* value
+ * @issue_flags: IO_URING_F_* of this issue
+ *
+ * Commands that finish at once are completed here through
+ * io_uring_cmd_done(), the only way to post res2. Commands the handler
+ * parked are completed later by park.c.
+ *
+ * Return: -EIOCBQUEUED once the command is completed or parked, -EAGAIN to
+ * have io-wq retry a sleeping command, or a negative errno (posted as the
+ * CQE's res by io_uring) for commands rejected before their handler ran.
+ */
+int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
+{
+	u8 buf[DFG_ARGS_MAX] __aligned(8);
+	const struct dfg_cmd_def *d;
+	struct dfg_uring_cmd u;
+	struct dfg_cmd_ctx c = {
+		.df		= ucmd->file->private_data,
+		.ucmd		= ucmd,
+		.issue_flags	= issue_flags,
+		.cmd		= ucmd->cmd_op,
+		.args		= buf,
+	};
+	int ret;
+
+	if (!(issue_flags & IO_URING_F_SQE128)) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	d = dfg_cmd_lookup(c.cmd);
+	if (IS_ERR(d)) {
+		ret = PTR_ERR(d);
+		goto fail;
+	}
+	if ((d->flags & DFG_CMDF_SLEEP) && (issue_flags & IO_URING_F_NONBLOCK))
+		return -EAGAIN;
+	c.size = d->size;
+
+	dfg_uring_cmd_read(dfg_uring_cmd_area(ucmd), &u);
+	ret = dfg_uring_cmd_args(d, &u, &c);
+	if (ret)
+		goto fail;
+
+	ret = dfg_cmd_run(d, &c);
+	if (ret == -EIOCBQUEUED) {
+		dfg_park_issued(&c);
+		return ret;
+	}
+	if (ret == -EAGAIN && (issue_flags & IO_URING_F_NONBLOCK))
+		return ret;
+
+	if (ret >= 0 && c.uaddr && (_IOC_DIR(c.cmd) & _IOC_READ) &&
+	    copy_to_user(c.uaddr, buf, c.size))
+		ret = -EFAULT;
+	if (ret < 0)
+		dfg_stat_error();
+	dfg_uring_cmd_done(ucmd, ret, c.res2, issue_flags);
+	return -EIOCBQUEUED;
+
+fail:
+	dfg_stat_error();
+	return ret;
+}

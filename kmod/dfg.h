@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dfg.ko private header: objects shared between the files of kmod/.
+ *
+ * Objects, locks and references
+ * -----------------------------
+ * struct dfg_file	one per open /dev/dfg. Allocated in open, freed in
+ *			release. On dfg_files (under dfg_files_lock, a mutex:
+ *			open, release and the monitor all run in process
+ *			context) so the park monitor can walk every file.
+ *			Nothing else holds a pointer to it across calls except
+ *			parked commands, and a parked command pins the struct
+ *			file (io_uring holds a file reference per request), so
+ *			release() never runs while one is parked.
+ *	->lock		spinlock, irq-safe because future event sources
+ *			(timers, RDMA completions) complete parked commands
+ *			from interrupt context. Protects ->parked,
+ *			->nr_parked and the ->state of every dfg_park on
+ *			->parked.
+ *
+ * struct dfg_cmd_ctx	one per command execution, on the dispatcher's
+ *			stack; never outlives the handler call.
+ *
+ * struct dfg_park	one parked io_uring command, embedded in a
+ *			subsystem's own object; see park.c for its states,
+ *			its lock (dfg_file.lock) and its two references.
+ *
+ * Lock order: dfg_files_lock -> dfg_file.lock. Nothing else nests.
+ */
+#ifndef _DFG_KMOD_DFG_H
+#define _DFG_KMOD_DFG_H
+
+#include <linux/atomic.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/refcount.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+#include <linux/workqueue.h>
+
+#include <linux/dfg.h>
+
+#include "compat.h"
+
+#define DFG_VERSION		"0.1.0"
+
+/* Longest command name, NUL included (sysfs file name, tracepoints). */
+#define DFG_CMD_NAME_MAX	16
+
+/* Largest argument struct of any command; the dispatcher's stack buffer. */
+#define DFG_ARGS_MAX		256
+
+/**
+ * struct dfg_file - one open /dev/dfg
+ * @lock:	protects @parked, @nr_parked and their dfg_park.state
+ * @parked:	dfg_park.node of this file's parked commands
+ * @nr_parked:	length of @parked; at most dfg_max_parked
+ * @node:	on dfg_files, under dfg_files_lock
+ * @tgid:	thread group of the opener, for netlink events
+ */
+struct dfg_file {
+	spinlock_t		lock;	/* irq-safe; see the top of this file */
+	struct list_head	parked;
+	unsigned int		nr_parked;
+	struct list_head	node;
+	pid_t			tgid;
+};
+
+struct dfg_park;
+
+/**
+ * struct dfg_cmd_ctx - one command on its way through a handler
+ * @df:		the file the command was issued on
+ * @ucmd:	the io_uring command, NULL on the ioctl path
+ * @issue_flags: IO_URING_F_* of the issue (0 on ioctl)
+ * @cmd:	the command value (DFG_IOC_*)
+ * @size:	_IOC_SIZE(@cmd), bytes at @args
+ * @args:	kernel copy of the argument struct; copied back out on
+ *		success for ioctl and DFG_URING_F_INDIRECT
+ * @uaddr:	user copy of the struct (ioctl argument or indirect @addr);
+ *		NULL for inline io_uring arguments
+ * @res2:	out: second result, cqe->big_cqe[0] on inline CQE32 rings
+ * @park:	set by dfg_park_add() when the handler parked the command
+ */
+struct dfg_cmd_ctx {
+	struct dfg_file		*df;
+	struct io_uring_cmd	*ucmd;
+	unsigned int		issue_flags;
+	u32			cmd;
+	u32			size;
+	void			*args;
+	void __user		*uaddr;
+	u64			res2;
+	struct dfg_park		*park;
+};
+
+/*
+ * A command handler. Returns a result >= 0, a negative errno, or
+ * -EIOCBQUEUED after a successful dfg_park_add() (io_uring path only).
+ * Must not return -EIOCBQUEUED on the ioctl path (c->ucmd == NULL).
+ */
+typedef int (*dfg_cmd_fn)(struct dfg_cmd_ctx *c);
+
+/* cmd.c: the command table and both entry points */
+int dfg_cmd_init(void);
+const char *dfg_cmd_name(unsigned int nr);
+long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
+int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags);
+
+/* core.c: core command handlers (nr 0x00..0x0f) */
+int dfg_core_get_info(struct dfg_cmd_ctx *c);
+int dfg_core_nop(struct dfg_cmd_ctx *c);
+
+/* park.c: parked io_uring commands, the task-exit monitor */
+
+/**
+ * struct dfg_park_ops - what the park machinery calls back
+ * @release:	called exactly once, in process context, when the command has
+ *		been completed (or canceled) and its issuer has returned;
+ *		must stop the embedder's event sources (so none touches the
+ *		dfg_park again) and free the embedding object.
+ */
+struct dfg_park_ops {
+	void (*release)(struct dfg_park *p);
+};
+
+/*
+ * dfg_park.state; changes only under dfg_file.lock.
+ *   IDLE	not on a list: being set up by its handler
+ *   PARKED	on dfg_file.parked: the module owns the command
+ *   CLAIMED	taken off by an event or a cancel, which now owns the
+ *		command and completes it exactly once
+ */
+enum dfg_park_state {
+	DFG_PARK_IDLE,
+	DFG_PARK_PARKED,
+	DFG_PARK_CLAIMED,
+};
+
+/**
+ * struct dfg_park - one parked io_uring command (see park.c)
+ * @node:	on dfg_file.parked while PARKED; the claimer's private list
+ *		after CLAIMED
+ * @df:		file the command was issued on (pinned by the command)
+ * @cmd:	the io_uring command; invalid after its completion
+ * @task:	the task that owns the request (task reference held)
+ * @ops:	callbacks of the embedding subsystem
+ * @args:	kernel copy written back to @uaddr on success (embedder's)
+ * @uaddr:	indirect/ioctl user struct, or NULL for inline arguments
+ * @size:	bytes of @args
+ * @cmd_op:	the command value, for traces and events
+ * @state:	enum dfg_park_state, under dfg_file.lock
+ * @res:	result to post, set by the claimer
+ * @res2:	second result to post, set by the claimer
+ * @ref:	two references: the park's (dropped after completion) and the
+ *		issuer's (dropped when the handler has returned)
+ */
+struct dfg_park {
+	struct list_head	node;
+	struct dfg_file		*df;
+	struct io_uring_cmd	*cmd;
+	struct task_struct	*task;
+	const struct dfg_park_ops *ops;
+	void			*args;
+	void __user		*uaddr;
+	u32			size;
+	u32			cmd_op;
+	enum dfg_park_state	state;
+	int			res;
+	u64			res2;
+	refcount_t		ref;
+};
+
+int dfg_park_add(struct dfg_cmd_ctx *c, struct dfg_park *p,
+		 const struct dfg_park_ops *ops, void *args);
+bool dfg_park_complete(struct dfg_park *p, int res, u64 res2);
+bool dfg_park_cancel(struct dfg_park *p, int res);
+void dfg_park_issued(struct dfg_cmd_ctx *c);
+int dfg_park_init(void);
+void dfg_park_exit(void);
+
+extern struct workqueue_struct *dfg_wq;
+extern struct mutex dfg_files_lock;
+extern struct list_head dfg_files;
+extern atomic_t dfg_nr_clients;
+extern atomic_t dfg_nr_parked;
+
+/* main.c: module parameters (read with READ_ONCE, set through param ops) */
+extern unsigned int dfg_max_parked;
+extern unsigned int dfg_monitor_ms;
+
+/*
+ * sysfs.c: counters. Per-CPU, so the command path never bounces a shared
+ * cache line between CPUs issuing commands; sysfs readers, which are rare,
+ * sum over all possible CPUs. A reader may miss increments in flight.
+ */
+struct dfg_stats {
+	u64	cmds[DFG_CMD_NR];
+	u64	errors;
+	u64	canceled;
+};
+
+DECLARE_PER_CPU(struct dfg_stats, dfg_stats);
+
+static inline void dfg_stat_cmd(unsigned int nr)
+{
+	this_cpu_inc(dfg_stats.cmds[nr]);
+}
+
+static inline void dfg_stat_error(void)
+{
+	this_cpu_inc(dfg_stats.errors);
+}
+
+static inline void dfg_stat_canceled(void)
+{
+	this_cpu_inc(dfg_stats.canceled);
+}
+
+int dfg_sysfs_init(void);
+void dfg_sysfs_exit(void);
+
+/* netlink.c: generic netlink family "dfg" */
+int dfg_nl_init(void);
+void dfg_nl_exit(void);
+void dfg_nl_event(u32 event, u32 pid, u32 cmd);
+
+#endif /* _DFG_KMOD_DFG_H */

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * main.c - dfg.ko: module parameters, /dev/dfg, module init and exit.
+ *
+ * Objects
+ *   dfg_misc		the misc device /dev/dfg; registered last at init,
+ *			first at exit. Open files hold the module (fops
+ *			.owner), so exit never runs with a file open.
+ *   struct dfg_file	per open file (dfg.h): allocated in dfg_open(),
+ *			freed in dfg_release(), which the VFS calls once when
+ *			the last reference to the file goes. Parked commands
+ *			hold file references through their io_uring requests,
+ *			so none is parked by then.
+ *   dfg_files		every dfg_file, under dfg_files_lock (a mutex: open,
+ *			release and the park monitor are process context).
+ *   dfg_nr_clients	open files; atomic so sysfs and netlink read it
+ *			without the mutex.
+ */
+#include <linux/fs.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+
+#include "dfg.h"
+
+#define DFG_MAX_PARKED_DEFAULT	1024
+#define DFG_MAX_PARKED_LIMIT	1048576
+#define DFG_MONITOR_MS_DEFAULT	100
+#define DFG_MONITOR_MS_MIN	10
+#define DFG_MONITOR_MS_MAX	10000
+
+unsigned int dfg_max_parked = DFG_MAX_PARKED_DEFAULT;
+unsigned int dfg_monitor_ms = DFG_MONITOR_MS_DEFAULT;
+
+static int dfg_param_set_max_parked(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, DFG_MAX_PARKED_LIMIT);
+}
+
+static const struct kernel_param_ops dfg_max_parked_ops = {
+	.set = dfg_param_set_max_parked,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_parked, &dfg_max_parked_ops, &dfg_max_parked, 0644);
+MODULE_PARM_DESC(max_parked,
+		 "Limit of parked commands per open file, 1..1048576 (default 1024)");
+
+static int dfg_param_set_monitor_ms(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, DFG_MONITOR_MS_MIN,
+				     DFG_MONITOR_MS_MAX);
+}
+
+static const struct kernel_param_ops dfg_monitor_ms_ops = {
+	.set = dfg_param_set_monitor_ms,
+	.get = param_get_uint,
+};
+
+module_param_cb(monitor_ms, &dfg_monitor_ms_ops, &dfg_monitor_ms, 0644);
+MODULE_PARM_DESC(monitor_ms,
+		 "Period of the task-exit check of parked commands in ms, 10..10000 (default 100)");
+
+/* Protects dfg_files; taken by open, release and the park monitor. */
+DEFINE_MUTEX(dfg_files_lock);
+LIST_HEAD(dfg_files);
+atomic_t dfg_nr_clients = ATOMIC_INIT(0);
+
+static int dfg_open(struct inode *inode, struct file *file)
+{
+	struct dfg_file *df;
+	int ret;
+
+	ret = nonseekable_open(inode, file);
+	if (ret)
+		return ret;
+
+	df = kzalloc(sizeof(*df), GFP_KERNEL_ACCOUNT);
+	if (!df)
+		return -ENOMEM;
+	spin_lock_init(&df->lock);
+	INIT_LIST_HEAD(&df->parked);
+	df->tgid = task_tgid_nr(current);
+	file->private_data = df;
+
+	mutex_lock(&dfg_files_lock);
+	list_add_tail(&df->node, &dfg_files);
+	mutex_unlock(&dfg_files_lock);
+	atomic_inc(&dfg_nr_clients);
+
+	dfg_nl_event(DFG_EV_CLIENT_OPEN, df->tgid, 0);
+	return 0;
+}
+
+static int dfg_release(struct inode *inode, struct file *file)
+{
+	struct dfg_file *df = file->private_data;
+
+	mutex_lock(&dfg_files_lock);
+	list_del(&df->node);
+	mutex_unlock(&dfg_files_lock);
+	atomic_dec(&dfg_nr_clients);
+
+	/* Parked commands pin the file: release cannot run before them. */
+	WARN_ON_ONCE(!list_empty(&df->parked));
+
+	dfg_nl_event(DFG_EV_CLIENT_CLOSE, df->tgid, 0);
+	kfree(df);
+	return 0;
+}
+
+static const struct file_operations dfg_fops = {
+	.owner		= THIS_MODULE,
+	.open		= dfg_open,
+	.release	= dfg_release,
+	.unlocked_ioctl	= dfg_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.uring_cmd	= dfg_uring_cmd,
+};
+
+static struct miscdevice dfg_misc = {
+	.minor	= MISC_DYNAMIC_MINOR,
+	.name	= DFG_DEVICE_NAME,
+	.fops	= &dfg_fops,
+	.mode	= 0666,
+};
+
+static int __init dfg_init(void)
+{
+	int ret;
+
+	ret = dfg_cmd_init();
+	if (ret)
+		return ret;
+
+	ret = dfg_park_init();
+	if (ret)
+		return ret;
+
+	ret = dfg_sysfs_init();
+	if (ret)
+		goto out_park_exit;
+
+	ret = dfg_nl_init();
+	if (ret)
+		goto out_sysfs_exit;
+
+	ret = misc_register(&dfg_misc);
+	if (ret)
+		goto out_nl_exit;
+
+	return 0;
+
+out_nl_exit:
+	dfg_nl_exit();
+out_sysfs_exit:
+	dfg_sysfs_exit();
+out_park_exit:
+	dfg_park_exit();
+	return ret;
+}
+
+static void __exit dfg_exit(void)
+{
+	misc_deregister(&dfg_misc);
+	dfg_nl_exit();
+	dfg_sysfs_exit();
+	dfg_park_exit();
+}
+
+module_init(dfg_init);
+module_exit(dfg_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("dfg: kernel-assisted dataflow runtime");
+MODULE_VERSION(DFG_VERSION);

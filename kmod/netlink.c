@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * netlink.c - generic netlink family "dfg": GET_INFO and the "events"
+ * multicast group.
+ *
+ * Objects: dfg_genl_family, registered at init and unregistered at exit;
+ * its doit handlers run under genl_lock (no parallel_ops), which
+ * genl_unregister_family() also takes, so none runs after exit. Messages
+ * are built per call and handed to netlink, which owns them from
+ * genlmsg_reply()/genlmsg_multicast() on. No lock or reference of our own.
+ * The family lives in init_net only; events go to init_net listeners.
+ */
+#include <net/genetlink.h>
+#include <net/netlink.h>
+
+#include "dfg.h"
+
+/* Index of the "events" group in dfg_nl_mcgrps[]. */
+enum {
+	DFG_NL_GRP_EVENTS,
+};
+
+static const struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
+	[DFG_NL_A_API_VERSION]	= { .type = NLA_U32 },
+	[DFG_NL_A_FEATURES]	= { .type = NLA_U64 },
+	[DFG_NL_A_VERSION]	= { .type = NLA_NUL_STRING },
+	[DFG_NL_A_CLIENTS]	= { .type = NLA_U32 },
+	[DFG_NL_A_PARKED]	= { .type = NLA_U32 },
+	[DFG_NL_A_EVENT]	= { .type = NLA_U32 },
+	[DFG_NL_A_PID]		= { .type = NLA_U32 },
+	[DFG_NL_A_CMD]		= { .type = NLA_U32 },
+};
+
+static struct genl_family dfg_genl_family;
+
+static int dfg_nl_get_info(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+	if (!msg)
+		return -ENOMEM;
+
+	hdr = genlmsg_put_reply(msg, info, &dfg_genl_family, 0,
+				DFG_NL_CMD_GET_INFO);
+	if (!hdr)
+		goto out_free_msg;
+
+	if (nla_put_u32(msg, DFG_NL_A_API_VERSION, DFG_API_VERSION) ||
+	    nla_put_u64_64bit(msg, DFG_NL_A_FEATURES, DFG_F_ALL,
+			      DFG_NL_A_PAD) ||
+	    nla_put_string(msg, DFG_NL_A_VERSION, DFG_VERSION) ||
+	    nla_put_u32(msg, DFG_NL_A_CLIENTS, atomic_read(&dfg_nr_clients)) ||
+	    nla_put_u32(msg, DFG_NL_A_PARKED, atomic_read(&dfg_nr_parked)))
+		goto out_cancel_msg;
+
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+
+out_cancel_msg:
+	genlmsg_cancel(msg, hdr);
+out_free_msg:
+	nlmsg_free(msg);
+	return -EMSGSIZE;
+}
+
+static const struct genl_small_ops dfg_nl_ops[] = {
+	{
+		.cmd	= DFG_NL_CMD_GET_INFO,
+		.doit	= dfg_nl_get_info,
+	},
+};
+
+static const struct genl_multicast_group dfg_nl_mcgrps[] = {
+	[DFG_NL_GRP_EVENTS] = { .name = DFG_GENL_MCGRP_EVENTS },
+};
+
+static struct genl_family dfg_genl_family __ro_after_init = {
+	.name		= DFG_GENL_NAME,
+	.version	= DFG_GENL_VERSION,
+	.maxattr	= DFG_NL_A_MAX,
+	.policy		= dfg_nl_policy,
+	.module		= THIS_MODULE,
+	.small_ops	= dfg_nl_ops,
+	.n_small_ops	= ARRAY_SIZE(dfg_nl_ops),
+	.resv_start_op	= DFG_NL_CMD_MAX + 1,
+	.mcgrps		= dfg_nl_mcgrps,
+	.n_mcgrps	= ARRAY_SIZE(dfg_nl_mcgrps),
+};
+
+/**
+ * dfg_nl_event() - tell the "events" group that something happened
+ * @event: DFG_EV_*
+ * @pid: tgid of the process concerned
+ * @cmd: command value concerned, 0 when the event has none
+ *
+ * Best effort: does nothing without listeners, and a failure to allocate
+ * or deliver never fails the operation that reports it.
+ *
+ * Context: process context (allocates with GFP_KERNEL).
+ */
+void dfg_nl_event(u32 event, u32 pid, u32 cmd)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	might_sleep();
+	if (!genl_has_listeners(&dfg_genl_family, &init_net, DFG_NL_GRP_EVENTS))
+		return;
+
+	msg = genlmsg_new(3 * nla_total_size(sizeof(u32)), GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &dfg_genl_family, 0, DFG_NL_CMD_EVENT);
+	if (!hdr)
+		goto out_free_msg;
+	if (nla_put_u32(msg, DFG_NL_A_EVENT, event) ||
+	    nla_put_u32(msg, DFG_NL_A_PID, pid) ||
+	    (cmd && nla_put_u32(msg, DFG_NL_A_CMD, cmd)))
+		goto out_free_msg;
+	genlmsg_end(msg, hdr);
+
+	/* -ESRCH when the last listener just left: nothing to report. */
+	genlmsg_multicast(&dfg_genl_family, msg, 0, DFG_NL_GRP_EVENTS,
+			  GFP_KERNEL);
+	return;
+
+out_free_msg:
+	nlmsg_free(msg);
+}
+
+int dfg_nl_init(void)
+{
+	return genl_register_family(&dfg_genl_family);
+}
+
+void dfg_nl_exit(void)
+{
+	genl_unregister_family(&dfg_genl_family);
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * trace.h - tracepoints of dfg.ko, /sys/kernel/tracing/events/dfg/.
+ *
+ * No objects, locks or references: events copy what they print.
+ *
+ *   dfg_cmd_enter	a command reaches its handler (cmd, name, path)
+ *   dfg_cmd_exit	the handler returned (cmd, ret; -EIOCBQUEUED: parked)
+ *   dfg_cmd_complete	a parked command completed by its event (cmd, res)
+ *   dfg_cmd_cancel	a parked command canceled (cmd, pid, res)
+ *
+ * Names are copied into a fixed array rather than __string(), whose
+ * __assign_str() changed its arguments in 6.10.
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM dfg
+
+#if !defined(_DFG_KMOD_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _DFG_KMOD_TRACE_H
+
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+
+#include "dfg.h"
+
+TRACE_EVENT(dfg_cmd_enter,
+	    TP_PROTO(u32 cmd, const char *name, bool uring),
+	    TP_ARGS(cmd, name, uring),
+	    TP_STRUCT__entry(__field(u32, cmd)
+			     __array(char, name, DFG_CMD_NAME_MAX)
+			     __field(bool, uring)),
+	    TP_fast_assign(__entry->cmd = cmd;
+			   strscpy(__entry->name, name, DFG_CMD_NAME_MAX);
+			   __entry->uring = uring;),
+	    TP_printk("cmd=%#x name=%s path=%s", __entry->cmd, __entry->name,
+		      __entry->uring ? "uring" : "ioctl")
+);
+
+TRACE_EVENT(dfg_cmd_exit,
+	    TP_PROTO(u32 cmd, int ret),
+	    TP_ARGS(cmd, ret),
+	    TP_STRUCT__entry(__field(u32, cmd)
+			     __field(int, ret)),
+	    TP_fast_assign(__entry->cmd = cmd;
+			   __entry->ret = ret;),
+	    TP_printk("cmd=%#x ret=%d", __entry->cmd, __entry->ret)
+);
+
+TRACE_EVENT(dfg_cmd_complete,
+	    TP_PROTO(u32 cmd, int res),
+	    TP_ARGS(cmd, res),
+	    TP_STRUCT__entry(__field(u32, cmd)
+			     __field(int, res)),
+	    TP_fast_assign(__entry->cmd = cmd;
+			   __entry->res = res;),
+	    TP_printk("cmd=%#x res=%d", __entry->cmd, __entry->res)
+);
+
+TRACE_EVENT(dfg_cmd_cancel,
+	    TP_PROTO(u32 cmd, pid_t pid, int res),
+	    TP_ARGS(cmd, pid, res),
+	    TP_STRUCT__entry(__field(u32, cmd)
+			     __field(pid_t, pid)
+			     __field(int, res)),
+	    TP_fast_assign(__entry->cmd = cmd;
+			   __entry->pid = pid;
+			   __entry->res = res;),
+	    TP_printk("cmd=%#x pid=%d res=%d", __entry->cmd, __entry->pid,
+		      __entry->res)
+);
+
+#endif /* _DFG_KMOD_TRACE_H */
+
+/* define_trace.h includes this file again, found through -I kmod. */
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>
