@@ -5,10 +5,14 @@
  * Objects: struct dfg_nop_wait, one per NOP parked on the io_uring path
  * (DFG_NOP_F_ASYNC or DFG_NOP_F_PARK). It embeds its dfg_park and follows
  * the park's rules (park.c): no lock of its own; its dfg_park references
- * decide when it is freed, and dfg_nop_release() stops its delayed work
- * before freeing it, so the work never runs on freed memory.
+ * decide when it is freed, and dfg_nop_release() stops its timer before
+ * freeing it, so the timer never runs on freed memory.
+ *
+ * Delays use hrtimers on CLOCK_MONOTONIC, the clock callers measure with:
+ * a jiffies timeout may fire up to a tick (more under emulation) early.
  */
-#include <linux/jiffies.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -39,23 +43,25 @@ int dfg_core_get_info(struct dfg_cmd_ctx *c)
 /**
  * struct dfg_nop_wait - a NOP parked on the io_uring path
  * @park:	the parked command
- * @dwork:	DFG_NOP_F_ASYNC: completes the command @args.delay_ms later
+ * @timer:	DFG_NOP_F_ASYNC: completes the command @args.delay_ms later
  * @args:	copy of the argument struct, @args.echo set; written back to
  *		user memory on success in indirect mode
  */
 struct dfg_nop_wait {
 	struct dfg_park		park;
-	struct delayed_work	dwork;
+	struct hrtimer		timer;
 	struct dfg_nop		args;
 };
 
-static void dfg_nop_timeout(struct work_struct *work)
+/* Hard-irq context: dfg_park_complete() defers the CQE to task work. */
+static enum hrtimer_restart dfg_nop_timeout(struct hrtimer *timer)
 {
-	struct dfg_nop_wait *w = container_of(to_delayed_work(work),
-					      struct dfg_nop_wait, dwork);
+	struct dfg_nop_wait *w = container_of(timer, struct dfg_nop_wait,
+					      timer);
 
 	/* false: canceled first; the canceler owns the command. */
 	dfg_park_complete(&w->park, 0, w->args.echo);
+	return HRTIMER_NORESTART;
 }
 
 static void dfg_nop_release(struct dfg_park *p)
@@ -63,7 +69,7 @@ static void dfg_nop_release(struct dfg_park *p)
 	struct dfg_nop_wait *w = container_of(p, struct dfg_nop_wait, park);
 
 	/* The timer may still run when a cancel won: let it finish first. */
-	cancel_delayed_work_sync(&w->dwork);
+	hrtimer_cancel(&w->timer);
 	kfree(w);
 }
 
@@ -79,7 +85,8 @@ static int dfg_nop_park(struct dfg_cmd_ctx *c, const struct dfg_nop *nop)
 	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
 	if (!w)
 		return -ENOMEM;
-	INIT_DELAYED_WORK(&w->dwork, dfg_nop_timeout);
+	hrtimer_init(&w->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+	w->timer.function = dfg_nop_timeout;
 	w->args = *nop;
 
 	ret = dfg_park_add(c, &w->park, &dfg_nop_park_ops, &w->args);
@@ -89,25 +96,28 @@ static int dfg_nop_park(struct dfg_cmd_ctx *c, const struct dfg_nop *nop)
 	}
 	/* Parked: w lives until the issuer's reference goes (after return). */
 	if (nop->flags & DFG_NOP_F_ASYNC)
-		queue_delayed_work(dfg_wq, &w->dwork,
-				   msecs_to_jiffies(nop->delay_ms));
+		hrtimer_start(&w->timer, ms_to_ktime(nop->delay_ms),
+			      HRTIMER_MODE_REL);
 	return -EIOCBQUEUED;
 }
 
 /* ioctl path: sleep for the delay, or until a signal for PARK. */
 static int dfg_nop_sleep(const struct dfg_nop *nop)
 {
-	long timeout = MAX_SCHEDULE_TIMEOUT;
+	ktime_t end = ktime_add_ms(ktime_get(), nop->delay_ms);
+	bool park = nop->flags & DFG_NOP_F_PARK;
 
-	if (nop->flags & DFG_NOP_F_ASYNC)
-		timeout = msecs_to_jiffies(nop->delay_ms);
-
-	while (timeout > 0) {
+	for (;;) {
 		if (signal_pending(current))
 			return -EINTR;
-		timeout = schedule_timeout_interruptible(timeout);
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (park) {
+			schedule();
+		} else if (!schedule_hrtimeout(&end, HRTIMER_MODE_ABS)) {
+			/* 0: the absolute time passed, not woken early. */
+			return 0;
+		}
 	}
-	return 0;
 }
 
 int dfg_core_nop(struct dfg_cmd_ctx *c)

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Generic netlink family "dfg": DFG_NL_CMD_GET_INFO agrees with the ioctl
+ * and with sysfs; the "events" group reports DFG_EV_CLIENT_OPEN when a
+ * process opens /dev/dfg and DFG_EV_CLIENT_CLOSE when the last reference
+ * to that file goes, both with the process's tgid.
+ * (DFG_EV_CMD_CANCELED is checked in park_test.)
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <string.h>
+
+#include "dfg_sys.h"
+#include "dfg_nl.h"
+#include "kselftest_harness.h"
+
+#define EVENT_MS	2000	/* an event arrives within this */
+
+/* DFG_NL_CMD_GET_INFO carries what GET_INFO and sysfs say. */
+TEST(get_info_matches_ioctl)
+{
+	const __u32 want = 1U << DFG_NL_A_API_VERSION |
+			   1U << DFG_NL_A_FEATURES | 1U << DFG_NL_A_VERSION |
+			   1U << DFG_NL_A_CLIENTS | 1U << DFG_NL_A_PARKED;
+	struct dfg_nl_info nl;
+	struct dfg_info info;
+	__u64 clients, parked;
+	int fd, ret, kerr;
+
+	fd = sys_dfg_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, dfg_get_info(fd, &info));
+	ret = dfg_nl_get_info(&nl, &kerr);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("genl GET_INFO: %s (kernel: %s)", nl_geterror(ret),
+		       strerror(-kerr));
+	}
+	ASSERT_EQ(want, nl.seen & want) {
+		TH_LOG("attributes seen 0x%x, want 0x%x", nl.seen, want);
+	}
+	ASSERT_EQ(info.api_version, nl.api_version);
+	ASSERT_EQ(info.features, nl.features);
+	ASSERT_STREQ(info.version, nl.version);
+	/* Nothing else opens /dev/dfg or parks while the tests run. */
+	ASSERT_EQ(0, dfg_sysfs_read_u64("clients", &clients));
+	ASSERT_EQ(clients, (__u64)nl.clients);
+	ASSERT_LE(1U, nl.clients);
+	ASSERT_EQ(0, dfg_sysfs_read_u64("parked", &parked));
+	ASSERT_EQ(parked, (__u64)nl.parked);
+	close(fd);
+
+	/* The reply follows the number of open files. */
+	ret = dfg_nl_get_info(&nl, &kerr);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(clients - 1, (__u64)nl.clients);
+}
+
+/* open/close of /dev/dfg yield CLIENT_OPEN/CLIENT_CLOSE with our pid. */
+TEST(client_open_close_events)
+{
+	struct dfg_nl_event ev;
+	struct dfg_nl_mon mon;
+	pid_t me = getpid();
+	int fd, ret;
+
+	ret = dfg_nl_mon_open(&mon);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("subscribe %s/%s: %s", DFG_GENL_NAME,
+		       DFG_GENL_MCGRP_EVENTS, nl_geterror(ret));
+	}
+	dfg_nl_mon_poll(&mon, 0);
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_OPEN, me));
+
+	fd = sys_dfg_open();
+	ASSERT_LE(0, fd);
+	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_OPEN, me, EVENT_MS,
+				    &ev)) {
+		TH_LOG("no DFG_EV_CLIENT_OPEN for pid %d (%d other events)",
+		       me, mon.nr);
+	}
+	ASSERT_TRUE(ev.seen & (1U << DFG_NL_A_EVENT));
+	ASSERT_TRUE(ev.seen & (1U << DFG_NL_A_PID));
+	/* Not closed yet. */
+	dfg_nl_mon_poll(&mon, 100);
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
+
+	ASSERT_EQ(0, close(fd));
+	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_CLOSE, me, EVENT_MS,
+				    &ev)) {
+		TH_LOG("no DFG_EV_CLIENT_CLOSE for pid %d (%d other events)",
+		       me, mon.nr);
+	}
+	/* One open, one close: no duplicates. */
+	dfg_nl_mon_poll(&mon, 100);
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_OPEN, me));
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
+	dfg_nl_mon_close(&mon);
+}
+
+/*
+ * CLIENT_CLOSE comes when the last reference goes: not when a dup or a
+ * forked child's copy is closed.
+ */
+TEST(client_close_on_last_reference)
+{
+	struct dfg_nl_event ev;
+	struct dfg_nl_mon mon;
+	pid_t me = getpid(), pid;
+	int fd, fd2, status;
+
+	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	fd = sys_dfg_open();
+	ASSERT_LE(0, fd);
+	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_OPEN, me, EVENT_MS,
+				    &ev));
+
+	fd2 = dup(fd);
+	ASSERT_LE(0, fd2);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(fd);
+		close(fd2);
+		_exit(0);
+	}
+	ASSERT_EQ(0, dfg_wait_pid(pid, &status, 5000));
+	ASSERT_EQ(0, close(fd));
+	dfg_nl_mon_poll(&mon, 200);
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, pid));
+	/* A forked child does not open anything. */
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_OPEN, pid));
+
+	ASSERT_EQ(0, close(fd2));
+	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_CLOSE, me, EVENT_MS,
+				    &ev));
+	dfg_nl_mon_close(&mon);
+}
+
+/* Events from another process carry that process's tgid. */
+TEST(client_events_name_the_process)
+{
+	struct dfg_nl_event ev;
+	struct dfg_nl_mon mon;
+	int status, pipefd[2];
+	pid_t pid;
+	char c;
+
+	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	ASSERT_EQ(0, pipe(pipefd));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		int fd = sys_dfg_open();
+
+		close(pipefd[1]);
+		/* Hold it until the test says so. */
+		if (read(pipefd[0], &c, 1) < 0)
+			_exit(2);
+		_exit(fd < 0 ? 1 : 0);
+	}
+	close(pipefd[0]);
+	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_OPEN, pid, EVENT_MS,
+				    &ev)) {
+		kill(pid, SIGKILL);
+		dfg_wait_pid(pid, &status, 5000);
+	}
+	dfg_nl_mon_poll(&mon, 100);
+	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, pid));
+	close(pipefd[1]);
+	ASSERT_EQ(0, dfg_wait_pid(pid, &status, 5000));
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(0, WEXITSTATUS(status));
+	/* Exit closes the file: CLIENT_CLOSE with the same tgid. */
+	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_CLOSE, pid, EVENT_MS,
+				    &ev));
+	dfg_nl_mon_close(&mon);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,83 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs the dfg benchmarks inside the test VM; the host side is `make bench`
+# (tools/vm/dfg-vm -- tools/bench/run.sh). For each benchmark it writes,
+# under bench/results/ (or $DFG_BENCH_OUT):
+#   <name>.csv   the figures
+#   <name>.cmd   the command that reproduces them, kernel and CPU
+#   <name>.png   the plot (gnuplot)
+# DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+top=$(cd "$here/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+out=${DFG_BENCH_OUT:-$top/bench/results}
+quick=
+[ -n "${DFG_BENCH_QUICK:-}" ] && [ "$DFG_BENCH_QUICK" != 0 ] && quick=-q
+
+mkdir -p "$out" || exit 1
+
+# Best png terminal gnuplot has (gnuplot-nox may lack cairo).
+gp_term() {
+	if gnuplot -e 'set terminal' 2>&1 | grep -qw pngcairo; then
+		echo pngcairo
+	else
+		echo png
+	fi
+}
+
+# Kernel, CPU and module facts for the .cmd file.
+describe_machine() {
+	local rev
+	rev=$(git -C "$top" -c safe.directory='*' rev-parse --short HEAD 2>/dev/null)
+	if [ -n "$rev" ] &&
+	   [ -n "$(git -C "$top" -c safe.directory='*' status --porcelain \
+		-- kmod uapi tools/bench 2>/dev/null)" ]; then
+		rev="$rev (kmod/uapi/tools/bench modified)"
+	fi
+	echo "date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+	echo "git: ${rev:-unknown}"
+	echo "kernel: $(uname -srvm)"
+	echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
+	echo "cpus: $(nproc)"
+	echo "virt: $(if grep -qw hypervisor /proc/cpuinfo; then
+		echo "guest${DFG_VM:+ (tools/vm/dfg-vm)}"; else echo none; fi)"
+	echo "dfg module: $(cat /sys/kernel/dfg/version 2>/dev/null || echo '?')"
+	echo "mitigations: $(tr '\0' ' ' </proc/cmdline | grep -o 'mitigations=[^ ]*' || echo default)"
+}
+
+# run_bench NAME ARGS...: runs $BUILD/bin/NAME -o out/NAME.csv ARGS.
+run_bench() {
+	local name=$1 bin=$BUILD/bin/$1 rc
+	shift
+	if [ ! -x "$bin" ]; then
+		echo "bench: no $bin (make tools)" >&2
+		return 1
+	fi
+	echo "# bench: $name"
+	"$bin" -o "$out/$name.csv" "$@"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "bench: $name failed ($rc)" >&2
+		return "$rc"
+	fi
+	{
+		echo "# Reproduce on the host, from the repository root:"
+		echo "#   make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
+		echo "# which runs, inside the test VM (tools/vm/dfg-vm):"
+		echo "#   tools/bench/run.sh"
+		echo "# which ran:"
+		echo "command: ${bin#"$top"/} -o ${out#"$top"/}/$name.csv $*"
+		describe_machine
+	} >"$out/$name.cmd"
+	if [ -f "$here/$name.gp" ]; then
+		gnuplot -e "csv='$out/$name.csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
+			"$here/$name.gp" || { echo "bench: plot of $name failed" >&2; return 1; }
+	fi
+	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
+}
+
+fail=0
+run_bench cmd_roundtrip $quick || fail=1
+exit "$fail"
