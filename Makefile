@@ -4,6 +4,7 @@
 #   make module     dfg.ko                make demo    the main job, in the VM
 #   make lib        libdfg.so/.a/.pc      make bench   benchmarks, in the VM
 #   make tools      dfgctl, bench tools   make deps    install Debian packages
+#   make examples   example programs
 #   make selftests  kselftest binaries    make install module + library + tools
 #
 # KDIR=<dir> overrides the kernel build dir (default: tools/kdir.sh).
@@ -17,10 +18,10 @@ LINUXSRC := $(BUILD)/linux-src
 
 export TOP BUILD PREFIX DESTDIR LINUXSRC
 
-.PHONY: all module lib tools selftests linux-src check demo bench deps \
+.PHONY: all module lib tools selftests examples linux-src check demo bench deps \
 	install uninstall dkms-install dkms-uninstall clean checkpatch sparse
 
-all: module lib tools selftests
+all: module lib tools selftests examples
 
 module:
 	$(MAKE) -C $(KDIR) M=$(TOP) W=1 modules
@@ -34,6 +35,9 @@ lib:
 
 tools: lib
 	$(MAKE) -C tools
+
+examples: lib
+	$(MAKE) -C examples
 
 selftests: lib linux-src
 	$(MAKE) -C selftests

@@ -5,7 +5,13 @@
  * Objects: dfg_cmds[], the one command table, indexed by _IOC_NR(cmd) and
  * read-only after build: no lock, no references. A struct dfg_cmd_ctx lives
  * on the entry point's stack for one command and holds no references: the
- * file is pinned by the syscall (ioctl) or by the request (io_uring).
+ * file is pinned by the syscall (ioctl) or by the request (io_uring), and
+ * the file holds its graph (graph descriptors). A handler's new descriptor
+ * (ctx.install) is owned by the ctx until dfg_cmd_install() consumes it.
+ *
+ * Two kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
+ * commands) and graph descriptors (DFG_CMDF_GRAPH commands); a command on
+ * the other kind gives -EBADFD, before its arguments are read.
  *
  * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
  * same handler. They differ only in how the argument struct arrives (ioctl
@@ -17,6 +23,7 @@
 #include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/capability.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/nospec.h>
@@ -30,6 +37,9 @@
 #define DFG_CMDF_SLEEP	BIT(0)	/* may block on the io_uring path */
 #define DFG_CMDF_ADMIN	BIT(1)	/* needs CAP_SYS_ADMIN */
 #define DFG_CMDF_INLINE	BIT(2)	/* args fit in dfg_uring_cmd.args */
+#define DFG_CMDF_DEV	BIT(3)	/* sent on /dev/dfg */
+#define DFG_CMDF_GRAPH	BIT(4)	/* sent on a graph descriptor */
+#define DFG_CMDF_WRITE	BIT(5)	/* needs a writable graph descriptor */
 
 /**
  * struct dfg_cmd_def - one slot of the command table
@@ -70,20 +80,33 @@ struct dfg_cmd_def {
 			   DFG_CMDF_INLINE : 0),			\
 	}
 
-static const struct dfg_cmd_def dfg_cmds[] = {
-	DFG_CMD(GET_INFO, struct dfg_info, "get_info", dfg_core_get_info, 0),
-	DFG_CMD(NOP, struct dfg_nop, "nop", dfg_core_nop, 0),
+/* Sized by DFG_CMD_NR: slots without an entry are holes (-EOPNOTSUPP). */
+static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
+	DFG_CMD(GET_INFO, struct dfg_info, "get_info", dfg_core_get_info,
+		DFG_CMDF_DEV),
+	DFG_CMD(NOP, struct dfg_nop, "nop", dfg_core_nop, DFG_CMDF_DEV),
+	DFG_CMD(GRAPH_CREATE, struct dfg_graph_open, "graph_create",
+		dfg_graph_create, DFG_CMDF_DEV | DFG_CMDF_SLEEP),
+	DFG_CMD(GRAPH_ATTACH, struct dfg_graph_open, "graph_attach",
+		dfg_graph_attach, DFG_CMDF_DEV | DFG_CMDF_SLEEP),
+	DFG_CMD(GRAPH_INFO, struct dfg_graph_info, "graph_info",
+		dfg_graph_info, DFG_CMDF_GRAPH),
+	DFG_CMD(ARENA_CREATE, struct dfg_arena_create, "arena_create",
+		dfg_arena_create,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
 };
 
-static_assert(ARRAY_SIZE(dfg_cmds) == DFG_CMD_NR);
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
 static_assert(sizeof(struct dfg_nop) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_info) > DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
 
 /*
  * Check every slot of the command table at load time: build-time checks
- * cover sizes, this covers holes and misplaced entries, like
- * io_uring_optable_init(). Returns 0, or -EINVAL for a broken table.
+ * cover sizes, this covers misplaced entries, half-filled slots and file
+ * kinds, like io_uring_optable_init(). A hole is an all-zero slot; the
+ * last slot must be used (DFG_CMD_NR is highest nr + 1). Returns 0, or
+ * -EINVAL for a broken table.
  */
 int dfg_cmd_init(void)
 {
@@ -91,8 +114,14 @@ int dfg_cmd_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(dfg_cmds); i++) {
 		const struct dfg_cmd_def *d = &dfg_cmds[i];
+		u16 kind = d->flags & (DFG_CMDF_DEV | DFG_CMDF_GRAPH);
 
-		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i) {
+		if (!d->fn && !d->name && !d->cmd && !d->size && !d->flags &&
+		    i != ARRAY_SIZE(dfg_cmds) - 1)
+			continue;
+		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
+		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH) ||
+		    ((d->flags & DFG_CMDF_WRITE) && kind != DFG_CMDF_GRAPH)) {
 			pr_err("command table slot %u is broken\n", i);
 			return -EINVAL;
 		}
@@ -104,7 +133,8 @@ int dfg_cmd_init(void)
  * dfg_cmd_name() - name of a command slot
  * @nr: slot number, < DFG_CMD_NR
  *
- * Return: the lower-case name, as used in sysfs and tracepoints.
+ * Return: the lower-case name, as used in sysfs and tracepoints; NULL for
+ * a hole in the table.
  */
 const char *dfg_cmd_name(unsigned int nr)
 {
@@ -113,12 +143,13 @@ const char *dfg_cmd_name(unsigned int nr)
 
 /*
  * Unknown type or number: -EOPNOTSUPP. Known number with another size or
- * direction: -EINVAL. The number is clamped against speculation before it
- * indexes the table.
+ * direction: -EINVAL. Known command on the wrong kind of file: -EBADFD.
+ * The number is clamped against speculation before it indexes the table.
  */
-static const struct dfg_cmd_def *dfg_cmd_lookup(u32 cmd)
+static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 {
 	const struct dfg_cmd_def *d;
+	u32 cmd = c->cmd;
 	unsigned int nr = _IOC_NR(cmd);
 
 	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
@@ -129,7 +160,38 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(u32 cmd)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (d->cmd != cmd)
 		return ERR_PTR(-EINVAL);
+	if (!(d->flags & (c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV)))
+		return ERR_PTR(-EBADFD);
 	return d;
+}
+
+/* The file a command arrived on: /dev/dfg or a graph descriptor. */
+static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
+{
+	if (dfg_file_is_graph(file)) {
+		c->graph = file->private_data;
+		c->writable = !!(file->f_mode & FMODE_WRITE);
+	} else {
+		c->df = file->private_data;
+	}
+}
+
+/*
+ * Last step of both paths: a descriptor made by the handler goes into the
+ * caller's table only if the command succeeded as a whole; otherwise the
+ * reserved number and the file (with the graph reference it holds) go.
+ */
+static void dfg_cmd_install(struct dfg_cmd_ctx *c, int ret)
+{
+	if (!c->install)
+		return;
+	if (ret >= 0) {
+		fd_install(c->fd, c->install);
+	} else {
+		put_unused_fd(c->fd);
+		fput(c->install);
+	}
+	c->install = NULL;
 }
 
 /* Both paths: permission, handler, counters, tracepoints. */
@@ -140,6 +202,8 @@ static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
 	trace_dfg_cmd_enter(d->cmd, d->name, !!c->ucmd);
 	if ((d->flags & DFG_CMDF_ADMIN) && !capable(CAP_SYS_ADMIN))
 		ret = -EPERM;
+	else if ((d->flags & DFG_CMDF_WRITE) && !c->writable)
+		ret = -EACCES;
 	else
 		ret = d->fn(c);
 	trace_dfg_cmd_exit(d->cmd, ret);
@@ -150,12 +214,13 @@ static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
 	dfg_stat_cmd(_IOC_NR(d->cmd));
 	WARN_ON_ONCE(ret == -EIOCBQUEUED && !c->park);
 	WARN_ON_ONCE(ret != -EIOCBQUEUED && c->park);
+	WARN_ON_ONCE(c->install && (ret < 0 || c->park));
 	return ret;
 }
 
 /**
  * dfg_ioctl() - ioctl entry point
- * @file: the open /dev/dfg
+ * @file: the open /dev/dfg or graph descriptor
  * @cmd: DFG_IOC_* value
  * @arg: user pointer to the command's argument struct
  *
@@ -169,14 +234,14 @@ long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	u8 buf[DFG_ARGS_MAX] __aligned(8);
 	const struct dfg_cmd_def *d;
 	struct dfg_cmd_ctx c = {
-		.df	= file->private_data,
 		.cmd	= cmd,
 		.args	= buf,
 		.uaddr	= (void __user *)arg,
 	};
 	int ret;
 
-	d = dfg_cmd_lookup(cmd);
+	dfg_cmd_ctx_file(&c, file);
+	d = dfg_cmd_lookup(&c);
 	if (IS_ERR(d)) {
 		ret = PTR_ERR(d);
 		goto out;
@@ -196,6 +261,7 @@ long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 	if (ret >= 0 && (_IOC_DIR(cmd) & _IOC_READ) &&
 	    copy_to_user(c.uaddr, buf, c.size))
 		ret = -EFAULT;
+	dfg_cmd_install(&c, ret);
 out:
 	if (ret < 0)
 		dfg_stat_error();
@@ -263,7 +329,6 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	const struct dfg_cmd_def *d;
 	struct dfg_uring_cmd u;
 	struct dfg_cmd_ctx c = {
-		.df		= ucmd->file->private_data,
 		.ucmd		= ucmd,
 		.issue_flags	= issue_flags,
 		.cmd		= ucmd->cmd_op,
@@ -275,7 +340,8 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 		ret = -EINVAL;
 		goto fail;
 	}
-	d = dfg_cmd_lookup(c.cmd);
+	dfg_cmd_ctx_file(&c, ucmd->file);
+	d = dfg_cmd_lookup(&c);
 	if (IS_ERR(d)) {
 		ret = PTR_ERR(d);
 		goto fail;
@@ -300,6 +366,7 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	if (ret >= 0 && c.uaddr && (_IOC_DIR(c.cmd) & _IOC_READ) &&
 	    copy_to_user(c.uaddr, buf, c.size))
 		ret = -EFAULT;
+	dfg_cmd_install(&c, ret);
 	if (ret < 0)
 		dfg_stat_error();
 	dfg_uring_cmd_done(ucmd, ret, c.res2, issue_flags);

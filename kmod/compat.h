@@ -18,6 +18,8 @@
  *   DFG_REQ_TCTX		struct io_kiocb reaches its task through
  *				->tctx (6.14+), not ->task
  *   DFG_HAVE_IN_EXECVE		task_struct.in_execve exists (up to 6.7)
+ *   DFG_HAVE_VM_FLAGS_SET	vm_flags_set()/vm_flags_clear() exist and
+ *				vma->vm_flags is read-only (6.3+)
  *
  * Known gaps, handled here:
  *   - 6.7 moved struct io_uring_cmd to <linux/io_uring/cmd.h> and replaced
@@ -42,6 +44,7 @@
 #define _DFG_KMOD_COMPAT_H
 
 #include <linux/compiler.h>
+#include <linux/mm.h>
 #include <linux/percpu-refcount.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
@@ -135,6 +138,27 @@ static inline bool dfg_task_leaving(struct task_struct *t)
 		return true;
 #endif
 	return false;
+}
+
+/* Change vma->vm_flags of a vma being set up by ->mmap. */
+static inline void dfg_vm_flags_set(struct vm_area_struct *vma,
+				    unsigned long flags)
+{
+#ifdef DFG_HAVE_VM_FLAGS_SET
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
+static inline void dfg_vm_flags_clear(struct vm_area_struct *vma,
+				      unsigned long flags)
+{
+#ifdef DFG_HAVE_VM_FLAGS_SET
+	vm_flags_clear(vma, flags);
+#else
+	vma->vm_flags &= ~flags;
+#endif
 }
 
 #endif /* _DFG_KMOD_COMPAT_H */

@@ -25,12 +25,24 @@
  *			subsystem's own object; see park.c for its states,
  *			its lock (dfg_file.lock) and its two references.
  *
- * Lock order: dfg_files_lock -> dfg_file.lock. Nothing else nests.
+ * struct dfg_graph	one per live graph (graph.c): see graph.c for its
+ *			registry (dfg_graphs_lock), its two references (kref
+ *			for life, kobject for memory) and its objects.
+ *
+ * struct dfg_object	header of every object of a graph (arena.c, ...):
+ *			lives exactly as long as its graph; see graph.c.
+ *
+ * Lock order: dfg_files_lock -> dfg_file.lock. dfg_graphs_lock nests
+ * nothing of ours (sysfs removal drains attribute readers, which take no
+ * lock of ours).
  */
 #ifndef _DFG_KMOD_DFG_H
 #define _DFG_KMOD_DFG_H
 
 #include <linux/atomic.h>
+#include <linux/cred.h>
+#include <linux/kobject.h>
+#include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
@@ -38,6 +50,7 @@
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 #include <linux/dfg.h>
 
@@ -68,10 +81,17 @@ struct dfg_file {
 };
 
 struct dfg_park;
+struct dfg_graph;
+struct file;
+struct vm_area_struct;
 
 /**
  * struct dfg_cmd_ctx - one command on its way through a handler
- * @df:		the file the command was issued on
+ * @df:		the /dev/dfg file the command was issued on; NULL on a graph
+ *		descriptor
+ * @graph:	the graph of the graph descriptor the command was issued on;
+ *		NULL on /dev/dfg. The descriptor holds the graph reference.
+ * @writable:	the graph descriptor was opened for writing
  * @ucmd:	the io_uring command, NULL on the ioctl path
  * @issue_flags: IO_URING_F_* of the issue (0 on ioctl)
  * @cmd:	the command value (DFG_IOC_*)
@@ -82,9 +102,16 @@ struct dfg_park;
  *		NULL for inline io_uring arguments
  * @res2:	out: second result, cqe->big_cqe[0] on inline CQE32 rings
  * @park:	set by dfg_park_add() when the handler parked the command
+ * @install:	set by a handler whose result is a new descriptor @fd: the
+ *		dispatcher installs @install at @fd once nothing can fail any
+ *		more (after the copy-out), or drops both on failure, so a
+ *		failed command never leaves a descriptor behind
+ * @fd:		descriptor reserved with get_unused_fd_flags() for @install
  */
 struct dfg_cmd_ctx {
 	struct dfg_file		*df;
+	struct dfg_graph	*graph;
+	bool			writable;
 	struct io_uring_cmd	*ucmd;
 	unsigned int		issue_flags;
 	u32			cmd;
@@ -93,6 +120,8 @@ struct dfg_cmd_ctx {
 	void __user		*uaddr;
 	u64			res2;
 	struct dfg_park		*park;
+	struct file		*install;
+	int			fd;
 };
 
 /*
@@ -111,6 +140,74 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags);
 /* core.c: core command handlers (nr 0x00..0x0f) */
 int dfg_core_get_info(struct dfg_cmd_ctx *c);
 int dfg_core_nop(struct dfg_cmd_ctx *c);
+
+/* graph.c: graphs, their registry and their descriptors */
+
+/* Kinds of object in a graph (dfg_object.type). */
+enum dfg_obj_type {
+	DFG_OBJ_ARENA = 1,
+};
+
+/**
+ * struct dfg_object - header of every object of a graph
+ * @graph:	the graph; objects never outlive it, so no reference
+ * @type:	enum dfg_obj_type
+ * @id:		index in dfg_graph.objects, from 1
+ */
+struct dfg_object {
+	struct dfg_graph	*graph;
+	enum dfg_obj_type	type;
+	u32			id;
+};
+
+/* Highest object id: DFG_MMAP_OFFSET(id) must stay a positive loff_t. */
+#define DFG_OBJ_ID_MAX		((1U << (63 - DFG_MMAP_SHIFT)) - 1)
+
+/**
+ * struct dfg_graph - one live graph (see graph.c for the rules)
+ * @ref:	life: one per graph descriptor (struct file); the last put
+ *		destroys the graph under dfg_graphs_lock
+ * @kobj:	memory and sysfs graphs/<id>; its release frees the struct
+ * @id:		module-wide id, index in dfg_graphs; immutable
+ * @name:	unique among live graphs; immutable
+ * @uid:	owner (creator's fsuid); immutable
+ * @gid:	owner's group (creator's fsgid); immutable
+ * @mode:	permission bits (<= 0777); immutable
+ * @creator:	tgid of the creator, for events
+ * @objects:	dfg_object pointers by id (XA_FLAGS_ALLOC1, own lock)
+ * @nr_objects:	live objects
+ * @pages:	pages held by the graph's objects
+ * @attached:	open graph descriptors (struct files) now
+ */
+struct dfg_graph {
+	struct kref		ref;
+	struct kobject		kobj;
+	u32			id;
+	char			name[DFG_NAME_MAX];
+	kuid_t			uid;
+	kgid_t			gid;
+	umode_t			mode;
+	pid_t			creator;
+	struct xarray		objects;
+	atomic_t		nr_objects;
+	atomic_long_t		pages;
+	atomic_t		attached;
+};
+
+int dfg_graph_create(struct dfg_cmd_ctx *c);
+int dfg_graph_attach(struct dfg_cmd_ctx *c);
+int dfg_graph_info(struct dfg_cmd_ctx *c);
+bool dfg_file_is_graph(const struct file *file);
+void dfg_graph_free(struct dfg_graph *g);
+int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
+			 enum dfg_obj_type type);
+
+/* arena.c: arenas, mmap of graph descriptors */
+extern atomic_long_t dfg_total_pages;
+int dfg_arena_create(struct dfg_cmd_ctx *c);
+int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
+		   struct vm_area_struct *vma);
+void dfg_arena_destroy(struct dfg_object *obj);
 
 /* park.c: parked io_uring commands, the task-exit monitor */
 
@@ -189,6 +286,9 @@ extern atomic_t dfg_nr_parked;
 /* main.c: module parameters (read with READ_ONCE, set through param ops) */
 extern unsigned int dfg_max_parked;
 extern unsigned int dfg_monitor_ms;
+extern unsigned int dfg_max_graphs;
+extern unsigned int dfg_max_arena_mb;
+extern unsigned int dfg_max_total_mb;
 
 /*
  * sysfs.c: counters. Per-CPU, so the command path never bounces a shared
@@ -220,10 +320,15 @@ static inline void dfg_stat_canceled(void)
 
 int dfg_sysfs_init(void);
 void dfg_sysfs_exit(void);
+void dfg_sysfs_graph_init(struct dfg_graph *g);
+int dfg_sysfs_graph_add(struct dfg_graph *g);
+void dfg_sysfs_graph_del(struct dfg_graph *g);
 
 /* netlink.c: generic netlink family "dfg" */
 int dfg_nl_init(void);
 void dfg_nl_exit(void);
 void dfg_nl_event(u32 event, u32 pid, u32 cmd);
+void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
+			const char *name);
 
 #endif /* _DFG_KMOD_DFG_H */

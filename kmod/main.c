@@ -30,9 +30,17 @@
 #define DFG_MONITOR_MS_DEFAULT	100
 #define DFG_MONITOR_MS_MIN	10
 #define DFG_MONITOR_MS_MAX	10000
+#define DFG_MAX_GRAPHS_DEFAULT	1024
+#define DFG_MAX_GRAPHS_LIMIT	65536
+#define DFG_MAX_ARENA_MB_DEFAULT 1024
+#define DFG_MAX_TOTAL_MB_DEFAULT 4096
+#define DFG_MB_LIMIT		1048576U	/* MiB: 1 TiB */
 
 unsigned int dfg_max_parked = DFG_MAX_PARKED_DEFAULT;
 unsigned int dfg_monitor_ms = DFG_MONITOR_MS_DEFAULT;
+unsigned int dfg_max_graphs = DFG_MAX_GRAPHS_DEFAULT;
+unsigned int dfg_max_arena_mb = DFG_MAX_ARENA_MB_DEFAULT;
+unsigned int dfg_max_total_mb = DFG_MAX_TOTAL_MB_DEFAULT;
 
 static int dfg_param_set_max_parked(const char *val,
 				    const struct kernel_param *kp)
@@ -64,6 +72,42 @@ static const struct kernel_param_ops dfg_monitor_ms_ops = {
 module_param_cb(monitor_ms, &dfg_monitor_ms_ops, &dfg_monitor_ms, 0644);
 MODULE_PARM_DESC(monitor_ms,
 		 "Period of the task-exit check of parked commands in ms, 10..10000 (default 100)");
+
+/*
+ * Limits on graphs and arenas. Lowering one affects new graphs and arenas
+ * only: nothing that exists is taken away.
+ */
+static int dfg_param_set_max_graphs(const char *val,
+				    const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, DFG_MAX_GRAPHS_LIMIT);
+}
+
+static const struct kernel_param_ops dfg_max_graphs_ops = {
+	.set = dfg_param_set_max_graphs,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_graphs, &dfg_max_graphs_ops, &dfg_max_graphs, 0644);
+MODULE_PARM_DESC(max_graphs,
+		 "Limit of live graphs, 1..65536 (default 1024)");
+
+static int dfg_param_set_mb(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 1, DFG_MB_LIMIT);
+}
+
+static const struct kernel_param_ops dfg_mb_ops = {
+	.set = dfg_param_set_mb,
+	.get = param_get_uint,
+};
+
+module_param_cb(max_arena_mb, &dfg_mb_ops, &dfg_max_arena_mb, 0644);
+MODULE_PARM_DESC(max_arena_mb,
+		 "Largest arena in MiB, 1..1048576 (default 1024)");
+module_param_cb(max_total_mb, &dfg_mb_ops, &dfg_max_total_mb, 0644);
+MODULE_PARM_DESC(max_total_mb,
+		 "Limit of all arenas together in MiB, 1..1048576 (default 4096)");
 
 /* Protects dfg_files; taken by open, release and the park monitor. */
 DEFINE_MUTEX(dfg_files_lock);

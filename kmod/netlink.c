@@ -29,6 +29,10 @@ static const struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
 	[DFG_NL_A_EVENT]	= { .type = NLA_U32 },
 	[DFG_NL_A_PID]		= { .type = NLA_U32 },
 	[DFG_NL_A_CMD]		= { .type = NLA_U32 },
+	[DFG_NL_A_GRAPH]	= { .type = NLA_U32 },
+	[DFG_NL_A_OBJECT]	= { .type = NLA_U32 },
+	[DFG_NL_A_NAME]		= { .type = NLA_NUL_STRING,
+				    .len = DFG_NAME_MAX - 1 },
 };
 
 static struct genl_family dfg_genl_family;
@@ -118,6 +122,52 @@ void dfg_nl_event(u32 event, u32 pid, u32 cmd)
 	if (nla_put_u32(msg, DFG_NL_A_EVENT, event) ||
 	    nla_put_u32(msg, DFG_NL_A_PID, pid) ||
 	    (cmd && nla_put_u32(msg, DFG_NL_A_CMD, cmd)))
+		goto out_free_msg;
+	genlmsg_end(msg, hdr);
+
+	/* -ESRCH when the last listener just left: nothing to report. */
+	genlmsg_multicast(&dfg_genl_family, msg, 0, DFG_NL_GRP_EVENTS,
+			  GFP_KERNEL);
+	return;
+
+out_free_msg:
+	nlmsg_free(msg);
+}
+
+/**
+ * dfg_nl_graph_event() - tell the "events" group about a graph or object
+ * @event: DFG_EV_GRAPH_* or DFG_EV_ARENA_*
+ * @pid: tgid of the process concerned; 0 (no PID attribute) for deaths
+ * @graph: graph id
+ * @object: object id in the graph, 0 for graph events
+ * @name: graph name, NULL for object events
+ *
+ * Best effort, like dfg_nl_event().
+ *
+ * Context: process context (allocates with GFP_KERNEL).
+ */
+void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
+			const char *name)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	might_sleep();
+	if (!genl_has_listeners(&dfg_genl_family, &init_net, DFG_NL_GRP_EVENTS))
+		return;
+
+	msg = genlmsg_new(4 * nla_total_size(sizeof(u32)) +
+			  nla_total_size(DFG_NAME_MAX), GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &dfg_genl_family, 0, DFG_NL_CMD_EVENT);
+	if (!hdr)
+		goto out_free_msg;
+	if (nla_put_u32(msg, DFG_NL_A_EVENT, event) ||
+	    nla_put_u32(msg, DFG_NL_A_GRAPH, graph) ||
+	    (object && nla_put_u32(msg, DFG_NL_A_OBJECT, object)) ||
+	    (name && nla_put_string(msg, DFG_NL_A_NAME, name)) ||
+	    (pid && nla_put_u32(msg, DFG_NL_A_PID, pid)))
 		goto out_free_msg;
 	genlmsg_end(msg, hdr);
 

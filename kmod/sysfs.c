@@ -7,8 +7,17 @@
  *   stats/<cmd>			commands of that name executed
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
+ *   pages				pages held by all arenas now
+ *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached}
+ *					one directory per live graph
  *
- * Objects: dfg_kobj, created at init under kernel_kobj and put at exit;
+ * Objects: dfg_graphs_kobj ("graphs"), like dfg_kobj created at init and
+ * put at exit; graph files hold the module, so no graph directory is left
+ * by then. A graph's directory is the kobject embedded in its struct
+ * dfg_graph (graph.c owns the rules): kobject_del() at the graph's death
+ * drains readers, so show() never sees a dead graph, and the kobject's
+ * release frees the graph. uid/gid are shown in the initial user
+ * namespace. dfg_kobj, created at init under kernel_kobj and put at exit;
  * its one reference is the module's. dfg_stats, per-CPU counters without a
  * lock: writers only this_cpu_inc() their own CPU's copy (preempt and irq
  * safe), readers sum all CPUs. Per-CPU rather than atomic64_t because every
@@ -21,12 +30,14 @@
  */
 #include <linux/kobject.h>
 #include <linux/sysfs.h>
+#include <linux/uidgid.h>
 
 #include "dfg.h"
 
 DEFINE_PER_CPU(struct dfg_stats, dfg_stats);
 
 static struct kobject *dfg_kobj;
+static struct kobject *dfg_graphs_kobj;
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -58,11 +69,18 @@ static ssize_t parked_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%d\n", atomic_read(&dfg_nr_parked));
 }
 
+static ssize_t pages_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&dfg_total_pages));
+}
+
 static struct kobj_attribute dfg_attr_version = __ATTR_RO(version);
 static struct kobj_attribute dfg_attr_api_version = __ATTR_RO(api_version);
 static struct kobj_attribute dfg_attr_features = __ATTR_RO(features);
 static struct kobj_attribute dfg_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute dfg_attr_parked = __ATTR_RO(parked);
+static struct kobj_attribute dfg_attr_pages = __ATTR_RO(pages);
 
 static struct attribute *dfg_attrs[] = {
 	&dfg_attr_version.attr,
@@ -70,6 +88,7 @@ static struct attribute *dfg_attrs[] = {
 	&dfg_attr_features.attr,
 	&dfg_attr_clients.attr,
 	&dfg_attr_parked.attr,
+	&dfg_attr_pages.attr,
 	NULL,
 };
 
@@ -135,9 +154,10 @@ static const struct attribute_group *dfg_groups[] = {
 	NULL,
 };
 
+/* Holes in the command table get no file; the list is NULL-terminated. */
 static void dfg_stats_attrs_init(void)
 {
-	unsigned int i;
+	unsigned int i, n = 0;
 
 	for (i = 0; i < DFG_STAT_NR; i++) {
 		struct dfg_stat_attr *sa = &dfg_stat_attrs[i];
@@ -148,13 +168,131 @@ static void dfg_stats_attrs_init(void)
 			sa->attr.attr.name = "errors";
 		else
 			sa->attr.attr.name = "canceled";
+		if (!sa->attr.attr.name)
+			continue;
 		sa->attr.attr.mode = 0444;
 		sa->attr.show = dfg_stat_show;
 		sa->idx = i;
 		sysfs_attr_init(&sa->attr.attr);
-		dfg_stats_attrs[i] = &sa->attr.attr;
+		dfg_stats_attrs[n++] = &sa->attr.attr;
 	}
-	dfg_stats_attrs[DFG_STAT_NR] = NULL;
+	dfg_stats_attrs[n] = NULL;
+}
+
+/* graphs/<id>/: attributes of one graph */
+static struct dfg_graph *dfg_kobj_graph(struct kobject *kobj)
+{
+	return container_of(kobj, struct dfg_graph, kobj);
+}
+
+static ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n", dfg_kobj_graph(kobj)->name);
+}
+
+static ssize_t uid_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  from_kuid_munged(&init_user_ns,
+					   dfg_kobj_graph(kobj)->uid));
+}
+
+static ssize_t gid_show(struct kobject *kobj, struct kobj_attribute *attr,
+			char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  from_kgid_munged(&init_user_ns,
+					   dfg_kobj_graph(kobj)->gid));
+}
+
+static ssize_t mode_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%04o\n", dfg_kobj_graph(kobj)->mode);
+}
+
+static ssize_t objects_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  atomic_read(&dfg_kobj_graph(kobj)->nr_objects));
+}
+
+static ssize_t graph_pages_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n",
+			  atomic_long_read(&dfg_kobj_graph(kobj)->pages));
+}
+
+static ssize_t attached_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	return sysfs_emit(buf, "%d\n",
+			  atomic_read(&dfg_kobj_graph(kobj)->attached));
+}
+
+static struct kobj_attribute dfg_gattr_name = __ATTR_RO(name);
+static struct kobj_attribute dfg_gattr_uid = __ATTR_RO(uid);
+static struct kobj_attribute dfg_gattr_gid = __ATTR_RO(gid);
+static struct kobj_attribute dfg_gattr_mode = __ATTR_RO(mode);
+static struct kobj_attribute dfg_gattr_objects = __ATTR_RO(objects);
+static struct kobj_attribute dfg_gattr_pages =
+	__ATTR(pages, 0444, graph_pages_show, NULL);
+static struct kobj_attribute dfg_gattr_attached = __ATTR_RO(attached);
+
+static struct attribute *dfg_graph_attrs[] = {
+	&dfg_gattr_name.attr,
+	&dfg_gattr_uid.attr,
+	&dfg_gattr_gid.attr,
+	&dfg_gattr_mode.attr,
+	&dfg_gattr_objects.attr,
+	&dfg_gattr_pages.attr,
+	&dfg_gattr_attached.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dfg_graph);
+
+static void dfg_graph_kobj_release(struct kobject *kobj)
+{
+	dfg_graph_free(dfg_kobj_graph(kobj));
+}
+
+static const struct kobj_type dfg_graph_ktype = {
+	.release	= dfg_graph_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= dfg_graph_groups,
+};
+
+/**
+ * dfg_sysfs_graph_init() - initialise the kobject of a new graph
+ * @g: the graph, zeroed; kobject_put(&g->kobj) frees it from now on
+ */
+void dfg_sysfs_graph_init(struct dfg_graph *g)
+{
+	kobject_init(&g->kobj, &dfg_graph_ktype);
+}
+
+/**
+ * dfg_sysfs_graph_add() - create graphs/<id>
+ * @g: the graph, with its id set
+ *
+ * Return: 0 or a negative errno.
+ */
+int dfg_sysfs_graph_add(struct dfg_graph *g)
+{
+	return kobject_add(&g->kobj, dfg_graphs_kobj, "%u", g->id);
+}
+
+/**
+ * dfg_sysfs_graph_del() - remove graphs/<id>; waits for readers
+ * @g: the dying graph
+ */
+void dfg_sysfs_graph_del(struct dfg_graph *g)
+{
+	kobject_del(&g->kobj);
 }
 
 int dfg_sysfs_init(void)
@@ -170,8 +308,16 @@ int dfg_sysfs_init(void)
 	ret = sysfs_create_groups(dfg_kobj, dfg_groups);
 	if (ret)
 		goto out_put_kobj;
+
+	dfg_graphs_kobj = kobject_create_and_add("graphs", dfg_kobj);
+	if (!dfg_graphs_kobj) {
+		ret = -ENOMEM;
+		goto out_remove_groups;
+	}
 	return 0;
 
+out_remove_groups:
+	sysfs_remove_groups(dfg_kobj, dfg_groups);
 out_put_kobj:
 	kobject_put(dfg_kobj);
 	return ret;
@@ -179,6 +325,7 @@ out_put_kobj:
 
 void dfg_sysfs_exit(void)
 {
+	kobject_put(dfg_graphs_kobj);
 	sysfs_remove_groups(dfg_kobj, dfg_groups);
 	kobject_put(dfg_kobj);
 }

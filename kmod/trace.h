@@ -8,6 +8,10 @@
  *   dfg_cmd_exit	the handler returned (cmd, ret; -EIOCBQUEUED: parked)
  *   dfg_cmd_complete	a parked command completed by its event (cmd, res)
  *   dfg_cmd_cancel	a parked command canceled (cmd, pid, res)
+ *   dfg_graph_create	a graph was created (id, name, uid, mode)
+ *   dfg_graph_destroy	a graph died (id, name)
+ *   dfg_arena_create	an arena was created (graph, id, pages)
+ *   dfg_arena_destroy	an arena was freed with its graph (graph, id, pages)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -67,6 +71,54 @@ TRACE_EVENT(dfg_cmd_cancel,
 			   __entry->res = res;),
 	    TP_printk("cmd=%#x pid=%d res=%d", __entry->cmd, __entry->pid,
 		      __entry->res)
+);
+
+TRACE_EVENT(dfg_graph_create,
+	    TP_PROTO(u32 id, const char *name, u32 uid, u32 mode),
+	    TP_ARGS(id, name, uid, mode),
+	    TP_STRUCT__entry(__field(u32, id)
+			     __array(char, name, DFG_NAME_MAX)
+			     __field(u32, uid)
+			     __field(u32, mode)),
+	    TP_fast_assign(__entry->id = id;
+			   strscpy(__entry->name, name, DFG_NAME_MAX);
+			   __entry->uid = uid;
+			   __entry->mode = mode;),
+	    TP_printk("id=%u name=%s uid=%u mode=%#o", __entry->id,
+		      __entry->name, __entry->uid, __entry->mode)
+);
+
+TRACE_EVENT(dfg_graph_destroy,
+	    TP_PROTO(u32 id, const char *name),
+	    TP_ARGS(id, name),
+	    TP_STRUCT__entry(__field(u32, id)
+			     __array(char, name, DFG_NAME_MAX)),
+	    TP_fast_assign(__entry->id = id;
+			   strscpy(__entry->name, name, DFG_NAME_MAX);),
+	    TP_printk("id=%u name=%s", __entry->id, __entry->name)
+);
+
+DECLARE_EVENT_CLASS(dfg_arena_class,
+		    TP_PROTO(u32 graph, u32 id, unsigned long pages),
+		    TP_ARGS(graph, id, pages),
+		    TP_STRUCT__entry(__field(u32, graph)
+				     __field(u32, id)
+				     __field(unsigned long, pages)),
+		    TP_fast_assign(__entry->graph = graph;
+				   __entry->id = id;
+				   __entry->pages = pages;),
+		    TP_printk("graph=%u id=%u pages=%lu", __entry->graph,
+			      __entry->id, __entry->pages)
+);
+
+DEFINE_EVENT(dfg_arena_class, dfg_arena_create,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+DEFINE_EVENT(dfg_arena_class, dfg_arena_destroy,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
 );
 
 #endif /* _DFG_KMOD_TRACE_H */

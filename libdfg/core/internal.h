@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <stdbool.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <dfg/dfg.h>
@@ -58,6 +59,29 @@ static inline void __dfg_sys_close(int fd)
 	int saved = errno;
 
 	close(fd);
+	errno = saved;
+}
+
+/* mmap(2) returning the mapping, or NULL with -errno in *@err. */
+static inline void *__dfg_sys_mmap(size_t len, int prot, int fd, __u64 off,
+				   int *err)
+{
+	int saved = errno;
+	void *p = mmap(NULL, len, prot, MAP_SHARED, fd, (off_t)off);
+
+	if (p == MAP_FAILED) {
+		*err = -errno;
+		p = NULL;
+	}
+	errno = saved;
+	return p;
+}
+
+static inline void __dfg_sys_munmap(void *p, size_t len)
+{
+	int saved = errno;
+
+	munmap(p, len);
 	errno = saved;
 }
 

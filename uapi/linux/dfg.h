@@ -62,7 +62,9 @@
 #define DFG_F_URING_CMD		0x1ULL	/* IORING_OP_URING_CMD path */
 #define DFG_F_ASYNC		0x2ULL	/* parked commands, task-exit cancel */
 #define DFG_F_NETLINK		0x4ULL	/* generic netlink family "dfg" */
-#define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK)
+#define DFG_F_GRAPH		0x8ULL	/* graphs and arenas */
+#define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
+				 DFG_F_GRAPH)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -126,8 +128,154 @@ struct dfg_uring_cmd {
  */
 #define DFG_IOC_NOP		_IOWR(DFG_IOC_MAGIC, 0x01, struct dfg_nop)
 
-/* Number of command slots in the table (highest nr + 1). */
-#define DFG_CMD_NR		0x02
+/* ------------------------------------------------------------------------
+ * Commands: graphs (nr 0x10..0x1f)
+ * ------------------------------------------------------------------------
+ *
+ * A graph is the unit of sharing and permission. It has a name, an owner
+ * (the creator's fsuid/fsgid) and permission bits, checked like System V IPC
+ * when a process attaches by name: owner bits if the caller's fsuid is the
+ * owner, group bits if it is in the group, other bits otherwise; read (4)
+ * is needed for DFG_GRAPH_O_RDONLY, read and write (6) otherwise;
+ * CAP_IPC_OWNER overrides. A graph is reached through a graph file
+ * descriptor, which can also be inherited or passed with SCM_RIGHTS. Every
+ * object of a graph (arenas, later channels, regions, sets, teams) dies
+ * with it; the graph dies when its last descriptor and last mapping go,
+ * and its name is free again from then on.
+ *
+ * Commands on the wrong kind of file (a graph command on /dev/dfg or the
+ * reverse) give -EBADFD. Commands that change a graph need a graph
+ * descriptor opened for writing: -EACCES otherwise.
+ */
+
+/* Graph and object names: 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL. */
+#define DFG_NAME_MAX		64
+
+/*
+ * DFG_IOC_GRAPH_CREATE - create a graph and open it.
+ *
+ * Sent on /dev/dfg. In: @size, @name, @mode (permission bits, <= 0777),
+ * @flags (DFG_GRAPH_O_CLOEXEC only). Result: a new graph descriptor, opened
+ * for reading and writing. Errors: -EEXIST name taken, -EINVAL bad name or
+ * mode or flags, -ENOSPC dfg.max_graphs reached. Indirect on io_uring.
+ */
+#define DFG_IOC_GRAPH_CREATE	_IOWR(DFG_IOC_MAGIC, 0x10, struct dfg_graph_open)
+
+/*
+ * DFG_IOC_GRAPH_ATTACH - open an existing graph by name.
+ *
+ * Sent on /dev/dfg. In: @size, @name, @flags (DFG_GRAPH_O_*), @mode zero.
+ * Result: a new graph descriptor, read-only with DFG_GRAPH_O_RDONLY.
+ * Errors: -ENOENT no such graph, -EACCES permission denied.
+ */
+#define DFG_IOC_GRAPH_ATTACH	_IOWR(DFG_IOC_MAGIC, 0x11, struct dfg_graph_open)
+
+/*
+ * DFG_IOC_GRAPH_INFO - describe the graph a descriptor refers to.
+ *
+ * Sent on a graph descriptor. In: @size, rest zero. Out: all fields.
+ */
+#define DFG_IOC_GRAPH_INFO	_IOWR(DFG_IOC_MAGIC, 0x12, struct dfg_graph_info)
+
+/* dfg_graph_open.flags */
+#define DFG_GRAPH_O_RDONLY	0x1U	/* attach read-only: no writable maps */
+#define DFG_GRAPH_O_CLOEXEC	0x2U	/* close the descriptor on exec */
+#define DFG_GRAPH_O_ALL		(DFG_GRAPH_O_RDONLY | DFG_GRAPH_O_CLOEXEC)
+
+/**
+ * struct dfg_graph_open - DFG_IOC_GRAPH_CREATE, DFG_IOC_GRAPH_ATTACH
+ * @size:	sizeof(struct dfg_graph_open), else -EINVAL
+ * @flags:	DFG_GRAPH_O_*
+ * @mode:	CREATE: permission bits (<= 0777); ATTACH: zero
+ * @reserved0:	must be zero
+ * @name:	graph name, NUL-terminated (see DFG_NAME_MAX)
+ * @reserved:	must be zero
+ */
+struct dfg_graph_open {
+	__u32	size;
+	__u32	flags;
+	__u32	mode;
+	__u32	reserved0;
+	char	name[DFG_NAME_MAX];
+	__u64	reserved[4];
+};
+
+/**
+ * struct dfg_graph_info - DFG_IOC_GRAPH_INFO
+ * @size:	in: sizeof(struct dfg_graph_info), else -EINVAL
+ * @id:		out: module-wide graph id (sysfs: /sys/kernel/dfg/graphs/<id>)
+ * @uid:	out: owner
+ * @gid:	out: owner's group
+ * @mode:	out: permission bits
+ * @rdonly:	out: 1 if this descriptor is read-only
+ * @nr_objects:	out: live objects (arenas, ...) in the graph
+ * @pages:	out: pages allocated by the graph's objects
+ * @name:	out: graph name
+ * @reserved:	must be zero on input; zero on output
+ */
+struct dfg_graph_info {
+	__u32	size;
+	__u32	id;
+	__u32	uid;
+	__u32	gid;
+	__u32	mode;
+	__u32	rdonly;
+	__u32	nr_objects;
+	__u32	reserved0;
+	__u64	pages;
+	char	name[DFG_NAME_MAX];
+	__u64	reserved[4];
+};
+
+/* ------------------------------------------------------------------------
+ * Commands: arenas (nr 0x20..0x2f), on a graph descriptor
+ * ------------------------------------------------------------------------
+ *
+ * An arena is kernel-allocated, zeroed memory that every process attached
+ * to the graph maps with mmap(graph_fd, offset = DFG_MMAP_OFFSET(id)) for
+ * up to its size. Data in it is referenced by offset, never by pointer.
+ * Its pages are charged to the creating user: to RLIMIT_MEMLOCK (unless
+ * CAP_IPC_LOCK) and to the memory cgroup; and bounded by dfg.max_arena_mb
+ * per arena and dfg.max_total_mb for the whole module. A mapping larger
+ * than the object, or writable on a read-only descriptor, fails; a private
+ * mapping fails (-EINVAL): arenas are shared or nothing. mmap errors:
+ * -EINVAL offset not DFG_MMAP_OFFSET() of a live arena, length past its
+ * size, or MAP_PRIVATE; -EACCES PROT_WRITE on a read-only descriptor.
+ */
+
+/* mmap offset of object @id of a graph. */
+#define DFG_MMAP_SHIFT		36
+#define DFG_MMAP_OFFSET(id)	((__u64)(id) << DFG_MMAP_SHIFT)
+
+/*
+ * DFG_IOC_ARENA_CREATE - allocate an arena in the graph.
+ *
+ * In: @size (bytes, > 0; rounded up to the page size), @flags zero.
+ * Out: @id (object id in the graph, also the result), @mmap_offset,
+ * @size (rounded; in res2 on inline CQE32 rings). Errors: -EINVAL size 0,
+ * -EFBIG above dfg.max_arena_mb, -ENOMEM memory or dfg.max_total_mb
+ * exhausted, -EAGAIN RLIMIT_MEMLOCK exceeded, -EACCES read-only descriptor.
+ */
+#define DFG_IOC_ARENA_CREATE	_IOWR(DFG_IOC_MAGIC, 0x20, struct dfg_arena_create)
+
+/**
+ * struct dfg_arena_create - DFG_IOC_ARENA_CREATE
+ * @size:	in: requested bytes; out: rounded to the page size
+ * @flags:	must be zero
+ * @id:		out: object id; zero on input
+ * @mmap_offset: out: DFG_MMAP_OFFSET(@id); zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_arena_create {
+	__u64	size;
+	__u32	flags;
+	__u32	id;
+	__u64	mmap_offset;
+	__u64	reserved[2];
+};
+
+/* Number of command slots in the table (highest nr + 1); holes allowed. */
+#define DFG_CMD_NR		0x21
 
 /**
  * struct dfg_info - DFG_IOC_GET_INFO
@@ -215,6 +363,9 @@ enum dfg_nl_attr {
 	DFG_NL_A_PID,		/* u32: tgid of the process concerned */
 	DFG_NL_A_CMD,		/* u32: command value concerned */
 	DFG_NL_A_PAD,
+	DFG_NL_A_GRAPH,		/* u32: graph id */
+	DFG_NL_A_OBJECT,	/* u32: object id in the graph */
+	DFG_NL_A_NAME,		/* string: graph name */
 	__DFG_NL_A_MAX,
 };
 
@@ -225,6 +376,10 @@ enum dfg_event {
 	DFG_EV_CLIENT_OPEN,	/* a process opened /dev/dfg */
 	DFG_EV_CLIENT_CLOSE,	/* the last reference to that file went */
 	DFG_EV_CMD_CANCELED,	/* a parked command was canceled */
+	DFG_EV_GRAPH_CREATE,	/* GRAPH, NAME, PID */
+	DFG_EV_GRAPH_DESTROY,	/* GRAPH, NAME */
+	DFG_EV_ARENA_CREATE,	/* GRAPH, OBJECT, PID */
+	DFG_EV_ARENA_DESTROY,	/* GRAPH, OBJECT */
 	__DFG_EV_MAX,
 };
 
@@ -237,6 +392,9 @@ enum dfg_event {
  *   stats/<cmd>			commands of that name executed
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
+ *   pages				pages held by all arenas now
+ *   graphs/<id>/			one directory per live graph: name, uid,
+ *					gid, mode, objects, pages, attached
  */
 
 #endif /* _UAPI_LINUX_DFG_H */

@@ -12,6 +12,9 @@
  * synchronously with dfg_uring_cmd() or asynchronously by preparing SQEs
  * with the inline dfg_prep_*() helpers of <dfg/prep.h> on dfg_ring().
  *
+ * Graphs, arenas and the arena buffer allocator are in <dfg/graph.h>,
+ * included from here.
+ *
  * Errors: like liburing, every function that can fail returns a negative
  * errno value (-ENOENT, -EINVAL, ...) and leaves errno untouched; callers
  * never need to look at errno. Functions returning pointers or void say so.
@@ -27,6 +30,7 @@
 #include <linux/dfg.h>
 
 #include <dfg/prep.h>
+#include <dfg/graph.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -144,6 +144,66 @@ static inline void dfg_prep_get_info(struct io_uring_sqe *sqe, int fd,
 	dfg_prep_cmd_indirect(sqe, fd, DFG_IOC_GET_INFO, info, sizeof(*info));
 }
 
+/*
+ * Fill a struct dfg_graph_open for dfg_prep_graph_create/attach(). Copies
+ * at most DFG_NAME_MAX bytes of @name: a name that long has no NUL in the
+ * struct, and the module rejects it rather than using a truncated name.
+ */
+static inline void __dfg_graph_open_fill(struct dfg_graph_open *op,
+					 const char *name, __u32 mode,
+					 __u32 flags)
+{
+	size_t len = name ? strnlen(name, DFG_NAME_MAX) : 0;
+
+	memset(op, 0, sizeof(*op));
+	op->size = sizeof(*op);
+	op->flags = flags;
+	op->mode = mode;
+	if (len)
+		memcpy(op->name, name, len);
+}
+
+/**
+ * dfg_prep_graph_create() - prepare DFG_IOC_GRAPH_CREATE (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @fd:		file descriptor of /dev/dfg
+ * @op:		argument struct, filled here; must stay valid until the CQE
+ * @name:	graph name; copied into @op now
+ * @mode:	permission bits (<= 0777)
+ * @flags:	DFG_GRAPH_O_CLOEXEC or zero
+ *
+ * cqe->res is the new graph descriptor (>= 0) or -errno (see
+ * dfg_graph_create(); a name of DFG_NAME_MAX bytes or more gives the
+ * module's -EINVAL, not -ENAMETOOLONG).
+ */
+static inline void dfg_prep_graph_create(struct io_uring_sqe *sqe, int fd,
+					 struct dfg_graph_open *op,
+					 const char *name, __u32 mode,
+					 __u32 flags)
+{
+	__dfg_graph_open_fill(op, name, mode, flags);
+	dfg_prep_cmd_indirect(sqe, fd, DFG_IOC_GRAPH_CREATE, op, sizeof(*op));
+}
+
+/**
+ * dfg_prep_graph_attach() - prepare DFG_IOC_GRAPH_ATTACH (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @fd:		file descriptor of /dev/dfg
+ * @op:		argument struct, filled here; must stay valid until the CQE
+ * @name:	graph name; copied into @op now
+ * @flags:	DFG_GRAPH_O_RDONLY, DFG_GRAPH_O_CLOEXEC
+ *
+ * cqe->res is the new graph descriptor (>= 0) or -errno (see
+ * dfg_graph_attach()).
+ */
+static inline void dfg_prep_graph_attach(struct io_uring_sqe *sqe, int fd,
+					 struct dfg_graph_open *op,
+					 const char *name, __u32 flags)
+{
+	__dfg_graph_open_fill(op, name, 0, flags);
+	dfg_prep_cmd_indirect(sqe, fd, DFG_IOC_GRAPH_ATTACH, op, sizeof(*op));
+}
+
 /**
  * dfg_cqe_res2() - second result of a dfg command completion
  * @cqe:	CQE of an IORING_SETUP_CQE32 ring

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * arena.c - arenas: DFG_IOC_ARENA_CREATE and mmap of graph descriptors.
+ *
+ * Objects, locks and references
+ *   struct dfg_arena	one per arena, a dfg_object of its graph: in
+ *			dfg_graph.objects (the xarray's lock) from creation
+ *			until the graph dies, and freed only then
+ *			(dfg_arena_destroy() from graph.c). No reference of
+ *			its own: every user (a command, an mmap, a fault)
+ *			holds a graph descriptor, and a mapping holds its
+ *			file, so the graph and its arenas outlive every vma.
+ *			Immutable after publication: no lock.
+ *     ->pages		zeroed order-0 pages, charged to the creator's
+ *			memory cgroup (GFP_KERNEL_ACCOUNT). Each pte that
+ *			maps one holds a page reference (the fault handler
+ *			takes it), so a page outlives the arena if something
+ *			still maps or pins it; we put ours at destroy.
+ *     ->user		the creator's user_struct, referenced (get_uid())
+ *			so the RLIMIT_MEMLOCK charge in ->locked_vm is
+ *			returned to the same user at destroy, whoever the
+ *			last process to close the graph is.
+ *   dfg_total_pages	pages of all arenas: the dfg.max_total_mb counter
+ *			and sysfs "pages"; atomic_long, charged with a
+ *			cmpxchg loop so concurrent creators never overshoot.
+ *
+ * Mapping: mmap(graph_fd, offset DFG_MMAP_OFFSET(id)) sets up the vma and
+ * a .fault handler supplies the pages. A fault handler rather than
+ * vm_insert_pages() at mmap time: a vma without vm_ops counts as
+ * anonymous, so after MADV_DONTNEED or a zap a file-backed arena vma needs
+ * a fault path anyway, and with one there is a single way pages get in;
+ * faults also keep mmap cheap for large arenas a process touches only in
+ * part.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/fs.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+#include "dfg.h"
+#include "trace.h"
+
+atomic_long_t dfg_total_pages = ATOMIC_LONG_INIT(0);
+
+/* vm_pgoff bits below an object's DFG_MMAP_OFFSET(). */
+#define DFG_MMAP_PGSHIFT	(DFG_MMAP_SHIFT - PAGE_SHIFT)
+
+/**
+ * struct dfg_arena - one arena (see the top of this file)
+ * @obj:	header; @obj.id is the arena's id in its graph
+ * @nr_pages:	length of @pages
+ * @pages:	the arena's pages, one reference each
+ * @user:	creator's user_struct (reference held)
+ * @locked:	pages charged to @user->locked_vm (0 with CAP_IPC_LOCK)
+ */
+struct dfg_arena {
+	struct dfg_object	obj;
+	unsigned long		nr_pages;
+	struct page		**pages;
+	struct user_struct	*user;
+	unsigned long		locked;
+};
+
+/* Like io_uring's __io_account_mem(): RLIMIT_MEMLOCK of the user. */
+static int dfg_account_mem(struct user_struct *user, unsigned long nr_pages)
+{
+	unsigned long page_limit, cur_pages, new_pages;
+
+	page_limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	cur_pages = atomic_long_read(&user->locked_vm);
+	do {
+		new_pages = cur_pages + nr_pages;
+		if (new_pages > page_limit || new_pages < cur_pages)
+			return -EAGAIN;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur_pages,
+					  new_pages));
+	return 0;
+}
+
+/* dfg.max_total_mb: module-wide page bound. */
+static int dfg_total_charge(unsigned long nr_pages)
+{
+	unsigned long limit = (unsigned long)READ_ONCE(dfg_max_total_mb) <<
+			      (20 - PAGE_SHIFT);
+	long cur = atomic_long_read(&dfg_total_pages);
+
+	do {
+		if ((unsigned long)cur + nr_pages > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&dfg_total_pages, &cur,
+					  cur + nr_pages));
+	return 0;
+}
+
+static void dfg_arena_free_pages(struct dfg_arena *a, unsigned long nr)
+{
+	while (nr--)
+		put_page(a->pages[nr]);
+	kvfree(a->pages);
+}
+
+/*
+ * Zeroed pages charged to the caller's memory cgroup; a failure (memory or
+ * cgroup limit) is -ENOMEM, never an OOM kill: __GFP_RETRY_MAYFAIL keeps
+ * both the page allocator and the memcg charge from invoking the OOM
+ * killer.
+ */
+static int dfg_arena_alloc_pages(struct dfg_arena *a)
+{
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN |
+			  __GFP_RETRY_MAYFAIL;
+	unsigned long i;
+
+	a->pages = kvcalloc(a->nr_pages, sizeof(*a->pages),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!a->pages)
+		return -ENOMEM;
+	for (i = 0; i < a->nr_pages; i++) {
+		a->pages[i] = alloc_page(gfp);
+		if (!a->pages[i])
+			goto out_free_pages;
+		if (fatal_signal_pending(current))
+			goto out_free_pages_next;
+		cond_resched();
+	}
+	return 0;
+
+out_free_pages_next:
+	i++;
+out_free_pages:
+	dfg_arena_free_pages(a, i);
+	a->pages = NULL;
+	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
+}
+
+int dfg_arena_create(struct dfg_cmd_ctx *c)
+{
+	struct dfg_arena_create *args = c->args;
+	struct dfg_graph *g = c->graph;
+	struct dfg_arena *a;
+	u64 max_bytes;
+	int ret;
+
+	if (args->flags || args->id || args->mmap_offset ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	if (!args->size)
+		return -EINVAL;
+	max_bytes = (u64)READ_ONCE(dfg_max_arena_mb) << 20;
+	if (args->size > max_bytes)
+		return -EFBIG;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
+	if (!a)
+		return -ENOMEM;
+	a->nr_pages = PAGE_ALIGN(args->size) >> PAGE_SHIFT;
+	a->user = get_uid(current_user());
+
+	if (!capable(CAP_IPC_LOCK)) {
+		ret = dfg_account_mem(a->user, a->nr_pages);
+		if (ret)
+			goto out_put_user;
+		a->locked = a->nr_pages;
+	}
+	ret = dfg_total_charge(a->nr_pages);
+	if (ret)
+		goto out_unaccount;
+	ret = dfg_arena_alloc_pages(a);
+	if (ret)
+		goto out_uncharge_total;
+
+	ret = dfg_graph_add_object(g, &a->obj, DFG_OBJ_ARENA);
+	if (ret < 0)
+		goto out_free_pages;
+	atomic_long_add(a->nr_pages, &g->pages);
+
+	args->size = (u64)a->nr_pages << PAGE_SHIFT;
+	args->id = a->obj.id;
+	args->mmap_offset = DFG_MMAP_OFFSET(a->obj.id);
+	c->res2 = args->size;
+
+	trace_dfg_arena_create(g->id, a->obj.id, a->nr_pages);
+	dfg_nl_graph_event(DFG_EV_ARENA_CREATE, task_tgid_nr(current), g->id,
+			   a->obj.id, NULL);
+	return a->obj.id;
+
+out_free_pages:
+	dfg_arena_free_pages(a, a->nr_pages);
+out_uncharge_total:
+	atomic_long_sub(a->nr_pages, &dfg_total_pages);
+out_unaccount:
+	atomic_long_sub(a->locked, &a->user->locked_vm);
+out_put_user:
+	free_uid(a->user);
+	kfree(a);
+	return ret;
+}
+
+/**
+ * dfg_arena_destroy() - free an arena whose graph is dying
+ * @obj: the arena's header, already out of dfg_graph.objects
+ *
+ * Context: process context; nothing maps the graph any more.
+ */
+void dfg_arena_destroy(struct dfg_object *obj)
+{
+	struct dfg_arena *a = container_of(obj, struct dfg_arena, obj);
+	struct dfg_graph *g = obj->graph;
+
+	trace_dfg_arena_destroy(g->id, obj->id, a->nr_pages);
+	dfg_nl_graph_event(DFG_EV_ARENA_DESTROY, 0, g->id, obj->id, NULL);
+
+	dfg_arena_free_pages(a, a->nr_pages);
+	atomic_long_sub(a->nr_pages, &g->pages);
+	atomic_long_sub(a->nr_pages, &dfg_total_pages);
+	atomic_long_sub(a->locked, &a->user->locked_vm);
+	free_uid(a->user);
+	kfree(a);
+}
+
+/*
+ * Page @vmf->pgoff of the arena: offsets count from DFG_MMAP_OFFSET(id)
+ * (vm_pgoff of a split vma moves, the arena's base does not). The pte
+ * takes its own page reference.
+ */
+static vm_fault_t dfg_arena_fault(struct vm_fault *vmf)
+{
+	struct dfg_arena *a = vmf->vma->vm_private_data;
+	pgoff_t base = (pgoff_t)a->obj.id << DFG_MMAP_PGSHIFT;
+	pgoff_t idx = vmf->pgoff - base;
+
+	if (vmf->pgoff < base || idx >= a->nr_pages)
+		return VM_FAULT_SIGBUS;
+	vmf->page = a->pages[idx];
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct dfg_arena_vm_ops = {
+	.fault	= dfg_arena_fault,
+};
+
+/**
+ * dfg_arena_mmap() - mmap of a graph descriptor
+ * @g: the descriptor's graph
+ * @file: the descriptor; the vma takes a reference to it (hence to @g)
+ * @vma: the new mapping
+ *
+ * The offset must be DFG_MMAP_OFFSET() of a live arena and the length at
+ * most its size. Shared mappings only. On a read-only descriptor the VFS
+ * already refuses PROT_WRITE with MAP_SHARED and clears VM_MAYWRITE; we
+ * clear it too, so mprotect() can never make the mapping writable.
+ *
+ * Return: 0 or a negative errno (-EINVAL for a bad offset, length or a
+ * private mapping, -EACCES for a writable mapping of a read-only one).
+ */
+int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
+		   struct vm_area_struct *vma)
+{
+	unsigned long id = vma->vm_pgoff >> DFG_MMAP_PGSHIFT;
+	struct dfg_object *obj;
+	struct dfg_arena *a;
+
+	/* VM_MAYSHARE: VM_SHARED is already gone on read-only files. */
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_pgoff & ((1UL << DFG_MMAP_PGSHIFT) - 1))
+		return -EINVAL;
+	if (!id || id > DFG_OBJ_ID_MAX)
+		return -EINVAL;
+	obj = xa_load(&g->objects, id);
+	if (!obj || obj->type != DFG_OBJ_ARENA)
+		return -EINVAL;
+	a = container_of(obj, struct dfg_arena, obj);
+	if (vma_pages(vma) > a->nr_pages)
+		return -EINVAL;
+
+	if (!(file->f_mode & FMODE_WRITE)) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		dfg_vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	dfg_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = a;
+	vma->vm_ops = &dfg_arena_vm_ops;
+	return 0;
+}

@@ -1,0 +1,374 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * graph.c - graphs: DFG_IOC_GRAPH_CREATE, _ATTACH, _INFO, graph descriptors.
+ *
+ * Objects, locks and references
+ *   dfg_graphs		every live graph by id (an allocating xarray);
+ *			ids, names and the count dfg_nr_graphs change only
+ *			under dfg_graphs_lock, a mutex because create and
+ *			destroy allocate and add/remove sysfs directories.
+ *			Names are found by a walk under the mutex: at most
+ *			dfg.max_graphs entries, only on create and attach.
+ *   struct dfg_graph	two references with two jobs:
+ *     ->ref		(kref) life. One per graph descriptor (struct
+ *			file, its private_data); a mapping holds its file,
+ *			so a mapped graph outlives close(). Dropped with
+ *			kref_put_mutex() so that the count reaches zero only
+ *			under dfg_graphs_lock: a lookup under the mutex never
+ *			sees a dying graph and may kref_get(). The release
+ *			unregisters the name and id, removes sysfs, frees the
+ *			objects and reports the death.
+ *     ->kobj		memory. Initialised at allocation; its release
+ *			(dfg_graph_free()) frees the struct once sysfs is
+ *			done with it (kobject_del() drains attribute readers).
+ *   dfg_object	each object of a graph (arena.c) sits in
+ *			dfg_graph.objects (the xarray's own lock) from
+ *			creation until the graph dies; no per-object
+ *			reference: whoever reaches an object holds a graph
+ *			descriptor, hence the graph, hence the object.
+ *			Immutable graph fields need no lock; the counters
+ *			are atomics read locklessly by sysfs and GRAPH_INFO.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/capability.h>
+#include <linux/cred.h>
+#include <linux/ctype.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uidgid.h>
+
+#include "dfg.h"
+#include "trace.h"
+
+static DEFINE_MUTEX(dfg_graphs_lock);
+static DEFINE_XARRAY_ALLOC1(dfg_graphs);
+static unsigned int dfg_nr_graphs;	/* under dfg_graphs_lock */
+
+static const struct file_operations dfg_graph_fops;
+
+/**
+ * dfg_file_is_graph() - is @file a graph descriptor?
+ * @file: a file reaching one of dfg's entry points
+ *
+ * Return: true for graph descriptors, false for /dev/dfg.
+ */
+bool dfg_file_is_graph(const struct file *file)
+{
+	return file->f_op == &dfg_graph_fops;
+}
+
+/* 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL-terminated. */
+static bool dfg_name_valid(const char *name)
+{
+	size_t len = strnlen(name, DFG_NAME_MAX);
+	size_t i;
+
+	if (!len || len == DFG_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++) {
+		char ch = name[i];
+
+		if (!isalnum(ch) && ch != '.' && ch != '_' && ch != '-')
+			return false;
+	}
+	return true;
+}
+
+/* Caller holds dfg_graphs_lock. */
+static struct dfg_graph *dfg_graph_find(const char *name)
+{
+	struct dfg_graph *g;
+	unsigned long id;
+
+	lockdep_assert_held(&dfg_graphs_lock);
+	xa_for_each(&dfg_graphs, id, g)
+		if (!strcmp(g->name, name))
+			return g;
+	return NULL;
+}
+
+/*
+ * Like ipcperms(): owner bits if the caller's fsuid owns the graph, group
+ * bits if it is in the group, other bits otherwise; CAP_IPC_OWNER
+ * overrides. Graphs are module-wide, so the capability is checked against
+ * the initial user namespace.
+ */
+static bool dfg_graph_permitted(const struct dfg_graph *g, bool write)
+{
+	int want = write ? 06 : 04;
+	int granted = g->mode;
+
+	if (uid_eq(current_fsuid(), g->uid))
+		granted >>= 6;
+	else if (in_group_p(g->gid))
+		granted >>= 3;
+	if (!(want & ~granted & 07))
+		return true;
+	return capable(CAP_IPC_OWNER);
+}
+
+void dfg_graph_free(struct dfg_graph *g)
+{
+	kfree(g);
+}
+
+/* Frees every object; the graph is out of the registry, nobody else left. */
+static void dfg_graph_free_objects(struct dfg_graph *g)
+{
+	struct dfg_object *obj;
+	unsigned long id;
+
+	xa_for_each(&g->objects, id, obj) {
+		xa_erase(&g->objects, id);
+		atomic_dec(&g->nr_objects);
+		switch (obj->type) {
+		case DFG_OBJ_ARENA:
+			dfg_arena_destroy(obj);
+			break;
+		}
+	}
+	xa_destroy(&g->objects);
+}
+
+/*
+ * kref release, called by kref_put_mutex() with dfg_graphs_lock held;
+ * unlocks it (mutexes carry no sparse context: no __releases()). sysfs
+ * goes before the id, so a new graph never meets the old directory;
+ * objects are freed after the unlock.
+ */
+static void dfg_graph_release(struct kref *ref)
+{
+	struct dfg_graph *g = container_of(ref, struct dfg_graph, ref);
+
+	dfg_sysfs_graph_del(g);
+	xa_erase(&dfg_graphs, g->id);
+	dfg_nr_graphs--;
+	mutex_unlock(&dfg_graphs_lock);
+
+	dfg_graph_free_objects(g);
+	trace_dfg_graph_destroy(g->id, g->name);
+	dfg_nl_graph_event(DFG_EV_GRAPH_DESTROY, 0, g->id, 0, g->name);
+	kobject_put(&g->kobj);
+}
+
+static void dfg_graph_put(struct dfg_graph *g)
+{
+	kref_put_mutex(&g->ref, dfg_graph_release, &dfg_graphs_lock);
+}
+
+static int dfg_graph_fop_release(struct inode *inode, struct file *file)
+{
+	struct dfg_graph *g = file->private_data;
+
+	atomic_dec(&g->attached);
+	dfg_graph_put(g);
+	return 0;
+}
+
+static int dfg_graph_fop_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	return dfg_arena_mmap(file->private_data, file, vma);
+}
+
+static const struct file_operations dfg_graph_fops = {
+	.owner		= THIS_MODULE,
+	.release	= dfg_graph_fop_release,
+	.unlocked_ioctl	= dfg_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.uring_cmd	= dfg_uring_cmd,
+	.mmap		= dfg_graph_fop_mmap,
+	.llseek		= noop_llseek,
+};
+
+/*
+ * Opens a descriptor on @g for the command in @c, consuming the graph
+ * reference the caller holds: the file takes it over, or it is put on
+ * failure. The descriptor is installed by the dispatcher (c->install).
+ * Returns the descriptor number or a negative errno.
+ */
+static int dfg_graph_open_fd(struct dfg_cmd_ctx *c, struct dfg_graph *g,
+			     u32 flags)
+{
+	int oflags = (flags & DFG_GRAPH_O_RDONLY) ? O_RDONLY : O_RDWR;
+	struct file *file;
+	int fd;
+
+	fd = get_unused_fd_flags((flags & DFG_GRAPH_O_CLOEXEC) ? O_CLOEXEC : 0);
+	if (fd < 0) {
+		dfg_graph_put(g);
+		return fd;
+	}
+
+	file = anon_inode_getfile("[dfg-graph]", &dfg_graph_fops, g, oflags);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		dfg_graph_put(g);
+		return PTR_ERR(file);
+	}
+	atomic_inc(&g->attached);
+	c->install = file;
+	c->fd = fd;
+	return fd;
+}
+
+/* Checks shared by CREATE and ATTACH. */
+static int dfg_graph_open_check(const struct dfg_graph_open *o, u32 flags)
+{
+	if (o->size != sizeof(*o))
+		return -EINVAL;
+	if (o->flags & ~flags)
+		return -EINVAL;
+	if (o->reserved0 || memchr_inv(o->reserved, 0, sizeof(o->reserved)))
+		return -EINVAL;
+	if (!dfg_name_valid(o->name))
+		return -EINVAL;
+	return 0;
+}
+
+int dfg_graph_create(struct dfg_cmd_ctx *c)
+{
+	const struct dfg_graph_open *o = c->args;
+	struct dfg_graph *g;
+	u32 id;
+	int ret;
+
+	ret = dfg_graph_open_check(o, DFG_GRAPH_O_CLOEXEC);
+	if (ret)
+		return ret;
+	if (o->mode & ~0777U)
+		return -EINVAL;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
+	if (!g)
+		return -ENOMEM;
+	kref_init(&g->ref);
+	dfg_sysfs_graph_init(g);	/* from here on, kobject_put() frees */
+	strscpy(g->name, o->name, sizeof(g->name));
+	g->uid = current_fsuid();
+	g->gid = current_fsgid();
+	g->mode = o->mode;
+	g->creator = task_tgid_nr(current);
+	xa_init_flags(&g->objects, XA_FLAGS_ALLOC1);
+
+	mutex_lock(&dfg_graphs_lock);
+	if (dfg_graph_find(g->name)) {
+		ret = -EEXIST;
+		goto out_unlock;
+	}
+	if (dfg_nr_graphs >= READ_ONCE(dfg_max_graphs)) {
+		ret = -ENOSPC;
+		goto out_unlock;
+	}
+	ret = xa_alloc(&dfg_graphs, &id, g, xa_limit_31b, GFP_KERNEL);
+	if (ret) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto out_unlock;
+	}
+	g->id = id;
+	ret = dfg_sysfs_graph_add(g);
+	if (ret)
+		goto out_erase_id;
+	dfg_nr_graphs++;
+	mutex_unlock(&dfg_graphs_lock);
+
+	trace_dfg_graph_create(g->id, g->name, from_kuid(&init_user_ns, g->uid),
+			       g->mode);
+	dfg_nl_graph_event(DFG_EV_GRAPH_CREATE, g->creator, g->id, 0, g->name);
+
+	/* The creator's reference goes to the descriptor (or is put). */
+	return dfg_graph_open_fd(c, g, o->flags);
+
+out_erase_id:
+	xa_erase(&dfg_graphs, id);
+out_unlock:
+	mutex_unlock(&dfg_graphs_lock);
+	kobject_put(&g->kobj);
+	return ret;
+}
+
+int dfg_graph_attach(struct dfg_cmd_ctx *c)
+{
+	const struct dfg_graph_open *o = c->args;
+	struct dfg_graph *g;
+	int ret;
+
+	ret = dfg_graph_open_check(o, DFG_GRAPH_O_ALL);
+	if (ret)
+		return ret;
+	if (o->mode)
+		return -EINVAL;
+
+	mutex_lock(&dfg_graphs_lock);
+	g = dfg_graph_find(o->name);
+	if (!g) {
+		mutex_unlock(&dfg_graphs_lock);
+		return -ENOENT;
+	}
+	if (!dfg_graph_permitted(g, !(o->flags & DFG_GRAPH_O_RDONLY))) {
+		mutex_unlock(&dfg_graphs_lock);
+		return -EACCES;
+	}
+	/* Nonzero under the mutex: see kref_put_mutex() above. */
+	kref_get(&g->ref);
+	mutex_unlock(&dfg_graphs_lock);
+
+	return dfg_graph_open_fd(c, g, o->flags);
+}
+
+int dfg_graph_info(struct dfg_cmd_ctx *c)
+{
+	struct dfg_graph_info *info = c->args;
+	struct dfg_graph *g = c->graph;
+
+	if (info->size != sizeof(*info))
+		return -EINVAL;
+	if (memchr_inv((u8 *)info + sizeof(info->size), 0,
+		       sizeof(*info) - sizeof(info->size)))
+		return -EINVAL;
+
+	info->id = g->id;
+	info->uid = from_kuid_munged(current_user_ns(), g->uid);
+	info->gid = from_kgid_munged(current_user_ns(), g->gid);
+	info->mode = g->mode;
+	info->rdonly = !c->writable;
+	info->nr_objects = atomic_read(&g->nr_objects);
+	info->pages = atomic_long_read(&g->pages);
+	strscpy(info->name, g->name, sizeof(info->name));
+	return 0;
+}
+
+/**
+ * dfg_graph_add_object() - give @obj an id in @g and publish it
+ * @g: the graph, held by the caller's descriptor
+ * @obj: fully set up object; reachable by others from here on
+ * @type: enum dfg_obj_type
+ *
+ * Return: the new id (>= 1) or a negative errno.
+ */
+int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
+			 enum dfg_obj_type type)
+{
+	u32 id;
+	int ret;
+
+	obj->graph = g;
+	obj->type = type;
+	ret = xa_alloc(&g->objects, &id, NULL, XA_LIMIT(1, DFG_OBJ_ID_MAX),
+		       GFP_KERNEL_ACCOUNT);
+	if (ret)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	obj->id = id;
+	/* Publish only with the id set: mmap may look it up at once. */
+	ret = xa_err(xa_store(&g->objects, id, obj, GFP_KERNEL_ACCOUNT));
+	if (ret) {
+		xa_erase(&g->objects, id);
+		return ret;
+	}
+	atomic_inc(&g->nr_objects);
+	return id;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg internals shared by chan/: the arena view and the allocator's
+ * private per-process state.
+ */
+#ifndef _DFG_CHAN_CHAN_H
+#define _DFG_CHAN_CHAN_H
+
+#include <stdbool.h>
+
+#include "internal.h"
+
+/*
+ * struct dfg_alloc_layout - where the allocator's parts are in an arena
+ *
+ * Computed by this process from its own mapping size (dfg_alloc_layout()),
+ * never read back from shared memory: the copy in the arena header is only
+ * compared with it. All offsets are from the arena base.
+ *
+ * @bitmap_off:	allocation bitmap, one bit per DFG_BUF_MIN granule of the
+ *		whole arena, in 64-bit words
+ * @chunktab_off: chunk table, one byte per chunk of the data area
+ * @data_off:	first chunk, page aligned
+ * @data_end:	end of the last whole chunk
+ * @nr_chunks:	chunks in [data_off, data_end)
+ * @nr_classes:	size classes usable: 64 << (nr_classes - 1) <= data size
+ */
+struct dfg_alloc_layout {
+	__u64		bitmap_off;
+	__u64		chunktab_off;
+	__u64		data_off;
+	__u64		data_end;
+	__u32		nr_chunks;
+	__u32		nr_classes;
+};
+
+/*
+ * struct dfg_arena - this process's view of an arena
+ * @graph_fd:	graph descriptor it was mapped from (not owned), or -1
+ * @id:		object id in the graph (0 for dfg_arena_wrap())
+ * @size:	bytes mapped
+ * @base:	start of the mapping
+ * @writable:	mapped read-write
+ * @mapped:	@base came from mmap() here: dfg_arena_unmap() unmaps it
+ * @alloc_ready: dfg_alloc_init() or dfg_alloc_attach() succeeded
+ * @lay:	allocator layout, valid when @alloc_ready
+ */
+struct dfg_arena {
+	int			graph_fd;
+	unsigned int		id;
+	size_t			size;
+	void			*base;
+	bool			writable;
+	bool			mapped;
+	bool			alloc_ready;
+	struct dfg_alloc_layout	lay;
+};
+
+#endif /* _DFG_CHAN_CHAN_H */
