@@ -102,12 +102,17 @@ int main(void)
 
 	if (pipe(pfd))
 		return 1;
+	/* Flush first, or the child would print the parent's lines again. */
+	fflush(stdout);
 	pid = fork();
 	if (pid < 0)
 		return 1;
 	if (!pid) {
 		close(pfd[1]);
-		_exit(peer(pfd[0]));
+		ret = peer(pfd[0]);
+		/* _exit() skips stdio: flush what a pipe reader waits for. */
+		fflush(stdout);
+		_exit(ret);
 	}
 	close(pfd[0]);
 

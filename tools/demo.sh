@@ -13,6 +13,8 @@ echo "== dfgctl info --uring"
 "$bin/dfgctl" info --uring
 echo "== dfgctl info --netlink"
 "$bin/dfgctl" info --netlink
+echo "== arena shared by two processes (examples/arena_demo.c)"
+"$bin/arena_demo"
 echo "== command round trip (io_uring NOP vs ioctl NOP vs getppid)"
 "$top/tools/bench/run.sh"
 echo "== dfgctl stats"

@@ -316,13 +316,14 @@ TEST_F(cmd, nop_reserved)
 	ASSERT_EQ(0, nop_run(self, variant, &nop, NULL));
 }
 
-/* Numbers past the table, and 0x0f/0xff, are -EOPNOTSUPP. */
+/* Numbers past the table, holes in it, and 0xff are -EOPNOTSUPP. */
 TEST_F(cmd, unknown_nr)
 {
 	static const __u32 cmds[] = {
 		_IOWR(DFG_IOC_MAGIC, DFG_CMD_NR, struct dfg_nop),
 		_IOWR(DFG_IOC_MAGIC, 0x0f, struct dfg_nop),
-		_IOWR(DFG_IOC_MAGIC, 0x10, struct dfg_nop),
+		_IOWR(DFG_IOC_MAGIC, 0x02, struct dfg_nop),
+		_IOWR(DFG_IOC_MAGIC, 0x1f, struct dfg_nop),
 		_IOWR(DFG_IOC_MAGIC, 0xff, struct dfg_nop),
 	};
 	struct dfg_nop nop;

@@ -1,0 +1,27 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Runs each example a new user runs first and checks what it prints.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+pass=0 fail=0
+
+# check NAME REGEX CMD...: CMD exits 0 and its output matches REGEX.
+check() {
+	local name=$1 re=$2 out
+	shift 2
+	if out=$("$@" 2>&1) && grep -Eq "$re" <<<"$out"; then
+		echo "ok - $name"
+		pass=$((pass + 1))
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "not ok - $name"
+		fail=$((fail + 1))
+	fi
+}
+
+check arena_demo 'peer [0-9]+: read at offset [0-9]+: "hello from [0-9]+"' \
+	"$BUILD/bin/arena_demo"
+check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
+
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
+[ "$fail" = 0 ]
