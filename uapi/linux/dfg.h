@@ -210,8 +210,8 @@ struct dfg_graph_open {
  * @gid:	out: owner's group
  * @mode:	out: permission bits
  * @rdonly:	out: 1 if this descriptor is read-only
- * @nr_objects:	out: live objects (arenas, ...) in the graph
- * @pages:	out: pages allocated by the graph's objects
+ * @nr_objects:	out: live objects (arenas, regions, ...) in the graph
+ * @pages:	out: pages allocated by the graph's objects (not regions)
  * @name:	out: graph name
  * @reserved:	must be zero on input; zero on output
  */
@@ -290,16 +290,48 @@ struct dfg_arena_create {
  * a peer never sees freed memory. Peers map with
  * mmap(graph_fd, offset = @mmap_offset) as for arenas; a writable mapping
  * of a region exported without DFG_REGION_F_WRITE fails with -EACCES.
+ *
+ * Region mmap offsets are NOT DFG_MMAP_OFFSET(id): they have DFG_MMAP_REGION
+ * set and carry a module-wide key, unique among the live regions of all
+ * graphs (revocation zaps every mapping of that offset at once), and not
+ * reused soon after an unexport. Peers must use the @mmap_offset EXPORT
+ * returned, passed to them out of band (with the id). The offset works on
+ * any descriptor of the region's graph (-EINVAL on another graph's).
+ * A mapping starts at @mmap_offset and is at most the region's size; it
+ * must be MAP_SHARED (-EINVAL otherwise). mprotect() cannot make a
+ * read-only mapping writable. Peer mappings are raw page-frame mappings:
+ * they cannot themselves be exported, pinned or used for O_DIRECT
+ * (-EFAULT). After UNEXPORT (or graph death) every access to a mapping
+ * raises SIGBUS; munmap() it.
+ *
+ * What is pinned is the pages, not the address range: if the exporter
+ * unmaps or remaps its range, peers keep the old pages. Export memory the
+ * exporter has written (or MAP_POPULATE'd): a read-only export of private
+ * anonymous memory never touched may pin the shared zero page on kernels
+ * without reliable read-only long-term pins.
  */
+
+/* Set in every region mmap offset; never in DFG_MMAP_OFFSET(). */
+#define DFG_MMAP_REGION		0x4000000000000000ULL	/* bit 62 */
+
+/* Largest region: one mmap offset window, 1 << DFG_MMAP_SHIFT bytes. */
+#define DFG_REGION_MAX		DFG_MMAP_OFFSET(1)
+
+/* Largest DFG_IOC_REGION_COPY: its result must fit cqe->res (an int). */
+#define DFG_REGION_COPY_MAX	0x40000000U	/* 1 GiB */
 
 /*
  * DFG_IOC_REGION_EXPORT - export [@addr, @addr + @len) of the caller.
  *
  * In: @addr and @len page-aligned, @len > 0; @flags DFG_REGION_F_*.
- * Out: @id (also the result), @mmap_offset. Errors: -EINVAL alignment,
- * flags, zero length; -EFAULT range not mapped (or not writable with
- * DFG_REGION_F_WRITE); -EFBIG above dfg.max_arena_mb; -EAGAIN
- * RLIMIT_MEMLOCK; -EACCES read-only graph descriptor.
+ * @id, @mmap_offset and @reserved zero.
+ * Out: @id (also the result), @mmap_offset (module-wide, see above; in
+ * res2 on inline CQE32 rings).
+ * Errors: -EINVAL alignment, flags, zero length, nonzero @id,
+ * @mmap_offset or @reserved; -EFAULT range not mapped (or not writable
+ * with DFG_REGION_F_WRITE, or not pinnable: I/O or page-frame mappings);
+ * -EFBIG above dfg.max_arena_mb or DFG_REGION_MAX; -EAGAIN RLIMIT_MEMLOCK;
+ * -EACCES read-only graph descriptor; -ENOSPC no free region key.
  */
 #define DFG_IOC_REGION_EXPORT	_IOWR(DFG_IOC_MAGIC, 0x30, struct dfg_region)
 
@@ -318,9 +350,13 @@ struct dfg_arena_create {
  *
  * In: @id, @offset and @len inside the region, @addr the caller's buffer,
  * @flags DFG_COPY_TO_REGION (needs DFG_REGION_F_WRITE) or
- * DFG_COPY_FROM_REGION. Result: bytes copied (== @len). Errors: -ERANGE
- * offset/len outside the region, -EFAULT bad @addr, -EACCES direction not
- * granted, -ENOENT no such region.
+ * DFG_COPY_FROM_REGION. Result: bytes copied (== @len). Works on a
+ * read-only graph descriptor for DFG_COPY_FROM_REGION. Errors: -ERANGE
+ * offset/len outside the region, -EFAULT bad @addr (part of the data may
+ * have been copied), -EACCES direction not granted (TO_REGION without
+ * DFG_REGION_F_WRITE or on a read-only descriptor), -ENOENT no such
+ * region, -EINVAL flags not exactly one direction, nonzero @reserved,
+ * @len above DFG_REGION_COPY_MAX.
  */
 #define DFG_IOC_REGION_COPY	_IOWR(DFG_IOC_MAGIC, 0x32, struct dfg_region_copy)
 
@@ -334,7 +370,8 @@ struct dfg_arena_create {
  * @len:	EXPORT in: length in bytes
  * @flags:	EXPORT in: DFG_REGION_F_*
  * @id:		EXPORT out, UNEXPORT in: object id in the graph
- * @mmap_offset: EXPORT out: offset for mmap() on any descriptor of the graph
+ * @mmap_offset: EXPORT out: offset for mmap() on any descriptor of the
+ *		graph (DFG_MMAP_REGION | module-wide key); zero on input
  * @reserved:	must be zero
  */
 struct dfg_region {
@@ -746,6 +783,10 @@ enum dfg_event {
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
  *   pages				pages held by all arenas now
+ *   pinned				user pages pinned by exported regions
+ *					now (not in "pages": dfg did not
+ *					allocate them); back to 0 once every
+ *					region is unexported
  *   graphs/<id>/			one directory per live graph: name, uid,
  *					gid, mode, objects, pages, attached
  *   graphs/<id>/chan<cid>/		per channel: messages, bytes, depth,
