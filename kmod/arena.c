@@ -68,8 +68,18 @@ struct dfg_arena {
 	unsigned long		locked;
 };
 
-/* Like io_uring's __io_account_mem(): RLIMIT_MEMLOCK of the user. */
-static int dfg_account_mem(struct user_struct *user, unsigned long nr_pages)
+/**
+ * dfg_account_mem() - charge @nr_pages to @user's RLIMIT_MEMLOCK
+ * @user: the user to charge (the caller holds a reference, get_uid())
+ * @nr_pages: pages to charge
+ *
+ * Like io_uring's __io_account_mem(): a cmpxchg loop on ->locked_vm, so
+ * concurrent chargers never overshoot the limit of the current task.
+ * Shared by arenas and regions (region.c); undo with dfg_unaccount_mem().
+ *
+ * Return: 0, or -EAGAIN when the limit would be exceeded.
+ */
+int dfg_account_mem(struct user_struct *user, unsigned long nr_pages)
 {
 	unsigned long page_limit, cur_pages, new_pages;
 
@@ -82,6 +92,12 @@ static int dfg_account_mem(struct user_struct *user, unsigned long nr_pages)
 	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur_pages,
 					  new_pages));
 	return 0;
+}
+
+/* Return a dfg_account_mem() charge. */
+void dfg_unaccount_mem(struct user_struct *user, unsigned long nr_pages)
+{
+	atomic_long_sub(nr_pages, &user->locked_vm);
 }
 
 /* dfg.max_total_mb: module-wide page bound. */
@@ -196,7 +212,7 @@ out_free_pages:
 out_uncharge_total:
 	atomic_long_sub(a->nr_pages, &dfg_total_pages);
 out_unaccount:
-	atomic_long_sub(a->locked, &a->user->locked_vm);
+	dfg_unaccount_mem(a->user, a->locked);
 out_put_user:
 	free_uid(a->user);
 	kfree(a);
@@ -220,7 +236,7 @@ void dfg_arena_destroy(struct dfg_object *obj)
 	dfg_arena_free_pages(a, a->nr_pages);
 	atomic_long_sub(a->nr_pages, &g->pages);
 	atomic_long_sub(a->nr_pages, &dfg_total_pages);
-	atomic_long_sub(a->locked, &a->user->locked_vm);
+	dfg_unaccount_mem(a->user, a->locked);
 	free_uid(a->user);
 	kfree(a);
 }

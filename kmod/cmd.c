@@ -94,19 +94,34 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 	DFG_CMD(ARENA_CREATE, struct dfg_arena_create, "arena_create",
 		dfg_arena_create,
 		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(REGION_EXPORT, struct dfg_region, "region_export",
+		dfg_region_export,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(REGION_UNEXPORT, struct dfg_region, "region_unexport",
+		dfg_region_unexport,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	/* Read-only descriptors may copy out; the handler checks TO_REGION. */
+	DFG_CMD(REGION_COPY, struct dfg_region_copy, "region_copy",
+		dfg_region_copy, DFG_CMDF_GRAPH | DFG_CMDF_SLEEP),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
 static_assert(sizeof(struct dfg_nop) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_info) > DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
+/* The table spans the header's highest command, implemented or not. */
+static_assert(_IOC_NR(DFG_IOC_CHAN_WAKE) + 1 == DFG_CMD_NR);
 
 /*
  * Check every slot of the command table at load time: build-time checks
  * cover sizes, this covers misplaced entries, half-filled slots and file
- * kinds, like io_uring_optable_init(). A hole is an all-zero slot; the
- * last slot must be used (DFG_CMD_NR is highest nr + 1). Returns 0, or
- * -EINVAL for a broken table.
+ * kinds, like io_uring_optable_init(). A hole is an all-zero slot, also at
+ * the end: commands the header defines but this module does not implement
+ * (channels, here) are holes and give -EOPNOTSUPP; the static_assert above
+ * keeps DFG_CMD_NR at the header's highest nr + 1. Returns 0, or -EINVAL
+ * for a broken table.
  */
 int dfg_cmd_init(void)
 {
@@ -116,8 +131,7 @@ int dfg_cmd_init(void)
 		const struct dfg_cmd_def *d = &dfg_cmds[i];
 		u16 kind = d->flags & (DFG_CMDF_DEV | DFG_CMDF_GRAPH);
 
-		if (!d->fn && !d->name && !d->cmd && !d->size && !d->flags &&
-		    i != ARRAY_SIZE(dfg_cmds) - 1)
+		if (!d->fn && !d->name && !d->cmd && !d->size && !d->flags)
 			continue;
 		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
 		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH) ||

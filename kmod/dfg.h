@@ -29,8 +29,9 @@
  *			registry (dfg_graphs_lock), its two references (kref
  *			for life, kobject for memory) and its objects.
  *
- * struct dfg_object	header of every object of a graph (arena.c, ...):
- *			lives exactly as long as its graph; see graph.c.
+ * struct dfg_object	header of every object of a graph (arena.c,
+ *			region.c): in its graph until the graph dies (arenas)
+ *			or until unexported (regions); see graph.c.
  *
  * Lock order: dfg_files_lock -> dfg_file.lock. dfg_graphs_lock nests
  * nothing of ours (sysfs removal drains attribute readers, which take no
@@ -146,6 +147,7 @@ int dfg_core_nop(struct dfg_cmd_ctx *c);
 /* Kinds of object in a graph (dfg_object.type). */
 enum dfg_obj_type {
 	DFG_OBJ_ARENA = 1,
+	DFG_OBJ_REGION,
 };
 
 /**
@@ -160,8 +162,15 @@ struct dfg_object {
 	u32			id;
 };
 
-/* Highest object id: DFG_MMAP_OFFSET(id) must stay a positive loff_t. */
-#define DFG_OBJ_ID_MAX		((1U << (63 - DFG_MMAP_SHIFT)) - 1)
+/*
+ * Highest object id: DFG_MMAP_OFFSET(id) must stay below DFG_MMAP_REGION,
+ * the bit that marks region offsets (region.c), hence a positive loff_t.
+ */
+#define DFG_OBJ_ID_MAX		((1U << (62 - DFG_MMAP_SHIFT)) - 1)
+
+/* Features this module implements (GET_INFO, sysfs): no channels yet. */
+#define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
+				 DFG_F_GRAPH | DFG_F_REGION)
 
 /**
  * struct dfg_graph - one live graph (see graph.c for the rules)
@@ -202,12 +211,24 @@ void dfg_graph_free(struct dfg_graph *g);
 int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
 			 enum dfg_obj_type type);
 
-/* arena.c: arenas, mmap of graph descriptors */
+/* arena.c: arenas, mmap of graph descriptors, RLIMIT_MEMLOCK charges */
+struct user_struct;
 extern atomic_long_t dfg_total_pages;
+int dfg_account_mem(struct user_struct *user, unsigned long nr_pages);
+void dfg_unaccount_mem(struct user_struct *user, unsigned long nr_pages);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 		   struct vm_area_struct *vma);
 void dfg_arena_destroy(struct dfg_object *obj);
+
+/* region.c: exported regions, their mmap and single copy */
+extern atomic_long_t dfg_pinned_pages;
+int dfg_region_export(struct dfg_cmd_ctx *c);
+int dfg_region_unexport(struct dfg_cmd_ctx *c);
+int dfg_region_copy(struct dfg_cmd_ctx *c);
+int dfg_region_mmap(struct dfg_graph *g, struct file *file,
+		    struct vm_area_struct *vma);
+void dfg_region_destroy(struct dfg_object *obj);
 
 /* park.c: parked io_uring commands, the task-exit monitor */
 

@@ -21,11 +21,14 @@
  *     ->kobj		memory. Initialised at allocation; its release
  *			(dfg_graph_free()) frees the struct once sysfs is
  *			done with it (kobject_del() drains attribute readers).
- *   dfg_object	each object of a graph (arena.c) sits in
+ *   dfg_object	each object of a graph (arena.c, region.c) sits in
  *			dfg_graph.objects (the xarray's own lock) from
  *			creation until the graph dies; no per-object
  *			reference: whoever reaches an object holds a graph
  *			descriptor, hence the graph, hence the object.
+ *			Regions alone leave earlier (UNEXPORT) and have a
+ *			reference of their own for that (region.c); they
+ *			are looked up and erased under the xarray's lock.
  *			Immutable graph fields need no lock; the counters
  *			are atomics read locklessly by sysfs and GRAPH_INFO.
  */
@@ -130,6 +133,9 @@ static void dfg_graph_free_objects(struct dfg_graph *g)
 		case DFG_OBJ_ARENA:
 			dfg_arena_destroy(obj);
 			break;
+		case DFG_OBJ_REGION:
+			dfg_region_destroy(obj);
+			break;
 		}
 	}
 	xa_destroy(&g->objects);
@@ -170,8 +176,11 @@ static int dfg_graph_fop_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
+/* Region offsets carry DFG_MMAP_REGION; everything else is an arena's. */
 static int dfg_graph_fop_mmap(struct file *file, struct vm_area_struct *vma)
 {
+	if (vma->vm_pgoff & (DFG_MMAP_REGION >> PAGE_SHIFT))
+		return dfg_region_mmap(file->private_data, file, vma);
 	return dfg_arena_mmap(file->private_data, file, vma);
 }
 

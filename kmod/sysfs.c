@@ -8,6 +8,7 @@
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
  *   pages				pages held by all arenas now
+ *   pinned				user pages pinned by exported regions now
  *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached}
  *					one directory per live graph
  *
@@ -54,7 +55,7 @@ static ssize_t api_version_show(struct kobject *kobj,
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	return sysfs_emit(buf, "%#llx\n", (unsigned long long)DFG_F_ALL);
+	return sysfs_emit(buf, "%#llx\n", (unsigned long long)DFG_F_IMPLEMENTED);
 }
 
 static ssize_t clients_show(struct kobject *kobj, struct kobj_attribute *attr,
@@ -75,12 +76,19 @@ static ssize_t pages_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%ld\n", atomic_long_read(&dfg_total_pages));
 }
 
+static ssize_t pinned_show(struct kobject *kobj, struct kobj_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&dfg_pinned_pages));
+}
+
 static struct kobj_attribute dfg_attr_version = __ATTR_RO(version);
 static struct kobj_attribute dfg_attr_api_version = __ATTR_RO(api_version);
 static struct kobj_attribute dfg_attr_features = __ATTR_RO(features);
 static struct kobj_attribute dfg_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute dfg_attr_parked = __ATTR_RO(parked);
 static struct kobj_attribute dfg_attr_pages = __ATTR_RO(pages);
+static struct kobj_attribute dfg_attr_pinned = __ATTR_RO(pinned);
 
 static struct attribute *dfg_attrs[] = {
 	&dfg_attr_version.attr,
@@ -89,6 +97,7 @@ static struct attribute *dfg_attrs[] = {
 	&dfg_attr_clients.attr,
 	&dfg_attr_parked.attr,
 	&dfg_attr_pages.attr,
+	&dfg_attr_pinned.attr,
 	NULL,
 };
 

@@ -12,6 +12,9 @@
  *   dfg_graph_destroy	a graph died (id, name)
  *   dfg_arena_create	an arena was created (graph, id, pages)
  *   dfg_arena_destroy	an arena was freed with its graph (graph, id, pages)
+ *   dfg_region_export	a region was exported (graph, id, pinned pages)
+ *   dfg_region_unexport	a region was revoked and released (graph, id,
+ *			pages; unpinned at once or after the last COPY)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -98,7 +101,7 @@ TRACE_EVENT(dfg_graph_destroy,
 	    TP_printk("id=%u name=%s", __entry->id, __entry->name)
 );
 
-DECLARE_EVENT_CLASS(dfg_arena_class,
+DECLARE_EVENT_CLASS(dfg_object_class,
 		    TP_PROTO(u32 graph, u32 id, unsigned long pages),
 		    TP_ARGS(graph, id, pages),
 		    TP_STRUCT__entry(__field(u32, graph)
@@ -111,12 +114,22 @@ DECLARE_EVENT_CLASS(dfg_arena_class,
 			      __entry->id, __entry->pages)
 );
 
-DEFINE_EVENT(dfg_arena_class, dfg_arena_create,
+DEFINE_EVENT(dfg_object_class, dfg_arena_create,
 	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
 	     TP_ARGS(graph, id, pages)
 );
 
-DEFINE_EVENT(dfg_arena_class, dfg_arena_destroy,
+DEFINE_EVENT(dfg_object_class, dfg_arena_destroy,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+DEFINE_EVENT(dfg_object_class, dfg_region_export,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+DEFINE_EVENT(dfg_object_class, dfg_region_unexport,
 	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
 	     TP_ARGS(graph, id, pages)
 );

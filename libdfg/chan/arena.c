@@ -17,7 +17,7 @@ static size_t dfg_page_size(void)
 }
 
 /* Round @size up to the page size; 0 if it overflows. */
-static size_t dfg_page_round(size_t size)
+size_t dfg_page_round(size_t size)
 {
 	size_t ps = dfg_page_size();
 
@@ -26,9 +26,9 @@ static size_t dfg_page_round(size_t size)
 	return (size + ps - 1) & ~(ps - 1);
 }
 
-static int dfg_arena_new(int graph_fd, unsigned int id, void *base,
-			 size_t size, bool writable, bool mapped,
-			 struct dfg_arena **out)
+/* A new view; shared with region.c (hidden: not in the version map). */
+int dfg_arena_new(int graph_fd, unsigned int id, void *base, size_t size,
+		  bool writable, bool mapped, struct dfg_arena **out)
 {
 	struct dfg_arena *a = calloc(1, sizeof(*a));
 

@@ -37,7 +37,8 @@ struct dfg_alloc_layout {
 /*
  * struct dfg_arena - this process's view of an arena
  * @graph_fd:	graph descriptor it was mapped from (not owned), or -1
- * @id:		object id in the graph (0 for dfg_arena_wrap())
+ * @id:		object id in the graph (0 for dfg_arena_wrap() and
+ *		dfg_region_map(), which maps by offset)
  * @size:	bytes mapped
  * @base:	start of the mapping
  * @writable:	mapped read-write
@@ -55,5 +56,10 @@ struct dfg_arena {
 	bool			alloc_ready;
 	struct dfg_alloc_layout	lay;
 };
+
+/* arena.c helpers shared with region.c */
+int dfg_arena_new(int graph_fd, unsigned int id, void *base, size_t size,
+		  bool writable, bool mapped, struct dfg_arena **out);
+size_t dfg_page_round(size_t size);
 
 #endif /* _DFG_CHAN_CHAN_H */

@@ -63,8 +63,10 @@
 #define DFG_F_ASYNC		0x2ULL	/* parked commands, task-exit cancel */
 #define DFG_F_NETLINK		0x4ULL	/* generic netlink family "dfg" */
 #define DFG_F_GRAPH		0x8ULL	/* graphs and arenas */
+#define DFG_F_REGION		0x10ULL	/* exported regions, single copy */
+#define DFG_F_CHAN		0x20ULL	/* channels */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
-				 DFG_F_GRAPH)
+				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -208,8 +210,8 @@ struct dfg_graph_open {
  * @gid:	out: owner's group
  * @mode:	out: permission bits
  * @rdonly:	out: 1 if this descriptor is read-only
- * @nr_objects:	out: live objects (arenas, ...) in the graph
- * @pages:	out: pages allocated by the graph's objects
+ * @nr_objects:	out: live objects (arenas, regions, ...) in the graph
+ * @pages:	out: pages allocated by the graph's objects (not regions)
  * @name:	out: graph name
  * @reserved:	must be zero on input; zero on output
  */
@@ -274,8 +276,288 @@ struct dfg_arena_create {
 	__u64	reserved[2];
 };
 
+/* ------------------------------------------------------------------------
+ * Commands: regions (nr 0x30..0x3f), on a graph descriptor
+ * ------------------------------------------------------------------------
+ *
+ * A region is a range of the exporting process's own memory that peers
+ * attached to the graph map without a copy (XPMEM-style): the same physical
+ * pages, read-only, or read-write where the exporter granted it. The pages
+ * stay pinned (FOLL_LONGTERM) and charged to the exporter's RLIMIT_MEMLOCK
+ * (unless CAP_IPC_LOCK) while exported. Unexport revokes every peer mapping
+ * at once (later accesses raise SIGBUS) and unpins. The exporter's exit does
+ * not unexport: the pinned pages live on until unexport or graph death, so
+ * a peer never sees freed memory. Peers map with
+ * mmap(graph_fd, offset = @mmap_offset) as for arenas; a writable mapping
+ * of a region exported without DFG_REGION_F_WRITE fails with -EACCES.
+ *
+ * Region mmap offsets are NOT DFG_MMAP_OFFSET(id): they have DFG_MMAP_REGION
+ * set and carry a module-wide key, unique among the live regions of all
+ * graphs (revocation zaps every mapping of that offset at once), and not
+ * reused soon after an unexport. Peers must use the @mmap_offset EXPORT
+ * returned, passed to them out of band (with the id). The offset works on
+ * any descriptor of the region's graph (-EINVAL on another graph's).
+ * A mapping starts at @mmap_offset and is at most the region's size; it
+ * must be MAP_SHARED (-EINVAL otherwise). mprotect() cannot make a
+ * read-only mapping writable. Peer mappings are raw page-frame mappings:
+ * they cannot themselves be exported, pinned or used for O_DIRECT
+ * (-EFAULT). After UNEXPORT (or graph death) every access to a mapping
+ * raises SIGBUS; munmap() it.
+ *
+ * What is pinned is the pages, not the address range: if the exporter
+ * unmaps or remaps its range, peers keep the old pages. Export memory the
+ * exporter has written (or MAP_POPULATE'd): a read-only export of private
+ * anonymous memory never touched may pin the shared zero page on kernels
+ * without reliable read-only long-term pins.
+ */
+
+/* Set in every region mmap offset; never in DFG_MMAP_OFFSET(). */
+#define DFG_MMAP_REGION		0x4000000000000000ULL	/* bit 62 */
+
+/* Largest region: one mmap offset window, 1 << DFG_MMAP_SHIFT bytes. */
+#define DFG_REGION_MAX		DFG_MMAP_OFFSET(1)
+
+/* Largest DFG_IOC_REGION_COPY: its result must fit cqe->res (an int). */
+#define DFG_REGION_COPY_MAX	0x40000000U	/* 1 GiB */
+
+/*
+ * DFG_IOC_REGION_EXPORT - export [@addr, @addr + @len) of the caller.
+ *
+ * In: @addr and @len page-aligned, @len > 0; @flags DFG_REGION_F_*.
+ * @id, @mmap_offset and @reserved zero.
+ * Out: @id (also the result), @mmap_offset (module-wide, see above; in
+ * res2 on inline CQE32 rings).
+ * Errors: -EINVAL alignment, flags, zero length, nonzero @id,
+ * @mmap_offset or @reserved; -EFAULT range not mapped (or not writable
+ * with DFG_REGION_F_WRITE, or not pinnable: I/O or page-frame mappings);
+ * -EFBIG above dfg.max_arena_mb or DFG_REGION_MAX; -EAGAIN RLIMIT_MEMLOCK;
+ * -EACCES read-only graph descriptor; -ENOSPC no free region key.
+ */
+#define DFG_IOC_REGION_EXPORT	_IOWR(DFG_IOC_MAGIC, 0x30, struct dfg_region)
+
+/*
+ * DFG_IOC_REGION_UNEXPORT - revoke and unpin region @id.
+ *
+ * In: @id, everything else zero. Any process with a writable graph
+ * descriptor may unexport. Errors: -ENOENT no such region (or already
+ * unexported), -EACCES read-only descriptor.
+ */
+#define DFG_IOC_REGION_UNEXPORT	_IOWR(DFG_IOC_MAGIC, 0x31, struct dfg_region)
+
+/*
+ * DFG_IOC_REGION_COPY - single copy between a region and the caller's own
+ * memory (KNEM/CMA-style), for data that is not in shared memory.
+ *
+ * In: @id, @offset and @len inside the region, @addr the caller's buffer,
+ * @flags DFG_COPY_TO_REGION (needs DFG_REGION_F_WRITE) or
+ * DFG_COPY_FROM_REGION. Result: bytes copied (== @len). Works on a
+ * read-only graph descriptor for DFG_COPY_FROM_REGION. Errors: -ERANGE
+ * offset/len outside the region, -EFAULT bad @addr (part of the data may
+ * have been copied), -EACCES direction not granted (TO_REGION without
+ * DFG_REGION_F_WRITE or on a read-only descriptor), -ENOENT no such
+ * region, -EINVAL flags not exactly one direction, nonzero @reserved,
+ * @len above DFG_REGION_COPY_MAX.
+ */
+#define DFG_IOC_REGION_COPY	_IOWR(DFG_IOC_MAGIC, 0x32, struct dfg_region_copy)
+
+/* dfg_region.flags */
+#define DFG_REGION_F_WRITE	0x1U	/* peers may map and copy in writable */
+#define DFG_REGION_F_ALL	(DFG_REGION_F_WRITE)
+
+/**
+ * struct dfg_region - DFG_IOC_REGION_EXPORT, DFG_IOC_REGION_UNEXPORT
+ * @addr:	EXPORT in: start of the range in the caller's address space
+ * @len:	EXPORT in: length in bytes
+ * @flags:	EXPORT in: DFG_REGION_F_*
+ * @id:		EXPORT out, UNEXPORT in: object id in the graph
+ * @mmap_offset: EXPORT out: offset for mmap() on any descriptor of the
+ *		graph (DFG_MMAP_REGION | module-wide key); zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_region {
+	__u64	addr;
+	__u64	len;
+	__u32	flags;
+	__u32	id;
+	__u64	mmap_offset;
+	__u64	reserved[2];
+};
+
+/* dfg_region_copy.flags: exactly one direction */
+#define DFG_COPY_TO_REGION	0x1U
+#define DFG_COPY_FROM_REGION	0x2U
+
+/**
+ * struct dfg_region_copy - DFG_IOC_REGION_COPY
+ * @id:		region
+ * @flags:	DFG_COPY_TO_REGION or DFG_COPY_FROM_REGION
+ * @offset:	offset in the region
+ * @len:	bytes to copy
+ * @addr:	caller's buffer
+ * @reserved:	must be zero
+ */
+struct dfg_region_copy {
+	__u32	id;
+	__u32	flags;
+	__u64	offset;
+	__u64	len;
+	__u64	addr;
+	__u64	reserved[2];
+};
+
+/* ------------------------------------------------------------------------
+ * Commands: channels (nr 0x40..0x4f)
+ * ------------------------------------------------------------------------
+ *
+ * A channel carries descriptors (struct dfg_desc: offset, length, flags,
+ * tag) that point into one arena or region of the same graph, its "pool".
+ * It has up to @max_producers producer slots, each a single-producer ring
+ * of @depth descriptors, and one consumer, which takes from the rings in
+ * turn. So a multi-producer channel keeps each producer's order, loses
+ * nothing when a producer dies at any point, and needs no atomic
+ * read-modify-write on its fast path; a single-producer channel is the case
+ * @max_producers = 1.
+ *
+ * Producers and the consumer are endpoints: descriptors opened with
+ * DFG_IOC_CHAN_OPEN on a graph descriptor. They share the channel's memory
+ * (struct dfg_chan_hdr and the rings), mapped with mmap(endpoint_fd,
+ * offset 0, DFG_CHAN_MAP_SIZE). Data moves by indices in that memory; the
+ * kernel is entered only to park a side that must wait (DFG_IOC_CHAN_WAIT)
+ * and to wake one that is parked (DFG_IOC_CHAN_WAKE), under this protocol:
+ *
+ *   consumer, ring(s) empty:  waiting = 1; full barrier; look again;
+ *                             if still empty: DFG_IOC_CHAN_WAIT (the kernel
+ *                             looks once more before it parks); waiting = 0.
+ *   producer, after publishing tail (store-release): full barrier;
+ *                             if the consumer's waiting flag is set:
+ *                             DFG_IOC_CHAN_WAKE.
+ *   and the same with the roles swapped for a producer waiting for room.
+ *
+ * The kernel never trusts this memory: it reads only indices and flags and
+ * derives booleans from them (empty, full); a descriptor is checked against
+ * the pool by whoever dereferences it (libdfg rejects one outside the pool)
+ * and never dereferenced by the kernel. The kernel owns the state words
+ * (dfg_chan_ring.state, dfg_chan_hdr.consumer_state) and rewrites them from
+ * its own copy on every change; userspace must not write them.
+ *
+ * End of stream and death: when a producer endpoint's last reference goes
+ * (close, exit, kill), its ring becomes DFG_CHAN_S_CLOSED; the consumer reads
+ * what is left, then that ring is done. The consumer sees end of stream
+ * (DFG_CHAN_EV_EOF) once at least one producer has opened and every
+ * opened ring is closed and drained (pipe semantics: open producers before
+ * the work starts). When the consumer endpoint goes, consumer_state becomes
+ * DFG_CHAN_S_CLOSED and producers get -EPIPE, parked ones at once.
+ */
+
+/*
+ * DFG_IOC_CHAN_CREATE - create a channel in the graph (graph descriptor).
+ *
+ * In: @pool (id of an arena or region of the graph), @depth (power of two,
+ * 2..DFG_CHAN_DEPTH_MAX), @max_producers (1..DFG_CHAN_PRODUCERS_MAX),
+ * @flags zero. Out: @id (also the result), @map_size. The ring memory is
+ * accounted like an arena. Errors: -EINVAL depth/producers/flags, -ENOENT
+ * no such pool, -EACCES read-only descriptor, -ENOMEM/-EAGAIN as arenas.
+ */
+#define DFG_IOC_CHAN_CREATE	_IOWR(DFG_IOC_MAGIC, 0x40, struct dfg_chan_create)
+
+/*
+ * DFG_IOC_CHAN_OPEN - open an endpoint of channel @id (graph descriptor).
+ *
+ * In: @id, @role (DFG_CHAN_PRODUCER or DFG_CHAN_CONSUMER), @flags
+ * (DFG_CHAN_O_CLOEXEC). Out: @slot (producer: its ring; consumer: 0).
+ * Result: the endpoint descriptor. Errors: -ENOENT no such channel, -EBUSY
+ * every producer slot taken or a consumer already open, -EPIPE producer on
+ * a channel whose consumer has gone, -EACCES read-only graph descriptor.
+ */
+#define DFG_IOC_CHAN_OPEN	_IOWR(DFG_IOC_MAGIC, 0x41, struct dfg_chan_open)
+
+/*
+ * DFG_IOC_CHAN_WAIT - park until this endpoint can make progress
+ * (endpoint descriptor).
+ *
+ * Consumer: completes when a ring has a descriptor (DFG_CHAN_EV_READABLE)
+ * or at end of stream (DFG_CHAN_EV_EOF). Producer: completes when its ring
+ * has room (DFG_CHAN_EV_WRITABLE); -EPIPE when the consumer has gone.
+ * Result: DFG_CHAN_EV_* bits. Completes at once if the condition already
+ * holds. io_uring: parks, completes later (-ECANCELED on task exit);
+ * ioctl: sleeps, -EINTR on a signal. In: @flags zero.
+ */
+#define DFG_IOC_CHAN_WAIT	_IOWR(DFG_IOC_MAGIC, 0x42, struct dfg_chan_wait)
+
+/*
+ * DFG_IOC_CHAN_WAKE - wake the other side if it is parked and can now make
+ * progress (endpoint descriptor). Producer: the consumer; consumer: every
+ * producer. Result: number of parked commands completed. In: zero.
+ */
+#define DFG_IOC_CHAN_WAKE	_IOWR(DFG_IOC_MAGIC, 0x43, struct dfg_chan_wait)
+
 /* Number of command slots in the table (highest nr + 1); holes allowed. */
-#define DFG_CMD_NR		0x21
+#define DFG_CMD_NR		0x44
+
+#define DFG_CHAN_DEPTH_MAX	65536
+#define DFG_CHAN_PRODUCERS_MAX	64
+
+/* dfg_chan_open.role */
+#define DFG_CHAN_PRODUCER	1
+#define DFG_CHAN_CONSUMER	2
+
+/* dfg_chan_open.flags */
+#define DFG_CHAN_O_CLOEXEC	0x1U
+#define DFG_CHAN_O_ALL		(DFG_CHAN_O_CLOEXEC)
+
+/* DFG_IOC_CHAN_WAIT results */
+#define DFG_CHAN_EV_READABLE	0x1U
+#define DFG_CHAN_EV_WRITABLE	0x2U
+#define DFG_CHAN_EV_EOF		0x4U
+
+/**
+ * struct dfg_chan_create - DFG_IOC_CHAN_CREATE
+ * @pool:	arena or region id the descriptors point into
+ * @depth:	descriptors per ring, power of two
+ * @max_producers: producer slots (rings)
+ * @flags:	must be zero
+ * @id:		out: channel id; zero on input
+ * @map_size:	out: DFG_CHAN_MAP_SIZE(@depth, @max_producers); zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_chan_create {
+	__u32	pool;
+	__u32	depth;
+	__u32	max_producers;
+	__u32	flags;
+	__u32	id;
+	__u32	reserved0;
+	__u64	map_size;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_chan_open - DFG_IOC_CHAN_OPEN
+ * @id:		channel id
+ * @role:	DFG_CHAN_PRODUCER or DFG_CHAN_CONSUMER
+ * @flags:	DFG_CHAN_O_*
+ * @slot:	out: producer's ring index; zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_chan_open {
+	__u32	id;
+	__u32	role;
+	__u32	flags;
+	__u32	slot;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_chan_wait - DFG_IOC_CHAN_WAIT, DFG_IOC_CHAN_WAKE
+ * @flags:	must be zero
+ * @events:	out: DFG_CHAN_EV_* (also the result); zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_chan_wait {
+	__u32	flags;
+	__u32	events;
+	__u64	reserved[2];
+};
 
 /**
  * struct dfg_info - DFG_IOC_GET_INFO
@@ -324,6 +606,107 @@ struct dfg_nop {
 	__u32	delay_ms;
 	__u64	reserved[2];
 };
+
+/* ------------------------------------------------------------------------
+ * Shared memory: channels
+ * ------------------------------------------------------------------------
+ *
+ * mmap(endpoint_fd, 0, DFG_CHAN_MAP_SIZE(depth, max_producers)): a header
+ * page, then @max_producers rings, each DFG_CHAN_RING_SIZE(depth) bytes.
+ * Indices are free-running __u32 counters: ring entry i is desc[i & (depth
+ * - 1)], the ring is empty when head == tail and full when tail - head ==
+ * depth. The producer writes desc and tail (store-release after the
+ * descriptor); the consumer reads desc after tail (load-acquire) and writes
+ * head (store-release) when it is done with the entry.
+ */
+#define DFG_CHAN_MAGIC		0x4446474348414e31ULL	/* "DFGCHAN1" */
+#define DFG_CHAN_S_FREE		0	/* state: slot never opened */
+#define DFG_CHAN_S_OPEN		1	/* state: endpoint alive */
+#define DFG_CHAN_S_CLOSED	2	/* state: endpoint gone */
+
+/**
+ * struct dfg_desc - one descriptor: a buffer in the channel's pool
+ * @off:	offset of the buffer in the pool
+ * @len:	length in bytes; @off + @len <= pool size, else rejected
+ * @flags:	free for the application
+ * @tag:	free for the application (e.g. a sequence number, a key)
+ */
+struct dfg_desc {
+	__u64	off;
+	__u32	len;
+	__u32	flags;
+	__u64	tag;
+};
+
+/**
+ * struct dfg_chan_ring - one producer's ring; each group on its own line
+ * @tail:	producer: next entry to write
+ * @prod_waiting: producer: set while it waits (or is about to) for room
+ * @msgs:	producer: descriptors sent (statistics)
+ * @bytes:	producer: sum of their @len (statistics)
+ * @full_stalls: producer: times it found the ring full
+ * @hwm:	producer: highest fill level seen
+ * @head:	consumer: next entry to read
+ * @cons_waiting: consumer's copy of dfg_chan_hdr.cons_waiting (unused)
+ * @empty_stalls: consumer: times it found every ring empty
+ * @state:	kernel: DFG_CHAN_S_FREE, DFG_CHAN_S_OPEN or DFG_CHAN_S_CLOSED
+ * @pid:	kernel: tgid of the producer that opened the slot
+ * @desc:	the entries
+ */
+struct dfg_chan_ring {
+	__u32	tail;
+	__u32	prod_waiting;
+	__u64	msgs;
+	__u64	bytes;
+	__u64	full_stalls;
+	__u32	hwm;
+	__u32	pad0[7];
+	__u32	head;
+	__u32	cons_waiting;
+	__u64	empty_stalls;
+	__u32	pad1[12];
+	__u32	state;
+	__u32	pid;
+	__u32	pad2[14];
+	struct dfg_desc desc[];
+};
+
+/**
+ * struct dfg_chan_hdr - page 0 of a channel mapping
+ * @magic:	DFG_CHAN_MAGIC (kernel-written, constant)
+ * @depth:	entries per ring (constant)
+ * @max_producers: rings (constant)
+ * @pool:	pool object id (constant)
+ * @pool_size:	pool size in bytes (constant)
+ * @ring_offset: offset of ring 0 from the start of the mapping (constant)
+ * @ring_size:	DFG_CHAN_RING_SIZE(@depth) (constant)
+ * @consumer_state: kernel: DFG_CHAN_S_FREE, DFG_CHAN_S_OPEN or DFG_CHAN_S_CLOSED
+ * @cons_waiting: consumer: set while it waits (or is about to) for data
+ * @next:	consumer: ring to look at first (round robin)
+ */
+struct dfg_chan_hdr {
+	__u64	magic;
+	__u32	depth;
+	__u32	max_producers;
+	__u32	pool;
+	__u32	pad0;
+	__u64	pool_size;
+	__u64	ring_offset;
+	__u64	ring_size;
+	__u32	consumer_state;
+	__u32	pad1[3];
+	__u32	cons_waiting;
+	__u32	next;
+	__u32	pad2[14];
+};
+
+#define DFG_CHAN_PAGE		4096
+#define DFG_CHAN_RING_SIZE(depth)					\
+	((((__u64)sizeof(struct dfg_chan_ring) +			\
+	   (__u64)(depth) * sizeof(struct dfg_desc)) + DFG_CHAN_PAGE - 1) & \
+	 ~(__u64)(DFG_CHAN_PAGE - 1))
+#define DFG_CHAN_MAP_SIZE(depth, nprod)					\
+	(DFG_CHAN_PAGE + (__u64)(nprod) * DFG_CHAN_RING_SIZE(depth))
 
 /* ------------------------------------------------------------------------
  * Generic netlink family "dfg" (version DFG_GENL_VERSION)
@@ -380,6 +763,13 @@ enum dfg_event {
 	DFG_EV_GRAPH_DESTROY,	/* GRAPH, NAME */
 	DFG_EV_ARENA_CREATE,	/* GRAPH, OBJECT, PID */
 	DFG_EV_ARENA_DESTROY,	/* GRAPH, OBJECT */
+	DFG_EV_REGION_EXPORT,	/* GRAPH, OBJECT, PID */
+	DFG_EV_REGION_UNEXPORT,	/* GRAPH, OBJECT */
+	DFG_EV_CHAN_CREATE,	/* GRAPH, OBJECT, PID */
+	DFG_EV_CHAN_DESTROY,	/* GRAPH, OBJECT */
+	DFG_EV_PEER_DEATH,	/* GRAPH, OBJECT, PID: an endpoint's process
+				 * died (killed or exited) while it was open
+				 */
 	__DFG_EV_MAX,
 };
 
@@ -393,8 +783,15 @@ enum dfg_event {
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
  *   pages				pages held by all arenas now
+ *   pinned				user pages pinned by exported regions
+ *					now (not in "pages": dfg did not
+ *					allocate them); back to 0 once every
+ *					region is unexported
  *   graphs/<id>/			one directory per live graph: name, uid,
  *					gid, mode, objects, pages, attached
+ *   graphs/<id>/chan<cid>/		per channel: messages, bytes, depth,
+ *					hwm, full_stalls, empty_stalls, parks,
+ *					wakeups, producers, consumer
  */
 
 #endif /* _UAPI_LINUX_DFG_H */

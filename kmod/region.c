@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * region.c - exported regions: DFG_IOC_REGION_EXPORT, _UNEXPORT, _COPY and
+ * mmap of region offsets on graph descriptors.
+ *
+ * Objects, locks and references
+ *   struct dfg_xregion	one per exported range, a dfg_object of its graph.
+ *     ->ref		(kref) memory of the struct. Held by the export
+ *			(the graph's entry in dfg_graph.objects, dropped at
+ *			unexport or graph death), by every vma that maps the
+ *			region (vm_ops open/close: a vma outlives unexport
+ *			and its fault handler still reads the struct), and
+ *			by a command between lookup and return.
+ *     ->users		(refcount_t) users of the pinned pages: one for the
+ *			export itself, one per COPY in flight. The last put
+ *			unpins, uncharges and frees the page array, so no
+ *			page is unpinned while a copy still reads or writes
+ *			it, and unexport never waits for a copy.
+ *     ->map_lock	(rw_semaphore) orders revocation against faults:
+ *			a fault holds it for reading from its ->revoked
+ *			check until its pte is installed; revocation sets
+ *			->revoked under it for writing. So after the write
+ *			section no fault can install a pte any more, and
+ *			every pte installed before it is in the page
+ *			tables for the zap that follows. An rwsem, not a
+ *			spinlock: inserting a pte may allocate page tables.
+ *			Never held across a user copy (a COPY whose buffer
+ *			is a mapping of the same region faults into it).
+ *     ->mapping	the address_space the region's vmas are linked into
+ *			(set by the first mmap, cmpxchg). Every graph
+ *			descriptor is an anon-inode file and all of them
+ *			share anon_inode_getfile()'s one inode, so this is
+ *			the same mapping for every graph: hence offsets
+ *			unique module-wide (below).
+ *     ->pages		the pinned pages (pin_user_pages_fast(),
+ *			FOLL_LONGTERM); immutable while ->users > 0.
+ *     ->user		the exporter's user_struct (get_uid()), charged
+ *			->locked pages of RLIMIT_MEMLOCK until the unpin.
+ *   dfg_region_keys	module-wide key -> region (allocating xarray, its
+ *			own lock; cyclic, so a key is not soon reused). The
+ *			key is the mmap offset: DFG_MMAP_REGION | key <<
+ *			DFG_MMAP_SHIFT. A region is in it from export until
+ *			revocation starts. Lookups take ->ref under the
+ *			xarray lock, and revocation erases under it before
+ *			it drops the export's ->ref, so a region found is
+ *			alive.
+ *   dfg_pinned_pages	pages pinned by all regions (sysfs "pinned").
+ *
+ * Lookups by id (UNEXPORT, COPY) run under the graph xarray's lock; the
+ * entry is erased under that lock by the one UNEXPORT that wins (or by
+ * graph death), which then owns the export's references.
+ *
+ * Lock order: mmap_lock -> ->map_lock (fault; mmap sets nothing under
+ * it). Revocation takes ->map_lock alone, then i_mmap_rwsem and page table
+ * locks inside unmap_mapping_range(), never mmap_lock.
+ *
+ * Why peers get page-frame (VM_PFNMAP) mappings, not struct-page ones:
+ * the exporter's pages are usually anonymous. vm_insert_page() refuses
+ * anonymous pages, and returning one from .fault into a shared file vma
+ * would file-rmap an anonymous page (page_add_file_rmap(), and
+ * fault_dirty_shared_page() takes page_rmapping() of it as an
+ * address_space). vmf_insert_pfn() installs special ptes that hold no page
+ * reference and no rmap; GUP refuses them, so no page reference escapes
+ * revocation through a peer. The price is that a pte does not keep its
+ * page alive, so the order of revocation is the whole safety argument:
+ *
+ *   1. erase the graph entry (no new COPY or UNEXPORT finds it) and the
+ *      key (no new mmap finds it);
+ *   2. ->revoked = true under ->map_lock for writing: from here on every
+ *      fault returns VM_FAULT_SIGBUS, and no fault is between its check
+ *      and its pte;
+ *   3. unmap_mapping_range() of the region's offsets: zaps every pte of
+ *      every vma (all processes, forked copies included: dup_mmap() links
+ *      a child's vma after its parent's, so the walk zaps the parent's
+ *      ptes before it reaches the child's copy);
+ *   4. drop the export's ->users: the last user unpins (dirtying pages
+ *      peers could write), uncharges and frees the array;
+ *   5. drop the export's ->ref; the last vma's close frees the struct.
+ *
+ * Exit of the exporter changes nothing: the pins hold the pages, the
+ * charge is on its user_struct. Graph death runs the same revocation
+ * (no vma can exist then: a vma holds its file, the file the graph).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/rwsem.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "dfg.h"
+#include "trace.h"
+
+atomic_long_t dfg_pinned_pages = ATOMIC_LONG_INIT(0);
+
+static DEFINE_XARRAY_ALLOC1(dfg_region_keys);
+static u32 dfg_region_next_key;		/* xa_alloc_cyclic() cursor */
+
+/* Keys keep DFG_MMAP_REGION | key << DFG_MMAP_SHIFT a positive loff_t. */
+#define DFG_REGION_KEY_MAX	((1U << (62 - DFG_MMAP_SHIFT)) - 1)
+#define DFG_REGION_PGBIT	(DFG_MMAP_REGION >> PAGE_SHIFT)
+#define DFG_REGION_PGSHIFT	(DFG_MMAP_SHIFT - PAGE_SHIFT)
+
+/**
+ * struct dfg_xregion - one exported range (see the top of this file)
+ * @obj:	header; @obj.id is the region's id in its graph
+ * @ref:	memory of this struct
+ * @users:	users of @pages; the last put unpins
+ * @map_lock:	faults (read) against revocation (write)
+ * @revoked:	set once under @map_lock for writing; faults give SIGBUS
+ * @mapping:	address_space of the vmas (first mmap sets it)
+ * @key:	module-wide key, the mmap offset's
+ * @writable:	DFG_REGION_F_WRITE: pinned FOLL_WRITE, peers may write
+ * @nr_pages:	length of @pages
+ * @pages:	pinned pages
+ * @user:	exporter's user_struct (reference held)
+ * @locked:	pages charged to @user->locked_vm (0 with CAP_IPC_LOCK)
+ */
+struct dfg_xregion {
+	struct dfg_object	obj;
+	struct kref		ref;
+	refcount_t		users;
+	struct rw_semaphore	map_lock;
+	bool			revoked;
+	struct address_space	*mapping;
+	u32			key;
+	bool			writable;
+	unsigned long		nr_pages;
+	struct page		**pages;
+	struct user_struct	*user;
+	unsigned long		locked;
+};
+
+/* The region's mmap offset; @r->key is immutable once allocated. */
+static u64 dfg_region_offset(const struct dfg_xregion *r)
+{
+	return DFG_MMAP_REGION | ((u64)r->key << DFG_MMAP_SHIFT);
+}
+
+static void dfg_region_release(struct kref *ref)
+{
+	struct dfg_xregion *r = container_of(ref, struct dfg_xregion, ref);
+
+	/* The export's ->users went before its ->ref: pages are gone. */
+	WARN_ON_ONCE(r->pages);
+	kfree(r);
+}
+
+static void dfg_region_put(struct dfg_xregion *r)
+{
+	kref_put(&r->ref, dfg_region_release);
+}
+
+/*
+ * Unpin and uncharge. Only from the last ->users put, or on the export's
+ * own error path before anyone else could see the region. Pages peers
+ * (or COPY) could write are dirtied, as every GUP user that wrote does.
+ */
+static void dfg_region_unpin(struct dfg_xregion *r)
+{
+	unpin_user_pages_dirty_lock(r->pages, r->nr_pages, r->writable);
+	kvfree(r->pages);
+	r->pages = NULL;
+	atomic_long_sub(r->nr_pages, &dfg_pinned_pages);
+	dfg_unaccount_mem(r->user, r->locked);
+	free_uid(r->user);
+	r->user = NULL;
+}
+
+static void dfg_region_users_put(struct dfg_xregion *r)
+{
+	if (refcount_dec_and_test(&r->users))
+		dfg_region_unpin(r);
+}
+
+/*
+ * Steps 2-5 of the revocation (see the top of this file) after the key's
+ * erasure; the caller has taken the region out of its graph (or never put
+ * it there) and owns the export's ->users and ->ref, which this drops.
+ */
+static void __dfg_region_revoke(struct dfg_xregion *r)
+{
+	struct address_space *mapping;
+
+	xa_erase(&dfg_region_keys, r->key);
+
+	down_write(&r->map_lock);
+	r->revoked = true;
+	up_write(&r->map_lock);
+
+	/* Set by mmap before any pte of the region could exist. */
+	mapping = READ_ONCE(r->mapping);
+	if (mapping)
+		unmap_mapping_range(mapping, dfg_region_offset(r),
+				    (loff_t)r->nr_pages << PAGE_SHIFT, 1);
+
+	dfg_region_users_put(r);
+	dfg_region_put(r);
+}
+
+/* Revocation of an exported region, reported to tracing and netlink. */
+static void dfg_region_revoke(struct dfg_xregion *r, pid_t pid)
+{
+	u32 graph = r->obj.graph->id, id = r->obj.id;
+	unsigned long nr_pages = r->nr_pages;
+
+	__dfg_region_revoke(r);
+	trace_dfg_region_unexport(graph, id, nr_pages);
+	dfg_nl_graph_event(DFG_EV_REGION_UNEXPORT, pid, graph, id, NULL);
+}
+
+/**
+ * dfg_region_destroy() - revoke a region whose graph is dying
+ * @obj: the region's header, already out of dfg_graph.objects
+ *
+ * Context: process context; nothing maps the graph any more.
+ */
+void dfg_region_destroy(struct dfg_object *obj)
+{
+	dfg_region_revoke(container_of(obj, struct dfg_xregion, obj), 0);
+}
+
+/*
+ * Region @id of @g with a ->ref for the caller, or NULL. With @erase, the
+ * region also leaves the graph and the caller owns the export's references
+ * instead (no extra ->ref is taken).
+ */
+static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
+					     bool erase)
+{
+	struct dfg_object *obj;
+	struct dfg_xregion *r = NULL;
+
+	if (!id || id > DFG_OBJ_ID_MAX)
+		return NULL;
+	xa_lock(&g->objects);
+	obj = xa_load(&g->objects, id);
+	if (obj && obj->type == DFG_OBJ_REGION) {
+		r = container_of(obj, struct dfg_xregion, obj);
+		if (erase)
+			__xa_erase(&g->objects, id);
+		else
+			kref_get(&r->ref);
+	}
+	xa_unlock(&g->objects);
+	if (r && erase)
+		atomic_dec(&g->nr_objects);
+	return r;
+}
+
+/* Pin [@addr, @addr + nr_pages pages) into r->pages; 0 or -errno. */
+static int dfg_region_pin(struct dfg_xregion *r, unsigned long addr)
+{
+	unsigned int gup = FOLL_LONGTERM | (r->writable ? FOLL_WRITE : 0);
+	long ret;
+
+	r->pages = kvcalloc(r->nr_pages, sizeof(*r->pages),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!r->pages)
+		return -ENOMEM;
+	ret = pin_user_pages_fast(addr, r->nr_pages, gup, r->pages);
+	if (ret == r->nr_pages)
+		return 0;
+	/* A partial pin: give back what we got, as if nothing was mapped. */
+	if (ret > 0)
+		unpin_user_pages(r->pages, ret);
+	kvfree(r->pages);
+	r->pages = NULL;
+	if (ret == -ENOMEM || ret == -EINTR || ret == -ERESTARTSYS)
+		return ret == -ERESTARTSYS ? -EINTR : ret;
+	return -EFAULT;
+}
+
+int dfg_region_export(struct dfg_cmd_ctx *c)
+{
+	struct dfg_region *args = c->args;
+	struct dfg_graph *g = c->graph;
+	unsigned long nr_pages;
+	struct dfg_xregion *r;
+	u64 max_bytes;
+	u32 key;
+	int ret;
+
+	if ((args->flags & ~DFG_REGION_F_ALL) || args->id ||
+	    args->mmap_offset ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	if (!args->len || !PAGE_ALIGNED(args->addr) ||
+	    !PAGE_ALIGNED(args->len))
+		return -EINVAL;
+	max_bytes = (u64)READ_ONCE(dfg_max_arena_mb) << 20;
+	if (args->len > max_bytes || args->len > DFG_REGION_MAX)
+		return -EFBIG;
+	if (!access_ok(u64_to_user_ptr(args->addr), args->len))
+		return -EFAULT;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL_ACCOUNT);
+	if (!r)
+		return -ENOMEM;
+	kref_init(&r->ref);
+	refcount_set(&r->users, 1);
+	init_rwsem(&r->map_lock);
+	r->writable = args->flags & DFG_REGION_F_WRITE;
+	r->nr_pages = args->len >> PAGE_SHIFT;
+	r->user = get_uid(current_user());
+
+	if (!capable(CAP_IPC_LOCK)) {
+		ret = dfg_account_mem(r->user, r->nr_pages);
+		if (ret)
+			goto out_put_user;
+		r->locked = r->nr_pages;
+	}
+	ret = dfg_region_pin(r, args->addr);
+	if (ret)
+		goto out_unaccount;
+	atomic_long_add(r->nr_pages, &dfg_pinned_pages);
+
+	/*
+	 * Publish to mmap first: once the region is in the graph, UNEXPORT
+	 * may find it by id and revoke it at once, so nothing may follow
+	 * that. A peer that maps it before it has an id is harmless; if
+	 * adding it to the graph fails, it is revoked like any other.
+	 */
+	r->obj.graph = g;
+	ret = xa_alloc_cyclic(&dfg_region_keys, &key, r,
+			      XA_LIMIT(1, DFG_REGION_KEY_MAX),
+			      &dfg_region_next_key, GFP_KERNEL);
+	if (ret < 0) {
+		ret = ret == -EBUSY ? -ENOSPC : ret;
+		goto out_unpin;
+	}
+	r->key = key;
+	args->mmap_offset = dfg_region_offset(r);
+	c->res2 = args->mmap_offset;	/* inline CQE32 rings: res2 */
+	nr_pages = r->nr_pages;
+
+	ret = dfg_graph_add_object(g, &r->obj, DFG_OBJ_REGION);
+	if (ret < 0) {
+		__dfg_region_revoke(r);
+		args->mmap_offset = 0;
+		c->res2 = 0;
+		return ret;
+	}
+	/* @r may already be gone (a racing UNEXPORT): locals only. */
+	args->id = ret;
+	trace_dfg_region_export(g->id, args->id, nr_pages);
+	dfg_nl_graph_event(DFG_EV_REGION_EXPORT, task_tgid_nr(current), g->id,
+			   args->id, NULL);
+	return args->id;
+
+out_unpin:
+	dfg_region_unpin(r);	/* also uncharges and puts the user */
+	kfree(r);
+	return ret;
+
+out_unaccount:
+	dfg_unaccount_mem(r->user, r->locked);
+out_put_user:
+	free_uid(r->user);
+	kfree(r);
+	return ret;
+}
+
+int dfg_region_unexport(struct dfg_cmd_ctx *c)
+{
+	struct dfg_region *args = c->args;
+	struct dfg_xregion *r;
+
+	if (args->addr || args->len || args->flags || args->mmap_offset ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	r = dfg_region_lookup(c->graph, args->id, true);
+	if (!r)
+		return -ENOENT;
+	dfg_region_revoke(r, task_tgid_nr(current));
+	return 0;
+}
+
+/*
+ * Copy @len bytes between region offset @off and @ubuf, page by page
+ * through a local kernel mapping. The caller holds a ->users reference.
+ * Returns 0 or -EFAULT/-EINTR.
+ */
+static int dfg_region_do_copy(struct dfg_xregion *r, u64 off, u64 len,
+			      void __user *ubuf, bool to_region)
+{
+	while (len) {
+		struct page *page = r->pages[off >> PAGE_SHIFT];
+		unsigned int pg_off = offset_in_page(off);
+		unsigned int n = min_t(u64, len, PAGE_SIZE - pg_off);
+		unsigned long left;
+		void *kaddr;
+
+		kaddr = kmap_local_page(page);
+		if (to_region) {
+			left = copy_from_user(kaddr + pg_off, ubuf, n);
+			flush_dcache_page(page);
+		} else {
+			left = copy_to_user(ubuf, kaddr + pg_off, n);
+		}
+		kunmap_local(kaddr);
+		if (left)
+			return -EFAULT;
+		off += n;
+		len -= n;
+		ubuf += n;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		cond_resched();
+	}
+	return 0;
+}
+
+int dfg_region_copy(struct dfg_cmd_ctx *c)
+{
+	struct dfg_region_copy *args = c->args;
+	bool to_region = args->flags == DFG_COPY_TO_REGION;
+	struct dfg_xregion *r;
+	int ret;
+
+	if ((args->flags != DFG_COPY_TO_REGION &&
+	     args->flags != DFG_COPY_FROM_REGION) ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	if (args->len > DFG_REGION_COPY_MAX)
+		return -EINVAL;
+	if (to_region && !c->writable)
+		return -EACCES;
+
+	r = dfg_region_lookup(c->graph, args->id, false);
+	if (!r)
+		return -ENOENT;
+	if (args->offset > ((u64)r->nr_pages << PAGE_SHIFT) ||
+	    args->len > ((u64)r->nr_pages << PAGE_SHIFT) - args->offset) {
+		ret = -ERANGE;
+		goto out_put;
+	}
+	if (to_region && !r->writable) {
+		ret = -EACCES;
+		goto out_put;
+	}
+	/* Fails once revocation dropped the export's reference. */
+	if (!refcount_inc_not_zero(&r->users)) {
+		ret = -ENOENT;
+		goto out_put;
+	}
+	ret = dfg_region_do_copy(r, args->offset, args->len,
+				 u64_to_user_ptr(args->addr), to_region);
+	dfg_region_users_put(r);
+	if (!ret)
+		ret = args->len;
+out_put:
+	dfg_region_put(r);
+	return ret;
+}
+
+/*
+ * Insert the page frame of page @vmf->pgoff; offsets count from the
+ * region's base (vm_pgoff of a split vma moves, the base does not). The
+ * read side of ->map_lock covers the check and the pte: see the top.
+ */
+static vm_fault_t dfg_region_fault(struct vm_fault *vmf)
+{
+	struct dfg_xregion *r = vmf->vma->vm_private_data;
+	pgoff_t base = dfg_region_offset(r) >> PAGE_SHIFT;
+	pgoff_t idx = vmf->pgoff - base;
+	vm_fault_t ret;
+
+	if (vmf->pgoff < base || idx >= r->nr_pages)
+		return VM_FAULT_SIGBUS;
+	down_read(&r->map_lock);
+	if (r->revoked)
+		ret = VM_FAULT_SIGBUS;
+	else
+		ret = vmf_insert_pfn(vmf->vma, vmf->address,
+				     page_to_pfn(r->pages[idx]));
+	up_read(&r->map_lock);
+	return ret;
+}
+
+/* A vma copied (fork, split, mremap) holds the region like the original. */
+static void dfg_region_vm_open(struct vm_area_struct *vma)
+{
+	struct dfg_xregion *r = vma->vm_private_data;
+
+	kref_get(&r->ref);
+}
+
+static void dfg_region_vm_close(struct vm_area_struct *vma)
+{
+	dfg_region_put(vma->vm_private_data);
+}
+
+static const struct vm_operations_struct dfg_region_vm_ops = {
+	.open	= dfg_region_vm_open,
+	.close	= dfg_region_vm_close,
+	.fault	= dfg_region_fault,
+};
+
+/**
+ * dfg_region_mmap() - mmap of a region offset on a graph descriptor
+ * @g: the descriptor's graph
+ * @file: the descriptor; the vma takes a reference to it (hence to @g)
+ * @vma: the new mapping; vm_pgoff has DFG_MMAP_REGION set
+ *
+ * The offset must be the mmap_offset of a live region of @g and the length
+ * at most its size; shared mappings only. Writable only for regions
+ * exported with DFG_REGION_F_WRITE and on writable descriptors; otherwise
+ * VM_MAYWRITE goes, so mprotect() cannot add PROT_WRITE later.
+ *
+ * Return: 0 or a negative errno (-EINVAL bad offset, length, another
+ * graph's region or a private mapping; -EACCES writable where not granted).
+ */
+int dfg_region_mmap(struct dfg_graph *g, struct file *file,
+		    struct vm_area_struct *vma)
+{
+	unsigned long key = (vma->vm_pgoff & ~DFG_REGION_PGBIT) >>
+			    DFG_REGION_PGSHIFT;
+	struct address_space *old;
+	struct dfg_xregion *r;
+	int ret = 0;
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_pgoff & ((1UL << DFG_REGION_PGSHIFT) - 1))
+		return -EINVAL;
+	if (!key || key > DFG_REGION_KEY_MAX)
+		return -EINVAL;
+
+	xa_lock(&dfg_region_keys);
+	r = xa_load(&dfg_region_keys, key);
+	if (r && r->obj.graph == g)
+		kref_get(&r->ref);
+	else
+		r = NULL;
+	xa_unlock(&dfg_region_keys);
+	if (!r)
+		return -EINVAL;
+
+	if (vma_pages(vma) > r->nr_pages) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+	if (!r->writable || !(file->f_mode & FMODE_WRITE)) {
+		if (vma->vm_flags & VM_WRITE) {
+			ret = -EACCES;
+			goto out_put;
+		}
+		dfg_vm_flags_clear(vma, VM_MAYWRITE);
+	}
+	/*
+	 * All graph descriptors share one anon inode, hence one mapping;
+	 * revocation zaps through it. Refuse anything else rather than
+	 * leave a vma revocation would not find.
+	 */
+	old = cmpxchg(&r->mapping, NULL, file->f_mapping);
+	if (old && old != file->f_mapping) {
+		ret = -EINVAL;
+		goto out_put;
+	}
+
+	dfg_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = r;	/* takes over our reference */
+	vma->vm_ops = &dfg_region_vm_ops;
+	return 0;
+
+out_put:
+	dfg_region_put(r);
+	return ret;
+}
