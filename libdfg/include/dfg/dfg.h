@@ -13,7 +13,7 @@
  * with the inline dfg_prep_*() helpers of <dfg/prep.h> on dfg_ring().
  *
  * Graphs, arenas and the arena buffer allocator are in <dfg/graph.h>,
- * included from here.
+ * channels in <dfg/chan.h>, both included from here.
  *
  * Errors: like liburing, every function that can fail returns a negative
  * errno value (-ENOENT, -EINVAL, ...) and leaves errno untouched; callers
@@ -31,6 +31,7 @@
 
 #include <dfg/prep.h>
 #include <dfg/graph.h>
+#include <dfg/chan.h>
 
 #ifdef __cplusplus
 extern "C" {
