@@ -132,7 +132,8 @@ void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins);
  * starting at it fails with -EINVAL). 0 if @n is 0. Or -errno: -EAGAIN
  * (NONBLOCK, ring full), -EPIPE (the consumer has gone), -EINVAL (NULL,
  * not a producer, unknown flag, d[0] outside the pool), -EPROTO (the
- * ring's indices are corrupted).
+ * ring's indices are corrupted), -ECANCELED (the graph died while
+ * waiting: its last graph descriptor closed).
  */
 int dfg_chan_send(struct dfg_chan *c, const struct dfg_desc *d,
 		  unsigned int n, unsigned int flags);
@@ -154,7 +155,8 @@ int dfg_chan_send(struct dfg_chan *c, const struct dfg_desc *d,
  * Returns 1..@n received, 0 at end of stream, or -errno: -EAGAIN
  * (NONBLOCK, nothing there), -EBADMSG (a descriptor outside the pool was
  * dropped), -EINVAL (NULL, @n 0, not the consumer, unknown flag), -EPROTO
- * (a ring's indices are corrupted).
+ * (a ring's indices are corrupted), -ECANCELED (the graph died while
+ * waiting: keep a graph descriptor open while endpoints are in use).
  */
 int dfg_chan_recv(struct dfg_chan *c, struct dfg_desc *d, unsigned int n,
 		  unsigned int flags);
