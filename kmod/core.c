@@ -31,7 +31,7 @@ int dfg_core_get_info(struct dfg_cmd_ctx *c)
 	memset(info, 0, sizeof(*info));
 	info->size = sizeof(*info);
 	info->api_version = DFG_API_VERSION;
-	info->features = DFG_F_ALL;
+	info->features = DFG_F_IMPLEMENTED;
 	info->nr_cmds = DFG_CMD_NR;
 	info->uring_inline_max = DFG_URING_INLINE_MAX;
 	info->max_parked = READ_ONCE(dfg_max_parked);

@@ -52,7 +52,7 @@ static int dfg_nl_get_info(struct sk_buff *skb, struct genl_info *info)
 		goto out_free_msg;
 
 	if (nla_put_u32(msg, DFG_NL_A_API_VERSION, DFG_API_VERSION) ||
-	    nla_put_u64_64bit(msg, DFG_NL_A_FEATURES, DFG_F_ALL,
+	    nla_put_u64_64bit(msg, DFG_NL_A_FEATURES, DFG_F_IMPLEMENTED,
 			      DFG_NL_A_PAD) ||
 	    nla_put_string(msg, DFG_NL_A_VERSION, DFG_VERSION) ||
 	    nla_put_u32(msg, DFG_NL_A_CLIENTS, atomic_read(&dfg_nr_clients)) ||

@@ -54,7 +54,7 @@ static ssize_t api_version_show(struct kobject *kobj,
 static ssize_t features_show(struct kobject *kobj, struct kobj_attribute *attr,
 			     char *buf)
 {
-	return sysfs_emit(buf, "%#llx\n", (unsigned long long)DFG_F_ALL);
+	return sysfs_emit(buf, "%#llx\n", (unsigned long long)DFG_F_IMPLEMENTED);
 }
 
 static ssize_t clients_show(struct kobject *kobj, struct kobj_attribute *attr,

@@ -32,6 +32,14 @@
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #endif
 
+/*
+ * Features every module of this ABI has; the others (DFG_F_REGION,
+ * DFG_F_CHAN) come with their subsystem, and tests of one skip without it.
+ * No module reports a bit outside DFG_F_ALL.
+ */
+#define DFG_F_BASE	(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
+			 DFG_F_GRAPH)
+
 #define DFG_DEV_PATH	"/dev/" DFG_DEVICE_NAME
 #define DFG_SYSFS_DIR	"/sys/kernel/dfg"
 
