@@ -744,6 +744,8 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 	ASSERT_LE(0, g);
 	id = chan_create(g, 1, DEPTH, NPROD, NULL);
 	ASSERT_LT(0, id);
+	EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CHAN_CREATE, getpid(), 2000,
+				    &ev));
 	/* The other side stays open, so the producer does not get -EPIPE. */
 	ASSERT_EQ(0, chan_ep_open(g, id, role == DFG_CHAN_PRODUCER ?
 				  DFG_CHAN_CONSUMER : DFG_CHAN_PRODUCER,
@@ -777,7 +779,17 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 	}
 
 	chan_ep_close(&other);
-	close(g);
+	{
+		char dir[128];
+
+		snprintf(dir, sizeof(dir), DFG_SYSFS_DIR "/graphs/%d/chan%d",
+			 graph_id(g), id);
+		EXPECT_EQ(0, access(dir, F_OK));
+		close(g);
+		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CHAN_DESTROY, 0, 2000,
+					    &ev));
+		EXPECT_NE(0, access(dir, F_OK));
+	}
 	close(dev);
 	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
 	dfg_nl_mon_close(&mon);
