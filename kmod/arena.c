@@ -11,18 +11,22 @@
  *			holds a graph descriptor, and a mapping holds its
  *			file, so the graph and its arenas outlive every vma.
  *			Immutable after publication: no lock.
+ *     ->mem		its pages (struct dfg_mem, below).
+ *   struct dfg_mem	accounted page array, shared with channel rings
+ *			(chan.c), owned by the object embedding it:
  *     ->pages		zeroed order-0 pages, charged to the creator's
  *			memory cgroup (GFP_KERNEL_ACCOUNT). Each pte that
  *			maps one holds a page reference (the fault handler
- *			takes it), so a page outlives the arena if something
- *			still maps or pins it; we put ours at destroy.
+ *			takes it), so a page outlives its object if something
+ *			still maps or pins it; we put ours at free.
  *     ->user		the creator's user_struct, referenced (get_uid())
  *			so the RLIMIT_MEMLOCK charge in ->locked_vm is
- *			returned to the same user at destroy, whoever the
+ *			returned to the same user at free, whoever the
  *			last process to close the graph is.
- *   dfg_total_pages	pages of all arenas: the dfg.max_total_mb counter
- *			and sysfs "pages"; atomic_long, charged with a
- *			cmpxchg loop so concurrent creators never overshoot.
+ *   dfg_total_pages	pages of all arenas and channel rings: the
+ *			dfg.max_total_mb counter and sysfs "pages";
+ *			atomic_long, charged with a cmpxchg loop so
+ *			concurrent creators never overshoot.
  *
  * Mapping: mmap(graph_fd, offset DFG_MMAP_OFFSET(id)) sets up the vma and
  * a .fault handler supplies the pages. A fault handler rather than
@@ -55,17 +59,11 @@ atomic_long_t dfg_total_pages = ATOMIC_LONG_INIT(0);
 /**
  * struct dfg_arena - one arena (see the top of this file)
  * @obj:	header; @obj.id is the arena's id in its graph
- * @nr_pages:	length of @pages
- * @pages:	the arena's pages, one reference each
- * @user:	creator's user_struct (reference held)
- * @locked:	pages charged to @user->locked_vm (0 with CAP_IPC_LOCK)
+ * @mem:	the arena's pages
  */
 struct dfg_arena {
 	struct dfg_object	obj;
-	unsigned long		nr_pages;
-	struct page		**pages;
-	struct user_struct	*user;
-	unsigned long		locked;
+	struct dfg_mem		mem;
 };
 
 /**
@@ -115,11 +113,12 @@ static int dfg_total_charge(unsigned long nr_pages)
 	return 0;
 }
 
-static void dfg_arena_free_pages(struct dfg_arena *a, unsigned long nr)
+static void dfg_mem_free_pages(struct dfg_mem *m, unsigned long nr)
 {
 	while (nr--)
-		put_page(a->pages[nr]);
-	kvfree(a->pages);
+		put_page(m->pages[nr]);
+	kvfree(m->pages);
+	m->pages = NULL;
 }
 
 /*
@@ -128,19 +127,19 @@ static void dfg_arena_free_pages(struct dfg_arena *a, unsigned long nr)
  * both the page allocator and the memcg charge from invoking the OOM
  * killer.
  */
-static int dfg_arena_alloc_pages(struct dfg_arena *a)
+static int dfg_mem_alloc_pages(struct dfg_mem *m)
 {
 	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN |
 			  __GFP_RETRY_MAYFAIL;
 	unsigned long i;
 
-	a->pages = kvcalloc(a->nr_pages, sizeof(*a->pages),
+	m->pages = kvcalloc(m->nr_pages, sizeof(*m->pages),
 			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
-	if (!a->pages)
+	if (!m->pages)
 		return -ENOMEM;
-	for (i = 0; i < a->nr_pages; i++) {
-		a->pages[i] = alloc_page(gfp);
-		if (!a->pages[i])
+	for (i = 0; i < m->nr_pages; i++) {
+		m->pages[i] = alloc_page(gfp);
+		if (!m->pages[i])
 			goto out_free_pages;
 		if (fatal_signal_pending(current))
 			goto out_free_pages_next;
@@ -151,9 +150,96 @@ static int dfg_arena_alloc_pages(struct dfg_arena *a)
 out_free_pages_next:
 	i++;
 out_free_pages:
-	dfg_arena_free_pages(a, i);
-	a->pages = NULL;
+	dfg_mem_free_pages(m, i);
 	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
+}
+
+/**
+ * dfg_mem_alloc() - allocate and account @nr_pages zeroed pages
+ * @m: zeroed descriptor, filled on success
+ * @nr_pages: pages wanted, > 0
+ *
+ * Charges the caller's RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), the module's
+ * dfg.max_total_mb (sysfs "pages") and the memory cgroup, in that order;
+ * dfg_mem_free() returns everything.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EAGAIN (RLIMIT_MEMLOCK), -ENOMEM (memory, cgroup or
+ * dfg.max_total_mb) or -EINTR (fatal signal).
+ */
+int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages)
+{
+	int ret;
+
+	m->nr_pages = nr_pages;
+	m->user = get_uid(current_user());
+	m->locked = 0;
+	if (!capable(CAP_IPC_LOCK)) {
+		ret = dfg_account_mem(m->user, nr_pages);
+		if (ret)
+			goto out_put_user;
+		m->locked = nr_pages;
+	}
+	ret = dfg_total_charge(nr_pages);
+	if (ret)
+		goto out_unaccount;
+	ret = dfg_mem_alloc_pages(m);
+	if (ret)
+		goto out_uncharge_total;
+	return 0;
+
+out_uncharge_total:
+	atomic_long_sub(nr_pages, &dfg_total_pages);
+out_unaccount:
+	dfg_unaccount_mem(m->user, m->locked);
+out_put_user:
+	free_uid(m->user);
+	m->user = NULL;
+	return ret;
+}
+
+/**
+ * dfg_mem_free() - put the pages of @m and return its charges
+ * @m: filled by a successful dfg_mem_alloc()
+ *
+ * Pages still mapped somewhere live on through their pte references.
+ */
+void dfg_mem_free(struct dfg_mem *m)
+{
+	dfg_mem_free_pages(m, m->nr_pages);
+	atomic_long_sub(m->nr_pages, &dfg_total_pages);
+	dfg_unaccount_mem(m->user, m->locked);
+	free_uid(m->user);
+	m->user = NULL;
+}
+
+/**
+ * dfg_pool_lookup() - the object a channel's descriptors point into
+ * @g: the graph, held by the caller
+ * @id: object id
+ * @size: out: the pool's size in bytes
+ *
+ * A pool is an arena (and, once regions exist, a region: one more case).
+ *
+ * Return: 0, or -ENOENT when @id is no object or no pool.
+ */
+int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
+{
+	struct dfg_object *obj;
+
+	if (!id || id > DFG_OBJ_ID_MAX)
+		return -ENOENT;
+	obj = xa_load(&g->objects, id);
+	if (!obj)
+		return -ENOENT;
+	switch (obj->type) {
+	case DFG_OBJ_ARENA:
+		*size = (u64)container_of(obj, struct dfg_arena,
+					  obj)->mem.nr_pages << PAGE_SHIFT;
+		return 0;
+	default:
+		return -ENOENT;
+	}
 }
 
 int dfg_arena_create(struct dfg_cmd_ctx *c)
@@ -176,45 +262,28 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;
-	a->nr_pages = PAGE_ALIGN(args->size) >> PAGE_SHIFT;
-	a->user = get_uid(current_user());
-
-	if (!capable(CAP_IPC_LOCK)) {
-		ret = dfg_account_mem(a->user, a->nr_pages);
-		if (ret)
-			goto out_put_user;
-		a->locked = a->nr_pages;
-	}
-	ret = dfg_total_charge(a->nr_pages);
+	ret = dfg_mem_alloc(&a->mem, PAGE_ALIGN(args->size) >> PAGE_SHIFT);
 	if (ret)
-		goto out_unaccount;
-	ret = dfg_arena_alloc_pages(a);
-	if (ret)
-		goto out_uncharge_total;
+		goto out_free_arena;
 
 	ret = dfg_graph_add_object(g, &a->obj, DFG_OBJ_ARENA);
 	if (ret < 0)
-		goto out_free_pages;
-	atomic_long_add(a->nr_pages, &g->pages);
+		goto out_free_mem;
+	atomic_long_add(a->mem.nr_pages, &g->pages);
 
-	args->size = (u64)a->nr_pages << PAGE_SHIFT;
+	args->size = (u64)a->mem.nr_pages << PAGE_SHIFT;
 	args->id = a->obj.id;
 	args->mmap_offset = DFG_MMAP_OFFSET(a->obj.id);
 	c->res2 = args->size;
 
-	trace_dfg_arena_create(g->id, a->obj.id, a->nr_pages);
+	trace_dfg_arena_create(g->id, a->obj.id, a->mem.nr_pages);
 	dfg_nl_graph_event(DFG_EV_ARENA_CREATE, task_tgid_nr(current), g->id,
 			   a->obj.id, NULL);
 	return a->obj.id;
 
-out_free_pages:
-	dfg_arena_free_pages(a, a->nr_pages);
-out_uncharge_total:
-	atomic_long_sub(a->nr_pages, &dfg_total_pages);
-out_unaccount:
-	dfg_unaccount_mem(a->user, a->locked);
-out_put_user:
-	free_uid(a->user);
+out_free_mem:
+	dfg_mem_free(&a->mem);
+out_free_arena:
 	kfree(a);
 	return ret;
 }
@@ -230,14 +299,11 @@ void dfg_arena_destroy(struct dfg_object *obj)
 	struct dfg_arena *a = container_of(obj, struct dfg_arena, obj);
 	struct dfg_graph *g = obj->graph;
 
-	trace_dfg_arena_destroy(g->id, obj->id, a->nr_pages);
+	trace_dfg_arena_destroy(g->id, obj->id, a->mem.nr_pages);
 	dfg_nl_graph_event(DFG_EV_ARENA_DESTROY, 0, g->id, obj->id, NULL);
 
-	dfg_arena_free_pages(a, a->nr_pages);
-	atomic_long_sub(a->nr_pages, &g->pages);
-	atomic_long_sub(a->nr_pages, &dfg_total_pages);
-	dfg_unaccount_mem(a->user, a->locked);
-	free_uid(a->user);
+	atomic_long_sub(a->mem.nr_pages, &g->pages);
+	dfg_mem_free(&a->mem);
 	kfree(a);
 }
 
@@ -252,9 +318,9 @@ static vm_fault_t dfg_arena_fault(struct vm_fault *vmf)
 	pgoff_t base = (pgoff_t)a->obj.id << DFG_MMAP_PGSHIFT;
 	pgoff_t idx = vmf->pgoff - base;
 
-	if (vmf->pgoff < base || idx >= a->nr_pages)
+	if (vmf->pgoff < base || idx >= a->mem.nr_pages)
 		return VM_FAULT_SIGBUS;
-	vmf->page = a->pages[idx];
+	vmf->page = a->mem.pages[idx];
 	get_page(vmf->page);
 	return 0;
 }
@@ -295,7 +361,7 @@ int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 	if (!obj || obj->type != DFG_OBJ_ARENA)
 		return -EINVAL;
 	a = container_of(obj, struct dfg_arena, obj);
-	if (vma_pages(vma) > a->nr_pages)
+	if (vma_pages(vma) > a->mem.nr_pages)
 		return -EINVAL;
 
 	if (!(file->f_mode & FMODE_WRITE)) {

@@ -9,9 +9,10 @@
  * the file holds its graph (graph descriptors). A handler's new descriptor
  * (ctx.install) is owned by the ctx until dfg_cmd_install() consumes it.
  *
- * Two kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
- * commands) and graph descriptors (DFG_CMDF_GRAPH commands); a command on
- * the other kind gives -EBADFD, before its arguments are read.
+ * Three kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
+ * commands), graph descriptors (DFG_CMDF_GRAPH commands) and channel
+ * endpoints (DFG_CMDF_EP commands); a command on another kind gives
+ * -EBADFD, before its arguments are read.
  *
  * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
  * same handler. They differ only in how the argument struct arrives (ioctl
@@ -40,6 +41,8 @@
 #define DFG_CMDF_DEV	BIT(3)	/* sent on /dev/dfg */
 #define DFG_CMDF_GRAPH	BIT(4)	/* sent on a graph descriptor */
 #define DFG_CMDF_WRITE	BIT(5)	/* needs a writable graph descriptor */
+#define DFG_CMDF_EP	BIT(6)	/* sent on a channel endpoint descriptor */
+#define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP)
 
 /**
  * struct dfg_cmd_def - one slot of the command table
@@ -103,6 +106,15 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 	/* Read-only descriptors may copy out; the handler checks TO_REGION. */
 	DFG_CMD(REGION_COPY, struct dfg_region_copy, "region_copy",
 		dfg_region_copy, DFG_CMDF_GRAPH | DFG_CMDF_SLEEP),
+	DFG_CMD(CHAN_CREATE, struct dfg_chan_create, "chan_create",
+		dfg_chan_create,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(CHAN_OPEN, struct dfg_chan_open, "chan_open", dfg_chan_open,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(CHAN_WAIT, struct dfg_chan_wait, "chan_wait", dfg_chan_wait,
+		DFG_CMDF_EP),
+	DFG_CMD(CHAN_WAKE, struct dfg_chan_wait, "chan_wake", dfg_chan_wake,
+		DFG_CMDF_EP),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -113,6 +125,9 @@ static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
 /* The table spans the header's highest command, implemented or not. */
 static_assert(_IOC_NR(DFG_IOC_CHAN_WAKE) + 1 == DFG_CMD_NR);
+static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);
 
 /*
  * Check every slot of the command table at load time: build-time checks
@@ -129,12 +144,13 @@ int dfg_cmd_init(void)
 
 	for (i = 0; i < ARRAY_SIZE(dfg_cmds); i++) {
 		const struct dfg_cmd_def *d = &dfg_cmds[i];
-		u16 kind = d->flags & (DFG_CMDF_DEV | DFG_CMDF_GRAPH);
+		u16 kind = d->flags & DFG_CMDF_KINDS;
 
 		if (!d->fn && !d->name && !d->cmd && !d->size && !d->flags)
 			continue;
 		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
-		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH) ||
+		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH &&
+		     kind != DFG_CMDF_EP) ||
 		    ((d->flags & DFG_CMDF_WRITE) && kind != DFG_CMDF_GRAPH)) {
 			pr_err("command table slot %u is broken\n", i);
 			return -EINVAL;
@@ -165,6 +181,8 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 	const struct dfg_cmd_def *d;
 	u32 cmd = c->cmd;
 	unsigned int nr = _IOC_NR(cmd);
+	u16 kind = c->ep ? DFG_CMDF_EP :
+		   c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV;
 
 	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -174,17 +192,23 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (d->cmd != cmd)
 		return ERR_PTR(-EINVAL);
-	if (!(d->flags & (c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV)))
+	if (!(d->flags & kind))
 		return ERR_PTR(-EBADFD);
 	return d;
 }
 
-/* The file a command arrived on: /dev/dfg or a graph descriptor. */
+/*
+ * The file a command arrived on: /dev/dfg, a graph descriptor or a channel
+ * endpoint (whose embedded dfg_file takes its parked commands).
+ */
 static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
 {
 	if (dfg_file_is_graph(file)) {
 		c->graph = file->private_data;
 		c->writable = !!(file->f_mode & FMODE_WRITE);
+	} else if (dfg_file_chan_ep(file)) {
+		c->ep = dfg_file_chan_ep(file);
+		c->df = dfg_chan_ep_file(c->ep);
 	} else {
 		c->df = file->private_data;
 	}

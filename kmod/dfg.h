@@ -30,12 +30,18 @@
  *			for life, kobject for memory) and its objects.
  *
  * struct dfg_object	header of every object of a graph (arena.c,
- *			region.c): in its graph until the graph dies (arenas)
- *			or until unexported (regions); see graph.c.
+ *			region.c, chan.c): in its graph until the graph dies
+ *			(arenas, channels) or until unexported (regions); see
+ *			graph.c. A channel's memory may outlive the graph
+ *			through its endpoints (see chan.c).
  *
- * Lock order: dfg_files_lock -> dfg_file.lock. dfg_graphs_lock nests
- * nothing of ours (sysfs removal drains attribute readers, which take no
- * lock of ours).
+ * struct dfg_chan, struct dfg_chan_ep: channels and their endpoint
+ *			descriptors, see chan.c. An endpoint embeds a
+ *			dfg_file for its parked commands.
+ *
+ * Lock order: dfg_files_lock -> dfg_file.lock; dfg_chan.lock ->
+ * dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
+ * its attribute readers, which take dfg_chan.lock) dfg_chan.lock.
  */
 #ifndef _DFG_KMOD_DFG_H
 #define _DFG_KMOD_DFG_H
@@ -59,6 +65,14 @@
 
 #define DFG_VERSION		"0.1.0"
 
+/*
+ * DFG_F_* bits this module implements (GET_INFO, sysfs, netlink). DFG_F_ALL
+ * names every bit of the ABI; a bit is added here with its subsystem.
+ */
+#define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | \
+				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
+				 DFG_F_CHAN)
+
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
 
@@ -81,15 +95,23 @@ struct dfg_file {
 	pid_t			tgid;
 };
 
+/* main.c: put an embedded dfg_file on dfg_files (park monitor) and off. */
+void dfg_file_init(struct dfg_file *df);
+void dfg_file_fini(struct dfg_file *df);
+
 struct dfg_park;
 struct dfg_graph;
+struct dfg_chan_ep;
 struct file;
 struct vm_area_struct;
 
 /**
  * struct dfg_cmd_ctx - one command on its way through a handler
- * @df:		the /dev/dfg file the command was issued on; NULL on a graph
- *		descriptor
+ * @df:		the /dev/dfg file the command was issued on, or the dfg_file
+ *		embedded in a channel endpoint (its parked commands); NULL on
+ *		a graph descriptor
+ * @ep:		the channel endpoint the command was issued on, else NULL.
+ *		The descriptor holds the endpoint.
  * @graph:	the graph of the graph descriptor the command was issued on;
  *		NULL on /dev/dfg. The descriptor holds the graph reference.
  * @writable:	the graph descriptor was opened for writing
@@ -111,6 +133,7 @@ struct vm_area_struct;
  */
 struct dfg_cmd_ctx {
 	struct dfg_file		*df;
+	struct dfg_chan_ep	*ep;
 	struct dfg_graph	*graph;
 	bool			writable;
 	struct io_uring_cmd	*ucmd;
@@ -148,6 +171,7 @@ int dfg_core_nop(struct dfg_cmd_ctx *c);
 enum dfg_obj_type {
 	DFG_OBJ_ARENA = 1,
 	DFG_OBJ_REGION,
+	DFG_OBJ_CHAN,
 };
 
 /**
@@ -167,10 +191,6 @@ struct dfg_object {
  * the bit that marks region offsets (region.c), hence a positive loff_t.
  */
 #define DFG_OBJ_ID_MAX		((1U << (62 - DFG_MMAP_SHIFT)) - 1)
-
-/* Features this module implements (GET_INFO, sysfs): no channels yet. */
-#define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
-				 DFG_F_GRAPH | DFG_F_REGION)
 
 /**
  * struct dfg_graph - one live graph (see graph.c for the rules)
@@ -211,11 +231,29 @@ void dfg_graph_free(struct dfg_graph *g);
 int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
 			 enum dfg_obj_type type);
 
-/* arena.c: arenas, mmap of graph descriptors, RLIMIT_MEMLOCK charges */
+/* arena.c: arenas, mmap of graph descriptors, accounted page arrays */
 struct user_struct;
 extern atomic_long_t dfg_total_pages;
 int dfg_account_mem(struct user_struct *user, unsigned long nr_pages);
 void dfg_unaccount_mem(struct user_struct *user, unsigned long nr_pages);
+
+/**
+ * struct dfg_mem - accounted zeroed pages of an arena or a channel
+ * @nr_pages:	length of @pages
+ * @pages:	the pages, one reference each
+ * @user:	creator's user_struct (reference held)
+ * @locked:	pages charged to @user->locked_vm (0 with CAP_IPC_LOCK)
+ */
+struct dfg_mem {
+	unsigned long		nr_pages;
+	struct page		**pages;
+	struct user_struct	*user;
+	unsigned long		locked;
+};
+
+int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages);
+void dfg_mem_free(struct dfg_mem *m);
+int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 		   struct vm_area_struct *vma);
@@ -229,6 +267,16 @@ int dfg_region_copy(struct dfg_cmd_ctx *c);
 int dfg_region_mmap(struct dfg_graph *g, struct file *file,
 		    struct vm_area_struct *vma);
 void dfg_region_destroy(struct dfg_object *obj);
+
+/* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */
+int dfg_chan_create(struct dfg_cmd_ctx *c);
+int dfg_chan_open(struct dfg_cmd_ctx *c);
+int dfg_chan_wait(struct dfg_cmd_ctx *c);
+int dfg_chan_wake(struct dfg_cmd_ctx *c);
+struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file);
+struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep);
+void dfg_chan_unpublish(struct dfg_object *obj);
+void dfg_chan_destroy(struct dfg_object *obj);
 
 /* park.c: parked io_uring commands, the task-exit monitor */
 

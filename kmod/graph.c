@@ -21,7 +21,7 @@
  *     ->kobj		memory. Initialised at allocation; its release
  *			(dfg_graph_free()) frees the struct once sysfs is
  *			done with it (kobject_del() drains attribute readers).
- *   dfg_object	each object of a graph (arena.c, region.c) sits in
+ *   dfg_object	each object of a graph (arena.c, region.c, chan.c) sits in
  *			dfg_graph.objects (the xarray's own lock) from
  *			creation until the graph dies; no per-object
  *			reference: whoever reaches an object holds a graph
@@ -29,6 +29,10 @@
  *			Regions alone leave earlier (UNEXPORT) and have a
  *			reference of their own for that (region.c); they
  *			are looked up and erased under the xarray's lock.
+ *			(A channel is also reached through its endpoint
+ *			descriptors, which do not hold the graph's life: they
+ *			hold the channel, which holds the graph's kobject;
+ *			see chan.c.)
  *			Immutable graph fields need no lock; the counters
  *			are atomics read locklessly by sysfs and GRAPH_INFO.
  */
@@ -120,7 +124,24 @@ void dfg_graph_free(struct dfg_graph *g)
 	kfree(g);
 }
 
-/* Frees every object; the graph is out of the registry, nobody else left. */
+/*
+ * First step of a graph's death, under dfg_graphs_lock before the graph's
+ * own sysfs directory goes: objects with a directory below it remove it.
+ */
+static void dfg_graph_unpublish_objects(struct dfg_graph *g)
+{
+	struct dfg_object *obj;
+	unsigned long id;
+
+	xa_for_each(&g->objects, id, obj)
+		if (obj->type == DFG_OBJ_CHAN)
+			dfg_chan_unpublish(obj);
+}
+
+/*
+ * Frees every object (a channel: drops the graph's reference, see
+ * chan.c); the graph is out of the registry, nobody else left.
+ */
 static void dfg_graph_free_objects(struct dfg_graph *g)
 {
 	struct dfg_object *obj;
@@ -135,6 +156,9 @@ static void dfg_graph_free_objects(struct dfg_graph *g)
 			break;
 		case DFG_OBJ_REGION:
 			dfg_region_destroy(obj);
+			break;
+		case DFG_OBJ_CHAN:
+			dfg_chan_destroy(obj);
 			break;
 		}
 	}
@@ -151,6 +175,7 @@ static void dfg_graph_release(struct kref *ref)
 {
 	struct dfg_graph *g = container_of(ref, struct dfg_graph, ref);
 
+	dfg_graph_unpublish_objects(g);
 	dfg_sysfs_graph_del(g);
 	xa_erase(&dfg_graphs, g->id);
 	dfg_nr_graphs--;

@@ -114,6 +114,40 @@ DEFINE_MUTEX(dfg_files_lock);
 LIST_HEAD(dfg_files);
 atomic_t dfg_nr_clients = ATOMIC_INIT(0);
 
+/**
+ * dfg_file_init() - set up a dfg_file and put it on dfg_files
+ * @df: zeroed; a /dev/dfg file's or one embedded in a channel endpoint
+ *
+ * From here on the park monitor walks its parked commands.
+ *
+ * Context: process context; takes dfg_files_lock.
+ */
+void dfg_file_init(struct dfg_file *df)
+{
+	spin_lock_init(&df->lock);
+	INIT_LIST_HEAD(&df->parked);
+	df->tgid = task_tgid_nr(current);
+
+	mutex_lock(&dfg_files_lock);
+	list_add_tail(&df->node, &dfg_files);
+	mutex_unlock(&dfg_files_lock);
+}
+
+/**
+ * dfg_file_fini() - take a dfg_file off dfg_files
+ * @df: set up by dfg_file_init(), nothing parked on it (parked commands
+ *	pin the file whose release calls this)
+ *
+ * Context: process context; takes dfg_files_lock.
+ */
+void dfg_file_fini(struct dfg_file *df)
+{
+	mutex_lock(&dfg_files_lock);
+	list_del(&df->node);
+	mutex_unlock(&dfg_files_lock);
+	WARN_ON_ONCE(!list_empty(&df->parked));
+}
+
 static int dfg_open(struct inode *inode, struct file *file)
 {
 	struct dfg_file *df;
@@ -126,14 +160,8 @@ static int dfg_open(struct inode *inode, struct file *file)
 	df = kzalloc(sizeof(*df), GFP_KERNEL_ACCOUNT);
 	if (!df)
 		return -ENOMEM;
-	spin_lock_init(&df->lock);
-	INIT_LIST_HEAD(&df->parked);
-	df->tgid = task_tgid_nr(current);
+	dfg_file_init(df);
 	file->private_data = df;
-
-	mutex_lock(&dfg_files_lock);
-	list_add_tail(&df->node, &dfg_files);
-	mutex_unlock(&dfg_files_lock);
 	atomic_inc(&dfg_nr_clients);
 
 	dfg_nl_event(DFG_EV_CLIENT_OPEN, df->tgid, 0);
@@ -144,13 +172,9 @@ static int dfg_release(struct inode *inode, struct file *file)
 {
 	struct dfg_file *df = file->private_data;
 
-	mutex_lock(&dfg_files_lock);
-	list_del(&df->node);
-	mutex_unlock(&dfg_files_lock);
-	atomic_dec(&dfg_nr_clients);
-
 	/* Parked commands pin the file: release cannot run before them. */
-	WARN_ON_ONCE(!list_empty(&df->parked));
+	dfg_file_fini(df);
+	atomic_dec(&dfg_nr_clients);
 
 	dfg_nl_event(DFG_EV_CLIENT_CLOSE, df->tgid, 0);
 	kfree(df);

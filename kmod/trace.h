@@ -15,6 +15,11 @@
  *   dfg_region_export	a region was exported (graph, id, pinned pages)
  *   dfg_region_unexport	a region was revoked and released (graph, id,
  *			pages; unpinned at once or after the last COPY)
+ *   dfg_chan_create	a channel was created (graph, id, ring pages)
+ *   dfg_chan_destroy	a channel died with its graph (graph, id, ring pages)
+ *   dfg_chan_park	a CHAN_WAIT parked (graph, chan, role, slot, path)
+ *   dfg_chan_wake	parked waits completed by their event: CHAN_WAKE or
+ *			an endpoint's release (graph, chan, role woken, count)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -132,6 +137,53 @@ DEFINE_EVENT(dfg_object_class, dfg_region_export,
 DEFINE_EVENT(dfg_object_class, dfg_region_unexport,
 	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
 	     TP_ARGS(graph, id, pages)
+);
+
+DEFINE_EVENT(dfg_object_class, dfg_chan_create,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+DEFINE_EVENT(dfg_object_class, dfg_chan_destroy,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+TRACE_EVENT(dfg_chan_park,
+	    TP_PROTO(u32 graph, u32 chan, u32 role, u32 slot, bool uring),
+	    TP_ARGS(graph, chan, role, slot, uring),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, chan)
+			     __field(u32, role)
+			     __field(u32, slot)
+			     __field(bool, uring)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->chan = chan;
+			   __entry->role = role;
+			   __entry->slot = slot;
+			   __entry->uring = uring;),
+	    TP_printk("graph=%u chan=%u role=%s slot=%u path=%s",
+		      __entry->graph, __entry->chan,
+		      __entry->role == DFG_CHAN_PRODUCER ? "producer" :
+		      "consumer", __entry->slot,
+		      __entry->uring ? "uring" : "ioctl")
+);
+
+TRACE_EVENT(dfg_chan_wake,
+	    TP_PROTO(u32 graph, u32 chan, u32 role, u32 woken),
+	    TP_ARGS(graph, chan, role, woken),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, chan)
+			     __field(u32, role)
+			     __field(u32, woken)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->chan = chan;
+			   __entry->role = role;
+			   __entry->woken = woken;),
+	    TP_printk("graph=%u chan=%u woke=%s count=%u",
+		      __entry->graph, __entry->chan,
+		      __entry->role == DFG_CHAN_PRODUCER ? "producers" :
+		      "consumer", __entry->woken)
 );
 
 #endif /* _DFG_KMOD_TRACE_H */

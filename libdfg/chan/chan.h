@@ -62,4 +62,65 @@ int dfg_arena_new(int graph_fd, unsigned int id, void *base, size_t size,
 		  bool writable, bool mapped, struct dfg_arena **out);
 size_t dfg_page_round(size_t size);
 
+/*
+ * struct dfg_chan_ops - how an endpoint enters the kernel
+ * @wait:	DFG_IOC_CHAN_WAIT: DFG_CHAN_EV_* bits or -errno (-EPIPE,
+ *		-EINTR, ...); a spurious 0 is allowed, callers look again
+ * @wake:	DFG_IOC_CHAN_WAKE: >= 0 or -errno
+ *
+ * dfg_chan_open() uses the ioctls; host tests pass their own to run the
+ * ring logic over fake channel memory without the module.
+ */
+struct dfg_chan_ops {
+	int	(*wait)(struct dfg_chan *c);
+	int	(*wake)(struct dfg_chan *c);
+};
+
+/*
+ * struct dfg_chan - one endpoint
+ * @fd:		endpoint descriptor; owned (-1 for __dfg_chan_attach() views)
+ * @role:	DFG_CHAN_PRODUCER or DFG_CHAN_CONSUMER
+ * @slot:	producer: its ring; consumer: 0
+ * @depth:	entries per ring (checked power of two), @mask = @depth - 1
+ * @nrings:	rings (max_producers), checked against the mapping size
+ * @spin:	polls before parking
+ * @hdr:	the mapping (page 0)
+ * @map_size:	its length; @mapped: unmap it on close
+ * @ring_size:	bytes per ring
+ * @pool:	the pool as this process maps it (not owned)
+ * @ops:	kernel entry points
+ * @priv:	for @ops (tests)
+ *
+ * Geometry is read from the header once, checked, and kept here: nothing
+ * at run time depends on header fields a peer could rewrite.
+ */
+struct dfg_chan {
+	int				fd;
+	int				role;
+	unsigned int			slot;
+	unsigned int			depth;
+	unsigned int			mask;
+	unsigned int			nrings;
+	unsigned int			spin;
+	struct dfg_chan_hdr		*hdr;
+	size_t				map_size;
+	size_t				ring_size;
+	bool				mapped;
+	struct dfg_arena		*pool;
+	const struct dfg_chan_ops	*ops;
+	void				*priv;
+};
+
+/*
+ * Endpoint over channel memory already mapped at @map (@size bytes):
+ * checks the header against @pool as dfg_chan_open() does and builds the
+ * endpoint; does not take ownership of @map or @fd (the caller sets
+ * ->mapped and ->fd if it wants close to release them). @ops NULL means
+ * the ioctls on @fd. Returns 0 or -EINVAL, -EPROTO, -ENOMEM.
+ */
+int __dfg_chan_attach(void *map, size_t size, int fd, int role,
+		      unsigned int slot, struct dfg_arena *pool,
+		      const struct dfg_chan_ops *ops, void *priv,
+		      struct dfg_chan **out);
+
 #endif /* _DFG_CHAN_CHAN_H */

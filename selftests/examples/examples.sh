@@ -21,6 +21,8 @@ check() {
 
 check arena_demo 'peer [0-9]+: read at offset [0-9]+: "hello from [0-9]+"' \
 	"$BUILD/bin/arena_demo"
+check pipeline_demo '^zero copy: every message arrived at the offset it was written at' \
+	"$BUILD/bin/pipeline_demo" 20000
 check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
 
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"

@@ -377,7 +377,6 @@ TEST_F(region, mmap_errors)
 TEST_F(region, bad_args)
 {
 	struct dfg_region r;
-	int ret;
 
 	EXPECT_EQ(-EINVAL, EXPORT(self->buf + 1, PAGE, 0, NULL));
 	EXPECT_EQ(-EINVAL, EXPORT(self->buf, PAGE + 1, 0, NULL));
@@ -410,14 +409,6 @@ TEST_F(region, bad_args)
 	memset(&r, 0, sizeof(r));
 	EXPECT_EQ(-EBADFD, sys_dfg_ioctl(self->dev, DFG_IOC_REGION_EXPORT,
 					 &r));
-
-	/* Channels are not in this module: -EOPNOTSUPP. */
-	{
-		struct dfg_chan_create cc = { 0 };
-
-		ret = sys_dfg_ioctl(self->g, DFG_IOC_CHAN_CREATE, &cc);
-		EXPECT_EQ(-EOPNOTSUPP, ret);
-	}
 
 	/* An arena is not a region. */
 	{

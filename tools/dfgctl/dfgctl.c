@@ -6,6 +6,9 @@
  *                                       generic netlink, "key: value" lines
  *   dfgctl nop [--uring] [--async MS | --park] [VALUE]
  *   dfgctl stats                        /sys/kernel/dfg as "name value" lines
+ *   dfgctl graphs                       live graphs, one row each
+ *   dfgctl chans                        every channel's counters, one line
+ *                                       each
  *   dfgctl monitor [--count N] [--timeout SEC]
  *                                       netlink events, one line each
  *   dfgctl version | --help
@@ -61,6 +64,13 @@ static const char usage_text[] =
 "  nop [--uring] [--async MS | --park] [VALUE]\n"
 "                              run DFG_IOC_NOP and print the echo\n"
 "  stats                       print /sys/kernel/dfg as 'name value' lines\n"
+"  graphs                      list live graphs: id, name, owner uid:gid,\n"
+"                              mode, objects, pages, attached\n"
+"  chans                       one line per channel of every graph:\n"
+"                              'graph=<id> name=<name> chan=<id> <counter>=\n"
+"                              <value> ...' (depth, producers, consumer,\n"
+"                              messages, bytes, hwm, full_stalls,\n"
+"                              empty_stalls, parks, wakeups)\n"
 "  monitor [--count N] [--timeout SEC]\n"
 "                              print netlink events, one line each:\n"
 "                              'event=<name> pid=<pid> cmd=0x<hex>'; says\n"
@@ -665,11 +675,11 @@ static const char *const sysfs_top[] = {
 	"version", "api_version", "features", "clients", "parked",
 };
 
-/* Prints "<name> <first line of dir/name>"; returns 0 or -errno. */
-static int print_sysfs_file(const char *dir, const char *name)
+/* First line of @dir/@name, without the newline, into @line; 0 or -errno. */
+static int read_sysfs_line(const char *dir, const char *name, char *line,
+			   size_t size)
 {
-	char path[PATH_MAX], line[256];
-	size_t len;
+	char path[PATH_MAX];
 	FILE *f;
 	int err = 0;
 
@@ -679,7 +689,7 @@ static int print_sysfs_file(const char *dir, const char *name)
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
-	if (!fgets(line, sizeof(line), f)) {
+	if (!fgets(line, size, f)) {
 		if (ferror(f))
 			err = errno ? -errno : -EIO;
 		line[0] = '\0';
@@ -687,10 +697,19 @@ static int print_sysfs_file(const char *dir, const char *name)
 	fclose(f);
 	if (err)
 		return err;
-	len = strcspn(line, "\n");
-	line[len] = '\0';
-	printf("%s %s\n", name, line);
+	line[strcspn(line, "\n")] = '\0';
 	return 0;
+}
+
+/* Prints "<name> <first line of dir/name>"; returns 0 or -errno. */
+static int print_sysfs_file(const char *dir, const char *name)
+{
+	char line[256];
+	int err = read_sysfs_line(dir, name, line, sizeof(line));
+
+	if (!err)
+		printf("%s %s\n", name, line);
+	return err;
 }
 
 static int stats_filter(const struct dirent *de)
@@ -755,6 +774,201 @@ static int cmd_stats(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------- */
+/* graphs, chans */
+
+/* Options of a subcommand that takes none; EXIT_OK to go on. */
+static int no_options(int argc, char **argv, const char *cmd)
+{
+	static const struct option opts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ }
+	};
+	int c;
+
+	FOR_EACH_OPT(c, argc, argv, "h", opts) {
+		switch (c) {
+		case 'h':
+			return help_requested() == EXIT_OK ? -1 : EXIT_USAGE;
+		default:
+			return bad_option(argv);
+		}
+	}
+	if (optind < argc)
+		return usage_error("%s: unexpected argument '%s'", cmd,
+				   argv[optind]);
+	return EXIT_OK;
+}
+
+/* @buf = "@a/@b"; false (and an empty @buf) if it does not fit. */
+static bool path_join(char *buf, size_t size, const char *a, const char *b)
+{
+	if (snprintf(buf, size, "%s/%s", a, b) < (int)size)
+		return true;
+	buf[0] = '\0';
+	return false;
+}
+
+static const char *sysfs_dir(void)
+{
+	const char *dir = getenv("DFG_SYSFS");
+
+	return dir && *dir ? dir : DFG_SYSFS_DIR;
+}
+
+/* Entries "<prefix><number>" of a directory, in numeric order. */
+static const char *num_prefix;
+
+static int num_filter(const struct dirent *de)
+{
+	size_t n = strlen(num_prefix);
+	const char *p = de->d_name + n;
+
+	if (strncmp(de->d_name, num_prefix, n) || !*p)
+		return 0;
+	for (; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+static int num_sort(const struct dirent **a, const struct dirent **b)
+{
+	size_t n = strlen(num_prefix);
+	unsigned long x = strtoul((*a)->d_name + n, NULL, 10);
+	unsigned long y = strtoul((*b)->d_name + n, NULL, 10);
+
+	return x < y ? -1 : x > y;
+}
+
+/* scandir() of @dir for "<prefix><n>" entries; count or -errno. */
+static int scan_numbered(const char *dir, const char *prefix,
+			 struct dirent ***ents)
+{
+	int n;
+
+	num_prefix = prefix;
+	n = scandir(dir, ents, num_filter, num_sort);
+	return n < 0 ? -errno : n;
+}
+
+static void free_ents(struct dirent **ents, int n)
+{
+	while (n > 0)
+		free(ents[--n]);
+	free(ents);
+}
+
+static const char *const graph_attrs[] = {
+	"name", "uid", "gid", "mode", "objects", "pages", "attached",
+};
+
+static int cmd_graphs(int argc, char **argv)
+{
+	char gdir[PATH_MAX], path[PATH_MAX], owner[260];
+	char v[ARRAY_SIZE(graph_attrs)][128];
+	struct dirent **ents;
+	int i, j, n, ret;
+
+	ret = no_options(argc, argv, "graphs");
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (!path_join(gdir, sizeof(gdir), sysfs_dir(), "graphs"))
+		return fail(sysfs_dir(), strerror(ENAMETOOLONG), false);
+	n = scan_numbered(gdir, "", &ents);
+	if (n < 0)
+		return fail(gdir, strerror(-n), n == -ENOENT);
+	printf("%-6s %-24s %-11s %-5s %7s %9s %8s\n", "ID", "NAME", "OWNER",
+	       "MODE", "OBJECTS", "PAGES", "ATTACHED");
+	for (i = 0; i < n; i++) {
+		path_join(path, sizeof(path), gdir, ents[i]->d_name);
+		for (j = 0; j < (int)ARRAY_SIZE(graph_attrs); j++)
+			if (read_sysfs_line(path, graph_attrs[j], v[j],
+					    sizeof(v[j])))
+				strcpy(v[j], "?");	/* died meanwhile */
+		if (snprintf(owner, sizeof(owner), "%s:%s", v[1], v[2]) < 0)
+			owner[0] = '\0';
+		printf("%-6s %-24s %-11s %-5s %7s %9s %8s\n",
+		       ents[i]->d_name, v[0], owner, v[3], v[4], v[5], v[6]);
+	}
+	free_ents(ents, n);
+	return EXIT_OK;
+}
+
+/* Counters of graphs/<id>/chan<cid>/, in the order of <linux/dfg.h>. */
+static const char *const chan_attrs[] = {
+	"depth", "producers", "consumer", "messages", "bytes", "hwm",
+	"full_stalls", "empty_stalls", "parks", "wakeups",
+};
+
+static bool is_chan_attr(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(chan_attrs); i++)
+		if (!strcmp(name, chan_attrs[i]))
+			return true;
+	return false;
+}
+
+/* One line: "graph=<id> name=<name> chan=<cid> <counter>=<value> ...". */
+static void print_chan(const char *gdir, const char *gid, const char *gname,
+		       const char *chan)
+{
+	char cdir[PATH_MAX], v[256];
+	struct dirent **ents;
+	size_t i;
+	int n;
+
+	path_join(cdir, sizeof(cdir), gdir, chan);
+	printf("graph=%s name=%s chan=%s", gid, gname, chan + 4);
+	for (i = 0; i < ARRAY_SIZE(chan_attrs); i++) {
+		if (read_sysfs_line(cdir, chan_attrs[i], v, sizeof(v)))
+			strcpy(v, "?");
+		printf(" %s=%s", chan_attrs[i], v);
+	}
+	/* Counters added by newer modules, alphabetically. */
+	n = scandir(cdir, &ents, stats_filter, alphasort);
+	for (int j = 0; j < n; j++) {
+		if (!is_chan_attr(ents[j]->d_name) &&
+		    !read_sysfs_line(cdir, ents[j]->d_name, v, sizeof(v)))
+			printf(" %s=%s", ents[j]->d_name, v);
+	}
+	if (n >= 0)
+		free_ents(ents, n);
+	putchar('\n');
+}
+
+static int cmd_chans(int argc, char **argv)
+{
+	char gdir[PATH_MAX], path[PATH_MAX], gname[128];
+	struct dirent **graphs, **chans;
+	int i, j, ng, nc, ret;
+
+	ret = no_options(argc, argv, "chans");
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (!path_join(gdir, sizeof(gdir), sysfs_dir(), "graphs"))
+		return fail(sysfs_dir(), strerror(ENAMETOOLONG), false);
+	ng = scan_numbered(gdir, "", &graphs);
+	if (ng < 0)
+		return fail(gdir, strerror(-ng), ng == -ENOENT);
+	for (i = 0; i < ng; i++) {
+		path_join(path, sizeof(path), gdir, graphs[i]->d_name);
+		if (read_sysfs_line(path, "name", gname, sizeof(gname)))
+			strcpy(gname, "?");
+		nc = scan_numbered(path, "chan", &chans);
+		if (nc < 0)
+			continue;	/* graph died meanwhile */
+		for (j = 0; j < nc; j++)
+			print_chan(path, graphs[i]->d_name, gname,
+				   chans[j]->d_name);
+		free_ents(chans, nc);
+	}
+	free_ents(graphs, ng);
+	return EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------- */
 
 static int cmd_version(int argc, char **argv)
 {
@@ -773,6 +987,8 @@ static const struct {
 	{ "info",	cmd_info },
 	{ "nop",	cmd_nop },
 	{ "stats",	cmd_stats },
+	{ "graphs",	cmd_graphs },
+	{ "chans",	cmd_chans },
 	{ "monitor",	cmd_monitor },
 	{ "version",	cmd_version },
 };

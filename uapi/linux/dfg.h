@@ -410,7 +410,8 @@ struct dfg_region_copy {
  * ------------------------------------------------------------------------
  *
  * A channel carries descriptors (struct dfg_desc: offset, length, flags,
- * tag) that point into one arena or region of the same graph, its "pool".
+ * tag) that point into one arena of the same graph, its "pool" (regions
+ * as pools are planned; CHAN_CREATE gives -ENOENT for a region id today).
  * It has up to @max_producers producer slots, each a single-producer ring
  * of @depth descriptors, and one consumer, which takes from the rings in
  * turn. So a multi-producer channel keeps each producer's order, loses
@@ -452,11 +453,12 @@ struct dfg_region_copy {
 /*
  * DFG_IOC_CHAN_CREATE - create a channel in the graph (graph descriptor).
  *
- * In: @pool (id of an arena or region of the graph), @depth (power of two,
+ * In: @pool (id of an arena of the graph), @depth (power of two,
  * 2..DFG_CHAN_DEPTH_MAX), @max_producers (1..DFG_CHAN_PRODUCERS_MAX),
- * @flags zero. Out: @id (also the result), @map_size. The ring memory is
- * accounted like an arena. Errors: -EINVAL depth/producers/flags, -ENOENT
- * no such pool, -EACCES read-only descriptor, -ENOMEM/-EAGAIN as arenas.
+ * @flags zero. Out: @id (also the result), @map_size (in res2 on inline
+ * CQE32 rings). The ring memory is accounted like an arena. Errors:
+ * -EINVAL depth/producers/flags, -ENOENT no such pool, -EACCES read-only
+ * descriptor, -EFBIG/-ENOMEM/-EAGAIN as arenas.
  */
 #define DFG_IOC_CHAN_CREATE	_IOWR(DFG_IOC_MAGIC, 0x40, struct dfg_chan_create)
 
@@ -464,8 +466,12 @@ struct dfg_region_copy {
  * DFG_IOC_CHAN_OPEN - open an endpoint of channel @id (graph descriptor).
  *
  * In: @id, @role (DFG_CHAN_PRODUCER or DFG_CHAN_CONSUMER), @flags
- * (DFG_CHAN_O_CLOEXEC). Out: @slot (producer: its ring; consumer: 0).
- * Result: the endpoint descriptor. Errors: -ENOENT no such channel, -EBUSY
+ * (DFG_CHAN_O_CLOEXEC). Out: @slot (producer: its ring; consumer: 0; in
+ * res2 on inline CQE32 rings, where nothing is copied back). Result: the
+ * endpoint descriptor. A producer takes the lowest slot never opened
+ * (DFG_CHAN_S_FREE); a closed slot is not reused, so a channel takes
+ * @max_producers producer opens in its life. A consumer may open again
+ * after the previous one closed. Errors: -ENOENT no such channel, -EBUSY
  * every producer slot taken or a consumer already open, -EPIPE producer on
  * a channel whose consumer has gone, -EACCES read-only graph descriptor.
  */
@@ -480,7 +486,11 @@ struct dfg_region_copy {
  * has room (DFG_CHAN_EV_WRITABLE); -EPIPE when the consumer has gone.
  * Result: DFG_CHAN_EV_* bits. Completes at once if the condition already
  * holds. io_uring: parks, completes later (-ECANCELED on task exit);
- * ioctl: sleeps, -EINTR on a signal. In: @flags zero.
+ * ioctl: sleeps, -EINTR on a signal. -ECANCELED once the graph has died
+ * (its last graph descriptor closed; endpoints do not keep it alive), at
+ * once for parked and sleeping waits. A corrupted ring (a fill level above
+ * @depth) counts as readable/writable, so the caller returns and sees it.
+ * In: @flags zero. Out: @events (also the result; in res2 on CQE32 rings).
  */
 #define DFG_IOC_CHAN_WAIT	_IOWR(DFG_IOC_MAGIC, 0x42, struct dfg_chan_wait)
 
@@ -512,7 +522,7 @@ struct dfg_region_copy {
 
 /**
  * struct dfg_chan_create - DFG_IOC_CHAN_CREATE
- * @pool:	arena or region id the descriptors point into
+ * @pool:	id of the arena the descriptors point into
  * @depth:	descriptors per ring, power of two
  * @max_producers: producer slots (rings)
  * @flags:	must be zero

@@ -13,7 +13,8 @@
  * with the inline dfg_prep_*() helpers of <dfg/prep.h> on dfg_ring().
  *
  * Graphs, arenas and the arena buffer allocator are in <dfg/graph.h>,
- * exported regions in <dfg/region.h>, both included from here.
+ * exported regions in <dfg/region.h> and channels in <dfg/chan.h>, all
+ * included from here.
  *
  * Errors: like liburing, every function that can fail returns a negative
  * errno value (-ENOENT, -EINVAL, ...) and leaves errno untouched; callers
@@ -32,6 +33,7 @@
 #include <dfg/prep.h>
 #include <dfg/graph.h>
 #include <dfg/region.h>
+#include <dfg/chan.h>
 
 #ifdef __cplusplus
 extern "C" {

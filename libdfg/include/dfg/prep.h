@@ -205,6 +205,28 @@ static inline void dfg_prep_graph_attach(struct io_uring_sqe *sqe, int fd,
 }
 
 /**
+ * dfg_prep_chan_wait() - prepare DFG_IOC_CHAN_WAIT with inline arguments
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @endpoint_fd: channel endpoint descriptor (dfg_chan_fd())
+ *
+ * Parks in the module until the endpoint can make progress. cqe->res is
+ * DFG_CHAN_EV_* (READABLE or EOF for a consumer, WRITABLE for a producer)
+ * or -errno: -EPIPE (producer, the consumer has gone), -ECANCELED (the
+ * submitting task exited or the channel died), -EBUSY (dfg.max_parked).
+ * Raise the endpoint's waiting flag first as <linux/dfg.h> describes, or
+ * simply retry dfg_chan_send()/dfg_chan_recv() with DFG_CHAN_NONBLOCK
+ * after each completion: WAIT completes at once when progress is possible.
+ */
+static inline void dfg_prep_chan_wait(struct io_uring_sqe *sqe,
+				      int endpoint_fd)
+{
+	struct dfg_chan_wait w;
+
+	memset(&w, 0, sizeof(w));
+	dfg_prep_cmd(sqe, endpoint_fd, DFG_IOC_CHAN_WAIT, &w, sizeof(w));
+}
+
+/**
  * dfg_cqe_res2() - second result of a dfg command completion
  * @cqe:	CQE of an IORING_SETUP_CQE32 ring
  *

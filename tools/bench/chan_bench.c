@@ -1,0 +1,1681 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chan_bench - dfg channels against the best alternatives, same run.
+ *
+ * Three benchmarks, each figure a ratio to a baseline measured in the same
+ * run on the same machine (under TCG absolute times mean little):
+ *
+ *  latency	ping-pong round trip of 8 B and 4 KiB messages between two
+ *		processes, blocking and busy-poll, over
+ *		  dfg	  two dfg channels (one each way) over one arena
+ *		  pipe	  two pipes
+ *		  unix	  two AF_UNIX SOCK_STREAM socket pairs
+ *		  shmring an SPSC ring in MAP_SHARED memory, eventfd used for
+ *			  wakeups only when the peer sleeps (waiting flag,
+ *			  full barrier, look again: the same protocol as dfg)
+ *		Each message is copied from the sender's buffer into the
+ *		receiver's buffer (the work every method must do); the
+ *		receiver checks its sequence number. Busy-poll: every method
+ *		retries a non-blocking receive (O_NONBLOCK, DFG_CHAN_NONBLOCK,
+ *		the ring without sleeping). Blocking: dfg with spin 0 (parks
+ *		at once), the ring sleeps on its eventfd.
+ *		Baseline: pipe, same size and mode.
+ *
+ *  throughput	one-way stream of 64 B, 4 KiB, 64 KiB, 1 MiB messages. The
+ *		producer writes the payload once (memset of the whole
+ *		message where it will be sent from); the consumer touches
+ *		it (sums one 64-bit word per 64-byte line where it received
+ *		it) and checks the sequence number, for every method:
+ *		  dfg	  dfg_buf_alloc() in the arena, write, send the
+ *			  descriptor; receive, touch in place, dfg_buf_free()
+ *		  pipe	  write(2) from a buffer, read(2) into one (the pipe
+ *			  is enlarged to fs.pipe-max-size, up to 1 MiB)
+ *		  unix	  the same over SOCK_STREAM (SO_SNDBUF/SO_RCVBUF 1 MiB
+ *			  asked for)
+ *		  cma	  the producer fills buffers in its private memory and
+ *			  announces them on a shmring; the consumer pulls with
+ *			  process_vm_readv(2), then frees the slot
+ *		  shmring payload written in place in the shared ring's slot,
+ *			  touched in place (zero-copy without a kernel object)
+ *		Baseline: pipe, same size. Blocking mode (dfg spin 0).
+ *
+ *  pipeline	source -> K forwarding stages -> sink, K = 5 and 1, 64 KiB
+ *		and 1 MiB messages: dfg stages call dfg_chan_forward()
+ *		(zero-copy), pipe stages read(2) the bytes and write(2) them
+ *		on. Source and sink as in throughput. Baselines: pipe with
+ *		the same K (ratio_to_baseline) and dfg with K = 1
+ *		(ratio_to_1stage).
+ *
+ * Processes, not threads (fork). Latency and throughput pin the two
+ * processes to CPUs 0 and 1 (or both to CPU 0 on one CPU); pipeline
+ * processes are not pinned (K + 2 processes share the CPUs).
+ *
+ * Timing: per case, calibrate the number of operations so that one
+ * repetition takes about -t ms, warm up once, then time -r repetitions;
+ * the figure is the median repetition.
+ *
+ * Output: chan_latency.csv, chan_throughput.csv, chan_pipeline.csv in -d
+ * DIR (default bench/results); a table on stdout. DFG_BENCH_QUICK=1 (or
+ * -q) for a short smoke run.
+ *
+ * dfg methods need <dfg/chan.h> and libdfg's channels at build time and
+ * /dev/dfg with DFG_F_CHAN at run time; without them the dfg rows are
+ * left out (and said so) and the baselines still run.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dfg/dfg.h>
+#include <dfg/graph.h>
+
+#if defined(__has_include)
+#if __has_include(<dfg/chan.h>) && __has_include("../../libdfg/chan/chan.c")
+#define HAVE_DFG_CHAN 1
+#include <dfg/chan.h>
+#endif
+#endif
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#endif
+
+#define MAX_REPS	31
+#define SEQ_STOP	(~(uint64_t)0)
+#define LINE		64
+#define KiB		1024UL
+#define MiB		(1024UL * 1024UL)
+
+struct opts {
+	const char	*dir;
+	unsigned int	reps;
+	unsigned int	target_ms;
+	int		quick;
+	const char	*only;		/* run only this benchmark */
+};
+
+static struct opts o = {
+	.dir		= "bench/results",
+	.reps		= 5,
+	.target_ms	= 250,
+};
+
+static int ncpus;
+static bool dfg_ok;			/* dfg methods can run */
+static volatile uint64_t sink_sum;	/* keeps the touches alive */
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void pin(int cpu)
+{
+	long i, n = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	if (cpu < 0) {			/* unpin: every online CPU */
+		for (i = 0; i < n && i < CPU_SETSIZE; i++)
+			CPU_SET(i, &set);
+	} else {
+		CPU_SET(cpu % ncpus, &set);
+	}
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+/* The consumer's touch: one 64-bit word per cache line. */
+static uint64_t touch(const void *p, size_t len)
+{
+	const uint64_t *w = p;
+	uint64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < len / 8; i += LINE / 8)
+		s += w[i];
+	return s;
+}
+
+/* The producer's write: the whole payload, sequence number first. */
+static void fill(void *p, size_t len, uint64_t seq)
+{
+	memset(p, (int)(seq & 0x7f) | 1, len);
+	memcpy(p, &seq, sizeof(seq));
+}
+
+static uint64_t get_seq(const void *p)
+{
+	uint64_t s;
+
+	memcpy(&s, p, sizeof(s));
+	return s;
+}
+
+/* ------------------------------------------------------------------------
+ * Links: one direction, a tx process and an rx process.
+ *
+ * tx(src): src NULL generates the payload (fill) where it is sent from,
+ * else copies @len bytes of src. rx(dst): dst NULL touches the payload
+ * where it was received, else copies it to dst. Both carry the sequence
+ * number in the first 8 bytes; rx returns 1 at end of stream.
+ * ------------------------------------------------------------------------
+ */
+
+struct shm_ring {
+	_Atomic uint32_t	tail;
+	_Atomic uint32_t	prod_waiting;
+	_Atomic int32_t		tx_pid;
+	uint32_t		pad0[13];
+	_Atomic uint32_t	head;
+	_Atomic uint32_t	cons_waiting;
+	uint32_t		pad1[14];
+};
+
+#define RING_HDR	4096UL
+#define SLOT_HDR	LINE
+
+struct slot {
+	uint64_t	len;
+	uint64_t	addr;		/* cma: address in the producer */
+};
+
+struct dfg_ctx;
+
+struct link {
+	const struct link_ops *ops;
+	size_t		max_len;
+	unsigned int	depth;
+	int		busy;
+	int		fd[2];		/* [0] rx end, [1] tx end */
+	int		io;		/* this process's end */
+	void		*buf;		/* local buffer (copies, cma pool) */
+	/* shmring, cma */
+	struct shm_ring	*ring;
+	size_t		slot_size;
+	size_t		map_size;
+	int		efd_data;	/* wakes the consumer */
+	int		efd_room;	/* wakes the producer */
+	int		tx;		/* this process is the producer */
+	/* dfg */
+	struct dfg_ctx	*dc;
+	unsigned int	chan_id;
+	void		*chan;		/* struct dfg_chan * */
+};
+
+struct link_ops {
+	const char	*name;
+	bool		is_dfg;
+	int		(*create)(struct link *l);	/* before fork */
+	int		(*open)(struct link *l, int tx);/* after fork */
+	int		(*tx)(struct link *l, const void *src, size_t len,
+			      uint64_t seq);
+	int		(*rx)(struct link *l, void *dst, size_t len,
+			      uint64_t *seq);
+	void		(*stop)(struct link *l);	/* tx: end of stream */
+	void		(*close)(struct link *l);	/* each process */
+};
+
+/* --- pipe and unix ----------------------------------------------------- */
+
+static int fd_create(struct link *l, int is_unix)
+{
+	int sz = 1 << 20;
+
+	if (is_unix) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, l->fd))
+			return -errno;
+		/* Best effort: ask for big buffers (the kernel caps them). */
+		setsockopt(l->fd[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+		setsockopt(l->fd[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	} else {
+		if (pipe2(l->fd, O_CLOEXEC))
+			return -errno;
+		if (l->max_len > 64 * KiB) {
+			FILE *f = fopen("/proc/sys/fs/pipe-max-size", "r");
+			int max = 1 << 20;
+
+			if (f) {
+				if (fscanf(f, "%d", &max) != 1)
+					max = 1 << 20;
+				fclose(f);
+			}
+			if (max > sz)
+				max = sz;
+			fcntl(l->fd[1], F_SETPIPE_SZ, max);
+		}
+	}
+	return 0;
+}
+
+static int pipe_create(struct link *l)
+{
+	return fd_create(l, 0);
+}
+
+static int unix_create(struct link *l)
+{
+	return fd_create(l, 1);
+}
+
+static int fd_open(struct link *l, int tx)
+{
+	l->tx = tx;
+	l->io = l->fd[tx ? 1 : 0];
+	close(l->fd[tx ? 0 : 1]);
+	l->fd[0] = l->fd[1] = -1;	/* l->io is closed by fd_close() */
+	if (l->busy && fcntl(l->io, F_SETFL, O_NONBLOCK))
+		return -errno;
+	l->buf = aligned_alloc(4096, (l->max_len + 4095) & ~4095UL);
+	if (!l->buf)
+		return -ENOMEM;
+	memset(l->buf, 0, l->max_len);
+	return 0;
+}
+
+static int write_full(int fd, const void *p, size_t len)
+{
+	const char *c = p;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, c, len);
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				cpu_relax();
+				continue;
+			}
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		c += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* 0 read, 1 end of stream before any byte, -errno. */
+static int read_full(int fd, void *p, size_t len)
+{
+	size_t got = 0;
+	char *c = p;
+	ssize_t n;
+
+	while (got < len) {
+		n = read(fd, c + got, len - got);
+		if (n < 0) {
+			if (errno == EAGAIN) {
+				cpu_relax();
+				continue;
+			}
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (!n)
+			return got ? -EPIPE : 1;
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int fd_tx(struct link *l, const void *src, size_t len, uint64_t seq)
+{
+	if (!src) {
+		fill(l->buf, len, seq);
+		src = l->buf;
+	}
+	return write_full(l->io, src, len);
+}
+
+static int fd_rx(struct link *l, void *dst, size_t len, uint64_t *seq)
+{
+	void *p = dst ? dst : l->buf;
+	int ret;
+
+	ret = read_full(l->io, p, len);
+	if (ret)
+		return ret;
+	*seq = get_seq(p);
+	if (!dst)
+		sink_sum += touch(p, len);
+	return 0;
+}
+
+static void fd_stop(struct link *l)
+{
+	close(l->io);
+	l->io = -1;
+}
+
+static void fd_close(struct link *l)
+{
+	if (l->io >= 0)
+		close(l->io);
+	l->io = -1;
+	free(l->buf);
+	l->buf = NULL;
+}
+
+static const struct link_ops pipe_ops = {
+	"pipe", false, pipe_create, fd_open, fd_tx, fd_rx, fd_stop, fd_close,
+};
+
+static const struct link_ops unix_ops = {
+	"unix", false, unix_create, fd_open, fd_tx, fd_rx, fd_stop, fd_close,
+};
+
+/* --- shmring: SPSC ring in MAP_SHARED memory, eventfd wakeups ----------- */
+
+static int ring_create(struct link *l)
+{
+	l->slot_size = SLOT_HDR + ((l->max_len + LINE - 1) & ~(LINE - 1));
+	l->map_size = RING_HDR + l->slot_size * l->depth;
+	l->ring = mmap(NULL, l->map_size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (l->ring == MAP_FAILED) {
+		l->ring = NULL;
+		return -errno;
+	}
+	l->efd_data = eventfd(0, EFD_CLOEXEC);
+	l->efd_room = eventfd(0, EFD_CLOEXEC);
+	if (l->efd_data < 0 || l->efd_room < 0)
+		return -errno;
+	return 0;
+}
+
+static inline char *ring_slot(struct link *l, uint32_t i)
+{
+	return (char *)l->ring + RING_HDR +
+	       (size_t)(i & (l->depth - 1)) * l->slot_size;
+}
+
+static void efd_wait(int efd)
+{
+	uint64_t v;
+
+	if (read(efd, &v, sizeof(v)) < 0 && errno != EINTR)
+		abort();
+}
+
+static void efd_kick(int efd)
+{
+	uint64_t v = 1;
+
+	if (write(efd, &v, sizeof(v)) < 0)
+		abort();
+}
+
+/* Producer: index of a free slot (waits for room). */
+static uint32_t ring_get_room(struct link *l)
+{
+	struct shm_ring *r = l->ring;
+	uint32_t t = atomic_load_explicit(&r->tail, memory_order_relaxed);
+
+	for (;;) {
+		if (t - atomic_load_explicit(&r->head, memory_order_acquire) <
+		    l->depth)
+			return t;
+		if (l->busy) {
+			cpu_relax();
+			continue;
+		}
+		atomic_store_explicit(&r->prod_waiting, 1,
+				      memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (t - atomic_load_explicit(&r->head, memory_order_acquire) <
+		    l->depth) {
+			atomic_store_explicit(&r->prod_waiting, 0,
+					      memory_order_relaxed);
+			return t;
+		}
+		efd_wait(l->efd_room);
+		atomic_store_explicit(&r->prod_waiting, 0,
+				      memory_order_relaxed);
+	}
+}
+
+static void ring_publish(struct link *l, uint32_t t)
+{
+	struct shm_ring *r = l->ring;
+
+	atomic_store_explicit(&r->tail, t + 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->cons_waiting, memory_order_relaxed))
+		efd_kick(l->efd_data);
+}
+
+/* Consumer: index of a full slot (waits for data). */
+static uint32_t ring_get_data(struct link *l)
+{
+	struct shm_ring *r = l->ring;
+	uint32_t h = atomic_load_explicit(&r->head, memory_order_relaxed);
+
+	for (;;) {
+		if (atomic_load_explicit(&r->tail, memory_order_acquire) != h)
+			return h;
+		if (l->busy) {
+			cpu_relax();
+			continue;
+		}
+		atomic_store_explicit(&r->cons_waiting, 1,
+				      memory_order_relaxed);
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&r->tail, memory_order_acquire) != h) {
+			atomic_store_explicit(&r->cons_waiting, 0,
+					      memory_order_relaxed);
+			return h;
+		}
+		efd_wait(l->efd_data);
+		atomic_store_explicit(&r->cons_waiting, 0,
+				      memory_order_relaxed);
+	}
+}
+
+static void ring_release(struct link *l, uint32_t h)
+{
+	struct shm_ring *r = l->ring;
+
+	atomic_store_explicit(&r->head, h + 1, memory_order_release);
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->prod_waiting, memory_order_relaxed))
+		efd_kick(l->efd_room);
+}
+
+static int ring_open(struct link *l, int tx)
+{
+	l->tx = tx;
+	return 0;
+}
+
+static int ring_tx(struct link *l, const void *src, size_t len, uint64_t seq)
+{
+	uint32_t t = ring_get_room(l);
+	char *s = ring_slot(l, t);
+	struct slot *h = (struct slot *)s;
+
+	h->len = len;
+	if (src)
+		memcpy(s + SLOT_HDR, src, len);
+	else
+		fill(s + SLOT_HDR, len, seq);
+	ring_publish(l, t);
+	return 0;
+}
+
+static int ring_rx(struct link *l, void *dst, size_t len, uint64_t *seq)
+{
+	uint32_t h = ring_get_data(l);
+	char *s = ring_slot(l, h);
+	struct slot *sh = (struct slot *)s;
+
+	if (sh->len == 0) {		/* stop */
+		ring_release(l, h);
+		return 1;
+	}
+	if (sh->len != len)
+		return -EPROTO;
+	if (dst)
+		memcpy(dst, s + SLOT_HDR, len);
+	else
+		sink_sum += touch(s + SLOT_HDR, len);
+	*seq = get_seq(s + SLOT_HDR);
+	ring_release(l, h);
+	return 0;
+}
+
+static void ring_stop(struct link *l)
+{
+	uint32_t t = ring_get_room(l);
+
+	((struct slot *)ring_slot(l, t))->len = 0;
+	ring_publish(l, t);
+}
+
+static void ring_close(struct link *l)
+{
+	free(l->buf);
+	l->buf = NULL;
+}
+
+static const struct link_ops ring_ops = {
+	"shmring", false, ring_create, ring_open, ring_tx, ring_rx, ring_stop,
+	ring_close,
+};
+
+/* --- cma: shmring of addresses, consumer pulls with process_vm_readv --- */
+
+static int cma_create(struct link *l)
+{
+	size_t max = l->max_len;
+	int ret;
+
+	l->max_len = 0;			/* ring slots carry headers only */
+	ret = ring_create(l);
+	l->max_len = max;
+	return ret;
+}
+
+static int cma_open(struct link *l, int tx)
+{
+	size_t sz = (l->max_len + 4095) & ~4095UL;
+
+	l->tx = tx;
+	/* tx: one private buffer per ring slot; rx: one to pull into. */
+	l->buf = aligned_alloc(4096, sz * (tx ? l->depth : 1));
+	if (!l->buf)
+		return -ENOMEM;
+	memset(l->buf, 0, sz * (tx ? l->depth : 1));
+	if (tx)
+		atomic_store(&l->ring->tx_pid, getpid());
+	return 0;
+}
+
+static int cma_tx(struct link *l, const void *src, size_t len, uint64_t seq)
+{
+	size_t sz = (l->max_len + 4095) & ~4095UL;
+	uint32_t t = ring_get_room(l);
+	struct slot *h = (struct slot *)ring_slot(l, t);
+	char *p = (char *)l->buf + (size_t)(t & (l->depth - 1)) * sz;
+
+	if (src)
+		memcpy(p, src, len);
+	else
+		fill(p, len, seq);
+	h->len = len;
+	h->addr = (uint64_t)(uintptr_t)p;
+	ring_publish(l, t);
+	return 0;
+}
+
+static int cma_rx(struct link *l, void *dst, size_t len, uint64_t *seq)
+{
+	uint32_t hd = ring_get_data(l);
+	struct slot *h = (struct slot *)ring_slot(l, hd);
+	void *p = dst ? dst : l->buf;
+	struct iovec local = { p, len };
+	struct iovec remote = { (void *)(uintptr_t)h->addr, len };
+	ssize_t n;
+
+	if (h->len == 0) {
+		ring_release(l, hd);
+		return 1;
+	}
+	if (h->len != len)
+		return -EPROTO;
+	n = process_vm_readv(atomic_load(&l->ring->tx_pid), &local, 1,
+			     &remote, 1, 0);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n != len)
+		return -EIO;
+	ring_release(l, hd);
+	*seq = get_seq(p);
+	if (!dst)
+		sink_sum += touch(p, len);
+	return 0;
+}
+
+static const struct link_ops cma_ops = {
+	"cma", false, cma_create, cma_open, cma_tx, cma_rx, ring_stop,
+	ring_close,
+};
+
+/* --- dfg channels --------------------------------------------------------
+ *
+ * One graph and one arena (with the buffer allocator) per case, made by
+ * the parent before fork; every process inherits the graph descriptor and
+ * the arena mapping and opens its own endpoints after fork.
+ */
+struct dfg_ctx {
+	struct dfg		*d;
+	int			graph_fd;
+	struct dfg_arena	*arena;
+};
+
+#ifdef HAVE_DFG_CHAN
+static int dfg_ctx_init(struct dfg_ctx *dc, size_t arena_size)
+{
+	static unsigned int nr;
+	char name[48];
+	int ret;
+
+	memset(dc, 0, sizeof(*dc));
+	dc->graph_fd = -1;
+	ret = dfg_open(&dc->d, DFG_OPEN_NO_RING);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "chan_bench.%d.%u", getpid(), nr++);
+	ret = dfg_graph_create(dc->d, name, 0600, 0);
+	if (ret < 0)
+		return ret;
+	dc->graph_fd = ret;
+	ret = dfg_arena_create(dc->graph_fd, arena_size, &dc->arena);
+	if (ret)
+		return ret;
+	return dfg_alloc_init(dc->arena);
+}
+
+static void dfg_ctx_fini(struct dfg_ctx *dc)
+{
+	if (dc->arena)
+		dfg_arena_unmap(dc->arena);
+	if (dc->graph_fd >= 0)
+		close(dc->graph_fd);
+	if (dc->d)
+		dfg_close(dc->d);
+	memset(dc, 0, sizeof(*dc));
+	dc->graph_fd = -1;
+}
+
+static int dfgl_create(struct link *l)
+{
+	int ret = dfg_chan_create(l->dc->graph_fd, dfg_arena_id(l->dc->arena),
+				  l->depth, 1);
+
+	if (ret < 0)
+		return ret;
+	l->chan_id = (unsigned int)ret;
+	return 0;
+}
+
+static int dfgl_open(struct link *l, int tx)
+{
+	struct dfg_chan *c;
+	int ret;
+
+	l->tx = tx;
+	ret = dfg_chan_open(l->dc->graph_fd, l->chan_id,
+			    tx ? DFG_CHAN_PRODUCER : DFG_CHAN_CONSUMER,
+			    l->dc->arena, &c);
+	if (ret)
+		return ret;
+	dfg_chan_set_spin(c, 0);
+	l->chan = c;
+	return 0;
+}
+
+static int dfgl_tx(struct link *l, const void *src, size_t len, uint64_t seq)
+{
+	struct dfg_desc d = { .len = (__u32)len, .tag = seq };
+	__s64 off;
+	void *p;
+	int ret;
+
+	for (;;) {
+		off = dfg_buf_alloc(l->dc->arena, len);
+		if (off != -ENOMEM)
+			break;
+		sched_yield();		/* consumer still holds the blocks */
+	}
+	if (off < 0)
+		return (int)off;
+	p = dfg_arena_ptr(l->dc->arena, (__u64)off, len);
+	if (!p)
+		return -EFAULT;
+	if (src)
+		memcpy(p, src, len);
+	else
+		fill(p, len, seq);
+	d.off = (__u64)off;
+	do {
+		ret = dfg_chan_send(l->chan, &d, 1,
+				    l->busy ? DFG_CHAN_NONBLOCK : 0);
+		if (ret == -EAGAIN)
+			cpu_relax();
+	} while (ret == -EAGAIN);
+	return ret == 1 ? 0 : ret < 0 ? ret : -EIO;
+}
+
+static int dfgl_rx(struct link *l, void *dst, size_t len, uint64_t *seq)
+{
+	struct dfg_desc d;
+	void *p;
+	int ret;
+
+	do {
+		ret = dfg_chan_recv(l->chan, &d, 1,
+				    l->busy ? DFG_CHAN_NONBLOCK : 0);
+		if (ret == -EAGAIN)
+			cpu_relax();
+	} while (ret == -EAGAIN);
+	if (ret == 0)
+		return 1;
+	if (ret < 0)
+		return ret;
+	if (d.len != len)
+		return -EPROTO;
+	p = dfg_chan_buf(l->chan, &d);
+	if (!p)
+		return -EFAULT;
+	if (dst)
+		memcpy(dst, p, len);
+	else
+		sink_sum += touch(p, len);
+	*seq = get_seq(p);
+	return dfg_buf_free(l->dc->arena, d.off);
+}
+
+static void dfgl_stop(struct link *l)
+{
+	dfg_chan_close(l->chan);
+	l->chan = NULL;
+}
+
+static void dfgl_close(struct link *l)
+{
+	if (l->chan)
+		dfg_chan_close(l->chan);
+	l->chan = NULL;
+}
+
+/* Zero-copy stage: descriptors from @in to @out until end of stream. */
+static int dfgl_forward(struct link *in, struct link *out)
+{
+	int ret;
+
+	while ((ret = dfg_chan_forward(in->chan, out->chan, 16)) > 0)
+		;
+	return ret;
+}
+
+static const struct link_ops dfg_ops = {
+	"dfg", true, dfgl_create, dfgl_open, dfgl_tx, dfgl_rx, dfgl_stop,
+	dfgl_close,
+};
+
+static bool dfg_probe(void)
+{
+	struct dfg_info info;
+	struct dfg *d;
+	int ret;
+
+	ret = dfg_open(&d, DFG_OPEN_NO_RING);
+	if (ret) {
+		fprintf(stderr, "chan_bench: /dev/dfg: %s: dfg rows left out\n",
+			strerror(-ret));
+		return false;
+	}
+	ret = dfg_info(d, &info);
+	dfg_close(d);
+	if (ret || !(info.features & DFG_F_CHAN)) {
+		fprintf(stderr,
+			"chan_bench: module without channels: dfg rows left out\n");
+		return false;
+	}
+	return true;
+}
+#else
+static int dfg_ctx_init(struct dfg_ctx *dc, size_t arena_size)
+{
+	(void)dc;
+	(void)arena_size;
+	return -EOPNOTSUPP;
+}
+
+static void dfg_ctx_fini(struct dfg_ctx *dc)
+{
+	(void)dc;
+}
+
+static int dfgl_forward(struct link *in, struct link *out)
+{
+	(void)in;
+	(void)out;
+	return -EOPNOTSUPP;
+}
+
+static bool dfg_probe(void)
+{
+	fprintf(stderr,
+		"chan_bench: built without <dfg/chan.h>: dfg rows left out\n");
+	return false;
+}
+
+static const struct link_ops dfg_ops = { "dfg", true };
+#endif
+
+/* ------------------------------------------------------------------------
+ * Cases
+ * ------------------------------------------------------------------------
+ */
+
+#define MAX_LINKS	8
+
+struct bcase {
+	const struct link_ops *ops;
+	size_t		size;
+	int		busy;
+	unsigned int	stages;		/* pipeline: forwarding stages */
+	unsigned int	depth;
+	struct link	l[MAX_LINKS];
+	unsigned int	nlinks;
+	struct dfg_ctx	dc;
+	int		ctl[2];		/* parent -> source: counts */
+	pid_t		pid[MAX_LINKS];
+	unsigned int	npid;
+};
+
+static int case_setup(struct bcase *c, unsigned int nlinks)
+{
+	unsigned int i;
+	int ret;
+
+	c->nlinks = nlinks;
+	c->ctl[0] = c->ctl[1] = -1;
+	if (c->ops->is_dfg) {
+		/* Blocks in flight: every ring full plus one per process. */
+		size_t blk = 64;
+		size_t n = (size_t)nlinks * (c->depth + 2) + 4;
+
+		while (blk < c->size)
+			blk <<= 1;
+		ret = dfg_ctx_init(&c->dc, n * blk + 4 * MiB);
+		if (ret)
+			return ret;
+	}
+	for (i = 0; i < nlinks; i++) {
+		struct link *l = &c->l[i];
+
+		memset(l, 0, sizeof(*l));
+		l->ops = c->ops;
+		l->max_len = c->size;
+		l->depth = c->depth;
+		l->busy = c->busy;
+		l->fd[0] = l->fd[1] = l->io = -1;
+		l->efd_data = l->efd_room = -1;
+		l->dc = &c->dc;
+		ret = l->ops->create(l);
+		if (ret)
+			return ret;
+	}
+	if (pipe2(c->ctl, O_CLOEXEC))
+		return -errno;
+	return 0;
+}
+
+/* Parent side, after the children are gone. */
+static void case_teardown(struct bcase *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->nlinks; i++) {
+		struct link *l = &c->l[i];
+
+		if (l->fd[0] >= 0)
+			close(l->fd[0]);
+		if (l->fd[1] >= 0)
+			close(l->fd[1]);
+		if (l->ring)
+			munmap(l->ring, l->map_size);
+		if (l->efd_data >= 0)
+			close(l->efd_data);
+		if (l->efd_room >= 0)
+			close(l->efd_room);
+	}
+	if (c->ctl[0] >= 0)
+		close(c->ctl[0]);
+	if (c->ctl[1] >= 0)
+		close(c->ctl[1]);
+	if (c->ops->is_dfg)
+		dfg_ctx_fini(&c->dc);
+}
+
+/*
+ * Opens the ends of every link this process uses (tx of @txl, rx of
+ * @rxl, -1 for none) and closes the others' fds, so that end of stream
+ * works.
+ */
+static int open_ends(struct bcase *c, int txl, int rxl)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < c->nlinks; i++) {
+		struct link *l = &c->l[i];
+
+		if ((int)i == txl || (int)i == rxl) {
+			ret = l->ops->open(l, (int)i == txl);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (l->fd[0] >= 0)
+			close(l->fd[0]);
+		if (l->fd[1] >= 0)
+			close(l->fd[1]);
+		l->fd[0] = l->fd[1] = -1;
+	}
+	return 0;
+}
+
+static void die_child(const char *what, int err)
+{
+	fprintf(stderr, "chan_bench: child %s: %s\n", what, strerror(-err));
+	_exit(1);
+}
+
+static int spawn(struct bcase *c, void (*fn)(struct bcase *c, int arg),
+		 int arg)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		fn(c, arg);
+		_exit(0);
+	}
+	c->pid[c->npid++] = pid;
+	return 0;
+}
+
+static int reap(struct bcase *c)
+{
+	int bad = 0, st;
+	unsigned int i;
+
+	for (i = 0; i < c->npid; i++) {
+		if (waitpid(c->pid[i], &st, 0) < 0 || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			bad = 1;
+	}
+	c->npid = 0;
+	return bad ? -ECHILD : 0;
+}
+
+static void kill_children(struct bcase *c)
+{
+	unsigned int i;
+
+	for (i = 0; i < c->npid; i++)
+		kill(c->pid[i], SIGKILL);
+	reap(c);
+}
+
+/* Median of @o.reps timings of run(@ops), @ops calibrated to target_ms. */
+static int measure(struct bcase *c, int (*run)(struct bcase *c,
+					       unsigned long ops),
+		   unsigned long unit, double *ns_per_op)
+{
+	double per[MAX_REPS];
+	unsigned long ops = unit;
+	unsigned int i;
+	uint64_t t0, dt;
+	int ret;
+
+	for (;;) {
+		t0 = now_ns();
+		ret = run(c, ops);
+		if (ret)
+			return ret;
+		dt = now_ns() - t0;
+		if (dt >= 20000000ULL || ops >= (1UL << 28))
+			break;
+		ops *= 4;
+	}
+	ops = (unsigned long)((double)ops * o.target_ms * 1e6 / (double)dt);
+	if (ops < unit)
+		ops = unit;
+	ret = run(c, ops);		/* warm-up at full length */
+	if (ret)
+		return ret;
+	for (i = 0; i < o.reps; i++) {
+		t0 = now_ns();
+		ret = run(c, ops);
+		if (ret)
+			return ret;
+		per[i] = (double)(now_ns() - t0) / (double)ops;
+	}
+	for (i = 1; i < o.reps; i++) {	/* insertion sort */
+		double v = per[i];
+		unsigned int j = i;
+
+		while (j && per[j - 1] > v) {
+			per[j] = per[j - 1];
+			j--;
+		}
+		per[j] = v;
+	}
+	*ns_per_op = per[o.reps / 2];
+	return 0;
+}
+
+/* --- latency: l[0] parent -> child, l[1] child -> parent ---------------- */
+
+static void lat_child(struct bcase *c, int arg)
+{
+	uint64_t seq, want = 0;
+	void *buf;
+	int ret;
+
+	(void)arg;
+	pin(1);
+	ret = open_ends(c, 1, 0);
+	if (ret)
+		die_child("open", ret);
+	buf = aligned_alloc(4096, (c->size + 4095) & ~4095UL);
+	if (!buf)
+		die_child("alloc", -ENOMEM);
+	for (;;) {
+		ret = c->l[0].ops->rx(&c->l[0], buf, c->size, &seq);
+		if (ret == 1 || (!ret && seq == SEQ_STOP))
+			break;
+		if (ret)
+			die_child("rx", ret);
+		if (seq != want)
+			die_child("sequence", -EPROTO);
+		want++;
+		ret = c->l[1].ops->tx(&c->l[1], buf, c->size, seq);
+		if (ret)
+			die_child("tx", ret);
+	}
+	c->l[1].ops->stop(&c->l[1]);
+	c->l[0].ops->close(&c->l[0]);
+	c->l[1].ops->close(&c->l[1]);
+	_exit(0);
+}
+
+static uint64_t lat_seq;
+static void *lat_src, *lat_dst;
+
+static int lat_run(struct bcase *c, unsigned long ops)
+{
+	unsigned long i;
+	uint64_t seq;
+	int ret;
+
+	for (i = 0; i < ops; i++) {
+		memcpy(lat_src, &lat_seq, sizeof(lat_seq));
+		ret = c->l[0].ops->tx(&c->l[0], lat_src, c->size, lat_seq);
+		if (ret)
+			return ret;
+		ret = c->l[1].ops->rx(&c->l[1], lat_dst, c->size, &seq);
+		if (ret)
+			return ret < 0 ? ret : -EPIPE;
+		if (seq != lat_seq)
+			return -EPROTO;
+		lat_seq++;
+	}
+	return 0;
+}
+
+static int lat_case(struct bcase *c, double *ns)
+{
+	size_t sz = (c->size + 4095) & ~4095UL;
+	int ret;
+
+	c->depth = 8;
+	ret = case_setup(c, 2);
+	if (ret)
+		goto out;
+	ret = spawn(c, lat_child, 0);
+	if (ret)
+		goto out;
+	pin(0);
+	ret = open_ends(c, 0, 1);
+	if (ret)
+		goto out_kill;
+	lat_seq = 0;
+	lat_src = aligned_alloc(4096, sz);
+	lat_dst = aligned_alloc(4096, sz);
+	if (!lat_src || !lat_dst) {
+		ret = -ENOMEM;
+		goto out_kill;
+	}
+	fill(lat_src, c->size, 0);
+	ret = measure(c, lat_run, 64, ns);
+	if (ret)
+		goto out_kill;
+	c->l[0].ops->stop(&c->l[0]);
+	/* drain until the child's end of stream */
+	{
+		uint64_t seq;
+
+		while (!c->l[1].ops->rx(&c->l[1], lat_dst, c->size, &seq) &&
+		       seq != SEQ_STOP)
+			;
+	}
+	c->l[0].ops->close(&c->l[0]);
+	c->l[1].ops->close(&c->l[1]);
+	ret = reap(c);
+	goto out;
+out_kill:
+	kill_children(c);
+out:
+	free(lat_src);
+	free(lat_dst);
+	lat_src = lat_dst = NULL;
+	pin(-1);
+	case_teardown(c);
+	return ret;
+}
+
+/*
+ * --- throughput and pipeline: source -> l[0] -> stage -> l[1] ... -> sink
+ * The source (a child) reads counts from ctl and sends that many messages;
+ * count 0 ends the stream. The sink is the parent, which times.
+ */
+
+static void src_child(struct bcase *c, int cpu)
+{
+	unsigned long n, i;
+	uint64_t seq = 0;
+	ssize_t r;
+	int ret;
+
+	pin(cpu);
+	close(c->ctl[1]);
+	ret = open_ends(c, 0, -1);
+	if (ret)
+		die_child("open", ret);
+	for (;;) {
+		r = read(c->ctl[0], &n, sizeof(n));
+		if (r != sizeof(n) || !n)
+			break;
+		for (i = 0; i < n; i++) {
+			ret = c->l[0].ops->tx(&c->l[0], NULL, c->size, seq++);
+			if (ret)
+				die_child("tx", ret);
+		}
+	}
+	c->l[0].ops->stop(&c->l[0]);
+	c->l[0].ops->close(&c->l[0]);
+	_exit(0);
+}
+
+static void stage_child(struct bcase *c, int k)
+{
+	struct link *in = &c->l[k - 1], *out = &c->l[k];
+	uint64_t seq;
+	void *buf;
+	int ret;
+
+	close(c->ctl[0]);
+	close(c->ctl[1]);
+	ret = open_ends(c, k, k - 1);
+	if (ret)
+		die_child("open", ret);
+	if (in->ops->is_dfg) {
+		ret = dfgl_forward(in, out);
+		if (ret < 0)
+			die_child("forward", ret);
+	} else {
+		buf = aligned_alloc(4096, (c->size + 4095) & ~4095UL);
+		if (!buf)
+			die_child("alloc", -ENOMEM);
+		for (;;) {
+			ret = in->ops->rx(in, buf, c->size, &seq);
+			if (ret == 1)
+				break;
+			if (ret)
+				die_child("rx", ret);
+			ret = out->ops->tx(out, buf, c->size, seq);
+			if (ret)
+				die_child("tx", ret);
+		}
+	}
+	out->ops->stop(out);
+	in->ops->close(in);
+	out->ops->close(out);
+	_exit(0);
+}
+
+static uint64_t sink_seq;
+
+static int stream_run(struct bcase *c, unsigned long ops)
+{
+	struct link *l = &c->l[c->nlinks - 1];
+	unsigned long i;
+	uint64_t seq;
+	int ret;
+
+	if (write(c->ctl[1], &ops, sizeof(ops)) != sizeof(ops))
+		return -EPIPE;
+	for (i = 0; i < ops; i++) {
+		ret = l->ops->rx(l, NULL, c->size, &seq);
+		if (ret)
+			return ret < 0 ? ret : -EPIPE;
+		if (seq != sink_seq)
+			return -EPROTO;
+		sink_seq++;
+	}
+	return 0;
+}
+
+static int stream_case(struct bcase *c, double *ns)
+{
+	unsigned int k, nl = c->stages + 1;
+	struct link *last;
+	unsigned long zero = 0;
+	int pinned = c->stages == 0;
+	int ret;
+
+	ret = case_setup(c, nl);
+	if (ret)
+		goto out;
+	ret = spawn(c, src_child, pinned ? 1 : -1);
+	if (ret)
+		goto out_kill;
+	for (k = 1; k <= c->stages; k++) {
+		ret = spawn(c, stage_child, (int)k);
+		if (ret)
+			goto out_kill;
+	}
+	if (pinned)
+		pin(0);
+	close(c->ctl[0]);
+	c->ctl[0] = -1;
+	ret = open_ends(c, -1, (int)nl - 1);
+	if (ret)
+		goto out_kill;
+	last = &c->l[nl - 1];
+	sink_seq = 0;
+	ret = measure(c, stream_run, c->size >= MiB ? 4 : 64, ns);
+	if (ret)
+		goto out_kill;
+	if (write(c->ctl[1], &zero, sizeof(zero)) != sizeof(zero)) {
+		ret = -EPIPE;
+		goto out_kill;
+	}
+	{
+		uint64_t seq;
+
+		while (!last->ops->rx(last, NULL, c->size, &seq))
+			;
+	}
+	last->ops->close(last);
+	ret = reap(c);
+	goto out;
+out_kill:
+	kill_children(c);
+out:
+	if (pinned)
+		pin(-1);
+	case_teardown(c);
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------------
+ */
+
+struct row {
+	const char	*method;
+	size_t		size;
+	const char	*mode;
+	unsigned int	stages;
+	double		value;		/* ns per round trip, or MB/s */
+	double		ns_per_msg;
+	int		ok;
+};
+
+static const char *size_str(size_t s)
+{
+	static char b[4][24];
+	static int i;
+	char *p = b[i++ & 3];
+
+	if (s >= MiB)
+		snprintf(p, 24, "%zuMiB", s / MiB);
+	else if (s >= KiB)
+		snprintf(p, 24, "%zuKiB", s / KiB);
+	else
+		snprintf(p, 24, "%zuB", s);
+	return p;
+}
+
+static const struct link_ops *const lat_methods[] = {
+	&dfg_ops, &pipe_ops, &unix_ops, &ring_ops,
+};
+static const struct link_ops *const tput_methods[] = {
+	&dfg_ops, &pipe_ops, &unix_ops, &cma_ops, &ring_ops,
+};
+static const size_t lat_sizes[] = { 8, 4 * KiB };
+static const size_t tput_sizes[] = { 64, 4 * KiB, 64 * KiB, MiB };
+static const size_t pipe_sizes[] = { 64 * KiB, MiB };
+static const unsigned int pipe_stages[] = { 1, 5 };
+
+static FILE *csv_open(const char *name)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", o.dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		fprintf(stderr, "chan_bench: %s: %s\n", path, strerror(errno));
+	return f;
+}
+
+static int bench_latency(void)
+{
+	struct row rows[ARRAY_SIZE(lat_methods) * 4];
+	unsigned int n = 0, i, j, m, b;
+	int fail = 0;
+	FILE *f;
+
+	printf("# latency: ping-pong round trip, parent on CPU 0, child on CPU %d\n",
+	       ncpus > 1 ? 1 : 0);
+	printf("%-8s %6s %6s %12s %9s\n", "method", "size", "mode", "ns/rtt",
+	       "x pipe");
+	for (b = 0; b < 2; b++) {
+		for (i = 0; i < ARRAY_SIZE(lat_sizes); i++) {
+			unsigned int base = n;
+
+			for (m = 0; m < ARRAY_SIZE(lat_methods); m++) {
+				static struct bcase c;
+				struct row *r = &rows[n];
+				int ret;
+
+				if (lat_methods[m]->is_dfg && !dfg_ok)
+					continue;
+				memset(&c, 0, sizeof(c));
+				c.ops = lat_methods[m];
+				c.size = lat_sizes[i];
+				c.busy = b;
+				*r = (struct row){ .method = c.ops->name,
+						   .size = c.size,
+						   .mode = b ? "busy" : "block" };
+				ret = lat_case(&c, &r->value);
+				if (ret) {
+					fprintf(stderr,
+						"chan_bench: latency %s %s: %s\n",
+						r->method, size_str(r->size),
+						strerror(-ret));
+					fail = 1;
+				}
+				r->ok = !ret;
+				n++;
+			}
+			for (j = base; j < n; j++) {
+				double pb = 0;
+				unsigned int k;
+
+				for (k = base; k < n; k++)
+					if (!strcmp(rows[k].method, "pipe") &&
+					    rows[k].ok)
+						pb = rows[k].value;
+				printf("%-8s %6s %6s %12.0f %9.3f\n",
+				       rows[j].method, size_str(rows[j].size),
+				       rows[j].mode, rows[j].value,
+				       pb ? rows[j].value / pb : 0);
+			}
+			fflush(stdout);
+		}
+	}
+	f = csv_open("chan_latency.csv");
+	if (!f)
+		return 1;
+	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,cpus\n");
+	for (j = 0; j < n; j++) {
+		double pb = 0;
+
+		if (!rows[j].ok)
+			continue;
+		for (i = 0; i < n; i++)
+			if (!strcmp(rows[i].method, "pipe") && rows[i].ok &&
+			    rows[i].size == rows[j].size &&
+			    !strcmp(rows[i].mode, rows[j].mode))
+				pb = rows[i].value;
+		fprintf(f, "%s,%zu,%s,%.1f,ns_per_roundtrip,%.4f,pipe,%s\n",
+			rows[j].method, rows[j].size, rows[j].mode,
+			rows[j].value, pb ? rows[j].value / pb : 0,
+			ncpus > 1 ? "0+1" : "0");
+	}
+	fclose(f);
+	return fail;
+}
+
+static double mbps(size_t size, double ns_per_msg)
+{
+	return (double)size / ns_per_msg * 1e3;	/* bytes/ns -> MB/s */
+}
+
+static int bench_throughput(void)
+{
+	struct row rows[ARRAY_SIZE(tput_methods) * ARRAY_SIZE(tput_sizes)];
+	unsigned int n = 0, i, j, m;
+	int fail = 0;
+	FILE *f;
+
+	printf("# throughput: producer (child) on CPU %d, consumer on CPU 0\n",
+	       ncpus > 1 ? 1 : 0);
+	printf("%-8s %6s %12s %12s %9s\n", "method", "size", "ns/msg", "MB/s",
+	       "x pipe");
+	for (i = 0; i < ARRAY_SIZE(tput_sizes); i++) {
+		unsigned int base = n;
+
+		for (m = 0; m < ARRAY_SIZE(tput_methods); m++) {
+			static struct bcase c;
+			struct row *r = &rows[n];
+			int ret;
+
+			if (tput_methods[m]->is_dfg && !dfg_ok)
+				continue;
+			memset(&c, 0, sizeof(c));
+			c.ops = tput_methods[m];
+			c.size = tput_sizes[i];
+			c.depth = c.size >= MiB ? 16 : 64;
+			*r = (struct row){ .method = c.ops->name,
+					   .size = c.size, .mode = "stream" };
+			ret = stream_case(&c, &r->ns_per_msg);
+			if (ret) {
+				fprintf(stderr,
+					"chan_bench: throughput %s %s: %s\n",
+					r->method, size_str(r->size),
+					strerror(-ret));
+				fail = 1;
+			}
+			r->ok = !ret;
+			r->value = ret ? 0 : mbps(r->size, r->ns_per_msg);
+			n++;
+		}
+		for (j = base; j < n; j++) {
+			double pb = 0;
+			unsigned int k;
+
+			for (k = base; k < n; k++)
+				if (!strcmp(rows[k].method, "pipe") &&
+				    rows[k].ok)
+					pb = rows[k].value;
+			printf("%-8s %6s %12.0f %12.1f %9.3f\n",
+			       rows[j].method, size_str(rows[j].size),
+			       rows[j].ns_per_msg, rows[j].value,
+			       pb ? rows[j].value / pb : 0);
+		}
+		fflush(stdout);
+	}
+	f = csv_open("chan_throughput.csv");
+	if (!f)
+		return 1;
+	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,ns_per_msg\n");
+	for (j = 0; j < n; j++) {
+		double pb = 0;
+
+		if (!rows[j].ok)
+			continue;
+		for (i = 0; i < n; i++)
+			if (!strcmp(rows[i].method, "pipe") && rows[i].ok &&
+			    rows[i].size == rows[j].size)
+				pb = rows[i].value;
+		fprintf(f, "%s,%zu,%s,%.2f,MB/s,%.4f,pipe,%.1f\n",
+			rows[j].method, rows[j].size, rows[j].mode,
+			rows[j].value, pb ? rows[j].value / pb : 0,
+			rows[j].ns_per_msg);
+	}
+	fclose(f);
+	return fail;
+}
+
+static int bench_pipeline(void)
+{
+	static const struct link_ops *const meth[] = { &dfg_ops, &pipe_ops };
+	struct row rows[2 * ARRAY_SIZE(pipe_sizes) * ARRAY_SIZE(pipe_stages)];
+	unsigned int n = 0, i, j, m, s;
+	int fail = 0;
+	FILE *f;
+
+	printf("# pipeline: source -> K stages -> sink, unpinned\n");
+	printf("%-8s %6s %6s %12s %12s\n", "method", "size", "stages",
+	       "ns/msg", "MB/s");
+	for (i = 0; i < ARRAY_SIZE(pipe_sizes); i++) {
+		for (s = 0; s < ARRAY_SIZE(pipe_stages); s++) {
+			for (m = 0; m < ARRAY_SIZE(meth); m++) {
+				static struct bcase c;
+				struct row *r = &rows[n];
+				int ret;
+
+				if (meth[m]->is_dfg && !dfg_ok)
+					continue;
+				memset(&c, 0, sizeof(c));
+				c.ops = meth[m];
+				c.size = pipe_sizes[i];
+				c.stages = pipe_stages[s];
+				c.depth = c.size >= MiB ? 8 : 32;
+				*r = (struct row){ .method = c.ops->name,
+						   .size = c.size,
+						   .stages = c.stages };
+				ret = stream_case(&c, &r->ns_per_msg);
+				if (ret) {
+					fprintf(stderr,
+						"chan_bench: pipeline %s %s %u: %s\n",
+						r->method, size_str(r->size),
+						c.stages, strerror(-ret));
+					fail = 1;
+				}
+				r->ok = !ret;
+				r->value = ret ? 0 :
+					   mbps(r->size, r->ns_per_msg);
+				printf("%-8s %6s %6u %12.0f %12.1f\n",
+				       r->method, size_str(r->size),
+				       r->stages, r->ns_per_msg, r->value);
+				fflush(stdout);
+				n++;
+			}
+		}
+	}
+	f = csv_open("chan_pipeline.csv");
+	if (!f)
+		return 1;
+	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,stages,ratio_to_1stage,ns_per_msg\n");
+	for (j = 0; j < n; j++) {
+		double pb = 0, one = 0;
+
+		if (!rows[j].ok)
+			continue;
+		for (i = 0; i < n; i++) {
+			if (!rows[i].ok || rows[i].size != rows[j].size)
+				continue;
+			if (!strcmp(rows[i].method, "pipe") &&
+			    rows[i].stages == rows[j].stages)
+				pb = rows[i].value;
+			if (!strcmp(rows[i].method, rows[j].method) &&
+			    rows[i].stages == 1)
+				one = rows[i].value;
+		}
+		fprintf(f, "%s,%zu,%ustage,%.2f,MB/s,%.4f,pipe_%ustage,%u,%.4f,%.1f\n",
+			rows[j].method, rows[j].size, rows[j].stages,
+			rows[j].value, pb ? rows[j].value / pb : 0,
+			rows[j].stages, rows[j].stages,
+			one ? rows[j].value / one : 0, rows[j].ns_per_msg);
+	}
+	fclose(f);
+	return fail;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-d DIR] [-r REPS] [-t MS] [-q] [-b latency|throughput|pipeline]\n"
+		"  -d DIR   where the CSVs go (default bench/results)\n"
+		"  -r REPS  timed repetitions per case, median kept (5)\n"
+		"  -t MS    length of one repetition (250)\n"
+		"  -q       quick: -r 3 -t 25 (also if $DFG_BENCH_QUICK is set)\n"
+		"  -b NAME  run one benchmark only\n",
+		prog);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *quick = getenv("DFG_BENCH_QUICK");
+	int opt, fail = 0;
+
+	if (quick && *quick && strcmp(quick, "0"))
+		o.quick = 1;
+	while ((opt = getopt(argc, argv, "d:r:t:qb:h")) != -1) {
+		switch (opt) {
+		case 'd':
+			o.dir = optarg;
+			break;
+		case 'r':
+			o.reps = strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			o.target_ms = strtoul(optarg, NULL, 0);
+			break;
+		case 'q':
+			o.quick = 1;
+			break;
+		case 'b':
+			o.only = optarg;
+			break;
+		default:
+			usage(argv[0]);
+		}
+	}
+	if (o.quick) {
+		o.reps = 3;
+		o.target_ms = 25;
+	}
+	if (!o.reps || o.reps > MAX_REPS || !o.target_ms)
+		usage(argv[0]);
+	signal(SIGPIPE, SIG_IGN);
+	ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (ncpus < 1)
+		ncpus = 1;
+	if (ncpus > 2)
+		ncpus = 2;
+	dfg_ok = dfg_probe();
+
+	if (!o.only || !strcmp(o.only, "latency"))
+		fail |= bench_latency();
+	if (!o.only || !strcmp(o.only, "throughput"))
+		fail |= bench_throughput();
+	if (!o.only || !strcmp(o.only, "pipeline"))
+		fail |= bench_pipeline();
+	return fail;
+}
