@@ -15,6 +15,8 @@ echo "== dfgctl info --netlink"
 "$bin/dfgctl" info --netlink
 echo "== arena shared by two processes (examples/arena_demo.c)"
 "$bin/arena_demo"
+echo "== zero-copy pipeline over channels (examples/pipeline_demo.c)"
+"$bin/pipeline_demo" 20000
 echo "== command round trip (io_uring NOP vs ioctl NOP vs getppid)"
 "$top/tools/bench/run.sh"
 echo "== dfgctl stats"
