@@ -11,6 +11,17 @@
  *			holds a graph descriptor, and a mapping holds its
  *			file, so the graph and its arenas outlive every vma.
  *			Immutable after publication: no lock.
+ *     ->kobj		memory of the struct and sysfs
+ *			graphs/<gid>/arena<id>/ (size, pages: immutable, read
+ *			without a lock). Added before the arena is published
+ *			(its id reserved first), removed at the graph's death
+ *			under dfg_graphs_lock before the graph's directory
+ *			(dfg_arena_unpublish(), which drains readers), then
+ *			dfg_arena_destroy() frees the pages and puts it; the
+ *			release frees the struct. The directory holds the
+ *			graph's kobject as its parent while it exists. The
+ *			kernel keeps no count of an arena's mappings (no vma
+ *			open/close), so sysfs shows none.
  *     ->mem		its pages (struct dfg_mem, below).
  *   struct dfg_mem	accounted page array, shared with channel rings
  *			(chan.c), owned by the object embedding it:
@@ -47,6 +58,7 @@
 #include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 
 #include "dfg.h"
 #include "trace.h"
@@ -59,11 +71,59 @@ atomic_long_t dfg_total_pages = ATOMIC_LONG_INIT(0);
 /**
  * struct dfg_arena - one arena (see the top of this file)
  * @obj:	header; @obj.id is the arena's id in its graph
+ * @kobj:	memory of the struct, sysfs graphs/<gid>/arena<id>/
+ * @in_sysfs:	@kobj is in sysfs (from creation until the graph's death)
  * @mem:	the arena's pages
  */
 struct dfg_arena {
 	struct dfg_object	obj;
+	struct kobject		kobj;
+	bool			in_sysfs;
 	struct dfg_mem		mem;
+};
+
+/* sysfs: graphs/<gid>/arena<id>/, immutable fields only. */
+static struct dfg_arena *dfg_kobj_arena(struct kobject *kobj)
+{
+	return container_of(kobj, struct dfg_arena, kobj);
+}
+
+static ssize_t arena_size_show(struct kobject *kobj,
+			       struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  (unsigned long long)dfg_kobj_arena(kobj)->mem.nr_pages
+			  << PAGE_SHIFT);
+}
+
+static ssize_t arena_pages_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", dfg_kobj_arena(kobj)->mem.nr_pages);
+}
+
+static struct kobj_attribute dfg_aattr_size =
+	__ATTR(size, 0444, arena_size_show, NULL);
+static struct kobj_attribute dfg_aattr_pages =
+	__ATTR(pages, 0444, arena_pages_show, NULL);
+
+static struct attribute *dfg_arena_attrs[] = {
+	&dfg_aattr_size.attr,
+	&dfg_aattr_pages.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dfg_arena);
+
+/* Last put: the directory is gone and the pages are freed already. */
+static void dfg_arena_kobj_release(struct kobject *kobj)
+{
+	kfree(dfg_kobj_arena(kobj));
+}
+
+static const struct kobj_type dfg_arena_ktype = {
+	.release	= dfg_arena_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= dfg_arena_groups,
 };
 
 /**
@@ -262,13 +322,23 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 	a = kzalloc(sizeof(*a), GFP_KERNEL_ACCOUNT);
 	if (!a)
 		return -ENOMEM;
+	/* From here on kobject_put() frees, through the release. */
+	kobject_init(&a->kobj, &dfg_arena_ktype);
 	ret = dfg_mem_alloc(&a->mem, PAGE_ALIGN(args->size) >> PAGE_SHIFT);
 	if (ret)
-		goto out_free_arena;
+		goto out_put;
 
-	ret = dfg_graph_add_object(g, &a->obj, DFG_OBJ_ARENA);
+	ret = dfg_graph_reserve_object(g, &a->obj, DFG_OBJ_ARENA);
 	if (ret < 0)
 		goto out_free_mem;
+	/* Directory first: nobody reaches the arena before publication. */
+	ret = kobject_add(&a->kobj, &g->kobj, "arena%u", a->obj.id);
+	if (ret)
+		goto out_unreserve;
+	a->in_sysfs = true;
+	ret = dfg_graph_publish_object(g, &a->obj);
+	if (ret)
+		goto out_del;
 	atomic_long_add(a->mem.nr_pages, &g->pages);
 
 	args->size = (u64)a->mem.nr_pages << PAGE_SHIFT;
@@ -281,16 +351,39 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 			   a->obj.id, NULL);
 	return a->obj.id;
 
+out_del:
+	kobject_del(&a->kobj);
+	goto out_free_mem;	/* publish gave the id back */
+out_unreserve:
+	dfg_graph_unreserve_object(g, &a->obj);
 out_free_mem:
 	dfg_mem_free(&a->mem);
-out_free_arena:
-	kfree(a);
+out_put:
+	kobject_put(&a->kobj);
 	return ret;
 }
 
 /**
+ * dfg_arena_unpublish() - remove graphs/<gid>/arena<id>
+ * @obj: an arena of a dying graph
+ *
+ * Context: under dfg_graphs_lock, before the graph's directory goes;
+ * waits for attribute readers (which take no lock).
+ */
+void dfg_arena_unpublish(struct dfg_object *obj)
+{
+	struct dfg_arena *a = container_of(obj, struct dfg_arena, obj);
+
+	if (a->in_sysfs) {
+		kobject_del(&a->kobj);
+		a->in_sysfs = false;
+	}
+}
+
+/**
  * dfg_arena_destroy() - free an arena whose graph is dying
- * @obj: the arena's header, already out of dfg_graph.objects
+ * @obj: the arena's header, already out of dfg_graph.objects and out of
+ *	sysfs (dfg_arena_unpublish())
  *
  * Context: process context; nothing maps the graph any more.
  */
@@ -304,7 +397,8 @@ void dfg_arena_destroy(struct dfg_object *obj)
 
 	atomic_long_sub(a->mem.nr_pages, &g->pages);
 	dfg_mem_free(&a->mem);
-	kfree(a);
+	dfg_arena_unpublish(obj);	/* normally done already */
+	kobject_put(&a->kobj);
 }
 
 /*

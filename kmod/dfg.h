@@ -42,6 +42,16 @@
  * Lock order: dfg_files_lock -> dfg_file.lock; dfg_chan.lock ->
  * dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
  * its attribute readers, which take dfg_chan.lock) dfg_chan.lock.
+ *
+ * Object directories graphs/<id>/{arena,region,chan}<oid>/: added before
+ * the object is published in its graph (the id is reserved first), removed
+ * (kobject_del(), which drains attribute readers) before the object's
+ * memory can go: at the graph's death under dfg_graphs_lock before the
+ * graph's own directory, and for a region also at UNEXPORT, by the one
+ * caller that took it out of the graph, before it drops the export's
+ * references. Arena and region readers take no lock (immutable fields and
+ * atomics), so removing their directories under dfg_graphs_lock adds no
+ * lock order.
  */
 #ifndef _DFG_KMOD_DFG_H
 #define _DFG_KMOD_DFG_H
@@ -230,6 +240,10 @@ bool dfg_file_is_graph(const struct file *file);
 void dfg_graph_free(struct dfg_graph *g);
 int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
 			 enum dfg_obj_type type);
+int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
+			     enum dfg_obj_type type);
+void dfg_graph_unreserve_object(struct dfg_graph *g, struct dfg_object *obj);
+int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
 
 /* arena.c: arenas, mmap of graph descriptors, accounted page arrays */
 struct user_struct;
@@ -257,6 +271,7 @@ int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 		   struct vm_area_struct *vma);
+void dfg_arena_unpublish(struct dfg_object *obj);
 void dfg_arena_destroy(struct dfg_object *obj);
 
 /* region.c: exported regions, their mmap and single copy */
@@ -266,6 +281,7 @@ int dfg_region_unexport(struct dfg_cmd_ctx *c);
 int dfg_region_copy(struct dfg_cmd_ctx *c);
 int dfg_region_mmap(struct dfg_graph *g, struct file *file,
 		    struct vm_area_struct *vma);
+void dfg_region_unpublish(struct dfg_object *obj);
 void dfg_region_destroy(struct dfg_object *obj);
 
 /* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */

@@ -126,16 +126,29 @@ void dfg_graph_free(struct dfg_graph *g)
 
 /*
  * First step of a graph's death, under dfg_graphs_lock before the graph's
- * own sysfs directory goes: objects with a directory below it remove it.
+ * own sysfs directory goes: every object removes its directory below it
+ * (arena<id>, region<id>, chan<id>), which waits for its attribute readers;
+ * the objects themselves are freed only later, by
+ * dfg_graph_free_objects().
  */
 static void dfg_graph_unpublish_objects(struct dfg_graph *g)
 {
 	struct dfg_object *obj;
 	unsigned long id;
 
-	xa_for_each(&g->objects, id, obj)
-		if (obj->type == DFG_OBJ_CHAN)
+	xa_for_each(&g->objects, id, obj) {
+		switch (obj->type) {
+		case DFG_OBJ_ARENA:
+			dfg_arena_unpublish(obj);
+			break;
+		case DFG_OBJ_REGION:
+			dfg_region_unpublish(obj);
+			break;
+		case DFG_OBJ_CHAN:
 			dfg_chan_unpublish(obj);
+			break;
+		}
+	}
 }
 
 /*
@@ -377,15 +390,20 @@ int dfg_graph_info(struct dfg_cmd_ctx *c)
 }
 
 /**
- * dfg_graph_add_object() - give @obj an id in @g and publish it
+ * dfg_graph_reserve_object() - give @obj an id in @g, not yet published
  * @g: the graph, held by the caller's descriptor
- * @obj: fully set up object; reachable by others from here on
+ * @obj: the object being set up
  * @type: enum dfg_obj_type
+ *
+ * The id is reserved (lookups see nothing there) so that the object's
+ * sysfs directory, named after the id, can be added before others can
+ * reach the object. Then dfg_graph_publish_object(), or
+ * dfg_graph_unreserve_object() on failure.
  *
  * Return: the new id (>= 1) or a negative errno.
  */
-int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
-			 enum dfg_obj_type type)
+int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
+			     enum dfg_obj_type type)
 {
 	u32 id;
 	int ret;
@@ -397,12 +415,52 @@ int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
 	if (ret)
 		return ret == -EBUSY ? -ENOSPC : ret;
 	obj->id = id;
-	/* Publish only with the id set: mmap may look it up at once. */
-	ret = xa_err(xa_store(&g->objects, id, obj, GFP_KERNEL_ACCOUNT));
+	return id;
+}
+
+/* Give back an id of dfg_graph_reserve_object() that was never published. */
+void dfg_graph_unreserve_object(struct dfg_graph *g, struct dfg_object *obj)
+{
+	xa_erase(&g->objects, obj->id);
+}
+
+/**
+ * dfg_graph_publish_object() - make a reserved @obj reachable by others
+ * @g: the graph, held by the caller's descriptor
+ * @obj: fully set up object with its reserved id
+ *
+ * Return: 0, or a negative errno with the id given back.
+ */
+int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj)
+{
+	int ret;
+
+	ret = xa_err(xa_store(&g->objects, obj->id, obj, GFP_KERNEL_ACCOUNT));
 	if (ret) {
-		xa_erase(&g->objects, id);
+		xa_erase(&g->objects, obj->id);
 		return ret;
 	}
 	atomic_inc(&g->nr_objects);
-	return id;
+	return 0;
+}
+
+/**
+ * dfg_graph_add_object() - give @obj an id in @g and publish it
+ * @g: the graph, held by the caller's descriptor
+ * @obj: fully set up object; reachable by others from here on
+ * @type: enum dfg_obj_type
+ *
+ * Return: the new id (>= 1) or a negative errno.
+ */
+int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
+			 enum dfg_obj_type type)
+{
+	int id, ret;
+
+	id = dfg_graph_reserve_object(g, obj, type);
+	if (id < 0)
+		return id;
+	/* Publish only with the id set: mmap may look it up at once. */
+	ret = dfg_graph_publish_object(g, obj);
+	return ret ? ret : id;
 }

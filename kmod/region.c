@@ -10,7 +10,19 @@
  *			unexport or graph death), by every vma that maps the
  *			region (vm_ops open/close: a vma outlives unexport
  *			and its fault handler still reads the struct), and
- *			by a command between lookup and return.
+ *			by a command between lookup and return, and by
+ *			->kobj while it is in sysfs.
+ *     ->kobj		sysfs graphs/<gid>/region<id>/ (size, pages,
+ *			writable: immutable; users: refcount_read() of
+ *			->users), read without a lock. Holds one ->ref
+ *			(its release puts it). Added before the region is
+ *			published in its graph (its id reserved first);
+ *			removed (kobject_del(), draining readers, then put)
+ *			by dfg_region_unpublish(): at UNEXPORT by the
+ *			caller that erased the graph entry, first thing of
+ *			the revocation, and at the graph's death under
+ *			dfg_graphs_lock before the graph's directory.
+ *			Either way before the export's references go.
  *     ->users		(refcount_t) users of the pinned pages: one for the
  *			export itself, one per COPY in flight. The last put
  *			unpins, uncharges and frees the page array, so no
@@ -92,6 +104,7 @@
 #include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
 #include "dfg.h"
@@ -111,6 +124,8 @@ static u32 dfg_region_next_key;		/* xa_alloc_cyclic() cursor */
  * struct dfg_xregion - one exported range (see the top of this file)
  * @obj:	header; @obj.id is the region's id in its graph
  * @ref:	memory of this struct
+ * @kobj:	sysfs graphs/<gid>/region<id>/; holds a @ref while added
+ * @in_sysfs:	@kobj is in sysfs (owned by whoever owns the export)
  * @users:	users of @pages; the last put unpins
  * @map_lock:	faults (read) against revocation (write)
  * @revoked:	set once under @map_lock for writing; faults give SIGBUS
@@ -125,6 +140,8 @@ static u32 dfg_region_next_key;		/* xa_alloc_cyclic() cursor */
 struct dfg_xregion {
 	struct dfg_object	obj;
 	struct kref		ref;
+	struct kobject		kobj;
+	bool			in_sysfs;
 	refcount_t		users;
 	struct rw_semaphore	map_lock;
 	bool			revoked;
@@ -155,6 +172,105 @@ static void dfg_region_release(struct kref *ref)
 static void dfg_region_put(struct dfg_xregion *r)
 {
 	kref_put(&r->ref, dfg_region_release);
+}
+
+/* sysfs: graphs/<gid>/region<id>/ */
+static struct dfg_xregion *dfg_kobj_region(struct kobject *kobj)
+{
+	return container_of(kobj, struct dfg_xregion, kobj);
+}
+
+static ssize_t region_size_show(struct kobject *kobj,
+				struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n",
+			  (unsigned long long)dfg_kobj_region(kobj)->nr_pages
+			  << PAGE_SHIFT);
+}
+
+static ssize_t region_pages_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lu\n", dfg_kobj_region(kobj)->nr_pages);
+}
+
+static ssize_t region_writable_show(struct kobject *kobj,
+				    struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", dfg_kobj_region(kobj)->writable);
+}
+
+/* The export's own user plus COPYs in flight. */
+static ssize_t region_users_show(struct kobject *kobj,
+				 struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n",
+			  refcount_read(&dfg_kobj_region(kobj)->users));
+}
+
+static struct kobj_attribute dfg_rattr_size =
+	__ATTR(size, 0444, region_size_show, NULL);
+static struct kobj_attribute dfg_rattr_pages =
+	__ATTR(pages, 0444, region_pages_show, NULL);
+static struct kobj_attribute dfg_rattr_writable =
+	__ATTR(writable, 0444, region_writable_show, NULL);
+static struct kobj_attribute dfg_rattr_users =
+	__ATTR(users, 0444, region_users_show, NULL);
+
+static struct attribute *dfg_region_attrs[] = {
+	&dfg_rattr_size.attr,
+	&dfg_rattr_pages.attr,
+	&dfg_rattr_writable.attr,
+	&dfg_rattr_users.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dfg_region);
+
+static void dfg_region_kobj_release(struct kobject *kobj)
+{
+	dfg_region_put(dfg_kobj_region(kobj));
+}
+
+static const struct kobj_type dfg_region_ktype = {
+	.release	= dfg_region_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= dfg_region_groups,
+};
+
+/* Add graphs/<gid>/region<id>/ for a reserved, not yet published id. */
+static int dfg_region_publish(struct dfg_xregion *r)
+{
+	int ret;
+
+	kref_get(&r->ref);		/* the kobject's; its release puts it */
+	kobject_init(&r->kobj, &dfg_region_ktype);
+	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "region%u",
+			  r->obj.id);
+	if (ret) {
+		kobject_put(&r->kobj);
+		return ret;
+	}
+	r->in_sysfs = true;
+	return 0;
+}
+
+/**
+ * dfg_region_unpublish() - remove graphs/<gid>/region<id>
+ * @obj: a region whose export the caller owns (UNEXPORT that erased it,
+ *	or the graph's death under dfg_graphs_lock)
+ *
+ * Waits for attribute readers (which take no lock), then drops the
+ * directory's ->ref; the export's reference keeps the struct.
+ */
+void dfg_region_unpublish(struct dfg_object *obj)
+{
+	struct dfg_xregion *r = container_of(obj, struct dfg_xregion, obj);
+
+	if (r->in_sysfs) {
+		r->in_sysfs = false;
+		kobject_del(&r->kobj);
+		kobject_put(&r->kobj);
+	}
 }
 
 /*
@@ -188,6 +304,7 @@ static void __dfg_region_revoke(struct dfg_xregion *r)
 {
 	struct address_space *mapping;
 
+	dfg_region_unpublish(&r->obj);
 	xa_erase(&dfg_region_keys, r->key);
 
 	down_write(&r->map_lock);
@@ -284,7 +401,7 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	unsigned long nr_pages;
 	struct dfg_xregion *r;
 	u64 max_bytes;
-	u32 key;
+	u32 key, id;
 	int ret;
 
 	if ((args->flags & ~DFG_REGION_F_ALL) || args->id ||
@@ -340,19 +457,30 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	c->res2 = args->mmap_offset;	/* inline CQE32 rings: res2 */
 	nr_pages = r->nr_pages;
 
-	ret = dfg_graph_add_object(g, &r->obj, DFG_OBJ_REGION);
-	if (ret < 0) {
-		__dfg_region_revoke(r);
-		args->mmap_offset = 0;
-		c->res2 = 0;
-		return ret;
+	ret = dfg_graph_reserve_object(g, &r->obj, DFG_OBJ_REGION);
+	if (ret < 0)
+		goto out_revoke;
+	id = ret;
+	ret = dfg_region_publish(r);
+	if (ret) {
+		dfg_graph_unreserve_object(g, &r->obj);
+		goto out_revoke;
 	}
+	ret = dfg_graph_publish_object(g, &r->obj);
+	if (ret)
+		goto out_revoke;	/* the id is given back */
 	/* @r may already be gone (a racing UNEXPORT): locals only. */
-	args->id = ret;
+	args->id = id;
 	trace_dfg_region_export(g->id, args->id, nr_pages);
 	dfg_nl_graph_event(DFG_EV_REGION_EXPORT, task_tgid_nr(current), g->id,
 			   args->id, NULL);
 	return args->id;
+
+out_revoke:
+	__dfg_region_revoke(r);		/* also removes the directory */
+	args->mmap_offset = 0;
+	c->res2 = 0;
+	return ret;
 
 out_unpin:
 	dfg_region_unpin(r);	/* also uncharges and puts the user */

@@ -11,6 +11,9 @@
  *   pinned				user pages pinned by exported regions now
  *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached}
  *					one directory per live graph
+ *   graphs/<id>/{arena,region,chan}<oid>/
+ *					one directory per object: arena.c,
+ *					region.c, chan.c own them
  *
  * Objects: dfg_graphs_kobj ("graphs"), like dfg_kobj created at init and
  * put at exit; graph files hold the module, so no graph directory is left

@@ -24,6 +24,13 @@ check arena_demo 'peer [0-9]+: read at offset [0-9]+: "hello from [0-9]+"' \
 check pipeline_demo '^zero copy: every message arrived at the offset it was written at' \
 	"$BUILD/bin/pipeline_demo" 20000
 check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
+# dfgctl objects lists an arena and a region of a live graph, one line each.
+check dfgctl_objects_arena \
+	'^graph=[0-9]+ name=exobj-[0-9]+ kind=arena id=1 size=8192 pages=2$' \
+	"$BUILD/selftests/examples/hold_objects" "$BUILD/bin/dfgctl" objects
+check dfgctl_objects_region \
+	'^graph=[0-9]+ name=exobj-[0-9]+ kind=region id=2 size=4096 pages=1 writable=0 users=1$' \
+	"$BUILD/selftests/examples/hold_objects" "$BUILD/bin/dfgctl" objects
 
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"
 [ "$fail" = 0 ]

@@ -131,6 +131,31 @@ static bool graph_dir_exists(int id)
 	return access(path, F_OK) == 0;
 }
 
+/* graphs/<id>/arena<aid>/@attr as a number, or -errno. */
+static long long arena_attr(int id, int aid, const char *attr)
+{
+	char name[128];
+
+	snprintf(name, sizeof(name), "arena%d/%s", aid, attr);
+	return graph_attr(id, name);
+}
+
+/* Waits up to 5 s for graphs/<id>/arena<aid>/ to go; true once gone. */
+static bool arena_dir_gone(int id, int aid)
+{
+	char path[128];
+	int i;
+
+	snprintf(path, sizeof(path), DFG_SYSFS_DIR "/graphs/%d/arena%d", id,
+		 aid);
+	for (i = 0; i < 500; i++) {
+		if (access(path, F_OK) && errno == ENOENT)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static __u64 total_pages(void)
 {
 	__u64 v = ~0ULL;
@@ -460,6 +485,13 @@ TEST_F(graph, arena_create_map_fork)
 	ASSERT_EQ(2, arena_create(g, 1, &a));
 	EXPECT_EQ(PAGE, a.size);
 
+	/* graphs/<id>/arena<aid>/: size in bytes (page-rounded), pages. */
+	EXPECT_EQ(4 * PAGE, arena_attr(info.id, 1, "size"));
+	EXPECT_EQ(4, arena_attr(info.id, 1, "pages"));
+	EXPECT_EQ(PAGE, arena_attr(info.id, 2, "size"));
+	EXPECT_EQ(1, arena_attr(info.id, 2, "pages"));
+	EXPECT_EQ(-ENOENT, arena_attr(info.id, 3, "size"));
+
 	p = map_arena(g, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		      DFG_MMAP_OFFSET(1));
 	ASSERT_NE(MAP_FAILED, p);
@@ -494,6 +526,11 @@ TEST_F(graph, arena_create_map_fork)
 	EXPECT_EQ(MAP_FAILED, mremap(p, 4 * PAGE, 8 * PAGE, MREMAP_MAYMOVE));
 	EXPECT_EQ(0, munmap(p, 4 * PAGE));
 	close(g);
+
+	/* Graph death removes the arena directories with the graph's. */
+	EXPECT_TRUE(arena_dir_gone(info.id, 1));
+	EXPECT_TRUE(arena_dir_gone(info.id, 2));
+	EXPECT_EQ(-ENOENT, arena_attr(info.id, 1, "size"));
 }
 
 TEST_F(graph, arena_bad_args)

@@ -53,6 +53,40 @@ static __u64 pinned(void)
 	return v;
 }
 
+/* graphs/<gid>/region<id>/@attr as a number, or -errno. */
+static long long region_attr(int gid, int id, const char *attr)
+{
+	char name[128];
+	__u64 v = 0;
+	int ret;
+
+	snprintf(name, sizeof(name), "graphs/%d/region%d/%s", gid, id, attr);
+	ret = dfg_sysfs_read_u64(name, &v);
+	return ret < 0 ? ret : (long long)v;
+}
+
+static bool region_dir_exists(int gid, int id)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), DFG_SYSFS_DIR "/graphs/%d/region%d", gid,
+		 id);
+	return access(path, F_OK) == 0;
+}
+
+/* Waits up to 5 s for graphs/<gid>/region<id>/ to go; true once gone. */
+static bool region_dir_gone(int gid, int id)
+{
+	int i;
+
+	for (i = 0; i < 500; i++) {
+		if (!region_dir_exists(gid, id))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
 static __u64 wait_pinned(__u64 want)
 {
 	__u64 last = ~0ULL;
@@ -239,6 +273,12 @@ TEST_F(region, export_map_peer)
 	EXPECT_EQ(1, info.nr_objects);
 	EXPECT_EQ(0, info.pages);	/* not dfg's pages */
 
+	/* graphs/<gid>/region<id>/ while exported. */
+	EXPECT_EQ(4 * PAGE, region_attr(info.id, id, "size"));
+	EXPECT_EQ(4, region_attr(info.id, id, "pages"));
+	EXPECT_EQ(1, region_attr(info.id, id, "writable"));
+	EXPECT_EQ(1, region_attr(info.id, id, "users"));
+
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
@@ -277,6 +317,9 @@ TEST_F(region, export_map_peer)
 		EXPECT_EQ(0, munmap(q, PAGE));
 	}
 	EXPECT_EQ(0, UNEXPORT(id));
+	/* UNEXPORT removed the directory before it returned. */
+	EXPECT_FALSE(region_dir_exists(info.id, id));
+	EXPECT_EQ(-ENOENT, region_attr(info.id, id, "size"));
 	EXPECT_EQ(self->pinned0, wait_pinned(self->pinned0));
 }
 
@@ -599,12 +642,16 @@ TEST_F(region, exporter_killed)
 /* Graph death unexports: pinned back to where it was. */
 TEST_F(region, graph_death_unpins)
 {
+	struct dfg_graph_info info = { .size = sizeof(info) };
 	__u64 off = 0;
 	char *q;
 
 	ASSERT_EQ(1, EXPORT(self->buf, 4 * PAGE, DFG_REGION_F_WRITE, &off));
 	ASSERT_EQ(2, EXPORT(self->buf, PAGE, 0, NULL));
 	EXPECT_EQ(self->pinned0 + 5, pinned());
+	ASSERT_EQ(0, sys_dfg_ioctl(self->g, DFG_IOC_GRAPH_INFO, &info));
+	EXPECT_EQ(PAGE, region_attr(info.id, 2, "size"));
+	EXPECT_EQ(0, region_attr(info.id, 2, "writable"));
 	q = mmap(NULL, PAGE, PROT_READ, MAP_SHARED, self->g, (off_t)off);
 	ASSERT_NE(MAP_FAILED, q);
 	/* The mapping keeps the graph (and the region) alive. */
@@ -613,8 +660,11 @@ TEST_F(region, graph_death_unpins)
 	self->buf[0] = 'z';
 	EXPECT_EQ('z', q[0]);
 	EXPECT_EQ(self->pinned0 + 5, pinned());
+	EXPECT_TRUE(region_dir_exists(info.id, 1));
 	EXPECT_EQ(0, munmap(q, PAGE));
 	EXPECT_EQ(self->pinned0, wait_pinned(self->pinned0));
+	EXPECT_TRUE(region_dir_gone(info.id, 1));
+	EXPECT_TRUE(region_dir_gone(info.id, 2));
 }
 
 TEST_F(region, copy)

@@ -9,6 +9,9 @@
  *   dfgctl graphs                       live graphs, one row each
  *   dfgctl chans                        every channel's counters, one line
  *                                       each
+ *   dfgctl objects                      every object (arena, region,
+ *                                       channel) of every graph with its
+ *                                       kind and counters, one line each
  *   dfgctl monitor [--count N] [--timeout SEC]
  *                                       netlink events, one line each
  *   dfgctl version | --help
@@ -71,6 +74,11 @@ static const char usage_text[] =
 "                              <value> ...' (depth, producers, consumer,\n"
 "                              messages, bytes, hwm, full_stalls,\n"
 "                              empty_stalls, parks, wakeups)\n"
+"  objects                     one line per object of every graph, in id\n"
+"                              order: 'graph=<id> name=<name> kind=<arena|\n"
+"                              region|chan> id=<id> <counter>=<value> ...'\n"
+"                              (arena: size, pages; region: size, pages,\n"
+"                              writable, users; chan: as chans)\n"
 "  monitor [--count N] [--timeout SEC]\n"
 "                              print netlink events, one line each:\n"
 "                              'event=<name> pid=<pid> cmd=0x<hex>'; says\n"
@@ -774,7 +782,7 @@ static int cmd_stats(int argc, char **argv)
 }
 
 /* ---------------------------------------------------------------------- */
-/* graphs, chans */
+/* graphs, chans, objects */
 
 /* Options of a subcommand that takes none; EXIT_OK to go on. */
 static int no_options(int argc, char **argv, const char *cmd)
@@ -900,42 +908,69 @@ static const char *const chan_attrs[] = {
 	"full_stalls", "empty_stalls", "parks", "wakeups",
 };
 
-static bool is_chan_attr(const char *name)
+/* Attributes of graphs/<id>/arena<aid>/ and region<rid>/, in that order. */
+static const char *const arena_attrs[] = { "size", "pages" };
+static const char *const region_attrs[] = {
+	"size", "pages", "writable", "users",
+};
+
+/* Kinds of object directory below graphs/<id>/. */
+static const struct obj_kind {
+	const char		*prefix;	/* directory "<prefix><id>" */
+	const char *const	*attrs;		/* known counters, in order */
+	size_t			nr_attrs;
+} obj_kinds[] = {
+	{ "arena",	arena_attrs,	ARRAY_SIZE(arena_attrs) },
+	{ "region",	region_attrs,	ARRAY_SIZE(region_attrs) },
+	{ "chan",	chan_attrs,	ARRAY_SIZE(chan_attrs) },
+};
+
+static bool is_attr(const struct obj_kind *k, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(chan_attrs); i++)
-		if (!strcmp(name, chan_attrs[i]))
+	for (i = 0; i < k->nr_attrs; i++)
+		if (!strcmp(name, k->attrs[i]))
 			return true;
 	return false;
+}
+
+/*
+ * Rest of an object's line after "graph=<id> name=<name> ...": its known
+ * counters, then any added by newer modules, alphabetically. A counter
+ * that vanished (the object died meanwhile) prints as "?".
+ */
+static void print_obj_attrs(const char *gdir, const char *ent,
+			    const struct obj_kind *k)
+{
+	char odir[PATH_MAX], v[256];
+	struct dirent **ents;
+	size_t i;
+	int n;
+
+	path_join(odir, sizeof(odir), gdir, ent);
+	for (i = 0; i < k->nr_attrs; i++) {
+		if (read_sysfs_line(odir, k->attrs[i], v, sizeof(v)))
+			strcpy(v, "?");
+		printf(" %s=%s", k->attrs[i], v);
+	}
+	n = scandir(odir, &ents, stats_filter, alphasort);
+	for (int j = 0; j < n; j++) {
+		if (!is_attr(k, ents[j]->d_name) &&
+		    !read_sysfs_line(odir, ents[j]->d_name, v, sizeof(v)))
+			printf(" %s=%s", ents[j]->d_name, v);
+	}
+	if (n >= 0)
+		free_ents(ents, n);
+	putchar('\n');
 }
 
 /* One line: "graph=<id> name=<name> chan=<cid> <counter>=<value> ...". */
 static void print_chan(const char *gdir, const char *gid, const char *gname,
 		       const char *chan)
 {
-	char cdir[PATH_MAX], v[256];
-	struct dirent **ents;
-	size_t i;
-	int n;
-
-	path_join(cdir, sizeof(cdir), gdir, chan);
 	printf("graph=%s name=%s chan=%s", gid, gname, chan + 4);
-	for (i = 0; i < ARRAY_SIZE(chan_attrs); i++) {
-		if (read_sysfs_line(cdir, chan_attrs[i], v, sizeof(v)))
-			strcpy(v, "?");
-		printf(" %s=%s", chan_attrs[i], v);
-	}
-	/* Counters added by newer modules, alphabetically. */
-	n = scandir(cdir, &ents, stats_filter, alphasort);
-	for (int j = 0; j < n; j++) {
-		if (!is_chan_attr(ents[j]->d_name) &&
-		    !read_sysfs_line(cdir, ents[j]->d_name, v, sizeof(v)))
-			printf(" %s=%s", ents[j]->d_name, v);
-	}
-	if (n >= 0)
-		free_ents(ents, n);
-	putchar('\n');
+	print_obj_attrs(gdir, chan, &obj_kinds[2]);
 }
 
 static int cmd_chans(int argc, char **argv)
@@ -968,6 +1003,77 @@ static int cmd_chans(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* The kind of an entry "<prefix><digits>" of a graph directory, or NULL. */
+static const struct obj_kind *obj_kind_of(const char *name)
+{
+	size_t i, n;
+	const char *p;
+
+	for (i = 0; i < ARRAY_SIZE(obj_kinds); i++) {
+		n = strlen(obj_kinds[i].prefix);
+		if (strncmp(name, obj_kinds[i].prefix, n) || !name[n])
+			continue;
+		for (p = name + n; *p >= '0' && *p <= '9'; p++)
+			;
+		if (!*p)
+			return &obj_kinds[i];
+	}
+	return NULL;
+}
+
+static int obj_filter(const struct dirent *de)
+{
+	return obj_kind_of(de->d_name) != NULL;
+}
+
+static unsigned long obj_id(const char *name)
+{
+	return strtoul(name + strlen(obj_kind_of(name)->prefix), NULL, 10);
+}
+
+static int obj_sort(const struct dirent **a, const struct dirent **b)
+{
+	unsigned long x = obj_id((*a)->d_name), y = obj_id((*b)->d_name);
+
+	return x < y ? -1 : x > y;
+}
+
+/* One line per object: "graph=<id> name=<name> kind=<k> id=<oid> ...". */
+static int cmd_objects(int argc, char **argv)
+{
+	char gdir[PATH_MAX], path[PATH_MAX], gname[128];
+	struct dirent **graphs, **objs;
+	int i, j, ng, no, ret;
+
+	ret = no_options(argc, argv, "objects");
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
+	if (!path_join(gdir, sizeof(gdir), sysfs_dir(), "graphs"))
+		return fail(sysfs_dir(), strerror(ENAMETOOLONG), false);
+	ng = scan_numbered(gdir, "", &graphs);
+	if (ng < 0)
+		return fail(gdir, strerror(-ng), ng == -ENOENT);
+	for (i = 0; i < ng; i++) {
+		path_join(path, sizeof(path), gdir, graphs[i]->d_name);
+		if (read_sysfs_line(path, "name", gname, sizeof(gname)))
+			strcpy(gname, "?");
+		no = scandir(path, &objs, obj_filter, obj_sort);
+		if (no < 0)
+			continue;	/* graph died meanwhile */
+		for (j = 0; j < no; j++) {
+			const struct obj_kind *k = obj_kind_of(objs[j]->d_name);
+
+			printf("graph=%s name=%s kind=%s id=%lu",
+			       graphs[i]->d_name, gname, k->prefix,
+			       obj_id(objs[j]->d_name));
+			print_obj_attrs(path, objs[j]->d_name, k);
+		}
+		free_ents(objs, no);
+	}
+	free_ents(graphs, ng);
+	return EXIT_OK;
+}
+
 /* ---------------------------------------------------------------------- */
 
 static int cmd_version(int argc, char **argv)
@@ -989,6 +1095,7 @@ static const struct {
 	{ "stats",	cmd_stats },
 	{ "graphs",	cmd_graphs },
 	{ "chans",	cmd_chans },
+	{ "objects",	cmd_objects },
 	{ "monitor",	cmd_monitor },
 	{ "version",	cmd_version },
 };

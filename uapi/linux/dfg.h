@@ -799,9 +799,20 @@ enum dfg_event {
  *					region is unexported
  *   graphs/<id>/			one directory per live graph: name, uid,
  *					gid, mode, objects, pages, attached
+ *   graphs/<id>/arena<aid>/		per arena: size (bytes), pages; gone
+ *					with the graph
+ *   graphs/<id>/region<rid>/		per exported region: size (bytes),
+ *					pages, writable (0/1), users (1 for
+ *					the export plus REGION_COPYs in
+ *					flight); gone at UNEXPORT or with the
+ *					graph
  *   graphs/<id>/chan<cid>/		per channel: messages, bytes, depth,
  *					hwm, full_stalls, empty_stalls, parks,
  *					wakeups, producers, consumer
+ *
+ * An object's directory appears before CREATE/EXPORT returns its id and
+ * is gone before the object is; a reader may find a directory vanish
+ * between listing and reading (ENOENT).
  */
 
 #endif /* _UAPI_LINUX_DFG_H */
