@@ -279,27 +279,41 @@ void dfg_mem_free(struct dfg_mem *m)
  * @id: object id
  * @size: out: the pool's size in bytes
  *
- * A pool is an arena (and, once regions exist, a region: one more case).
+ * A pool is an arena or an exported region. The object is looked at only
+ * under the lock of @g's object xarray: a region can be unexported (and
+ * erased under that lock) at any time, and its struct freed once the last
+ * reference goes, so it must not be touched after the unlock. Only the
+ * size is read; the channel keeps no reference to the pool, and a region
+ * unexported later leaves the channel as it is (descriptors are offsets,
+ * each process maps the pool itself).
  *
- * Return: 0, or -ENOENT when @id is no object or no pool.
+ * Context: process context; takes the xarray lock of @g->objects.
+ * Return: 0, or -ENOENT when @id is no object, no pool, or a region
+ * already unexported.
  */
 int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
 {
 	struct dfg_object *obj;
+	int ret = 0;
 
 	if (!id || id > DFG_OBJ_ID_MAX)
 		return -ENOENT;
+	xa_lock(&g->objects);
 	obj = xa_load(&g->objects, id);
-	if (!obj)
-		return -ENOENT;
-	switch (obj->type) {
+	switch (obj ? obj->type : 0) {
 	case DFG_OBJ_ARENA:
 		*size = (u64)container_of(obj, struct dfg_arena,
 					  obj)->mem.nr_pages << PAGE_SHIFT;
-		return 0;
+		break;
+	case DFG_OBJ_REGION:
+		*size = dfg_region_size_locked(g, obj);
+		break;
 	default:
-		return -ENOENT;
+		ret = -ENOENT;
+		break;
 	}
+	xa_unlock(&g->objects);
+	return ret;
 }
 
 int dfg_arena_create(struct dfg_cmd_ctx *c)

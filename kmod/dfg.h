@@ -283,6 +283,7 @@ int dfg_region_mmap(struct dfg_graph *g, struct file *file,
 		    struct vm_area_struct *vma);
 void dfg_region_unpublish(struct dfg_object *obj);
 void dfg_region_destroy(struct dfg_object *obj);
+u64 dfg_region_size_locked(struct dfg_graph *g, struct dfg_object *obj);
 
 /* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */
 int dfg_chan_create(struct dfg_cmd_ctx *c);

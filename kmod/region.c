@@ -58,9 +58,12 @@
  *			alive.
  *   dfg_pinned_pages	pages pinned by all regions (sysfs "pinned").
  *
- * Lookups by id (UNEXPORT, COPY) run under the graph xarray's lock; the
- * entry is erased under that lock by the one UNEXPORT that wins (or by
- * graph death), which then owns the export's references.
+ * Lookups by id (UNEXPORT, COPY, and CHAN_CREATE's pool lookup, which only
+ * reads ->nr_pages and takes no reference) run under the graph xarray's
+ * lock; the entry is erased under that lock by the one UNEXPORT that wins
+ * (or by graph death), which then owns the export's references. A channel
+ * whose pool is a region holds nothing of it: unexport does not look at
+ * channels, and their descriptors (offsets) stay as they are.
  *
  * Lock order: mmap_lock -> ->map_lock (fault; mmap sets nothing under
  * it). Revocation takes ->map_lock alone, then i_mmap_rwsem and page table
@@ -369,6 +372,24 @@ static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
 	if (r && erase)
 		atomic_dec(&g->nr_objects);
 	return r;
+}
+
+/**
+ * dfg_region_size_locked() - length of a region in bytes, for a channel pool
+ * @g: the region's graph
+ * @obj: the region's header, just found in @g->objects
+ *
+ * Context: the caller holds the xarray lock of @g->objects from the lookup
+ * of @obj on: the entry is still there, so the export's ->ref keeps the
+ * struct alive (revocation erases the entry under that lock before it
+ * drops the reference). ->nr_pages is immutable.
+ * Return: the region's length.
+ */
+u64 dfg_region_size_locked(struct dfg_graph *g, struct dfg_object *obj)
+{
+	lockdep_assert_held(&g->objects.xa_lock);
+	return (u64)container_of(obj, struct dfg_xregion, obj)->nr_pages <<
+	       PAGE_SHIFT;
 }
 
 /* Pin [@addr, @addr + nr_pages pages) into r->pages; 0 or -errno. */

@@ -37,8 +37,8 @@ struct dfg_alloc_layout {
 /*
  * struct dfg_arena - this process's view of an arena
  * @graph_fd:	graph descriptor it was mapped from (not owned), or -1
- * @id:		object id in the graph (0 for dfg_arena_wrap() and
- *		dfg_region_map(), which maps by offset)
+ * @id:		object id in the graph: the arena's, or the region id the
+ *		caller gave dfg_region_map(); 0 for dfg_arena_wrap()
  * @size:	bytes mapped
  * @base:	start of the mapping
  * @writable:	mapped read-write

@@ -38,14 +38,14 @@ int dfg_region_unexport(int graph_fd, unsigned int id)
 	return __dfg_sys_ioctl(graph_fd, DFG_IOC_REGION_UNEXPORT, &r);
 }
 
-int dfg_region_map(int graph_fd, __u64 mmap_offset, size_t len, int writable,
-		   struct dfg_arena **out)
+int dfg_region_map(int graph_fd, unsigned int id, __u64 mmap_offset,
+		   size_t len, int writable, struct dfg_arena **out)
 {
 	int prot = PROT_READ | (writable ? PROT_WRITE : 0);
 	int ret = 0;
 	void *p;
 
-	if (!out || !len || !(mmap_offset & DFG_MMAP_REGION))
+	if (!out || !id || !len || !(mmap_offset & DFG_MMAP_REGION))
 		return -EINVAL;
 	if (graph_fd < 0)
 		return -EBADF;
@@ -55,7 +55,7 @@ int dfg_region_map(int graph_fd, __u64 mmap_offset, size_t len, int writable,
 	p = __dfg_sys_mmap(len, prot, graph_fd, mmap_offset, &ret);
 	if (!p)
 		return ret;
-	ret = dfg_arena_new(graph_fd, 0, p, len, writable, true, out);
+	ret = dfg_arena_new(graph_fd, id, p, len, writable, true, out);
 	if (ret < 0)
 		__dfg_sys_munmap(p, len);
 	return ret;

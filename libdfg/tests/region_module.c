@@ -86,9 +86,9 @@ TEST_F(region, export_map_child)
 		struct dfg_arena *a;
 		char *p;
 
-		if (dfg_region_map(self->gfd, off, 4 * PAGE, 1, &a))
+		if (dfg_region_map(self->gfd, id, off, 4 * PAGE, 1, &a))
 			_exit(1);
-		if (dfg_arena_size(a) != 4 * PAGE || dfg_arena_id(a) != 0)
+		if (dfg_arena_size(a) != 4 * PAGE || dfg_arena_id(a) != (unsigned int)id)
 			_exit(2);
 		p = dfg_arena_ptr(a, PAGE, 9);
 		if (!p || strcmp(p, "exported"))
@@ -117,14 +117,14 @@ TEST_F(region, map_errors)
 	SKIP_IF_NO_REGION();
 	id = dfg_region_export(self->gfd, self->mem, PAGE, 0, &off);
 	ASSERT_LT(0, id);
-	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, off, PAGE, 0, NULL));
-	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, off, 0, 0, &a));
-	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, DFG_MMAP_OFFSET(id),
+	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, id, off, PAGE, 0, NULL));
+	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, id, off, 0, 0, &a));
+	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, id, DFG_MMAP_OFFSET(id),
 					  PAGE, 0, &a));
-	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, off, 2 * PAGE, 0, &a));
-	EXPECT_EQ(-EACCES, dfg_region_map(self->gfd, off, PAGE, 1, &a));
-	EXPECT_EQ(-EBADF, dfg_region_map(-1, off, PAGE, 0, &a));
-	ASSERT_EQ(0, dfg_region_map(self->gfd, off, 100, 0, &a));
+	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, id, off, 2 * PAGE, 0, &a));
+	EXPECT_EQ(-EACCES, dfg_region_map(self->gfd, id, off, PAGE, 1, &a));
+	EXPECT_EQ(-EBADF, dfg_region_map(-1, id, off, PAGE, 0, &a));
+	ASSERT_EQ(0, dfg_region_map(self->gfd, id, off, 100, 0, &a));
 	EXPECT_EQ(PAGE, dfg_arena_size(a));
 	dfg_arena_unmap(a);
 
@@ -139,7 +139,7 @@ TEST_F(region, map_errors)
 	EXPECT_EQ(-EACCES, dfg_region_unexport(ro, id));
 	close(ro);
 	EXPECT_EQ(0, dfg_region_unexport(self->gfd, id));
-	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, off, PAGE, 0, &a));
+	EXPECT_EQ(-EINVAL, dfg_region_map(self->gfd, id, off, PAGE, 0, &a));
 }
 
 TEST_F(region, copy)
@@ -197,7 +197,7 @@ TEST_F(region, unexport_revokes_view)
 	SKIP_IF_NO_REGION();
 	id = dfg_region_export(self->gfd, self->mem, PAGE, 0, &off);
 	ASSERT_LT(0, id);
-	ASSERT_EQ(0, dfg_region_map(self->gfd, off, PAGE, 0, &a));
+	ASSERT_EQ(0, dfg_region_map(self->gfd, id, off, PAGE, 0, &a));
 	ASSERT_EQ(0, dfg_region_unexport(self->gfd, id));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -216,6 +216,125 @@ TEST_F(region, unexport_revokes_view)
 		EXPECT_EQ(77, WEXITSTATUS(status));
 	}
 	dfg_arena_unmap(a);
+}
+
+/*
+ * A region as a channel's pool, across processes: the exporter writes each
+ * payload into its own memory and sends only its descriptor; a peer maps
+ * the region with dfg_region_map() and reads the payload in place through
+ * dfg_chan_buf() (no copy anywhere). The channel outlives the unexport.
+ */
+#define RP_MSGS		32
+#define RP_LEN		200
+#define RP_STRIDE	512
+
+static unsigned char rp_byte(unsigned int i, unsigned int j)
+{
+	return (unsigned char)(i * 31 + j * 7 + 1);
+}
+
+/* Peer: consumer over its own mapping of the region; exit status 0 = ok. */
+static int rp_consumer(int gfd, unsigned int rid, __u64 off, unsigned int cid,
+		       struct dfg_chan *theirs)
+{
+	struct dfg_arena *v;
+	struct dfg_chan *c;
+	struct dfg_desc d[4];
+	unsigned int got = 0;
+	int i, n, k;
+
+	dfg_chan_close(theirs);		/* the exporter's producer */
+	if (dfg_region_map(gfd, rid, off, 4 * PAGE, 0, &v))
+		return 10;
+	if (dfg_arena_id(v) != rid || dfg_arena_size(v) != 4 * PAGE)
+		return 11;
+	if (dfg_chan_open(gfd, cid, DFG_CHAN_CONSUMER, v, &c))
+		return 12;
+	while ((n = dfg_chan_recv(c, d, 4, 0)) > 0) {
+		for (i = 0; i < n; i++, got++) {
+			const unsigned char *p = dfg_chan_buf(c, &d[i]);
+
+			if (d[i].tag != got || d[i].len != RP_LEN ||
+			    d[i].off != (__u64)got * RP_STRIDE)
+				return 13;
+			/* In this process's view of the exporter's pages. */
+			if (!p || p != (unsigned char *)dfg_arena_base(v) +
+				       d[i].off)
+				return 14;
+			for (k = 0; k < RP_LEN; k++)
+				if (p[k] != rp_byte(got, k))
+					return 15;
+		}
+	}
+	if (n < 0)
+		return 16;
+	if (got != RP_MSGS)
+		return 17;
+	dfg_chan_close(c);
+	dfg_arena_unmap(v);
+	return 0;
+}
+
+TEST_F(region, chan_pool_across_processes)
+{
+	struct dfg_arena *ev, *wrapped;
+	struct dfg_chan *p, *bad;
+	struct dfg_info info;
+	unsigned int i, j;
+	int rid, cid, cid2, status;
+	__u64 off = 0;
+	pid_t pid;
+
+	SKIP_IF_NO_REGION();
+	ASSERT_EQ(0, dfg_info(self->d, &info));
+	if (!(info.features & DFG_F_CHAN))
+		SKIP(return, "module without DFG_F_CHAN");
+	memset(self->mem, 0, 4 * PAGE);
+	rid = dfg_region_export(self->gfd, self->mem, 4 * PAGE, 0, &off);
+	ASSERT_LT(0, rid);
+	/* Depth 4 < RP_MSGS: the exporter waits for room, the peer for data. */
+	cid = dfg_chan_create(self->gfd, rid, 4, 1);
+	ASSERT_LT(0, cid) TH_LOG("%s", strerror(-cid));
+
+	/* A view without the region id does not pass the pool check. */
+	cid2 = dfg_chan_create(self->gfd, rid, 4, 1);
+	ASSERT_LT(0, cid2);
+	ASSERT_EQ(0, dfg_arena_wrap(self->mem, 4 * PAGE, 1, &wrapped));
+	EXPECT_EQ(-EPROTO, dfg_chan_open(self->gfd, cid2, DFG_CHAN_PRODUCER,
+					 wrapped, &bad));
+	dfg_arena_unmap(wrapped);
+
+	/* The exporter's own view of its region, with the id. */
+	ASSERT_EQ(0, dfg_region_map(self->gfd, rid, off, 4 * PAGE, 0, &ev));
+	EXPECT_EQ((unsigned int)rid, dfg_arena_id(ev));
+	ASSERT_EQ(0, dfg_chan_open(self->gfd, cid, DFG_CHAN_PRODUCER, ev, &p));
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0)
+		_exit(rp_consumer(self->gfd, rid, off, cid, p));
+
+	for (i = 0; i < RP_MSGS; i++) {
+		struct dfg_desc d = {
+			.off = (__u64)i * RP_STRIDE,
+			.len = RP_LEN,
+			.tag = i,
+		};
+
+		/* Written after the export, into the exporter's own memory. */
+		for (j = 0; j < RP_LEN; j++)
+			self->mem[i * RP_STRIDE + j] = rp_byte(i, j);
+		ASSERT_EQ(1, dfg_chan_send(p, &d, 1, 0));
+	}
+	dfg_chan_close(p);		/* end of stream */
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
+
+	dfg_arena_unmap(ev);
+	EXPECT_EQ(0, dfg_region_unexport(self->gfd, rid));
+	/* Unexported: no pool any more. */
+	EXPECT_EQ(-ENOENT, dfg_chan_create(self->gfd, rid, 4, 1));
 }
 
 TEST_HARNESS_MAIN

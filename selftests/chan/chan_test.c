@@ -7,7 +7,8 @@
  * and runs it over ioctl, uring_cmd inline and uring_cmd indirect
  * (FIXTURE_VARIANT); waits that must block run in a thread (ioctl) or stay
  * in the ring (io_uring). Plain TESTs fork processes to kill. Every test
- * ends with sysfs "pages" back where it started.
+ * ends with sysfs "pages" back where it started. region_pool puts a channel
+ * over an exported region instead of the arena.
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -437,6 +438,77 @@ TEST_F(chan, mmap_bounds)
 	/* Ring pages count in sysfs pages while the channel lives. */
 	EXPECT_EQ(self->pages0 + 16 + MAPSZ / PAGE, sysfs_u64("pages"));
 	chan_ep_close(&c);
+}
+
+/*
+ * A region as the pool: CREATE records its id and length; an unexport
+ * afterwards leaves the channel working (descriptors are offsets); an
+ * unexported (or never exported) region id is -ENOENT.
+ */
+TEST_F(chan, region_pool)
+{
+	struct dfg_region r = { .len = 3 * PAGE };
+	struct dfg_chan_create c = { .depth = DEPTH, .max_producers = 1 };
+	struct chan_ep ce, pe;
+	struct dfg_desc d;
+	__u64 res2 = 0;
+	char *buf;
+	int rid, cid;
+
+	buf = mmap(NULL, 3 * PAGE, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	ASSERT_NE(MAP_FAILED, buf);
+	memset(buf, 0x5a, 3 * PAGE);
+	r.addr = (__u64)(uintptr_t)buf;
+	rid = sys_dfg_ioctl(self->g, DFG_IOC_REGION_EXPORT, &r);
+	ASSERT_LT(0, rid);
+
+	c.pool = rid;
+	cid = RUN(self->g, DFG_IOC_CHAN_CREATE, &c, &res2);
+	ASSERT_LT(self->id, cid);
+	if (variant->path == DFG_PATH_INLINE) {
+		EXPECT_EQ(DFG_CHAN_MAP_SIZE(DEPTH, 1), res2);
+	} else {
+		EXPECT_EQ(DFG_CHAN_MAP_SIZE(DEPTH, 1), c.map_size);
+	}
+	ASSERT_EQ(0, chan_ep_open(self->g, cid, DFG_CHAN_CONSUMER,
+				  DFG_CHAN_MAP_SIZE(DEPTH, 1), &ce));
+	EXPECT_EQ((__u32)rid, ce.hdr->pool);
+	EXPECT_EQ(3 * PAGE, ce.hdr->pool_size);
+	ASSERT_EQ(0, chan_ep_open(self->g, cid, DFG_CHAN_PRODUCER,
+				  DFG_CHAN_MAP_SIZE(DEPTH, 1), &pe));
+	ASSERT_EQ(0, chan_push(&pe, PAGE, 64, 7));
+
+	/* Unexport: the channel neither notices nor cares. */
+	r = (struct dfg_region){ .id = rid };
+	ASSERT_EQ(0, sys_dfg_ioctl(self->g, DFG_IOC_REGION_UNEXPORT, &r));
+	EXPECT_EQ((__u32)rid, ce.hdr->pool);
+	EXPECT_EQ(3 * PAGE, ce.hdr->pool_size);
+	ASSERT_EQ(0, chan_pop(&ce, &d));
+	EXPECT_EQ(PAGE, d.off);
+	EXPECT_EQ(64, d.len);
+	EXPECT_EQ(7, d.tag);
+	ASSERT_EQ(0, chan_push_wake(&pe, 2 * PAGE, 128, 8));
+	ASSERT_EQ(0, chan_pop_blocking(&ce, &d));
+	EXPECT_EQ(2 * PAGE, d.off);
+	EXPECT_EQ(128, d.len);
+	EXPECT_EQ(8, d.tag);
+	EXPECT_EQ(2, chan_attr(self->g, cid, "messages"));
+
+	/* The unexported id, and one never used, are no pool. */
+	memset(&c, 0, sizeof(c));
+	c.pool = rid;
+	c.depth = DEPTH;
+	c.max_producers = 1;
+	EXPECT_EQ(-ENOENT, RUN(self->g, DFG_IOC_CHAN_CREATE, &c, NULL));
+	c.pool = cid + 1;
+	EXPECT_EQ(-ENOENT, RUN(self->g, DFG_IOC_CHAN_CREATE, &c, NULL));
+
+	/* EOF as ever once the producer goes. */
+	chan_ep_close(&pe);
+	EXPECT_EQ(1, chan_pop_blocking(&ce, &d));
+	chan_ep_close(&ce);
+	munmap(buf, 3 * PAGE);
 }
 
 /* A condition already true completes at once; stats from shared memory. */

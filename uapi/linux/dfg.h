@@ -410,8 +410,13 @@ struct dfg_region_copy {
  * ------------------------------------------------------------------------
  *
  * A channel carries descriptors (struct dfg_desc: offset, length, flags,
- * tag) that point into one arena of the same graph, its "pool" (regions
- * as pools are planned; CHAN_CREATE gives -ENOENT for a region id today).
+ * tag) that point into one arena or exported region of the same graph,
+ * its "pool". CHAN_CREATE records the pool's id and size (a region's
+ * length) in the channel header; the channel holds no reference to the
+ * pool. A region unexported after CHAN_CREATE leaves the channel working:
+ * descriptors are only offsets, and each process maps the pool itself
+ * (after the unexport, accesses to a region mapping raise SIGBUS, so
+ * unexport only once no one dereferences descriptors any more).
  * It has up to @max_producers producer slots, each a single-producer ring
  * of @depth descriptors, and one consumer, which takes from the rings in
  * turn. So a multi-producer channel keeps each producer's order, loses
@@ -453,11 +458,13 @@ struct dfg_region_copy {
 /*
  * DFG_IOC_CHAN_CREATE - create a channel in the graph (graph descriptor).
  *
- * In: @pool (id of an arena of the graph), @depth (power of two,
- * 2..DFG_CHAN_DEPTH_MAX), @max_producers (1..DFG_CHAN_PRODUCERS_MAX),
- * @flags zero. Out: @id (also the result), @map_size (in res2 on inline
- * CQE32 rings). The ring memory is accounted like an arena. Errors:
- * -EINVAL depth/producers/flags, -ENOENT no such pool, -EACCES read-only
+ * In: @pool (id of an arena or exported region of the graph), @depth
+ * (power of two, 2..DFG_CHAN_DEPTH_MAX), @max_producers
+ * (1..DFG_CHAN_PRODUCERS_MAX), @flags zero. Out: @id (also the result),
+ * @map_size (in res2 on inline CQE32 rings). The ring memory is accounted
+ * like an arena. Errors:
+ * -EINVAL depth/producers/flags, -ENOENT no such pool (not an arena or
+ * region, or a region already unexported), -EACCES read-only
  * descriptor, -EFBIG/-ENOMEM/-EAGAIN as arenas.
  */
 #define DFG_IOC_CHAN_CREATE	_IOWR(DFG_IOC_MAGIC, 0x40, struct dfg_chan_create)
@@ -522,7 +529,7 @@ struct dfg_region_copy {
 
 /**
  * struct dfg_chan_create - DFG_IOC_CHAN_CREATE
- * @pool:	id of the arena the descriptors point into
+ * @pool:	id of the arena or region the descriptors point into
  * @depth:	descriptors per ring, power of two
  * @max_producers: producer slots (rings)
  * @flags:	must be zero
@@ -687,7 +694,7 @@ struct dfg_chan_ring {
  * @depth:	entries per ring (constant)
  * @max_producers: rings (constant)
  * @pool:	pool object id (constant)
- * @pool_size:	pool size in bytes (constant)
+ * @pool_size:	pool size in bytes: arena size or region length (constant)
  * @ring_offset: offset of ring 0 from the start of the mapping (constant)
  * @ring_size:	DFG_CHAN_RING_SIZE(@depth) (constant)
  * @consumer_state: kernel: DFG_CHAN_S_FREE, DFG_CHAN_S_OPEN or DFG_CHAN_S_CLOSED

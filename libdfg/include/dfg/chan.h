@@ -4,7 +4,8 @@
  *
  * A channel (see <linux/dfg.h>, "Commands: channels") carries struct
  * dfg_desc descriptors (offset, length, flags, tag) that point into one
- * arena of the graph, its pool. Payload never moves: a producer allocates
+ * arena or exported region of the graph, its pool (a region's view comes
+ * from dfg_region_map(), which records the region id for the pool check). Payload never moves: a producer allocates
  * a buffer in the pool (dfg_buf_alloc()), fills it and sends its
  * descriptor; the consumer gets the descriptor, reads the buffer through
  * dfg_chan_buf() and frees it or forwards it to the next channel.
@@ -76,7 +77,8 @@ int dfg_chan_create(int graph_fd, unsigned int pool_id, unsigned int depth,
  * @graph_fd:	graph descriptor opened for writing; not owned
  * @id:		channel id
  * @role:	DFG_CHAN_PRODUCER or DFG_CHAN_CONSUMER
- * @pool:	this process's mapping of the channel's pool; must stay mapped
+ * @pool:	this process's mapping of the channel's pool (an arena view,
+ *		or a dfg_region_map() view of the whole region); must stay mapped
  *		while the endpoint is open
  * @out:	out: the endpoint, set only on success
  *

@@ -14,7 +14,16 @@
  * dfg_region_map() returns the same struct dfg_arena view as
  * dfg_arena_map(), so dfg_arena_ptr(), dfg_arena_off() and everything
  * built on an arena view work on a region too; dfg_arena_id() of a region
- * view is 0 (it was mapped by offset), dfg_arena_unmap() unmaps it.
+ * view is the region id given to dfg_region_map(), dfg_arena_unmap()
+ * unmaps it.
+ *
+ * A region can be a channel's pool (dfg_chan_create() with the region id):
+ * open the endpoints with a view from dfg_region_map() of the whole
+ * region (dfg_chan_open() checks the pool's id and size). The exporter,
+ * which holds its memory already, maps its own region the same way to get
+ * such a view; the pages are the same. A later dfg_region_unexport() does
+ * not touch the channel, but every access to a mapping of the region then
+ * raises SIGBUS: unexport once nobody dereferences its descriptors.
  *
  * dfg_region_unexport() revokes every peer's mapping at once: later
  * accesses raise SIGBUS. The exporter's exit does not unexport; graph
@@ -70,6 +79,10 @@ int dfg_region_unexport(int graph_fd, unsigned int id);
 /**
  * dfg_region_map() - map a region into this process
  * @graph_fd:	any descriptor of the region's graph; not owned by the view
+ * @id:		the region id dfg_region_export() returned; recorded in the
+ *		view (dfg_arena_id()), so it can be a channel's pool. The
+ *		kernel maps by offset only: a wrong id is not detected here,
+ *		but dfg_chan_open() then fails with -EPROTO
  * @mmap_offset: the offset dfg_region_export() returned
  * @len:	bytes to map, > 0, at most the region's length; rounded up to
  *		the page size
@@ -77,12 +90,12 @@ int dfg_region_unexport(int graph_fd, unsigned int id);
  *		read-write descriptor)
  * @out:	out: the view, set only on success
  *
- * Returns 0 or -errno: -EINVAL (@out NULL, @len 0, not a region offset,
- * no such region in this graph, longer than the region), -EACCES
+ * Returns 0 or -errno: -EINVAL (@out NULL, @id 0, @len 0, not a region
+ * offset, no such region in this graph, longer than the region), -EACCES
  * (@writable not granted), -EBADF, -ENOMEM, errors of mmap(2).
  */
-int dfg_region_map(int graph_fd, __u64 mmap_offset, size_t len, int writable,
-		   struct dfg_arena **out);
+int dfg_region_map(int graph_fd, unsigned int id, __u64 mmap_offset,
+		   size_t len, int writable, struct dfg_arena **out);
 
 /**
  * dfg_region_copy() - DFG_IOC_REGION_COPY: one copy to or from a region
