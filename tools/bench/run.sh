@@ -78,6 +78,40 @@ run_bench() {
 	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
 }
 
+# run_chan ARGS...: runs $BUILD/bin/chan_bench -d out ARGS, which writes
+# chan_latency.csv, chan_throughput.csv and chan_pipeline.csv; a .cmd and
+# a plot for each.
+run_chan() {
+	local bin=$BUILD/bin/chan_bench name rc fail=0
+	if [ ! -x "$bin" ]; then
+		echo "bench: no $bin (make tools)" >&2
+		return 1
+	fi
+	echo "# bench: chan_bench"
+	"$bin" -d "$out" "$@"
+	rc=$?
+	[ "$rc" != 0 ] && echo "bench: chan_bench failed ($rc)" >&2
+	for name in chan_latency chan_throughput chan_pipeline; do
+		[ -f "$out/$name.csv" ] || { fail=1; continue; }
+		{
+			echo "# Reproduce on the host, from the repository root:"
+			echo "#   make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
+			echo "# which runs, inside the test VM (tools/vm/dfg-vm):"
+			echo "#   tools/bench/run.sh"
+			echo "# which ran (writes chan_latency, chan_throughput, chan_pipeline):"
+			echo "command: ${bin#"$top"/} -d ${out#"$top"/} $*"
+			echo "pinning: latency (block, busy) and throughput pin the two processes to CPUs 0 and 1, latency block1 pins both to CPU 0; pipeline processes are not pinned"
+			describe_machine
+		} >"$out/$name.cmd"
+		gnuplot -e "csv='$out/$name.csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
+			"$here/$name.gp" || { echo "bench: plot of $name failed" >&2; fail=1; }
+		echo "# bench: chan_bench -> ${out#"$top"/}/$name.{csv,cmd,png}"
+	done
+	[ "$rc" = 0 ] && return "$fail"
+	return "$rc"
+}
+
 fail=0
 run_bench cmd_roundtrip $quick || fail=1
+run_chan $quick || fail=1
 exit "$fail"

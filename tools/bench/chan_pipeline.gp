@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: GPL-2.0
+# Plots chan_bench's pipeline CSV: MB/s through source -> K stages -> sink,
+# the ratio to pipes with the same K, and the ratio to the same method's
+# one-stage pipeline (target: 5 stages within 25% of 1, i.e. >= 0.75).
+#   gnuplot -e "csv='in.csv'; png='out.png'; term='pngcairo'" chan_pipeline.gp
+if (!exists("csv")) csv = 'bench/results/chan_pipeline.csv'
+if (!exists("png")) png = 'bench/results/chan_pipeline.png'
+if (!exists("term")) term = 'pngcairo'
+if (!exists("subtitle")) subtitle = ''
+
+if (term eq 'pngcairo') {
+	set terminal pngcairo size 1500,600 font 'sans,10'
+} else {
+	set terminal png size 1500,600
+}
+set output png
+set termoption noenhanced
+set datafile separator ','
+
+sz(s) = s >= 1048576 ? sprintf("%dMiB", s / 1048576) : s >= 1024 ? sprintf("%dKiB", s / 1024) : sprintf("%dB", s)
+label(m, s, md) = sprintf("%s %s %s", m, sz(s), md)
+col(m) = m eq 'dfg' ? 0xc00000 : m eq 'pipe' ? 0x4472c4 : 0x7f7f7f
+
+set style fill solid 0.8 border -1
+set boxwidth 0.7
+set grid ytics
+set xtics nomirror rotate by -35
+set bmargin 8
+set key off
+set offsets 0, 0, graph 0.08, 0
+set multiplot layout 1,3 title 'dfg channels: K-stage pipeline (dfg_chan_forward red, pipe stages blue)'.(subtitle eq '' ? '' : "\n".subtitle)
+
+set title 'MB/s (median of repetitions)'
+set ylabel 'MB/s'
+set logscale y
+plot csv skip 1 using 0:4:(col(strcol(1))):xtic(label(strcol(1), $2, strcol(3))) with boxes lc rgb variable, \
+     '' skip 1 using 0:4:(sprintf("%.0f", $4)) with labels offset 0,0.7
+
+unset logscale y
+set title 'ratio to pipes, same K (higher is better)'
+set ylabel 'x pipe'
+set yrange [0:*]
+plot csv skip 1 using 0:6:(col(strcol(1))):xtic(label(strcol(1), $2, strcol(3))) with boxes lc rgb variable, \
+     '' skip 1 using 0:6:(sprintf("%.2f", $6)) with labels offset 0,0.7
+
+set title 'ratio to the same method with 1 stage (target >= 0.75)'
+set ylabel 'x 1-stage'
+plot csv skip 1 using 0:9:(col(strcol(1))):xtic(label(strcol(1), $2, strcol(3))) with boxes lc rgb variable, \
+     '' skip 1 using 0:9:(sprintf("%.2f", $9)) with labels offset 0,0.7, \
+     0.75 with lines dt 2 lc rgb '#c00000'
+
+unset multiplot
