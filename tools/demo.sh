@@ -17,7 +17,8 @@ echo "== arena shared by two processes (examples/arena_demo.c)"
 "$bin/arena_demo"
 echo "== zero-copy pipeline over channels (examples/pipeline_demo.c)"
 "$bin/pipeline_demo" 20000
-echo "== command round trip (io_uring NOP vs ioctl NOP vs getppid)"
-"$top/tools/bench/run.sh"
+echo "== benchmarks, quick: command round trip, channels vs pipe/socket/CMA"
+# Quick runs into build/: the figures in bench/results/ come from make bench.
+DFG_BENCH_QUICK=1 DFG_BENCH_OUT=$top/build/demo-bench "$top/tools/bench/run.sh"
 echo "== dfgctl stats"
 "$bin/dfgctl" stats
