@@ -93,18 +93,15 @@ static struct genl_family dfg_genl_family __ro_after_init = {
 	.n_mcgrps	= ARRAY_SIZE(dfg_nl_mcgrps),
 };
 
-/**
- * dfg_nl_event() - tell the "events" group that something happened
- * @event: DFG_EV_*
- * @pid: tgid of the process concerned
- * @cmd: command value concerned, 0 when the event has none
- *
- * Best effort: does nothing without listeners, and a failure to allocate
- * or deliver never fails the operation that reports it.
- *
- * Context: process context (allocates with GFP_KERNEL).
+/*
+ * Sends one DFG_NL_CMD_EVENT to the "events" group. Every attribute but
+ * EVENT is optional and left out when zero (or NULL): graph and object ids
+ * start at 1, and a PID of 0 names no process. Best effort: does nothing
+ * without listeners, and a failure to allocate or deliver never fails the
+ * operation that reports it. Process context (GFP_KERNEL).
  */
-void dfg_nl_event(u32 event, u32 pid, u32 cmd)
+static void dfg_nl_emit(u32 event, u32 pid, u32 cmd, u32 graph, u32 object,
+			const char *name)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -113,15 +110,19 @@ void dfg_nl_event(u32 event, u32 pid, u32 cmd)
 	if (!genl_has_listeners(&dfg_genl_family, &init_net, DFG_NL_GRP_EVENTS))
 		return;
 
-	msg = genlmsg_new(3 * nla_total_size(sizeof(u32)), GFP_KERNEL);
+	msg = genlmsg_new(5 * nla_total_size(sizeof(u32)) +
+			  nla_total_size(DFG_NAME_MAX), GFP_KERNEL);
 	if (!msg)
 		return;
 	hdr = genlmsg_put(msg, 0, 0, &dfg_genl_family, 0, DFG_NL_CMD_EVENT);
 	if (!hdr)
 		goto out_free_msg;
 	if (nla_put_u32(msg, DFG_NL_A_EVENT, event) ||
-	    nla_put_u32(msg, DFG_NL_A_PID, pid) ||
-	    (cmd && nla_put_u32(msg, DFG_NL_A_CMD, cmd)))
+	    (pid && nla_put_u32(msg, DFG_NL_A_PID, pid)) ||
+	    (cmd && nla_put_u32(msg, DFG_NL_A_CMD, cmd)) ||
+	    (graph && nla_put_u32(msg, DFG_NL_A_GRAPH, graph)) ||
+	    (object && nla_put_u32(msg, DFG_NL_A_OBJECT, object)) ||
+	    (name && nla_put_string(msg, DFG_NL_A_NAME, name)))
 		goto out_free_msg;
 	genlmsg_end(msg, hdr);
 
@@ -135,49 +136,36 @@ out_free_msg:
 }
 
 /**
+ * dfg_nl_event() - tell the "events" group that something happened
+ * @event: DFG_EV_*
+ * @pid: tgid of the process concerned
+ * @cmd: command value concerned, 0 when the event has none
+ *
+ * Best effort, see dfg_nl_emit().
+ *
+ * Context: process context (allocates with GFP_KERNEL).
+ */
+void dfg_nl_event(u32 event, u32 pid, u32 cmd)
+{
+	dfg_nl_emit(event, pid, cmd, 0, 0, NULL);
+}
+
+/**
  * dfg_nl_graph_event() - tell the "events" group about a graph or object
- * @event: DFG_EV_GRAPH_* or DFG_EV_ARENA_*
+ * @event: DFG_EV_GRAPH_*, DFG_EV_ARENA_*, DFG_EV_REGION_*, DFG_EV_CHAN_*
  * @pid: tgid of the process concerned; 0 (no PID attribute) for deaths
  * @graph: graph id
  * @object: object id in the graph, 0 for graph events
  * @name: graph name, NULL for object events
  *
- * Best effort, like dfg_nl_event().
+ * Best effort, see dfg_nl_emit().
  *
  * Context: process context (allocates with GFP_KERNEL).
  */
 void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
 			const char *name)
 {
-	struct sk_buff *msg;
-	void *hdr;
-
-	might_sleep();
-	if (!genl_has_listeners(&dfg_genl_family, &init_net, DFG_NL_GRP_EVENTS))
-		return;
-
-	msg = genlmsg_new(4 * nla_total_size(sizeof(u32)) +
-			  nla_total_size(DFG_NAME_MAX), GFP_KERNEL);
-	if (!msg)
-		return;
-	hdr = genlmsg_put(msg, 0, 0, &dfg_genl_family, 0, DFG_NL_CMD_EVENT);
-	if (!hdr)
-		goto out_free_msg;
-	if (nla_put_u32(msg, DFG_NL_A_EVENT, event) ||
-	    nla_put_u32(msg, DFG_NL_A_GRAPH, graph) ||
-	    (object && nla_put_u32(msg, DFG_NL_A_OBJECT, object)) ||
-	    (name && nla_put_string(msg, DFG_NL_A_NAME, name)) ||
-	    (pid && nla_put_u32(msg, DFG_NL_A_PID, pid)))
-		goto out_free_msg;
-	genlmsg_end(msg, hdr);
-
-	/* -ESRCH when the last listener just left: nothing to report. */
-	genlmsg_multicast(&dfg_genl_family, msg, 0, DFG_NL_GRP_EVENTS,
-			  GFP_KERNEL);
-	return;
-
-out_free_msg:
-	nlmsg_free(msg);
+	dfg_nl_emit(event, pid, 0, graph, object, name);
 }
 
 int dfg_nl_init(void)
