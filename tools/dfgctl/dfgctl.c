@@ -965,44 +965,6 @@ static void print_obj_attrs(const char *gdir, const char *ent,
 	putchar('\n');
 }
 
-/* One line: "graph=<id> name=<name> chan=<cid> <counter>=<value> ...". */
-static void print_chan(const char *gdir, const char *gid, const char *gname,
-		       const char *chan)
-{
-	printf("graph=%s name=%s chan=%s", gid, gname, chan + 4);
-	print_obj_attrs(gdir, chan, &obj_kinds[2]);
-}
-
-static int cmd_chans(int argc, char **argv)
-{
-	char gdir[PATH_MAX], path[PATH_MAX], gname[128];
-	struct dirent **graphs, **chans;
-	int i, j, ng, nc, ret;
-
-	ret = no_options(argc, argv, "chans");
-	if (ret)
-		return ret < 0 ? EXIT_OK : ret;
-	if (!path_join(gdir, sizeof(gdir), sysfs_dir(), "graphs"))
-		return fail(sysfs_dir(), strerror(ENAMETOOLONG), false);
-	ng = scan_numbered(gdir, "", &graphs);
-	if (ng < 0)
-		return fail(gdir, strerror(-ng), ng == -ENOENT);
-	for (i = 0; i < ng; i++) {
-		path_join(path, sizeof(path), gdir, graphs[i]->d_name);
-		if (read_sysfs_line(path, "name", gname, sizeof(gname)))
-			strcpy(gname, "?");
-		nc = scan_numbered(path, "chan", &chans);
-		if (nc < 0)
-			continue;	/* graph died meanwhile */
-		for (j = 0; j < nc; j++)
-			print_chan(path, graphs[i]->d_name, gname,
-				   chans[j]->d_name);
-		free_ents(chans, nc);
-	}
-	free_ents(graphs, ng);
-	return EXIT_OK;
-}
-
 /* The kind of an entry "<prefix><digits>" of a graph directory, or NULL. */
 static const struct obj_kind *obj_kind_of(const char *name)
 {
@@ -1038,14 +1000,19 @@ static int obj_sort(const struct dirent **a, const struct dirent **b)
 	return x < y ? -1 : x > y;
 }
 
-/* One line per object: "graph=<id> name=<name> kind=<k> id=<oid> ...". */
-static int cmd_objects(int argc, char **argv)
+/*
+ * Every object of every graph, in graph then id order, one line each:
+ * "graph=<id> name=<name> kind=<k> id=<oid> <counter>=<value> ...", or,
+ * with @only, just the objects of that kind as "... <k>=<oid> ...".
+ */
+static int list_objects(int argc, char **argv, const char *cmd,
+			const struct obj_kind *only)
 {
 	char gdir[PATH_MAX], path[PATH_MAX], gname[128];
 	struct dirent **graphs, **objs;
 	int i, j, ng, no, ret;
 
-	ret = no_options(argc, argv, "objects");
+	ret = no_options(argc, argv, cmd);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!path_join(gdir, sizeof(gdir), sysfs_dir(), "graphs"))
@@ -1062,16 +1029,31 @@ static int cmd_objects(int argc, char **argv)
 			continue;	/* graph died meanwhile */
 		for (j = 0; j < no; j++) {
 			const struct obj_kind *k = obj_kind_of(objs[j]->d_name);
+			unsigned long id = obj_id(objs[j]->d_name);
 
-			printf("graph=%s name=%s kind=%s id=%lu",
-			       graphs[i]->d_name, gname, k->prefix,
-			       obj_id(objs[j]->d_name));
+			if (only && k != only)
+				continue;
+			printf("graph=%s name=%s", graphs[i]->d_name, gname);
+			if (only)
+				printf(" %s=%lu", k->prefix, id);
+			else
+				printf(" kind=%s id=%lu", k->prefix, id);
 			print_obj_attrs(path, objs[j]->d_name, k);
 		}
 		free_ents(objs, no);
 	}
 	free_ents(graphs, ng);
 	return EXIT_OK;
+}
+
+static int cmd_objects(int argc, char **argv)
+{
+	return list_objects(argc, argv, "objects", NULL);
+}
+
+static int cmd_chans(int argc, char **argv)
+{
+	return list_objects(argc, argv, "chans", &obj_kinds[2]);
 }
 
 /* ---------------------------------------------------------------------- */
