@@ -1347,6 +1347,23 @@ struct row {
 	int		ok;
 };
 
+/*
+ * Value of the @method row measured like @r (same size, mode and stages)
+ * among @rows[0, @n), or 0 if there is none: the baseline of a ratio.
+ */
+static double like_value(const struct row *rows, unsigned int n,
+			 const char *method, const struct row *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (rows[i].ok && !strcmp(rows[i].method, method) &&
+		    rows[i].size == r->size && rows[i].stages == r->stages &&
+		    !strcmp(rows[i].mode ?: "", r->mode ?: ""))
+			return rows[i].value;
+	return 0;
+}
+
 static const char *size_str(size_t s)
 {
 	static char b[4][24];
@@ -1429,13 +1446,9 @@ static int bench_latency(void)
 				n++;
 			}
 			for (j = base; j < n; j++) {
-				double pb = 0;
-				unsigned int k;
+				double pb = like_value(rows, n, "pipe",
+						       &rows[j]);
 
-				for (k = base; k < n; k++)
-					if (!strcmp(rows[k].method, "pipe") &&
-					    rows[k].ok)
-						pb = rows[k].value;
 				printf("%-8s %6s %6s %12.0f %9.3f\n",
 				       rows[j].method, size_str(rows[j].size),
 				       rows[j].mode, rows[j].value,
@@ -1449,15 +1462,10 @@ static int bench_latency(void)
 		return 1;
 	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,cpus\n");
 	for (j = 0; j < n; j++) {
-		double pb = 0;
+		double pb = like_value(rows, n, "pipe", &rows[j]);
 
 		if (!rows[j].ok)
 			continue;
-		for (i = 0; i < n; i++)
-			if (!strcmp(rows[i].method, "pipe") && rows[i].ok &&
-			    rows[i].size == rows[j].size &&
-			    !strcmp(rows[i].mode, rows[j].mode))
-				pb = rows[i].value;
 		fprintf(f, "%s,%zu,%s,%.1f,ns_per_roundtrip,%.4f,pipe,%s\n",
 			rows[j].method, rows[j].size, rows[j].mode,
 			rows[j].value, pb ? rows[j].value / pb : 0,
@@ -1512,13 +1520,8 @@ static int bench_throughput(void)
 			n++;
 		}
 		for (j = base; j < n; j++) {
-			double pb = 0;
-			unsigned int k;
+			double pb = like_value(rows, n, "pipe", &rows[j]);
 
-			for (k = base; k < n; k++)
-				if (!strcmp(rows[k].method, "pipe") &&
-				    rows[k].ok)
-					pb = rows[k].value;
 			printf("%-8s %6s %12.0f %12.1f %9.3f\n",
 			       rows[j].method, size_str(rows[j].size),
 			       rows[j].ns_per_msg, rows[j].value,
@@ -1531,14 +1534,10 @@ static int bench_throughput(void)
 		return 1;
 	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,ns_per_msg\n");
 	for (j = 0; j < n; j++) {
-		double pb = 0;
+		double pb = like_value(rows, n, "pipe", &rows[j]);
 
 		if (!rows[j].ok)
 			continue;
-		for (i = 0; i < n; i++)
-			if (!strcmp(rows[i].method, "pipe") && rows[i].ok &&
-			    rows[i].size == rows[j].size)
-				pb = rows[i].value;
 		fprintf(f, "%s,%zu,%s,%.2f,MB/s,%.4f,pipe,%.1f\n",
 			rows[j].method, rows[j].size, rows[j].mode,
 			rows[j].value, pb ? rows[j].value / pb : 0,
@@ -1600,20 +1599,12 @@ static int bench_pipeline(void)
 		return 1;
 	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,stages,ratio_to_1stage,ns_per_msg\n");
 	for (j = 0; j < n; j++) {
-		double pb = 0, one = 0;
+		struct row single = { .size = rows[j].size, .stages = 1 };
+		double pb = like_value(rows, n, "pipe", &rows[j]);
+		double one = like_value(rows, n, rows[j].method, &single);
 
 		if (!rows[j].ok)
 			continue;
-		for (i = 0; i < n; i++) {
-			if (!rows[i].ok || rows[i].size != rows[j].size)
-				continue;
-			if (!strcmp(rows[i].method, "pipe") &&
-			    rows[i].stages == rows[j].stages)
-				pb = rows[i].value;
-			if (!strcmp(rows[i].method, rows[j].method) &&
-			    rows[i].stages == 1)
-				one = rows[i].value;
-		}
 		fprintf(f, "%s,%zu,%ustage,%.2f,MB/s,%.4f,pipe_%ustage,%u,%.4f,%.1f\n",
 			rows[j].method, rows[j].size, rows[j].stages,
 			rows[j].value, pb ? rows[j].value / pb : 0,
