@@ -19,31 +19,10 @@
 #include <dfg/dfg.h>
 
 #include "kselftest_harness.h"
+#include "guard.h"
 
 #define ERRNO_MARK	12345
 #define PAGE		4096UL
-
-/* Anonymous shared memory of @size bytes between two guard pages. */
-static void *guarded_map(size_t size)
-{
-	size_t len = size + 2 * PAGE;
-	char *p;
-
-	p = mmap(NULL, len, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mprotect(p + PAGE, size, PROT_READ | PROT_WRITE)) {
-		munmap(p, len);
-		return NULL;
-	}
-	return p + PAGE;
-}
-
-static void guarded_unmap(void *p, size_t size)
-{
-	if (p)
-		munmap((char *)p - PAGE, size + 2 * PAGE);
-}
 
 static int is_pow2(__u64 x)
 {

@@ -21,6 +21,7 @@
 
 #include "../chan/chan.h"
 #include "kselftest_harness.h"
+#include "guard.h"
 
 #define ERRNO_MARK	12345
 #define PAGE		4096UL
@@ -56,27 +57,6 @@ static const struct dfg_chan_ops fake_ops = {
 	.wait	= fake_wait,
 	.wake	= fake_wake,
 };
-
-static void *guarded_map(size_t size)
-{
-	size_t len = size + 2 * PAGE;
-	char *p;
-
-	p = mmap(NULL, len, PROT_NONE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	if (mprotect(p + PAGE, size, PROT_READ | PROT_WRITE)) {
-		munmap(p, len);
-		return NULL;
-	}
-	return p + PAGE;
-}
-
-static void guarded_unmap(void *p, size_t size)
-{
-	if (p)
-		munmap((char *)p - PAGE, size + 2 * PAGE);
-}
 
 /* Channel memory as DFG_IOC_CHAN_CREATE leaves it, for pool @pool. */
 static void fake_hdr(void *map, __u32 depth, __u32 nprod,
