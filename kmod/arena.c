@@ -367,9 +367,8 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 
 out_del:
 	kobject_del(&a->kobj);
-	goto out_free_mem;	/* publish gave the id back */
 out_unreserve:
-	dfg_graph_unreserve_object(g, &a->obj);
+	dfg_graph_unreserve_id(g, a->obj.id);
 out_free_mem:
 	dfg_mem_free(&a->mem);
 out_put:

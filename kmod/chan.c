@@ -519,13 +519,17 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	}
 	dfg_chan_init_hdr(ch, args->pool, pool_size);
 
-	ret = dfg_graph_add_object(g, &ch->obj, DFG_OBJ_CHAN);
+	ret = dfg_graph_reserve_object(g, &ch->obj, DFG_OBJ_CHAN);
 	if (ret < 0)
 		goto out_put;
+	/* Directory first: nobody reaches the channel before publication. */
 	ret = kobject_add(&ch->kobj, &g->kobj, "chan%u", ch->obj.id);
 	if (ret)
-		goto out_erase;
+		goto out_unreserve;
 	ch->in_sysfs = true;
+	ret = dfg_graph_publish_object(g, &ch->obj);
+	if (ret)
+		goto out_del;
 
 	args->id = ch->obj.id;
 	args->map_size = map_size;
@@ -536,16 +540,11 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 			   ch->obj.id, NULL);
 	return ch->obj.id;
 
-out_erase:
-	/*
-	 * Published already: an OPEN may have taken a reference; it keeps
-	 * the memory, and the dead channel cancels its waits.
-	 */
-	xa_erase(&g->objects, ch->obj.id);
-	atomic_dec(&g->nr_objects);
-	spin_lock(&ch->lock);
-	ch->dead = true;
-	spin_unlock(&ch->lock);
+out_del:
+	kobject_del(&ch->kobj);
+	ch->in_sysfs = false;
+out_unreserve:
+	dfg_graph_unreserve_id(g, ch->obj.id);
 out_put:
 	kobject_put(&ch->kobj);
 	return ret;

@@ -238,11 +238,10 @@ int dfg_graph_attach(struct dfg_cmd_ctx *c);
 int dfg_graph_info(struct dfg_cmd_ctx *c);
 bool dfg_file_is_graph(const struct file *file);
 void dfg_graph_free(struct dfg_graph *g);
-int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
-			 enum dfg_obj_type type);
 int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
 			     enum dfg_obj_type type);
-void dfg_graph_unreserve_object(struct dfg_graph *g, struct dfg_object *obj);
+void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id);
+void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj);
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
 
 /* arena.c: arenas, mmap of graph descriptors, accounted page arrays */

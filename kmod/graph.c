@@ -398,7 +398,7 @@ int dfg_graph_info(struct dfg_cmd_ctx *c)
  * The id is reserved (lookups see nothing there) so that the object's
  * sysfs directory, named after the id, can be added before others can
  * reach the object. Then dfg_graph_publish_object(), or
- * dfg_graph_unreserve_object() on failure.
+ * dfg_graph_unreserve_id() on failure.
  *
  * Return: the new id (>= 1) or a negative errno.
  */
@@ -418,10 +418,33 @@ int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
 	return id;
 }
 
-/* Give back an id of dfg_graph_reserve_object() that was never published. */
-void dfg_graph_unreserve_object(struct dfg_graph *g, struct dfg_object *obj)
+/*
+ * Give back an id that dfg_graph_reserve_object() reserved or
+ * dfg_graph_hide_object_locked() left reserved. Only once the object's
+ * sysfs directory is gone: the next object with this id adds its own.
+ */
+void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id)
 {
-	xa_erase(&g->objects, obj->id);
+	xa_erase(&g->objects, id);
+}
+
+/**
+ * dfg_graph_hide_object_locked() - take a published @obj out of lookups
+ * @g: the graph
+ * @obj: the object, found in @g->objects under its lock
+ *
+ * The id stays reserved (an allocating xarray keeps a NULL store as a
+ * reserved slot, and replacing a present entry allocates nothing), so no
+ * new object takes it while @obj's directory is still in sysfs; the
+ * caller gives it back with dfg_graph_unreserve_id() after removing it.
+ *
+ * Context: holds the xarray lock of @g->objects.
+ */
+void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj)
+{
+	lockdep_assert_held(&g->objects.xa_lock);
+	__xa_store(&g->objects, obj->id, NULL, 0);
+	atomic_dec(&g->nr_objects);
 }
 
 /**
@@ -429,38 +452,16 @@ void dfg_graph_unreserve_object(struct dfg_graph *g, struct dfg_object *obj)
  * @g: the graph, held by the caller's descriptor
  * @obj: fully set up object with its reserved id
  *
- * Return: 0, or a negative errno with the id given back.
+ * Return: 0, or a negative errno; the id then stays reserved for the
+ * caller to give back once the object's directory is gone.
  */
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj)
 {
 	int ret;
 
 	ret = xa_err(xa_store(&g->objects, obj->id, obj, GFP_KERNEL_ACCOUNT));
-	if (ret) {
-		xa_erase(&g->objects, obj->id);
+	if (ret)
 		return ret;
-	}
 	atomic_inc(&g->nr_objects);
 	return 0;
-}
-
-/**
- * dfg_graph_add_object() - give @obj an id in @g and publish it
- * @g: the graph, held by the caller's descriptor
- * @obj: fully set up object; reachable by others from here on
- * @type: enum dfg_obj_type
- *
- * Return: the new id (>= 1) or a negative errno.
- */
-int dfg_graph_add_object(struct dfg_graph *g, struct dfg_object *obj,
-			 enum dfg_obj_type type)
-{
-	int id, ret;
-
-	id = dfg_graph_reserve_object(g, obj, type);
-	if (id < 0)
-		return id;
-	/* Publish only with the id set: mmap may look it up at once. */
-	ret = dfg_graph_publish_object(g, obj);
-	return ret ? ret : id;
 }

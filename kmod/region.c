@@ -19,10 +19,12 @@
  *			published in its graph (its id reserved first);
  *			removed (kobject_del(), draining readers, then put)
  *			by dfg_region_unpublish(): at UNEXPORT by the
- *			caller that erased the graph entry, first thing of
+ *			caller that hid the graph entry, first thing of
  *			the revocation, and at the graph's death under
  *			dfg_graphs_lock before the graph's directory.
- *			Either way before the export's references go.
+ *			Either way before the export's references go, and
+ *			before the id is given back (a new region with
+ *			the same id would meet the old directory).
  *     ->users		(refcount_t) users of the pinned pages: one for the
  *			export itself, one per COPY in flight. The last put
  *			unpins, uncharges and frees the page array, so no
@@ -60,7 +62,7 @@
  *
  * Lookups by id (UNEXPORT, COPY, and CHAN_CREATE's pool lookup, which only
  * reads ->nr_pages and takes no reference) run under the graph xarray's
- * lock; the entry is erased under that lock by the one UNEXPORT that wins
+ * lock; the entry is hidden under that lock by the one UNEXPORT that wins
  * (or by graph death), which then owns the export's references. A channel
  * whose pool is a region holds nothing of it: unexport does not look at
  * channels, and their descriptors (offsets) stay as they are.
@@ -79,8 +81,9 @@
  * revocation through a peer. The price is that a pte does not keep its
  * page alive, so the order of revocation is the whole safety argument:
  *
- *   1. erase the graph entry (no new COPY or UNEXPORT finds it) and the
- *      key (no new mmap finds it);
+ *   1. hide the graph entry (no new COPY or UNEXPORT finds it; the id
+ *      stays reserved until the directory is gone) and erase the key (no
+ *      new mmap finds it);
  *   2. ->revoked = true under ->map_lock for writing: from here on every
  *      fault returns VM_FAULT_SIGBUS, and no fault is between its check
  *      and its pte;
@@ -259,7 +262,7 @@ static int dfg_region_publish(struct dfg_xregion *r)
 
 /**
  * dfg_region_unpublish() - remove graphs/<gid>/region<id>
- * @obj: a region whose export the caller owns (UNEXPORT that erased it,
+ * @obj: a region whose export the caller owns (UNEXPORT that hid it,
  *	or the graph's death under dfg_graphs_lock)
  *
  * Waits for attribute readers (which take no lock), then drops the
@@ -347,12 +350,13 @@ void dfg_region_destroy(struct dfg_object *obj)
 }
 
 /*
- * Region @id of @g with a ->ref for the caller, or NULL. With @erase, the
- * region also leaves the graph and the caller owns the export's references
- * instead (no extra ->ref is taken).
+ * Region @id of @g with a ->ref for the caller, or NULL. With @hide, the
+ * region also leaves the graph's lookups and the caller owns the export's
+ * references instead (no extra ->ref is taken); the id stays reserved
+ * until the caller has removed the directory and gives it back.
  */
 static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
-					     bool erase)
+					     bool hide)
 {
 	struct dfg_object *obj;
 	struct dfg_xregion *r = NULL;
@@ -363,14 +367,12 @@ static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
 	obj = xa_load(&g->objects, id);
 	if (obj && obj->type == DFG_OBJ_REGION) {
 		r = container_of(obj, struct dfg_xregion, obj);
-		if (erase)
-			__xa_erase(&g->objects, id);
+		if (hide)
+			dfg_graph_hide_object_locked(g, obj);
 		else
 			kref_get(&r->ref);
 	}
 	xa_unlock(&g->objects);
-	if (r && erase)
-		atomic_dec(&g->nr_objects);
 	return r;
 }
 
@@ -484,12 +486,15 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	id = ret;
 	ret = dfg_region_publish(r);
 	if (ret) {
-		dfg_graph_unreserve_object(g, &r->obj);
+		dfg_graph_unreserve_id(g, id);
 		goto out_revoke;
 	}
 	ret = dfg_graph_publish_object(g, &r->obj);
-	if (ret)
-		goto out_revoke;	/* the id is given back */
+	if (ret) {
+		__dfg_region_revoke(r);		/* also removes the directory */
+		dfg_graph_unreserve_id(g, id);
+		goto out_clear;
+	}
 	/* @r may already be gone (a racing UNEXPORT): locals only. */
 	args->id = id;
 	trace_dfg_region_export(g->id, args->id, nr_pages);
@@ -498,7 +503,8 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	return args->id;
 
 out_revoke:
-	__dfg_region_revoke(r);		/* also removes the directory */
+	__dfg_region_revoke(r);
+out_clear:
 	args->mmap_offset = 0;
 	c->res2 = 0;
 	return ret;
@@ -528,6 +534,7 @@ int dfg_region_unexport(struct dfg_cmd_ctx *c)
 	if (!r)
 		return -ENOENT;
 	dfg_region_revoke(r, task_tgid_nr(current));
+	dfg_graph_unreserve_id(c->graph, args->id);
 	return 0;
 }
 

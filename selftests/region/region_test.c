@@ -774,6 +774,42 @@ TEST_F(region, cycles)
 }
 
 /*
+ * Exports and unexports racing in two processes on one graph: an id comes
+ * free only once its region's sysfs directory is gone, so every export
+ * succeeds (no -EEXIST from a directory still there, and no sysfs
+ * duplicate-name report in the kernel log, which the VM runner fails on).
+ */
+TEST_F(region, racing_ids)
+{
+	pid_t pid[2];
+	int i, status;
+
+	for (i = 0; i < 2; i++) {
+		pid[i] = fork();
+		ASSERT_LE(0, pid[i]);
+		if (pid[i] == 0) {
+			int n, id;
+
+			for (n = 0; n < 2000; n++) {
+				id = export_p(DFG_PATH_IOCTL, NULL, self->g,
+					      self->buf + i * PAGE, PAGE, 0,
+					      NULL);
+				if (id <= 0 ||
+				    unexport_p(DFG_PATH_IOCTL, NULL, self->g,
+					       id))
+					_exit(1);
+			}
+			_exit(0);
+		}
+	}
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, dfg_wait_pid(pid[i], &status, 120000));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	}
+	EXPECT_EQ(self->pinned0, wait_pinned(self->pinned0));
+}
+
+/*
  * RLIMIT_MEMLOCK of an unprivileged exporter: -EAGAIN past it; unexport
  * gives the charge back.
  */
