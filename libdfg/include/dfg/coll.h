@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg: teams and collectives (reduction pipelines, all-to-all).
+ *
+ * A team is a group of processes, ranks 0..size-1, formed by name inside a
+ * dfg graph (the unit of permission) through dfg.ko: every member joins
+ * with the same name and size and its own rank, and dfg_team_join()
+ * returns once all have joined. The module watches the members: when one
+ * dies (or closes its team descriptor without dfg_team_leave()), the team
+ * is broken and every pending and later collective on it fails with
+ * -EOWNERDEAD, on every other member, within 2 s.
+ *
+ * Collectives are called by every member in the same order (a per-team
+ * sequence number checks it: a mismatch is -EPROTO). Buffers are the
+ * caller's own memory (exported to peers as dfg regions, so peers read
+ * and write them without an intermediate copy) or buffers inside a dfg
+ * arena of the team's graph. Counts are elements of @dtype; alltoall(v)
+ * counts are bytes (blocks are opaque).
+ *
+ * Algorithms: allreduce, reduce and reduce_scatter use the segmented,
+ * pipelined recursive halving of patent 002 by default; alltoall(v) of
+ * small blocks the tile repacking of patent 003, with direct exchange
+ * above its size threshold. dfg_coll_set_algo() or the environment
+ * variable DFG_COLL_ALGO ("allreduce=ring,alltoall=direct") forces one.
+ *
+ * Threads: one collective at a time per team; different teams are
+ * independent and may be used from different threads.
+ *
+ * Errors: -errno returns, errno never changed.
+ */
+#ifndef _DFG_COLL_H
+#define _DFG_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Opaque: membership, control area, transport, per-call state. */
+struct dfg_team;
+
+/**
+ * dfg_team_join() - join (or form) the team @name of graph @graph_fd
+ * @graph_fd:	graph descriptor opened for writing; not owned (the team
+ *		keeps its own reference)
+ * @name:	team name, 1..DFG_NAME_MAX-1 bytes
+ * @size:	number of members, 1..DFG_TEAM_SIZE_MAX; all must agree
+ * @rank:	this member's rank, < @size, unique in the team
+ * @timeout_ms:	how long to wait for the others; < 0 waits for ever
+ * @out:	the team handle
+ *
+ * Returns 0 once all @size members have joined, or -errno: -EINVAL,
+ * -EADDRINUSE (@rank taken), -ETIMEDOUT, -EOWNERDEAD (a member died while
+ * the team formed), -ENOMEM, -EACCES, -ENOTTY (module without teams).
+ */
+int dfg_team_join(int graph_fd, const char *name, unsigned int size,
+		  unsigned int rank, int timeout_ms, struct dfg_team **out);
+
+/* Leave in order (the others are not failed) and free @t. */
+int dfg_team_leave(struct dfg_team *t);
+
+unsigned int dfg_team_rank(const struct dfg_team *t);
+unsigned int dfg_team_size(const struct dfg_team *t);
+
+/* Element types and reduction operations. */
+enum dfg_dtype {
+	DFG_INT32,
+	DFG_INT64,
+	DFG_FLOAT32,
+	DFG_FLOAT64,
+	DFG_DTYPE_NR,
+};
+
+enum dfg_op {
+	DFG_SUM,
+	DFG_PROD,
+	DFG_MIN,
+	DFG_MAX,
+	DFG_OP_NR,
+	DFG_OP_USER = 64,	/* first handle of dfg_op_create() */
+};
+
+/* A user operation: @inout[i] = @inout[i] (op) @in[i], for @count elements. */
+typedef void (*dfg_user_op_fn)(void *inout, const void *in, size_t count,
+			       enum dfg_dtype dtype, void *arg);
+
+/* Register a user operation (assumed associative and commutative). */
+int dfg_op_create(dfg_user_op_fn fn, void *arg);
+int dfg_op_free(int op);
+
+/* Pass as a send buffer: the operation works in place on the receive one. */
+#define DFG_IN_PLACE	((const void *)1)
+
+int dfg_allreduce(struct dfg_team *t, const void *sbuf, void *rbuf,
+		  size_t count, enum dfg_dtype dtype, int op);
+int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
+	       size_t count, enum dfg_dtype dtype, int op, unsigned int root);
+/* Each rank gets @recvcount elements: block r of the reduced vector. */
+int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
+		       size_t recvcount, enum dfg_dtype dtype, int op);
+int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
+		  size_t bytes);
+int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
+		  unsigned int root);
+int dfg_barrier(struct dfg_team *t);
+/* Block j of @sbuf (@block bytes) goes to rank j, lands as block i there. */
+int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
+		 size_t block);
+/* Counts and displacements in bytes, one per rank. */
+int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
+		  const size_t *sdispls, void *rbuf, const size_t *rcounts,
+		  const size_t *rdispls);
+
+enum dfg_coll_kind {
+	DFG_COLL_ALLREDUCE,
+	DFG_COLL_REDUCE,
+	DFG_COLL_REDUCE_SCATTER,
+	DFG_COLL_ALLGATHER,
+	DFG_COLL_BROADCAST,
+	DFG_COLL_ALLTOALL,	/* also alltoallv */
+	DFG_COLL_KIND_NR,
+};
+
+enum dfg_coll_algo {
+	DFG_ALGO_AUTO,		/* the table: by size and team size */
+	DFG_ALGO_RHALVING,	/* patent 002: segmented recursive halving */
+	DFG_ALGO_RING,
+	DFG_ALGO_DIRECT,
+	DFG_ALGO_TILES,		/* patent 003: repacking tiles */
+	DFG_ALGO_NR,
+};
+
+/* Force @algo for @kind on @t (-EINVAL where it does not apply). */
+int dfg_coll_set_algo(struct dfg_team *t, enum dfg_coll_kind kind,
+		      enum dfg_coll_algo algo);
+/* The algorithm the last call of @kind used (benchmarks, tests). */
+enum dfg_coll_algo dfg_coll_last_algo(const struct dfg_team *t,
+				      enum dfg_coll_kind kind);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _DFG_COLL_H */
