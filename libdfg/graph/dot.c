@@ -139,7 +139,7 @@ static Agcbdisc_t follow_cb = {
 static void id_register(void *state, int objtype, void *obj)
 {
 	AgIdDisc.idregister(state, objtype, obj);
-	if (objtype == AGRAPH && agroot(obj) == obj)
+	if (cur && objtype == AGRAPH && agroot(obj) == obj)
 		agpushdisc(obj, &follow_cb, cur);
 }
 
@@ -206,41 +206,62 @@ static int is_idchar(unsigned char c)
 	       (c >= 'A' && c <= 'Z');
 }
 
+/* What find_back() looks for. */
+enum find {
+	FIND_NAME,	/* a node name */
+	FIND_ASSIGN,	/* an attribute: name followed by '=' */
+	FIND_HEAD,	/* an edge head: name preceded by "->" */
+};
+
+static int is_space(unsigned char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Does the occurrence of @word at @i of length @n match @what? */
+static int token_at(const struct loader *l, size_t i, size_t n,
+		    enum find what)
+{
+	const unsigned char *t = (const unsigned char *)l->text;
+	size_t j = i + n;
+
+	if (i > 0 && is_idchar(t[i - 1]))
+		return 0;
+	if (j < l->len && t[j] == '"')
+		j++;
+	if (j < l->len && is_idchar(t[j]))
+		return 0;
+	if (what == FIND_ASSIGN) {
+		while (j < l->len && is_space(t[j]))
+			j++;
+		return j < l->len && t[j] == '=';
+	}
+	if (what == FIND_HEAD) {
+		if (i > 0 && t[i - 1] == '"')
+			i--;
+		while (i > 0 && is_space(t[i - 1]))
+			i--;
+		return i >= 2 && t[i - 1] == '>' && t[i - 2] == '-';
+	}
+	return 1;
+}
+
 /*
- * The line of the last occurrence of @word as a whole token (optionally
- * quoted) before @pos, followed by '=' if @assign; the line of @pos when
- * there is none.
+ * The line of the last occurrence of @word as @what before @pos; 0 if
+ * there is none (a name written with escapes, a DOT port "a:p").
  */
 static unsigned int find_back(const struct loader *l, size_t pos,
-			      const char *word, int assign)
+			      const char *word, enum find what)
 {
 	size_t n = strlen(word), end = pos < l->len ? pos : l->len;
 	size_t i;
 
 	if (!n || n > end)
-		return line_of(l, end ? end - 1 : 0);
-	for (i = end - n + 1; i-- > 0;) {
-		const unsigned char *t = (const unsigned char *)l->text;
-		size_t j = i + n;
-
-		if (memcmp(t + i, word, n))
-			continue;
-		if (i > 0 && is_idchar(t[i - 1]))
-			continue;
-		if (j < l->len && t[j] == '"')
-			j++;
-		if (j < l->len && is_idchar(t[j]))
-			continue;
-		if (assign) {
-			while (j < l->len && (t[j] == ' ' || t[j] == '\t' ||
-					      t[j] == '\r' || t[j] == '\n'))
-				j++;
-			if (j >= l->len || t[j] != '=')
-				continue;
-		}
-		return line_of(l, i);
-	}
-	return line_of(l, end ? end - 1 : 0);
+		return 0;
+	for (i = end - n + 1; i-- > 0;)
+		if (!memcmp(l->text + i, word, n) && token_at(l, i, n, what))
+			return line_of(l, i);
+	return 0;
 }
 
 static int ptr_cmp(const void *x, const void *y)
@@ -266,16 +287,30 @@ static int mod_cmp(const void *a, const void *b)
 
 static void sort_positions(struct loader *l)
 {
-	qsort(l->objs, l->nobjs, sizeof(*l->objs), objpos_cmp);
-	qsort(l->mods, l->nmods, sizeof(*l->mods), mod_cmp);
+	if (l->nobjs)
+		qsort(l->objs, l->nobjs, sizeof(*l->objs), objpos_cmp);
+	if (l->nmods)
+		qsort(l->mods, l->nmods, sizeof(*l->mods), mod_cmp);
 }
 
 static size_t obj_pos(const struct loader *l, void *obj)
 {
 	struct fg_objpos key = { .obj = obj }, *o;
 
+	if (!l->nobjs)
+		return 0;
 	o = bsearch(&key, l->objs, l->nobjs, sizeof(*l->objs), objpos_cmp);
 	return o ? o->pos : 0;
+}
+
+/* The line of @obj: where its name is, or where the parser was. */
+static unsigned int obj_line(const struct loader *l, void *obj,
+			     const char *name, enum find what)
+{
+	size_t pos = obj_pos(l, obj);
+
+	return find_back(l, pos, name, what) ?:
+	       line_of(l, pos && pos <= l->len ? pos - 1 : 0);
 }
 
 /* The last time libcgraph set @obj's attribute @key, or NULL. */
@@ -324,7 +359,7 @@ static int read_attrs(struct loader *l, struct fg_pool *pool, Agraph_t *g,
 
 		if (!m && !(v && *v))
 			continue;
-		line = m ? find_back(l, m->pos, sym->name, 1) : 0;
+		line = m ? find_back(l, m->pos, sym->name, FIND_ASSIGN) : 0;
 		a[i].key = fg_strdup(pool, sym->name);
 		a[i].value = fg_strdup(pool, v ? v : "");
 		a[i].line = line ? line : objline;
@@ -399,7 +434,7 @@ static int extract(struct loader *l, Agraph_t *g, struct fg_pool *pool,
 		r->name = fg_strdup(pool, name);
 		if (!r->name)
 			goto out;
-		r->line = find_back(l, obj_pos(l, nodes[i]), name, 0);
+		r->line = obj_line(l, nodes[i], name, FIND_NAME);
 		ret = read_attrs(l, pool, g, AGNODE, nodes[i], r->line,
 				 &r->attrs, &r->nattrs);
 		if (ret)
@@ -418,7 +453,7 @@ static int extract(struct loader *l, Agraph_t *g, struct fg_pool *pool,
 
 		r->tail = node_index(agtail(edges[i]), nodes, nn);
 		r->head = node_index(h, nodes, nn);
-		r->line = find_back(l, obj_pos(l, edges[i]), agnameof(h), 0);
+		r->line = obj_line(l, edges[i], agnameof(h), FIND_HEAD);
 		ret = read_attrs(l, pool, g, AGEDGE, edges[i], r->line,
 				 &r->attrs, &r->nattrs);
 		if (ret)
@@ -470,16 +505,62 @@ static int report_msgs(struct loader *l, const char *file,
 	return ret;
 }
 
-/* Parses @l's text; *@gp is NULL after a syntax error. */
+/* Reads graphs from @l to its end, which leaves the lexer's buffer empty. */
+static void drain(struct loader *l, Agdisc_t *disc, int *more)
+{
+	Agraph_t *g;
+
+	while ((g = agread(l, disc))) {
+		*more = 1;
+		agclose(g);
+	}
+}
+
+/*
+ * libcgraph's lexer also keeps its start condition across reads: a file
+ * that ends inside a comment or a quoted or HTML string would leave the
+ * next load lexing a comment. Probe with an empty graph; while that
+ * fails, feed the lexer what ends each of those states. Returns how many
+ * probes failed (0: the lexer was clean), -1 if it stays stuck.
+ */
+static int lexer_reset(Agdisc_t *disc)
+{
+	static const char *const closers[] = { "", "*/", "\"", ">" };
+	unsigned int i;
+	char probe[32];
+
+	for (i = 0; i < 8; i++) {
+		struct loader p = { .text = probe };
+		int nerr = agerrors(), more = 0, ok;
+		Agraph_t *g;
+
+		p.len = snprintf(probe, sizeof(probe), "%s digraph { }",
+				 closers[i % 4]);
+		g = agread(&p, disc);
+		drain(&p, disc, &more);
+		ok = g && !more && agerrors() == nerr;
+		if (g)
+			agclose(g);
+		if (ok)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Parses @l's text: *@gp is NULL after a syntax error, *@more is set if
+ * there was text for another graph, *@dirty if the file left the lexer
+ * inside a comment or string.
+ */
 static int parse(struct loader *l, const char *file, Agraph_t **gp,
-		 int *more)
+		 int *more, int *dirty)
 {
 	static Agiodisc_t io;
 	static Agiddisc_t id;
 	static Agdisc_t disc;
 	agusererrf old_errf;
 	int nerr = agerrors();
-	Agraph_t *g, *extra;
+	Agraph_t *g;
 
 	io = AgIoDisc;
 	io.afread = lexer_read;
@@ -489,24 +570,19 @@ static int parse(struct loader *l, const char *file, Agraph_t **gp,
 
 	old_errf = agseterrf(collect_msg);
 	agsetfile((char *)file);
+	cur = l;
 	g = agread(l, &disc);
-	/*
-	 * Read on to the end: a second graph is an error, and the lexer is
-	 * left clean for the next load only once it has seen end of file.
-	 */
 	*more = 0;
-	if (g) {
-		while ((extra = agread(l, &disc))) {
-			*more = 1;
-			agclose(extra);
-		}
-	}
-	agsetfile(NULL);
-	agseterrf(old_errf);
+	if (g)
+		drain(l, &disc, more);
 	if (g && agerrors() != nerr) {
 		agclose(g);
 		g = NULL;
 	}
+	cur = NULL;	/* the probes' messages are not the file's */
+	*dirty = lexer_reset(&disc) != 0;
+	agsetfile(NULL);
+	agseterrf(old_errf);
 	*gp = g;
 	return l->nomem ? -ENOMEM : 0;
 }
@@ -525,8 +601,8 @@ int dfg_fg_parse(const char *text, size_t len, const char *path,
 	struct fg_pool pool = { 0 };
 	struct fg_raw raw = { 0 };
 	struct fg_errs *errs;
+	int more = 0, dirty = 0, ret;
 	Agraph_t *g = NULL;
-	int more = 0, ret;
 
 	if (fgp)
 		*fgp = NULL;
@@ -548,10 +624,12 @@ int dfg_fg_parse(const char *text, size_t len, const char *path,
 	}
 
 	pthread_mutex_lock(&load_lock);
-	cur = &l;
-	ret = parse(&l, path, &g, &more);
+	ret = parse(&l, path, &g, &more, &dirty);
 	if (!ret)
 		ret = report_msgs(&l, path, errs);
+	if (!ret && dirty && !errs->pub.n)
+		ret = fg_err(errs, path, l.nlines, NULL, NULL,
+			     "unterminated comment or string at the end");
 	if (!ret && g && !agisdirected(g))
 		ret = fg_err(errs, path, 1, NULL, NULL,
 			     "not a digraph (flows have a direction)");
@@ -566,7 +644,6 @@ int dfg_fg_parse(const char *text, size_t len, const char *path,
 	}
 	if (g)
 		agclose(g);
-	cur = NULL;
 	pthread_mutex_unlock(&load_lock);
 	if (ret)
 		goto out;

@@ -656,8 +656,8 @@ static int fill_ports(struct build *b, unsigned int ci)
  * Topological order: reverse post-order of a depth-first walk from the
  * sources in reverse file order, following each component's flows in
  * reverse file order, so that the first source and, below a component,
- * its first branch come first. A second round starts from whatever the
- * sources do not reach (cycles only), to find and report them.
+ * its first branch come first. A second round, in file order, starts
+ * from whatever the sources do not reach (cycles only), to report them.
  */
 static int topo_sort(struct build *b, unsigned int *topo)
 {
@@ -675,7 +675,7 @@ static int topo_sort(struct build *b, unsigned int *topo)
 	}
 	/* Sources first (reverse file order), then whatever is in cycles. */
 	for (k = 2 * n; k-- > 0;) {
-		root = k % n;
+		root = k >= n ? k - n : n - 1 - k;
 		if (state[root] || (k >= n && b->comps[root].nin_flows))
 			continue;
 		stack[top++] = root;
