@@ -7,6 +7,7 @@
  * file, line, object and attribute; nothing is built unless there are none.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -333,7 +334,7 @@ static void build_comp(struct build *b, const struct dfg_fg_types *types,
 	struct comp_build *cb = &b->cb[i];
 	const struct fg_attr *type = find_attr(r->attrs, r->nattrs, "type");
 	struct dfg_fg_param *params;
-	unsigned int k;
+	unsigned int k, num;
 
 	c->index = i;
 	c->name = r->name;
@@ -413,6 +414,11 @@ static void build_comp(struct build *b, const struct dfg_fg_types *types,
 			if (!*a->value)
 				berr(b, a->line, node_obj(b, i), a->key,
 				     "empty set name");
+			else if (a->value[0] == 's' &&
+				 !parse_uint(a->value + 1, 0, UINT_MAX, &num))
+				berr(b, a->line, node_obj(b, i), a->key,
+				     "'%s': s<number> names the unnamed sets",
+				     a->value);
 			c->pin = *a->value ? a->value : NULL;
 		} else if (cb->info.params &&
 			   !in_list(cb->info.params, a->key)) {

@@ -225,6 +225,8 @@ static const struct bad_case bad_cases[] = {
 	  "root or any" },
 	{ "digraph {\n a [type=m, set=\"\"]\n}", 2, "node 'a'", "set",
 	  "empty set name" },
+	{ "digraph {\n a [type=m, set=s12]\n}", 2, "node 'a'", "set",
+	  "s<number> names the unnamed sets" },
 	{ "digraph {\n a [type=m]; b [type=m]\n a -> b [flow=sideways]\n}",
 	  3, "flow 'a' -> 'b'", "flow", "unknown flow kind 'sideways'" },
 	{ "digraph {\n a [type=m]; b [type=m]\n a -> b [flow=hash]\n}",
