@@ -94,6 +94,8 @@ static int render_png(const struct dfg_plan *p, const char *png)
 	pid_t pid;
 	FILE *f;
 
+	/* dot may exit early (bad path): see EPIPE, not die of SIGPIPE */
+	signal(SIGPIPE, SIG_IGN);
 	if (pipe(pipefd)) {
 		dfg_tool_err("pipe: %s", strerror(errno));
 		return -1;
