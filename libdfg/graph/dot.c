@@ -21,11 +21,9 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <graphviz/cgraph.h>
@@ -413,9 +411,11 @@ static int extract(struct loader *l, Agraph_t *g, struct fg_pool *pool,
 	unsigned int nn = agnnodes(g), ne = agnedges(g), i;
 	Agnode_t **nodes = NULL, *n;
 	Agedge_t **edges = NULL, *e;
+	char *gname = agnameof(g);
 	int ret = -ENOMEM;
 
-	raw->name = fg_strdup(pool, agnameof(g) ? agnameof(g) : "");
+	/* libcgraph names an anonymous graph "%<id>" */
+	raw->name = fg_strdup(pool, gname && gname[0] != '%' ? gname : "");
 	raw->nodes = fg_allocv(pool, nn + 1, sizeof(*raw->nodes));
 	raw->edges = fg_allocv(pool, ne + 1, sizeof(*raw->edges));
 	nodes = calloc(nn + 1, sizeof(*nodes));

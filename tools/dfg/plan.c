@@ -161,7 +161,8 @@ int dfg_cmd_plan(int argc, char **argv)
 			png = optarg;
 			break;
 		case 'h':
-			printf("usage: dfg plan GRAPH.dot [--no-fold] [-o PLAN.dot] [--png PLAN.png]\n");
+			printf("usage: dfg plan GRAPH.dot [--no-fold] "
+			       "[-o PLAN.dot] [--png PLAN.png]\n");
 			return DFG_EXIT_OK;
 		default:
 			return DFG_EXIT_USAGE;

@@ -190,7 +190,7 @@ struct dfg_fg_flow {
 
 struct dfg_fg {
 	const char		*file;		/* as given to the loader */
-	const char		*name;		/* the DOT graph name */
+	const char		*name;		/* the DOT graph name, or "" */
 	unsigned int		ncomps, nflows;
 	const struct dfg_fg_comp *comps;	/* file order */
 	const struct dfg_fg_flow *flows;	/* file order */
@@ -245,7 +245,9 @@ const char *dfg_fg_kind_name(enum dfg_fg_kind kind);
 
 struct dfg_plan_set {
 	unsigned int		index;		/* in dfg_plan.sets */
-	const char		*name;		/* "s<index>", or "<pin>" */
+	const char		*name;		/* "s<index>", or the manual set's
+						 * name ("<pin>.<n>" for its n-th
+						 * set if it could not be one) */
 	unsigned int		degree, phase;	/* of every member */
 	bool			foldable;	/* false: one non-foldable member */
 	unsigned int		nmembers;
