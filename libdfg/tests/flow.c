@@ -277,14 +277,15 @@ TEST(bad_graphs)
 		const struct dfg_fg_error *e;
 		struct dfg_fg *fg = (void *)1;
 
-		TH_LOG("case %u: %s", i, bc->text);
-		ASSERT_EQ(-EINVAL, parse(bc->text, &fg, &errs));
-		EXPECT_EQ(NULL, fg);
-		ASSERT_NE(NULL, errs);
-		ASSERT_LE(1, errs->n);
+		int ret = parse(bc->text, &fg, &errs);
+
 		e = find_err(errs, bc->attr, bc->msg);
-		if (!e)
+		if (ret != -EINVAL || !e) {
+			TH_LOG("case %u: %s", i, bc->text);
 			dump_errs(errs);
+		}
+		ASSERT_EQ(-EINVAL, ret);
+		EXPECT_EQ(NULL, fg);
 		ASSERT_NE(NULL, e);
 		EXPECT_STREQ("t.dot", e->file);
 		if (bc->line) {
@@ -405,9 +406,10 @@ TEST(lexer_left_clean)
 	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
 		struct dfg_fg *fg;
 
-		TH_LOG("after: %s", before[i]);
 		EXPECT_EQ(-EINVAL, parse(before[i], &fg, NULL));
-		ASSERT_EQ(0, parse("digraph ok { b [type=m] }", &fg, NULL));
+		if (parse("digraph ok { b [type=m] }", &fg, NULL))
+			TH_LOG("stuck after: %s", before[i]);
+		ASSERT_NE(NULL, fg);
 		EXPECT_STREQ("ok", fg->name);
 		ASSERT_EQ(1, fg->ncomps);
 		EXPECT_STREQ("b", fg->comps[0].name);
