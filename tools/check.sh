@@ -49,6 +49,9 @@ step module-w1-sparse kernel_clean
 make -s -C libdfg test 2>&1 | tee "$logs/host.log"
 tally "$logs/host.log" "${PIPESTATUS[0]}"
 
+tools/dfg/test.sh build/bin/dfg 2>&1 | tee "$logs/dfg.log"
+tally "$logs/dfg.log" "${PIPESTATUS[0]}"
+
 tools/vm/dfg-vm -- selftests/run.sh 2>&1 | tee "$logs/vm.log"
 tally "$logs/vm.log" "${PIPESTATUS[0]}"
 
