@@ -438,16 +438,16 @@ TEST_F(team, join_header_sysfs)
 	EXPECT_EQ(1, h->generation);
 	EXPECT_EQ(2, h->ranks);
 
-	ASSERT_LT(0, team_attr_str(self->g, tid, "name", buf, sizeof(buf)));
-	EXPECT_STREQ("hdr\n", buf);
+	ASSERT_EQ(0, team_attr_str(self->g, tid, "name", buf, sizeof(buf)));
+	EXPECT_STREQ("hdr", buf);
 	EXPECT_EQ(2, team_attr(self->g, tid, "size"));
 	EXPECT_EQ(1, team_attr(self->g, tid, "joined"));
 	EXPECT_EQ(MAPSZ / PAGE, team_attr(self->g, tid, "pages"));
-	ASSERT_LT(0, team_attr_str(self->g, tid, "state", buf, sizeof(buf)));
-	EXPECT_STREQ("active\n", buf);
-	ASSERT_LT(0, team_attr_str(self->g, tid, "dead_rank", buf,
+	ASSERT_EQ(0, team_attr_str(self->g, tid, "state", buf, sizeof(buf)));
+	EXPECT_STREQ("active", buf);
+	ASSERT_EQ(0, team_attr_str(self->g, tid, "dead_rank", buf,
 				   sizeof(buf)));
-	EXPECT_STREQ("-1\n", buf);
+	EXPECT_STREQ("-1", buf);
 
 	/* The control area is shared between members, the header updated. */
 	fd0 = join(self->g, "hdr", 2, 0, CTL);
@@ -717,8 +717,8 @@ TEST_F(team, close_breaks)
 	EXPECT_EQ(-EOWNERDEAD, res);
 	EXPECT_EQ(DFG_TEAM_S_BROKEN, h->state);
 	EXPECT_EQ(2, h->dead_rank);
-	ASSERT_LT(0, team_attr_str(self->g, tid, "state", buf, sizeof(buf)));
-	EXPECT_STREQ("broken\n", buf);
+	ASSERT_EQ(0, team_attr_str(self->g, tid, "state", buf, sizeof(buf)));
+	EXPECT_STREQ("broken", buf);
 	EXPECT_EQ(2, team_attr(self->g, tid, "dead_rank"));
 	/* Later WAITs fail at once, whatever the value; JOINs too. */
 	EXPECT_EQ(-EOWNERDEAD, team_wait(variant->path, &self->ring, fd1,
