@@ -475,23 +475,32 @@ static const struct kobj_type dfg_team_ktype = {
  * ------------------------------------------------------------------------
  */
 
-/* A linked team named @name of @g; caller holds dfg_teams_lock. */
+/*
+ * A linked team named @name of @g; caller holds dfg_teams_lock, so no
+ * team leaves meanwhile. The walk holds the xarray's lock: a region may
+ * be unexported (hidden under that lock, then freed) while we look.
+ */
 static struct dfg_team *dfg_team_find(struct dfg_graph *g, const char *name)
 {
+	struct dfg_team *found = NULL;
 	struct dfg_object *obj;
 	unsigned long id;
 
 	lockdep_assert_held(&dfg_teams_lock);
+	xa_lock(&g->objects);
 	xa_for_each(&g->objects, id, obj) {
 		struct dfg_team *t;
 
 		if (obj->type != DFG_OBJ_TEAM)
 			continue;
 		t = container_of(obj, struct dfg_team, obj);
-		if (t->linked && !strcmp(t->name, name))
-			return t;
+		if (t->linked && !strcmp(t->name, name)) {
+			found = t;
+			break;
+		}
 	}
-	return NULL;
+	xa_unlock(&g->objects);
+	return found;
 }
 
 static void dfg_team_init_hdr(struct dfg_team *t)
