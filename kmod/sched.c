@@ -1466,8 +1466,9 @@ int dfg_sched_next(struct dfg_cmd_ctx *c)
 	return -EIOCBQUEUED;
 
 out_unlock:
+	/* Not -EAGAIN: io_uring would issue the command (and its yield) again. */
 	if (!ret)
-		ret = -EAGAIN;
+		ret = -ETIME;
 	/* A yield above may have made sets READY for parked workers. */
 	dfg_sched_dispatch(sc);
 	spin_unlock(&sc->lock);

@@ -697,8 +697,9 @@ struct dfg_chan_wait {
  * caller (the quantum in res2 on inline CQE32 rings).
  * Completes at once if a set is runnable; else io_uring parks the command
  * until one is (-ECANCELED if the submitting task exits) and ioctl sleeps
- * (-EINTR on a signal); with DFG_NEXT_F_NOWAIT it returns -EAGAIN
- * instead. Errors: -ENODATA every set of this client is done; -EIO the
+ * (-EINTR on a signal); with DFG_NEXT_F_NOWAIT it returns -ETIME
+ * instead (a wait of zero time; not -EAGAIN, which io_uring would take for
+ * "issue again"). Errors: -ENODATA every set of this client is done; -EIO the
  * graph failed; -ECANCELED the graph died; -EINVAL flags, reserved, CPU
  * out of range, bad yield; errors of SCHED_YIELD for @yield_id (nothing
  * else happens then).
@@ -734,7 +735,7 @@ struct dfg_chan_wait {
 
 /* dfg_sched_next.flags */
 #define DFG_NEXT_F_CPU		0x1U	/* @cpu is the worker's CPU */
-#define DFG_NEXT_F_NOWAIT	0x2U	/* -EAGAIN rather than wait */
+#define DFG_NEXT_F_NOWAIT	0x2U	/* -ETIME rather than wait */
 #define DFG_NEXT_F_ALL		(DFG_NEXT_F_CPU | DFG_NEXT_F_NOWAIT)
 
 /* dfg_sched_yield.reason, dfg_sched_next.yield_reason */
