@@ -765,19 +765,20 @@ DFG_COMP_ATTR(elements_out, READ_ONCE(st->elems_out));
 DFG_COMP_ATTR(bytes_out, READ_ONCE(st->bytes_out));
 
 /* Figures the sampler keeps. */
-#define DFG_COMP_KATTR(_name)						\
+#define DFG_COMP_KATTR(_name, _expr)					\
 static ssize_t comp_##_name##_show(struct kobject *kobj,		\
 				   struct kobj_attribute *attr,		\
 				   char *buf)				\
 {									\
-	return sysfs_emit(buf, "%llu\n", (unsigned long long)		\
-			  READ_ONCE(dfg_kobj_comp(kobj)->_name));	\
+	struct dfg_set_comp *comp = dfg_kobj_comp(kobj);		\
+									\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)(_expr));	\
 }									\
 static struct kobj_attribute dfg_cattr_##_name =			\
 	__ATTR(_name, 0444, comp_##_name##_show, NULL)
 
-DFG_COMP_KATTR(cpu_ns);
-DFG_COMP_KATTR(samples);
+DFG_COMP_KATTR(cpu_ns, READ_ONCE(comp->cpu_ns));
+DFG_COMP_KATTR(samples, READ_ONCE(comp->samples));
 
 static struct attribute *dfg_comp_attrs[] = {
 	&dfg_cattr_name.attr,

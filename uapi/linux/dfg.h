@@ -510,7 +510,6 @@ struct dfg_region_copy {
  */
 #define DFG_IOC_CHAN_WAKE	_IOWR(DFG_IOC_MAGIC, 0x43, struct dfg_chan_wait)
 
-
 #define DFG_CHAN_DEPTH_MAX	65536
 #define DFG_CHAN_PRODUCERS_MAX	64
 
@@ -742,8 +741,7 @@ struct dfg_chan_wait {
 #define DFG_YIELD_QUANTUM	1	/* quantum used up, still runnable */
 #define DFG_YIELD_INPUT_EMPTY	2	/* every input is empty */
 #define DFG_YIELD_OUTPUT_FULL	3	/* an output ring is full */
-#define DFG_YIELD_EOF		4	/* done: all input consumed, outputs
-					 * flushed */
+#define DFG_YIELD_EOF		4	/* done for good */
 #define DFG_YIELD_ERROR		5	/* failed: fails the graph */
 
 /**
