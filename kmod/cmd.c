@@ -11,9 +11,9 @@
  *
  * Four kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
  * commands), graph descriptors (DFG_CMDF_GRAPH commands), channel
- * endpoints (DFG_CMDF_EP commands) and team members (DFG_CMDF_TEAM
- * commands); a command on another kind gives -EBADFD, before its
- * arguments are read.
+ * endpoints (DFG_CMDF_EP commands), team members (DFG_CMDF_TEAM
+ * commands) and scheduler descriptors (DFG_CMDF_SCHED commands); a
+ * command on another kind gives -EBADFD, before its arguments are read.
  *
  * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
  * same handler. They differ only in how the argument struct arrives (ioctl
@@ -44,8 +44,9 @@
 #define DFG_CMDF_WRITE	BIT(5)	/* needs a writable graph descriptor */
 #define DFG_CMDF_EP	BIT(6)	/* sent on a channel endpoint descriptor */
 #define DFG_CMDF_TEAM	BIT(7)	/* sent on a team member descriptor */
+#define DFG_CMDF_SCHED	BIT(8)	/* sent on a scheduler descriptor */
 #define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP | \
-			 DFG_CMDF_TEAM)
+			 DFG_CMDF_TEAM | DFG_CMDF_SCHED)
 
 /**
  * struct dfg_cmd_def - one slot of the command table
@@ -126,6 +127,18 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		DFG_CMDF_TEAM),
 	DFG_CMD(TEAM_LEAVE, struct dfg_team_leave, "team_leave",
 		dfg_team_leave, DFG_CMDF_TEAM | DFG_CMDF_SLEEP),
+	DFG_CMD(SCHED_ATTACH, struct dfg_sched_attach, "sched_attach",
+		dfg_sched_attach,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(SET_REGISTER, struct dfg_set_register, "set_register",
+		dfg_set_register, DFG_CMDF_SCHED | DFG_CMDF_SLEEP),
+	DFG_CMD(SET_UNREGISTER, struct dfg_set_id, "set_unregister",
+		dfg_set_unregister, DFG_CMDF_SCHED | DFG_CMDF_SLEEP),
+	/* Sleep only to end or fail a set: they return -EAGAIN then. */
+	DFG_CMD(SCHED_NEXT, struct dfg_sched_next, "sched_next",
+		dfg_sched_next, DFG_CMDF_SCHED),
+	DFG_CMD(SCHED_YIELD, struct dfg_sched_yield, "sched_yield",
+		dfg_sched_yield, DFG_CMDF_SCHED),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -135,10 +148,15 @@ static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
 /* The table spans the header's highest command, implemented or not. */
-static_assert(_IOC_NR(DFG_IOC_TEAM_LEAVE) + 1 == DFG_CMD_NR);
+static_assert(_IOC_NR(DFG_IOC_SCHED_YIELD) + 1 == DFG_CMD_NR);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_sched_attach) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_set_register) > DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_set_id) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_sched_next) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_sched_yield) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_team_join) > DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_team_wait) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_team_wake) <= DFG_URING_INLINE_MAX);
@@ -165,7 +183,8 @@ int dfg_cmd_init(void)
 			continue;
 		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
 		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH &&
-		     kind != DFG_CMDF_EP && kind != DFG_CMDF_TEAM) ||
+		     kind != DFG_CMDF_EP && kind != DFG_CMDF_TEAM &&
+		     kind != DFG_CMDF_SCHED) ||
 		    ((d->flags & DFG_CMDF_WRITE) && kind != DFG_CMDF_GRAPH)) {
 			pr_err("command table slot %u is broken\n", i);
 			return -EINVAL;
@@ -197,6 +216,7 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 	u32 cmd = c->cmd;
 	unsigned int nr = _IOC_NR(cmd);
 	u16 kind = c->ep ? DFG_CMDF_EP : c->tm ? DFG_CMDF_TEAM :
+		   c->sc ? DFG_CMDF_SCHED :
 		   c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV;
 
 	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
@@ -228,6 +248,9 @@ static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
 	} else if (dfg_file_team_member(file)) {
 		c->tm = dfg_file_team_member(file);
 		c->df = dfg_team_member_file(c->tm);
+	} else if (dfg_file_sched_client(file)) {
+		c->sc = dfg_file_sched_client(file);
+		c->df = dfg_sched_client_file(c->sc);
 	} else {
 		c->df = file->private_data;
 	}

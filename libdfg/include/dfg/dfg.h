@@ -34,6 +34,7 @@
 #include <dfg/graph.h>
 #include <dfg/region.h>
 #include <dfg/chan.h>
+#include <dfg/sched.h>
 
 #ifdef __cplusplus
 extern "C" {
