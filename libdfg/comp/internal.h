@@ -77,8 +77,12 @@ struct comp_key {
 	bool			desc;
 };
 
-/* Parameters "<prefix>key", "sep", "numeric", "order" of @c into @k. */
-int comp_key_init(struct dfg_comp *c, struct comp_key *k, const char *param);
+/*
+ * Key expression parameter @param (default @def), with parameters "sep",
+ * "numeric" and "order" of @c, into @k.
+ */
+int comp_key_init(struct dfg_comp *c, struct comp_key *k, const char *param,
+		  const char *def);
 void comp_key_fini(struct comp_key *k);
 /* The key of @e into @v (a string is valid until the next eval). */
 int comp_key_eval(struct dfg_comp *c, struct comp_key *k,
@@ -107,7 +111,7 @@ struct comp_rec {
 
 struct comp_store {
 	struct comp_rec		*recs;
-	size_t			nr, cap;
+	size_t			head, nr, cap;
 	struct dfg_bump		mem;
 };
 
@@ -116,8 +120,44 @@ void comp_store_fini(struct comp_store *s);
 /* Appends a copy of @data and of the key @v; returns the record or NULL. */
 struct comp_rec *comp_store_add(struct comp_store *s, const void *data,
 				size_t len, const struct dfg_expr_val *v);
+/* Drops every record (the memory is kept for reuse). */
+void comp_store_clear(struct comp_store *s);
+/* Saves records [@head, @nr); loading appends them. */
 int comp_store_save(struct comp_store *s, struct dfg_ckpt *w);
 int comp_store_load(struct comp_store *s, struct dfg_ckpt *r);
+
+/* FNV-1a, 64 bits. */
+__u64 comp_hash(const void *p, size_t len);
+
+/*
+ * A hash table from keys to indices of records kept by the caller, who
+ * compares keys with @eq(@ctx, index).
+ */
+struct comp_slot {
+	__u64	hash;
+	size_t	idx1;	/* index + 1; 0: empty */
+};
+
+struct comp_table {
+	struct comp_slot	*slots;
+	size_t			cap, nr;
+};
+
+void comp_table_fini(struct comp_table *t);
+/* The index of the key hashed @h for which @eq is true, or -1. */
+long comp_table_find(const struct comp_table *t, __u64 h,
+		     bool (*eq)(void *ctx, size_t idx), void *ctx);
+/* Adds index @idx under hash @h (not checking for an equal key). */
+int comp_table_add(struct comp_table *t, __u64 h, size_t idx);
+
+/* A growing byte buffer for elements a component builds. */
+struct comp_buf {
+	char	*p;
+	size_t	len, cap;
+};
+
+int comp_buf_add(struct dfg_comp *c, struct comp_buf *b, const void *p,
+		 size_t len);
 
 /* A record's key as an expression value. */
 void comp_rec_key(const struct comp_rec *r, bool numeric,

@@ -63,7 +63,8 @@ static int param_bool(struct dfg_comp *c, const char *key, bool *out)
 	return ret;
 }
 
-int comp_key_init(struct dfg_comp *c, struct comp_key *k, const char *param)
+int comp_key_init(struct dfg_comp *c, struct comp_key *k, const char *param,
+		  const char *def)
 {
 	const char *order = dfg_comp_param(c, "order", "asc");
 	int ret, sep;
@@ -78,7 +79,7 @@ int comp_key_init(struct dfg_comp *c, struct comp_key *k, const char *param)
 	if (!ret)
 		ret = comp_sep(c, "sep", &sep);
 	if (!ret)
-		ret = comp_expr(c, param, "$0", &k->expr);
+		ret = comp_expr(c, param, def, &k->expr);
 	if (ret)
 		return ret;
 	dfg_expr_env_init(&k->env, sep);
@@ -199,6 +200,12 @@ struct comp_rec *comp_store_add(struct comp_store *s, const void *data,
 	return r;
 }
 
+void comp_store_clear(struct comp_store *s)
+{
+	dfg_bump_reset(&s->mem);
+	s->head = s->nr = 0;
+}
+
 void comp_rec_key(const struct comp_rec *r, bool numeric,
 		  struct dfg_expr_val *v)
 {
@@ -213,8 +220,8 @@ int comp_store_save(struct comp_store *s, struct dfg_ckpt *w)
 	size_t i;
 	int ret;
 
-	ret = dfg_ckpt_put_u64(w, s->nr);
-	for (i = 0; !ret && i < s->nr; i++) {
+	ret = dfg_ckpt_put_u64(w, s->nr - s->head);
+	for (i = s->head; !ret && i < s->nr; i++) {
 		const struct comp_rec *r = &s->recs[i];
 
 		ret = dfg_ckpt_put_bytes(w, r->data, r->len);
@@ -251,6 +258,94 @@ int comp_store_load(struct comp_store *s, struct dfg_ckpt *r)
 		s->recs[s->nr - 1].ikey = ikey;
 	}
 	return ret;
+}
+
+/* ---- Hash table ------------------------------------------------------- */
+
+__u64 comp_hash(const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	__u64 h = 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+void comp_table_fini(struct comp_table *t)
+{
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+long comp_table_find(const struct comp_table *t, __u64 h,
+		     bool (*eq)(void *ctx, size_t idx), void *ctx)
+{
+	size_t i;
+
+	if (!t->cap)
+		return -1;
+	for (i = h & (t->cap - 1); t->slots[i].idx1; i = (i + 1) & (t->cap - 1))
+		if (t->slots[i].hash == h && eq(ctx, t->slots[i].idx1 - 1))
+			return t->slots[i].idx1 - 1;
+	return -1;
+}
+
+static void table_put(struct comp_slot *slots, size_t cap, __u64 h,
+		      size_t idx1)
+{
+	size_t i = h & (cap - 1);
+
+	while (slots[i].idx1)
+		i = (i + 1) & (cap - 1);
+	slots[i].hash = h;
+	slots[i].idx1 = idx1;
+}
+
+int comp_table_add(struct comp_table *t, __u64 h, size_t idx)
+{
+	/* at most half full, so probes stay short and always end */
+	if (2 * (t->nr + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 64, i;
+		struct comp_slot *slots = calloc(cap, sizeof(*slots));
+
+		if (!slots)
+			return -ENOMEM;
+		for (i = 0; i < t->cap; i++)
+			if (t->slots[i].idx1)
+				table_put(slots, cap, t->slots[i].hash,
+					  t->slots[i].idx1);
+		free(t->slots);
+		t->slots = slots;
+		t->cap = cap;
+	}
+	table_put(t->slots, t->cap, h, idx + 1);
+	t->nr++;
+	return 0;
+}
+
+int comp_buf_add(struct dfg_comp *c, struct comp_buf *b, const void *p,
+		 size_t len)
+{
+	if (len > b->cap - b->len) {
+		size_t cap = b->cap ? b->cap : 256;
+		char *n;
+
+		while (cap - b->len < len)
+			cap *= 2;
+		n = realloc(b->p, cap);
+		if (!n)
+			return dfg_comp_error(c, -ENOMEM, "out of memory");
+		b->p = n;
+		b->cap = cap;
+	}
+	if (len)
+		memcpy(b->p + b->len, p, len);
+	b->len += len;
+	return 0;
 }
 
 /* ---- Buffered output --------------------------------------------------- */
