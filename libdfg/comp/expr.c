@@ -1073,10 +1073,17 @@ static int eval_call(struct evaluator *ev, const struct node *n,
 				       &cnt);
 		if (ret || want_str(ev, n, &a[0]))
 			return ret ? ret : -ENOMEM;
-		if (n->nkids < 3 || cnt > (long long)a[0].len)
+		/* positions [start, start + cnt) within [1, len] */
+		if (n->nkids < 3)
 			cnt = a[0].len;
 		if (start < 1) {
-			cnt = start < 1 - cnt ? 0 : cnt - (1 - start);
+			long long drop;
+
+			if (__builtin_sub_overflow(1, start, &drop) ||
+			    cnt <= drop)
+				cnt = 0;
+			else
+				cnt -= drop;
 			start = 1;
 		}
 		if (start > (long long)a[0].len || cnt <= 0) {
