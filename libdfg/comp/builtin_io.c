@@ -352,14 +352,15 @@ static int gen_init(struct dfg_comp *c, void **state)
 	if (!g)
 		return dfg_comp_error(c, -ENOMEM, "out of memory");
 	*state = g;
-	ret = dfg_comp_param_long(c, "count", -1, 0, 1LL << 53, &count);
+	if (!dfg_comp_param(c, "count", NULL))
+		ret = dfg_comp_error(c, -EINVAL, "parameter count is required");
+	else
+		ret = dfg_comp_param_long(c, "count", 0, 0, 1LL << 53, &count);
 	if (!ret)
 		ret = dfg_comp_param_long(c, "start", 0, -(1LL << 53),
 					  1LL << 53, &g->next);
 	if (!ret)
 		ret = root_blips_init(c, &g->blips);
-	if (!ret && !dfg_comp_param(c, "count", NULL))
-		ret = dfg_comp_error(c, -EINVAL, "parameter count is required");
 	if (!ret) {
 		const char *p = dfg_comp_param(c, "pattern", "{}");
 		size_t holes = 0;
