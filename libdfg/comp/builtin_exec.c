@@ -62,7 +62,7 @@ static void exec_fini(struct dfg_comp *c)
 	if (r->out >= 0)
 		close(r->out);
 	if (r->pid > 0) {	/* failed before shutdown: do not wait for it */
-		kill(r->pid, SIGKILL);
+		kill(-r->pid, SIGKILL);	/* the shell and what it started */
 		while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR)
 			;
 	}
@@ -75,6 +75,7 @@ static int exec_init(struct dfg_comp *c, void **state)
 {
 	const char *cmd = dfg_comp_param(c, "cmd", NULL);
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	int sv[2], pv[2], ret;
 	struct runner *r;
 	char *argv[4];
@@ -98,17 +99,24 @@ static int exec_init(struct dfg_comp *c, void **state)
 		close(sv[1]);
 		goto fail;
 	}
-	ret = posix_spawn_file_actions_init(&fa);
-	if (!ret)
-		ret = posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
+	/* glibc's init functions cannot fail */
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&attr);
+	ret = posix_spawn_file_actions_adddup2(&fa, sv[1], 0);
 	if (!ret)
 		ret = posix_spawn_file_actions_adddup2(&fa, pv[1], 1);
+	/* its own process group, so that an early end kills all of it */
+	if (!ret)
+		ret = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	if (!ret)
+		ret = posix_spawnattr_setpgroup(&attr, 0);
 	argv[0] = "sh";
 	argv[1] = "-c";
 	argv[2] = (char *)cmd;
 	argv[3] = NULL;
 	if (!ret)
-		ret = posix_spawn(&r->pid, "/bin/sh", &fa, NULL, argv, environ);
+		ret = posix_spawn(&r->pid, "/bin/sh", &fa, &attr, argv, environ);
+	posix_spawnattr_destroy(&attr);
 	posix_spawn_file_actions_destroy(&fa);
 	close(sv[1]);
 	close(pv[1]);
@@ -153,8 +161,10 @@ static int exec_emit_lines(struct dfg_comp *c, struct runner *r, bool eof)
 		start += e.len + (nl != NULL);
 		ret = dfg_emit(c, 0, &e);
 	}
-	memmove(r->lines.p, r->lines.p + start, r->lines.len - start);
-	r->lines.len -= start;
+	if (start) {
+		memmove(r->lines.p, r->lines.p + start, r->lines.len - start);
+		r->lines.len -= start;
+	}
 	return ret;
 }
 
