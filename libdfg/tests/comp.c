@@ -47,6 +47,7 @@ TEST(registry_builtins)
 	EXPECT_EQ(types[0], dfg_comp_find("read_lines"));
 	EXPECT_EQ(n, dfg_comp_list(NULL, 0));
 	EXPECT_EQ(-EINVAL, dfg_comp_list(NULL, 3));
+	NO_LEAKS();
 }
 
 static int nop_compute(struct dfg_comp *c, unsigned int port,
@@ -107,6 +108,7 @@ TEST(register_checks)
 	EXPECT_EQ(-EEXIST, dfg_comp_register(&t));
 	EXPECT_EQ(&t, dfg_comp_find("test_nop"));
 	EXPECT_EQ(ERRNO_MARK, errno);
+	NO_LEAKS();
 }
 
 /* A root returning something that is not a run code fails. */
@@ -125,6 +127,7 @@ TEST(root_bad_code)
 	EXPECT_STREQ("run returned 7 without a message", dfg_comp_errmsg(c));
 	EXPECT_EQ(-EINVAL, dfg_comp_run(c, 1));
 	dfg_comp_destroy(c);
+	NO_LEAKS();
 }
 
 /* ---- instances --------------------------------------------------------- */
@@ -163,6 +166,7 @@ TEST(check_attr)
 	a.instance = 1;
 	EXPECT_EQ(0, dfg_comp_check(t, &a, NULL, 0));
 	EXPECT_EQ(-EINVAL, dfg_comp_check(NULL, &a, err, sizeof(err)));
+	NO_LEAKS();
 }
 
 TEST(init_reports_errors)
@@ -208,6 +212,7 @@ TEST(init_reports_errors)
 				    1, "chars=digits", NULL));
 	EXPECT_EQ(NULL, mk_comp_err(err, sizeof(err), "exec", "x", 1, 1, NULL));
 	EXPECT_STREQ("parameter cmd is required", err);
+	NO_LEAKS();
 }
 
 TEST(call_order)
@@ -252,6 +257,7 @@ TEST(call_order)
 	sink_free(&s);
 	dfg_comp_destroy(c);
 	dfg_comp_destroy(NULL);
+	NO_LEAKS();
 }
 
 TEST(create_bad_args)
@@ -276,6 +282,7 @@ TEST(create_bad_args)
 	EXPECT_EQ(-EINVAL, dfg_comp_init(c));
 	EXPECT_STREQ("gather takes 1 to 256 inputs, not 0", dfg_comp_errmsg(c));
 	dfg_comp_destroy(c);
+	NO_LEAKS();
 }
 
 /* A downstream failure passes through without blaming the emitter. */
@@ -302,6 +309,7 @@ TEST(error_blame)
 	sink_free(&s);
 	dfg_comp_destroy(m);
 	dfg_comp_destroy(f);
+	NO_LEAKS();
 }
 
 /* ---- checkpoint buffers ------------------------------------------------ */
@@ -344,6 +352,7 @@ TEST(ckpt_buffers)
 	dfg_ckpt_free(NULL);
 	EXPECT_EQ(-EINVAL, dfg_ckpt_new(NULL));
 	EXPECT_EQ(-EINVAL, dfg_ckpt_open(NULL, 1, &r));
+	NO_LEAKS();
 }
 
 /* ---- sources and sinks ------------------------------------------------- */
@@ -400,6 +409,7 @@ TEST(read_lines)
 		dfg_comp_destroy(c);
 	}
 	unlink(path);
+	NO_LEAKS();
 }
 
 TEST(read_records)
@@ -422,6 +432,7 @@ TEST(read_records)
 	sink_free(&s);
 	dfg_comp_destroy(c);
 	unlink(path);
+	NO_LEAKS();
 }
 
 TEST(generate)
@@ -446,6 +457,7 @@ TEST(generate)
 	free(all);
 	sink_free(&s);
 	dfg_comp_destroy(c);
+	NO_LEAKS();
 }
 
 TEST(write_lines_and_records)
@@ -479,6 +491,7 @@ TEST(write_lines_and_records)
 	EXPECT_STREQ("", text);
 	free(text);
 	unlink(path);
+	NO_LEAKS();
 }
 
 /* ---- transforms -------------------------------------------------------- */
@@ -513,6 +526,7 @@ TEST(filter_and_map)
 	sink_free(&s);
 	dfg_comp_destroy(f);
 	dfg_comp_destroy(m);
+	NO_LEAKS();
 }
 
 TEST(split_words)
@@ -539,6 +553,7 @@ TEST(split_words)
 	sink_free(&s);
 	dfg_comp_destroy(w);
 	dfg_comp_destroy(n);
+	NO_LEAKS();
 }
 
 TEST(partition_and_gather)
@@ -579,6 +594,7 @@ TEST(partition_and_gather)
 	sink_free(&s);
 	dfg_comp_destroy(p);
 	dfg_comp_destroy(g);
+	NO_LEAKS();
 }
 
 TEST(merge)
@@ -612,6 +628,7 @@ TEST(merge)
 	EXPECT_STREQ("input 0 is not sorted (element 2)", dfg_comp_errmsg(m));
 	sink_free(&s);
 	dfg_comp_destroy(m);
+	NO_LEAKS();
 }
 
 /* ---- pull components --------------------------------------------------- */
@@ -655,6 +672,7 @@ TEST(sort)
 	EXPECT_STREQ("element 2: numeric key 'x1' is not an integer",
 		     dfg_comp_errmsg(c));
 	dfg_comp_destroy(c);
+	NO_LEAKS();
 }
 
 TEST(join)
@@ -687,6 +705,7 @@ TEST(join)
 	sink_free(&s);
 	dfg_comp_destroy(j);
 	dfg_comp_destroy(l);
+	NO_LEAKS();
 }
 
 TEST(aggregate)
@@ -729,6 +748,7 @@ TEST(aggregate)
 	EXPECT_STREQ("element 1: value 'one' is not an integer",
 		     dfg_comp_errmsg(c));
 	dfg_comp_destroy(c);
+	NO_LEAKS();
 }
 
 /* ---- a folded chain: word frequency ------------------------------------ */
@@ -781,6 +801,7 @@ TEST(word_frequency_chain)
 	dfg_comp_destroy(wr);
 	unlink(in);
 	unlink(out);
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN

@@ -87,18 +87,21 @@ TEST(count_round_trip)
 {
 	split_run(_metadata, "count", "out_sep==", NULL,
 		  "0:pear=2|0:fig=3|0:apple=1|0:kiwi=1|0:date=1");
+	NO_LEAKS();
 }
 
 TEST(aggregate_round_trip)
 {
 	split_run(_metadata, "aggregate", "op=max", "value=len($0)",
 		  "0:pear\t4|0:fig\t3|0:apple\t5|0:kiwi\t4|0:date\t4");
+	NO_LEAKS();
 }
 
 TEST(sort_round_trip)
 {
 	split_run(_metadata, "sort", "order=desc", NULL,
 		  "0:pear|0:pear|0:kiwi|0:fig|0:fig|0:fig|0:date|0:apple");
+	NO_LEAKS();
 }
 
 TEST(merge_round_trip)
@@ -131,6 +134,7 @@ TEST(merge_round_trip)
 	sink_free(&s);
 	dfg_comp_destroy(b);
 	free(data);
+	NO_LEAKS();
 }
 
 /*
@@ -207,6 +211,7 @@ TEST(root_and_writer_resume)
 	free(d_wr);
 	unlink(in);
 	unlink(out);
+	NO_LEAKS();
 }
 
 TEST(generate_resume)
@@ -236,6 +241,7 @@ TEST(generate_resume)
 	sink_free(&s);
 	dfg_comp_destroy(g);
 	free(data);
+	NO_LEAKS();
 }
 
 TEST(restore_errors)
@@ -287,6 +293,7 @@ TEST(restore_errors)
 	EXPECT_STREQ("an external program cannot be checkpointed",
 		     dfg_comp_errmsg(a));
 	dfg_comp_destroy(a);
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN

@@ -66,6 +66,7 @@ TEST(cat_tr_sort)
 	EXPECT_STREQ("0:Apple|0:fig|0:pear", all);
 	free(all);
 	EXPECT_TRUE(no_children());
+	NO_LEAKS();
 }
 
 /* 8 MiB each way through cat: both pipes fill while we write. */
@@ -97,6 +98,7 @@ TEST(big_both_ways)
 	sink_free(&s);
 	dfg_comp_destroy(c);
 	EXPECT_TRUE(no_children());
+	NO_LEAKS();
 }
 
 /* head stops reading: the rest of the input is dropped, no SIGPIPE. */
@@ -115,6 +117,7 @@ TEST(reader_stops)
 	sink_free(&s);
 	dfg_comp_destroy(c);
 	EXPECT_TRUE(no_children());
+	NO_LEAKS();
 }
 
 TEST(failures)
@@ -137,6 +140,7 @@ TEST(failures)
 	EXPECT_STREQ("'/nonexistent/prog' exited with status 127", msg);
 	free(all);
 	EXPECT_TRUE(no_children());
+	NO_LEAKS();
 }
 
 /*
@@ -172,6 +176,7 @@ TEST(destroy_early)
 	EXPECT_EQ(ESRCH, errno);
 	free(pid);
 	unlink(path);
+	NO_LEAKS();
 }
 
 /* A downstream failure stops the program's output early. */
@@ -189,6 +194,7 @@ TEST(downstream_fails)
 	sink_free(&s);
 	dfg_comp_destroy(c);
 	EXPECT_TRUE(no_children());
+	NO_LEAKS();
 }
 
 TEST(as_root)
@@ -217,6 +223,7 @@ TEST(as_root)
 	sink_free(&s);
 	dfg_comp_destroy(c);
 	EXPECT_TRUE(no_children());
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN

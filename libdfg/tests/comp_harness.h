@@ -13,7 +13,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sanitizer/lsan_interface.h>
+
 #include <dfg/component.h>
+
+/*
+ * The harness ends each test with _exit(), before LeakSanitizer's own
+ * check: tests call this at their end instead. Nonzero when a leak is
+ * reported.
+ */
+#define NO_LEAKS()	EXPECT_EQ(0, __lsan_do_recoverable_leak_check())
 
 #define MAX_PARAMS	16
 

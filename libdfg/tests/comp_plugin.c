@@ -58,6 +58,7 @@ TEST(load_example)
 	sink_free(&s);
 	dfg_comp_destroy(r);
 	dfg_comp_destroy(u);
+	NO_LEAKS();
 }
 
 TEST(example_checkpoint)
@@ -94,6 +95,7 @@ TEST(example_checkpoint)
 	dfg_ckpt_free(rd);
 	dfg_ckpt_free(w);
 	dfg_comp_destroy(u);
+	NO_LEAKS();
 }
 
 TEST(load_failures)
@@ -117,6 +119,7 @@ TEST(load_failures)
 	EXPECT_EQ(-EINVAL, dfg_comp_load(NULL, err, sizeof(err)));
 	EXPECT_EQ(n, dfg_comp_list(NULL, 0));
 	EXPECT_EQ(ERRNO_MARK, errno);
+	NO_LEAKS();
 }
 
 TEST_HARNESS_MAIN
