@@ -1,0 +1,656 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg: reading dataflow graphs from DOT files with libcgraph.
+ *
+ * libcgraph parses; this file only follows the parse to learn where each
+ * node, edge and attribute value came from, which libcgraph does not keep:
+ *
+ *  - an I/O discipline feeds the lexer one byte per read, so the number of
+ *    bytes handed out (@pos) is exactly how far the lexer has got;
+ *  - an id discipline sees every object libcgraph registers; on the root
+ *    graph it pushes a callback discipline whose node/edge "insert" and
+ *    "modify" callbacks record the object's, or the attribute's, position;
+ *  - the parser applies a statement's attributes after reading one token
+ *    past it, so the position is corrected back to the last occurrence of
+ *    the node name or "key =" before it.
+ *
+ * libcgraph's parser keeps global state (and so does this file during a
+ * parse): one load at a time, under load_lock.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <graphviz/cgraph.h>
+
+#include "fg.h"
+
+/* Where libcgraph set one attribute value of one object. */
+struct fg_mod {
+	void		*obj;
+	const char	*key;		/* libcgraph's symbol name */
+	size_t		pos;
+	size_t		seq;		/* order of the modifications */
+};
+
+struct fg_objpos {
+	void		*obj;
+	size_t		pos;
+};
+
+struct loader {
+	const char	*text;
+	size_t		len;
+	size_t		pos;		/* bytes handed to the lexer */
+	unsigned int	*line_start;	/* offset of each line's first byte */
+	unsigned int	nlines;
+	struct fg_mod	*mods;
+	size_t		nmods, capmods;
+	struct fg_objpos *objs;
+	size_t		nobjs, capobjs;
+	char		*msg;		/* libcgraph's messages, collected */
+	size_t		msglen, msgcap;
+	int		nomem;
+};
+
+/* Serialises every use of libcgraph in libdfg. */
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The load in progress, for callbacks that get no closure of ours. */
+static struct loader *cur;
+
+void fg_cgraph_lock(void)
+{
+	pthread_mutex_lock(&load_lock);
+}
+
+void fg_cgraph_unlock(void)
+{
+	pthread_mutex_unlock(&load_lock);
+}
+
+static int lexer_read(void *chan, char *buf, int bufsize)
+{
+	struct loader *l = chan;
+
+	if (bufsize < 1 || l->pos >= l->len)
+		return 0;
+	buf[0] = l->text[l->pos++];
+	return 1;
+}
+
+static int grow(void **v, size_t *cap, size_t n, size_t size)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 64;
+	nv = realloc(*v, ncap * size);
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+static void note_obj(struct loader *l, void *obj)
+{
+	if (grow((void **)&l->objs, &l->capobjs, l->nobjs, sizeof(*l->objs))) {
+		l->nomem = 1;
+		return;
+	}
+	l->objs[l->nobjs++] = (struct fg_objpos){ .obj = obj, .pos = l->pos };
+}
+
+static void cb_insert(Agraph_t *g, Agobj_t *obj, void *arg)
+{
+	(void)g;
+	note_obj(arg, obj);
+}
+
+static void cb_modify(Agraph_t *g, Agobj_t *obj, void *arg, Agsym_t *sym)
+{
+	struct loader *l = arg;
+
+	(void)g;
+	if (grow((void **)&l->mods, &l->capmods, l->nmods, sizeof(*l->mods))) {
+		l->nomem = 1;
+		return;
+	}
+	l->mods[l->nmods] = (struct fg_mod){
+		.obj = obj, .key = sym->name, .pos = l->pos, .seq = l->nmods,
+	};
+	l->nmods++;
+}
+
+static Agcbdisc_t follow_cb = {
+	.node = { .ins = cb_insert, .mod = cb_modify },
+	.edge = { .ins = cb_insert, .mod = cb_modify },
+};
+
+static void id_register(void *state, int objtype, void *obj)
+{
+	AgIdDisc.idregister(state, objtype, obj);
+	if (objtype == AGRAPH && agroot(obj) == obj)
+		agpushdisc(obj, &follow_cb, cur);
+}
+
+static int collect_msg(char *s)
+{
+	struct loader *l = cur;
+	size_t n = strlen(s);
+
+	if (!l)
+		return 0;
+	if (l->msglen + n + 1 > l->msgcap) {
+		size_t cap = (l->msglen + n + 1) * 2;
+		char *m = realloc(l->msg, cap);
+
+		if (!m) {
+			l->nomem = 1;
+			return 0;
+		}
+		l->msg = m;
+		l->msgcap = cap;
+	}
+	memcpy(l->msg + l->msglen, s, n + 1);
+	l->msglen += n;
+	return 0;
+}
+
+static int index_lines(struct loader *l)
+{
+	unsigned int n = 1;
+	size_t i;
+
+	for (i = 0; i < l->len; i++)
+		n += l->text[i] == '\n';
+	l->line_start = malloc(n * sizeof(*l->line_start));
+	if (!l->line_start)
+		return -ENOMEM;
+	l->line_start[0] = 0;
+	l->nlines = 1;
+	for (i = 0; i < l->len; i++)
+		if (l->text[i] == '\n')
+			l->line_start[l->nlines++] = i + 1;
+	return 0;
+}
+
+static unsigned int line_of(const struct loader *l, size_t off)
+{
+	unsigned int lo = 0, hi = l->nlines;
+
+	while (hi - lo > 1) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (l->line_start[mid] <= off)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo + 1;
+}
+
+static int is_idchar(unsigned char c)
+{
+	return c == '_' || c == '.' || c >= 0x80 ||
+	       (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * The line of the last occurrence of @word as a whole token (optionally
+ * quoted) before @pos, followed by '=' if @assign; the line of @pos when
+ * there is none.
+ */
+static unsigned int find_back(const struct loader *l, size_t pos,
+			      const char *word, int assign)
+{
+	size_t n = strlen(word), end = pos < l->len ? pos : l->len;
+	size_t i;
+
+	if (!n || n > end)
+		return line_of(l, end ? end - 1 : 0);
+	for (i = end - n + 1; i-- > 0;) {
+		const unsigned char *t = (const unsigned char *)l->text;
+		size_t j = i + n;
+
+		if (memcmp(t + i, word, n))
+			continue;
+		if (i > 0 && is_idchar(t[i - 1]))
+			continue;
+		if (j < l->len && t[j] == '"')
+			j++;
+		if (j < l->len && is_idchar(t[j]))
+			continue;
+		if (assign) {
+			while (j < l->len && (t[j] == ' ' || t[j] == '\t' ||
+					      t[j] == '\r' || t[j] == '\n'))
+				j++;
+			if (j >= l->len || t[j] != '=')
+				continue;
+		}
+		return line_of(l, i);
+	}
+	return line_of(l, end ? end - 1 : 0);
+}
+
+static int ptr_cmp(const void *x, const void *y)
+{
+	uintptr_t a = (uintptr_t)x, b = (uintptr_t)y;
+
+	return a < b ? -1 : a > b;
+}
+
+static int objpos_cmp(const void *a, const void *b)
+{
+	return ptr_cmp(((const struct fg_objpos *)a)->obj,
+		       ((const struct fg_objpos *)b)->obj);
+}
+
+/* By object, then in the order libcgraph set them. */
+static int mod_cmp(const void *a, const void *b)
+{
+	const struct fg_mod *x = a, *y = b;
+
+	return ptr_cmp(x->obj, y->obj) ?: (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void sort_positions(struct loader *l)
+{
+	qsort(l->objs, l->nobjs, sizeof(*l->objs), objpos_cmp);
+	qsort(l->mods, l->nmods, sizeof(*l->mods), mod_cmp);
+}
+
+static size_t obj_pos(const struct loader *l, void *obj)
+{
+	struct fg_objpos key = { .obj = obj }, *o;
+
+	o = bsearch(&key, l->objs, l->nobjs, sizeof(*l->objs), objpos_cmp);
+	return o ? o->pos : 0;
+}
+
+/* The last time libcgraph set @obj's attribute @key, or NULL. */
+static const struct fg_mod *last_mod(const struct loader *l, void *obj,
+				     const char *key)
+{
+	const struct fg_mod *found = NULL;
+	size_t lo = 0, hi = l->nmods;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ptr_cmp(l->mods[mid].obj, obj) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < l->nmods && l->mods[lo].obj == obj; lo++)
+		if (!strcmp(l->mods[lo].key, key))
+			found = &l->mods[lo];
+	return found;
+}
+
+/*
+ * Attributes of @obj: every declared one it set, or that has a non-empty
+ * value (a default); for edges also the key (libcgraph's edge name).
+ */
+static int read_attrs(struct loader *l, struct fg_pool *pool, Agraph_t *g,
+		      int kind, void *obj, unsigned int objline,
+		      struct fg_attr **attrsp, unsigned int *nattrsp)
+{
+	unsigned int n = 0, i = 0;
+	struct fg_attr *a;
+	Agsym_t *sym;
+	char *key = kind == AGEDGE ? agnameof(obj) : NULL;
+
+	for (sym = agnxtattr(g, kind, NULL); sym; sym = agnxtattr(g, kind, sym))
+		n++;
+	a = fg_allocv(pool, n + 1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	for (sym = agnxtattr(g, kind, NULL); sym; sym = agnxtattr(g, kind, sym)) {
+		const struct fg_mod *m = last_mod(l, obj, sym->name);
+		char *v = agxget(obj, sym);
+		unsigned int line;
+
+		if (!m && !(v && *v))
+			continue;
+		line = m ? find_back(l, m->pos, sym->name, 1) : 0;
+		a[i].key = fg_strdup(pool, sym->name);
+		a[i].value = fg_strdup(pool, v ? v : "");
+		a[i].line = line ? line : objline;
+		if (!a[i].key || !a[i].value)
+			return -ENOMEM;
+		i++;
+	}
+	if (key && *key) {
+		a[i].key = "key";
+		a[i].value = fg_strdup(pool, key);
+		a[i].line = objline;
+		if (!a[i].value)
+			return -ENOMEM;
+		i++;
+	}
+	*attrsp = a;
+	*nattrsp = i;
+	return 0;
+}
+
+static int edge_cmp(const void *a, const void *b)
+{
+	uint64_t x = AGSEQ(*(Agedge_t *const *)a);
+	uint64_t y = AGSEQ(*(Agedge_t *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/* @nodes is in libcgraph's node order, which is increasing sequence. */
+static int node_index(Agnode_t *n, Agnode_t **nodes, unsigned int nnodes)
+{
+	unsigned int lo = 0, hi = nnodes;
+
+	while (lo < hi) {
+		unsigned int mid = lo + (hi - lo) / 2;
+
+		if (AGSEQ(nodes[mid]) == AGSEQ(n))
+			return mid;
+		if (AGSEQ(nodes[mid]) < AGSEQ(n))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Copies the parsed graph into @raw (file order), with positions. */
+static int extract(struct loader *l, Agraph_t *g, struct fg_pool *pool,
+		   struct fg_raw *raw)
+{
+	unsigned int nn = agnnodes(g), ne = agnedges(g), i;
+	Agnode_t **nodes = NULL, *n;
+	Agedge_t **edges = NULL, *e;
+	int ret = -ENOMEM;
+
+	raw->name = fg_strdup(pool, agnameof(g) ? agnameof(g) : "");
+	raw->nodes = fg_allocv(pool, nn + 1, sizeof(*raw->nodes));
+	raw->edges = fg_allocv(pool, ne + 1, sizeof(*raw->edges));
+	nodes = calloc(nn + 1, sizeof(*nodes));
+	edges = calloc(ne + 1, sizeof(*edges));
+	if (!raw->name || !raw->nodes || !raw->edges || !nodes || !edges)
+		goto out;
+
+	i = 0;
+	for (n = agfstnode(g); n; n = agnxtnode(g, n))
+		nodes[i++] = n;
+	raw->nnodes = nn;
+	for (i = 0; i < nn; i++) {
+		struct fg_rnode *r = &raw->nodes[i];
+		char *name = agnameof(nodes[i]);
+
+		r->name = fg_strdup(pool, name);
+		if (!r->name)
+			goto out;
+		r->line = find_back(l, obj_pos(l, nodes[i]), name, 0);
+		ret = read_attrs(l, pool, g, AGNODE, nodes[i], r->line,
+				 &r->attrs, &r->nattrs);
+		if (ret)
+			goto out;
+	}
+
+	i = 0;
+	for (n = agfstnode(g); n; n = agnxtnode(g, n))
+		for (e = agfstout(g, n); e; e = agnxtout(g, e))
+			edges[i++] = e;
+	qsort(edges, i, sizeof(*edges), edge_cmp);
+	raw->nedges = i;
+	for (i = 0; i < raw->nedges; i++) {
+		struct fg_redge *r = &raw->edges[i];
+		Agnode_t *h = aghead(edges[i]);
+
+		r->tail = node_index(agtail(edges[i]), nodes, nn);
+		r->head = node_index(h, nodes, nn);
+		r->line = find_back(l, obj_pos(l, edges[i]), agnameof(h), 0);
+		ret = read_attrs(l, pool, g, AGEDGE, edges[i], r->line,
+				 &r->attrs, &r->nattrs);
+		if (ret)
+			goto out;
+	}
+	ret = 0;
+out:
+	free(nodes);
+	free(edges);
+	return ret;
+}
+
+/*
+ * Turns libcgraph's collected messages ("Error: file: syntax error in
+ * line 3 near '->'") into errors with their line.
+ */
+static int report_msgs(struct loader *l, const char *file,
+		       struct fg_errs *errs)
+{
+	char *s = l->msg, *nl;
+	int ret = 0;
+
+	while (s && *s) {
+		unsigned int line = 0;
+		char *p;
+		size_t flen = strlen(file);
+
+		nl = strchr(s, '\n');
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(s, "Error: ", 7))
+			s += 7;
+		else if (!strncmp(s, "Warning: ", 9))
+			s += 9;
+		if (!strncmp(s, file, flen) && !strncmp(s + flen, ": ", 2))
+			s += flen + 2;
+		p = strstr(s, " in line ");
+		if (p && sscanf(p, " in line %u", &line) == 1) {
+			char *q = p + 9;
+
+			while (*q >= '0' && *q <= '9')
+				q++;
+			memmove(p, q, strlen(q) + 1);
+		}
+		if (*s)
+			ret = fg_err(errs, file, line, NULL, NULL, "%s", s) ?: ret;
+		s = nl ? nl + 1 : NULL;
+	}
+	return ret;
+}
+
+/* Parses @l's text; *@gp is NULL after a syntax error. */
+static int parse(struct loader *l, const char *file, Agraph_t **gp,
+		 int *more)
+{
+	static Agiodisc_t io;
+	static Agiddisc_t id;
+	static Agdisc_t disc;
+	agusererrf old_errf;
+	int nerr = agerrors();
+	Agraph_t *g, *extra;
+
+	io = AgIoDisc;
+	io.afread = lexer_read;
+	id = AgIdDisc;
+	id.idregister = id_register;
+	disc = (Agdisc_t){ .mem = &AgMemDisc, .id = &id, .io = &io };
+
+	old_errf = agseterrf(collect_msg);
+	agsetfile((char *)file);
+	g = agread(l, &disc);
+	/*
+	 * Read on to the end: a second graph is an error, and the lexer is
+	 * left clean for the next load only once it has seen end of file.
+	 */
+	*more = 0;
+	if (g) {
+		while ((extra = agread(l, &disc))) {
+			*more = 1;
+			agclose(extra);
+		}
+	}
+	agsetfile(NULL);
+	agseterrf(old_errf);
+	if (g && agerrors() != nerr) {
+		agclose(g);
+		g = NULL;
+	}
+	*gp = g;
+	return l->nomem ? -ENOMEM : 0;
+}
+
+static int errs_new(struct fg_errs **ep)
+{
+	*ep = calloc(1, sizeof(**ep));
+	return *ep ? 0 : -ENOMEM;
+}
+
+int dfg_fg_parse(const char *text, size_t len, const char *path,
+		 const struct dfg_fg_types *types, struct dfg_fg **fgp,
+		 struct dfg_fg_errors **errsp)
+{
+	struct loader l = { .text = text, .len = len };
+	struct fg_pool pool = { 0 };
+	struct fg_raw raw = { 0 };
+	struct fg_errs *errs;
+	Agraph_t *g = NULL;
+	int more = 0, ret;
+
+	if (fgp)
+		*fgp = NULL;
+	if (errsp)
+		*errsp = NULL;
+	if (!text || !path || !fgp || (types && !types->lookup) ||
+	    len > INT_MAX)
+		return -EINVAL;
+	ret = errs_new(&errs);
+	if (ret)
+		return ret;
+	ret = index_lines(&l);
+	if (ret)
+		goto out;
+	raw.file = fg_strdup(&pool, path);
+	if (!raw.file) {
+		ret = -ENOMEM;
+		goto out;
+	}
+
+	pthread_mutex_lock(&load_lock);
+	cur = &l;
+	ret = parse(&l, path, &g, &more);
+	if (!ret)
+		ret = report_msgs(&l, path, errs);
+	if (!ret && g && !agisdirected(g))
+		ret = fg_err(errs, path, 1, NULL, NULL,
+			     "not a digraph (flows have a direction)");
+	if (!ret && more)
+		ret = fg_err(errs, path, 0, NULL, NULL,
+			     "more than one graph in the file");
+	if (!ret && !g && !errs->pub.n)
+		ret = fg_err(errs, path, 0, NULL, NULL, "no graph in the file");
+	if (!ret && g && !errs->pub.n) {
+		sort_positions(&l);
+		ret = extract(&l, g, &pool, &raw);
+	}
+	if (g)
+		agclose(g);
+	cur = NULL;
+	pthread_mutex_unlock(&load_lock);
+	if (ret)
+		goto out;
+
+	if (!errs->pub.n)
+		ret = fg_build(&raw, &pool, types, errs, fgp);
+	if (!ret && errs->pub.n)
+		ret = -EINVAL;
+out:
+	fg_pool_free(&pool);	/* fg_build() took it over on success */
+	free(l.line_start);
+	free(l.mods);
+	free(l.objs);
+	free(l.msg);
+	if (ret == -EINVAL && errsp)
+		*errsp = &errs->pub;
+	else
+		dfg_fg_errors_free(&errs->pub);
+	return ret;
+}
+
+static int read_file(const char *path, char **textp, size_t *lenp)
+{
+	int saved = errno, fd, ret = 0;
+	size_t len = 0, cap = 4096;
+	char *text = malloc(cap);
+	ssize_t n;
+
+	if (!text)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		ret = -errno;
+		goto out;
+	}
+	for (;;) {
+		if (len == cap) {
+			char *t = cap < INT_MAX ? realloc(text, cap * 2) : NULL;
+
+			if (!t) {
+				ret = cap < INT_MAX ? -ENOMEM : -EFBIG;
+				break;
+			}
+			text = t;
+			cap *= 2;
+		}
+		n = read(fd, text + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			ret = -errno;
+		if (n <= 0)
+			break;
+		len += n;
+	}
+	close(fd);
+out:
+	errno = saved;
+	if (ret) {
+		free(text);
+		return ret;
+	}
+	*textp = text;
+	*lenp = len;
+	return 0;
+}
+
+int dfg_fg_load(const char *path, const struct dfg_fg_types *types,
+		struct dfg_fg **fgp, struct dfg_fg_errors **errsp)
+{
+	size_t len;
+	char *text;
+	int ret;
+
+	if (fgp)
+		*fgp = NULL;
+	if (errsp)
+		*errsp = NULL;
+	if (!path || !fgp)
+		return -EINVAL;
+	ret = read_file(path, &text, &len);
+	if (ret)
+		return ret;
+	ret = dfg_fg_parse(text, len, path, types, fgp, errsp);
+	free(text);
+	return ret;
+}

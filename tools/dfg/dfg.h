@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * dfg(1): one program, one file per subcommand. A subcommand is a
+ * function taking the arguments after its name (argv[0] is the name) and
+ * returning the exit status; list it in dfg.c's table.
+ */
+#ifndef _DFG_TOOL_H
+#define _DFG_TOOL_H
+
+/* Exit statuses of every subcommand. */
+enum {
+	DFG_EXIT_OK	= 0,
+	DFG_EXIT_FAIL	= 1,	/* the job or graph failed */
+	DFG_EXIT_USAGE	= 2,	/* bad command line */
+};
+
+int dfg_cmd_plan(int argc, char **argv);
+
+/* "dfg: <fmt>\n" on stderr. */
+void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif /* _DFG_TOOL_H */
