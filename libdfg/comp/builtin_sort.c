@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * Built-in pull components, recast as push the way the patent describes:
+ * compute() only stores, and the work happens at a logical break, EOF
+ * (shutdown) or a user blip (a unit-of-work boundary): sort, join,
+ * aggregate and its shorthand count. Their buffers are their state, so a
+ * checkpoint saves them whole.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- sort -------------------------------------------------------------- */
+
+struct sorter {
+	struct comp_key		key;
+	struct comp_store	recs;
+};
+
+static void sort_fini(struct dfg_comp *c)
+{
+	struct sorter *s = dfg_comp_state(c);
+
+	comp_key_fini(&s->key);
+	comp_store_fini(&s->recs);
+	free(s);
+}
+
+static int sort_init(struct dfg_comp *c, void **state)
+{
+	struct sorter *s = calloc(1, sizeof(*s));
+	int ret;
+
+	if (!s)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	*state = s;
+	ret = comp_key_init(c, &s->key, "key", "$0");
+	if (ret)
+		sort_fini(c);
+	return ret;
+}
+
+static int sort_compute(struct dfg_comp *c, unsigned int port,
+			const struct dfg_elem *e)
+{
+	struct sorter *s = dfg_comp_state(c);
+	struct dfg_expr_val v;
+	int ret;
+
+	(void)port;
+	ret = comp_key_eval(c, &s->key, e, &v);
+	if (ret)
+		return ret;
+	if (!comp_store_add(&s->recs, e->data, e->len, &v))
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	return 0;
+}
+
+struct order_ctx {
+	const struct comp_key	*key;
+	const struct comp_rec	*recs;
+};
+
+/* By key, then by arrival: a stable sort out of qsort_r. */
+static int order_cmp(const void *a, const void *b, void *arg)
+{
+	const struct order_ctx *o = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	struct dfg_expr_val x, y;
+	int r;
+
+	comp_rec_key(&o->recs[i], o->key->numeric, &x);
+	comp_rec_key(&o->recs[j], o->key->numeric, &y);
+	r = comp_key_cmp(o->key, &x, &y);
+	return r ? r : (i > j) - (i < j);
+}
+
+/* Emits the stored records in key order, then forgets them. */
+static int sort_flush(struct dfg_comp *c)
+{
+	struct sorter *s = dfg_comp_state(c);
+	struct order_ctx o = { &s->key, s->recs.recs };
+	size_t i, n = s->recs.nr;
+	size_t *idx;
+	int ret = 0;
+
+	if (!n)
+		return 0;
+	idx = malloc(n * sizeof(*idx));
+	if (!idx)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), order_cmp, &o);
+	for (i = 0; !ret && i < n; i++) {
+		const struct comp_rec *r = &s->recs.recs[idx[i]];
+
+		ret = dfg_emit(c, 0, &(struct dfg_elem){ r->data, r->len, 0 });
+	}
+	free(idx);
+	comp_store_clear(&s->recs);
+	return ret;
+}
+
+static int sort_blip(struct dfg_comp *c, const struct dfg_blip *b)
+{
+	return b->kind == DFG_BLIP_USER ? sort_flush(c) : 0;
+}
+
+static int sort_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
+{
+	struct sorter *s = dfg_comp_state(c);
+
+	return comp_store_save(&s->recs, w);
+}
+
+static int sort_restore(struct dfg_comp *c, struct dfg_ckpt *r)
+{
+	struct sorter *s = dfg_comp_state(c);
+
+	return comp_store_load(&s->recs, r);
+}
+
+static const char *const sort_params[] = {
+	"key", "sep", "numeric", "order", NULL
+};
+
+const struct dfg_comp_type comp_sort = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "sort",
+	.summary = "stable sort by key at EOF (or at a user blip)",
+	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 1,
+	.params = sort_params,
+	.init = sort_init,
+	.fini = sort_fini,
+	.compute = sort_compute,
+	.shutdown = sort_flush,
+	.process_blip = sort_blip,
+	.checkpoint = sort_checkpoint,
+	.restore = sort_restore,
+};
+
+/* ---- join -------------------------------------------------------------- */
+
+/*
+ * struct joiner - an equi-join of input 0 (left) with input 1 (right)
+ * @key:	key of each side, compared as bytes
+ * @side:	the stored elements of each side
+ * @outer:	left join: a left element without a match goes out alone
+ * @out_sep:	put between the left and the right element
+ */
+struct joiner {
+	struct comp_key		key[2];
+	struct comp_store	side[2];
+	bool			outer;
+	char			*out_sep;
+	struct comp_buf		buf;
+};
+
+static void join_fini(struct dfg_comp *c)
+{
+	struct joiner *j = dfg_comp_state(c);
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		comp_key_fini(&j->key[i]);
+		comp_store_fini(&j->side[i]);
+	}
+	free(j->out_sep);
+	free(j->buf.p);
+	free(j);
+}
+
+static int join_init(struct dfg_comp *c, void **state)
+{
+	const char *type = dfg_comp_param(c, "type", "inner");
+	const char *key = dfg_comp_param(c, "key", "$1");
+	struct joiner *j = calloc(1, sizeof(*j));
+	int ret;
+
+	if (!j)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	*state = j;
+	j->outer = !strcmp(type, "left");
+	j->out_sep = strdup(dfg_comp_param(c, "out_sep", "\t"));
+	if (!j->out_sep)
+		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
+	else if (strcmp(type, "inner") && strcmp(type, "left"))
+		ret = dfg_comp_error(c, -EINVAL,
+				     "parameter type: '%s' is not inner or left",
+				     type);
+	else
+		ret = comp_key_init(c, &j->key[0], "left_key", key);
+	if (!ret)
+		ret = comp_key_init(c, &j->key[1], "right_key", key);
+	if (ret)
+		join_fini(c);
+	return ret;
+}
+
+static int join_compute(struct dfg_comp *c, unsigned int port,
+			const struct dfg_elem *e)
+{
+	struct joiner *j = dfg_comp_state(c);
+	struct dfg_expr_val v;
+	int ret;
+
+	ret = comp_key_eval(c, &j->key[port], e, &v);
+	if (ret)
+		return ret;
+	if (!comp_store_add(&j->side[port], e->data, e->len, &v))
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	return 0;
+}
+
+struct probe {
+	const struct comp_store	*store;
+	const char		*key;
+	size_t			len;
+};
+
+static bool probe_eq(void *ctx, size_t idx)
+{
+	const struct probe *p = ctx;
+	const struct comp_rec *r = &p->store->recs[idx];
+
+	return r->sklen == p->len && !memcmp(r->skey, p->key, p->len);
+}
+
+static int join_emit(struct dfg_comp *c, struct joiner *j,
+		     const struct comp_rec *l, const struct comp_rec *r)
+{
+	int ret;
+
+	j->buf.len = 0;
+	ret = comp_buf_add(c, &j->buf, l->data, l->len);
+	if (!ret && r)
+		ret = comp_buf_add(c, &j->buf, j->out_sep, strlen(j->out_sep));
+	if (!ret && r)
+		ret = comp_buf_add(c, &j->buf, r->data, r->len);
+	if (ret)
+		return ret;
+	return dfg_emit(c, 0, &(struct dfg_elem){ j->buf.p, j->buf.len, 0 });
+}
+
+/*
+ * Hash join: the right side is indexed by key (one table entry per
+ * distinct key, @next chaining equal keys in arrival order), then every
+ * left element, in arrival order, meets its matches in arrival order.
+ */
+static int join_shutdown(struct dfg_comp *c)
+{
+	struct joiner *j = dfg_comp_state(c);
+	const struct comp_store *rs = &j->side[1], *ls = &j->side[0];
+	struct comp_table t = { 0 };
+	size_t i, *next = NULL, *last = NULL;
+	long m;
+	int ret = 0;
+
+	if (rs->nr) {
+		next = malloc(rs->nr * sizeof(*next));
+		last = malloc(rs->nr * sizeof(*last));
+		if (!next || !last)
+			ret = dfg_comp_error(c, -ENOMEM, "out of memory");
+	}
+	for (i = 0; !ret && i < rs->nr; i++) {
+		const struct comp_rec *r = &rs->recs[i];
+		struct probe p = { rs, r->skey, r->sklen };
+		__u64 h = comp_hash(r->skey, r->sklen);
+
+		next[i] = SIZE_MAX;
+		m = comp_table_find(&t, h, probe_eq, &p);
+		if (m < 0) {
+			last[i] = i;	/* i heads its chain */
+			if (comp_table_add(&t, h, i))
+				ret = dfg_comp_error(c, -ENOMEM,
+						     "out of memory");
+		} else {
+			next[last[m]] = i;
+			last[m] = i;
+		}
+	}
+	for (i = 0; !ret && i < ls->nr; i++) {
+		const struct comp_rec *l = &ls->recs[i];
+		struct probe p = { rs, l->skey, l->sklen };
+		size_t k;
+
+		m = comp_table_find(&t, comp_hash(l->skey, l->sklen), probe_eq,
+				    &p);
+		if (m < 0 && j->outer)
+			ret = join_emit(c, j, l, NULL);
+		for (k = m; m >= 0 && !ret && k != SIZE_MAX; k = next[k])
+			ret = join_emit(c, j, l, &rs->recs[k]);
+	}
+	comp_table_fini(&t);
+	free(next);
+	free(last);
+	return ret;
+}
+
+static int join_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
+{
+	struct joiner *j = dfg_comp_state(c);
+	int ret = comp_store_save(&j->side[0], w);
+
+	return ret ? ret : comp_store_save(&j->side[1], w);
+}
+
+static int join_restore(struct dfg_comp *c, struct dfg_ckpt *r)
+{
+	struct joiner *j = dfg_comp_state(c);
+	int ret = comp_store_load(&j->side[0], r);
+
+	return ret ? ret : comp_store_load(&j->side[1], r);
+}
+
+static const char *const join_params[] = {
+	"key", "left_key", "right_key", "sep", "out_sep", "type", NULL
+};
+
+const struct dfg_comp_type comp_join = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "join",
+	.summary = "join input 0 with input 1 on equal keys, at EOF",
+	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
+	.min_in = 2, .max_in = 2,
+	.min_out = 1, .max_out = 1,
+	.params = join_params,
+	.init = join_init,
+	.fini = join_fini,
+	.compute = join_compute,
+	.shutdown = join_shutdown,
+	.checkpoint = join_checkpoint,
+	.restore = join_restore,
+};
+
+/* ---- aggregate, count -------------------------------------------------- */
+
+enum agg_op { AGG_COUNT, AGG_SUM, AGG_MIN, AGG_MAX };
+
+/*
+ * struct aggregator - one value per distinct key, in first-seen order
+ * @key:	the grouping key (compared as bytes)
+ * @value:	expression aggregated (not for count)
+ * @groups:	one record per key; its ikey holds the running value
+ * @index:	key -> group
+ */
+struct aggregator {
+	enum agg_op		op;
+	struct comp_key		key;
+	struct dfg_expr		*value;
+	struct comp_store	groups;
+	struct comp_table	index;
+	char			*out_sep;
+	struct comp_buf		buf;
+};
+
+static void agg_fini(struct dfg_comp *c)
+{
+	struct aggregator *a = dfg_comp_state(c);
+
+	comp_key_fini(&a->key);
+	dfg_expr_free(a->value);
+	comp_store_fini(&a->groups);
+	comp_table_fini(&a->index);
+	free(a->out_sep);
+	free(a->buf.p);
+	free(a);
+}
+
+static int agg_init(struct dfg_comp *c, void **state)
+{
+	static const char *const ops[] = {
+		[AGG_COUNT] = "count", [AGG_SUM] = "sum",
+		[AGG_MIN] = "min", [AGG_MAX] = "max",
+	};
+	const char *op = dfg_comp_param(c, "op", "count");
+	struct aggregator *a = calloc(1, sizeof(*a));
+	int ret = 0;
+
+	if (!a)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	*state = a;
+	for (a->op = AGG_COUNT; a->op <= AGG_MAX; a->op++)
+		if (!strcmp(op, ops[a->op]))
+			break;
+	if (a->op > AGG_MAX)
+		ret = dfg_comp_error(c, -EINVAL,
+				     "parameter op: '%s' is not count, sum, min or max",
+				     op);
+	if (!ret)
+		ret = comp_key_init(c, &a->key, "key", "$0");
+	if (!ret && a->op != AGG_COUNT)
+		ret = comp_expr(c, "value", NULL, &a->value);
+	if (!ret && !(a->out_sep = strdup(dfg_comp_param(c, "out_sep", "\t"))))
+		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
+	if (ret)
+		agg_fini(c);
+	return ret;
+}
+
+/* The value expression on the element the key was just evaluated on. */
+static int agg_value(struct dfg_comp *c, struct aggregator *a, long long *x)
+{
+	struct dfg_expr_val v;
+	char msg[160];
+	int ret;
+
+	ret = dfg_expr_eval(a->value, &a->key.env, &v, msg, sizeof(msg));
+	if (ret)
+		return dfg_comp_error(c, ret, "element %lld: value: %s",
+				      a->key.env.nr, msg);
+	ret = dfg_expr_to_int(&v, x);
+	if (ret)
+		return dfg_comp_error(c, ret,
+				      "element %lld: value '%.*s' is not an integer",
+				      a->key.env.nr, (int)(v.len > 40 ? 40 : v.len),
+				      v.s);
+	return 0;
+}
+
+static int agg_compute(struct dfg_comp *c, unsigned int port,
+		       const struct dfg_elem *e)
+{
+	struct aggregator *a = dfg_comp_state(c);
+	struct dfg_expr_val k;
+	struct comp_rec *g;
+	long long x = 1;
+	struct probe p;
+	long m;
+	__u64 h;
+	int ret;
+
+	(void)port;
+	ret = comp_key_eval(c, &a->key, e, &k);
+	if (!ret && a->value)
+		ret = agg_value(c, a, &x);
+	if (ret)
+		return ret;
+	p = (struct probe){ &a->groups, k.s, k.len };
+	h = comp_hash(k.s, k.len);
+	m = comp_table_find(&a->index, h, probe_eq, &p);
+	if (m < 0) {
+		/* the group record holds only its key */
+		g = comp_store_add(&a->groups, k.s, k.len, &k);
+		if (!g || comp_table_add(&a->index, h, a->groups.nr - 1))
+			return dfg_comp_error(c, -ENOMEM, "out of memory");
+		g->ikey = x;	/* count: x is 1 */
+		return 0;
+	}
+	g = &a->groups.recs[m];
+	switch (a->op) {
+	case AGG_COUNT:
+		g->ikey++;
+		break;
+	case AGG_SUM:
+		if (__builtin_add_overflow(g->ikey, x, &g->ikey))
+			return dfg_comp_error(c, -ERANGE,
+					      "sum for key '%.*s' overflows",
+					      (int)(k.len > 40 ? 40 : k.len),
+					      k.s);
+		break;
+	case AGG_MIN:
+		if (x < g->ikey)
+			g->ikey = x;
+		break;
+	case AGG_MAX:
+		if (x > g->ikey)
+			g->ikey = x;
+		break;
+	}
+	return 0;
+}
+
+/* Emits "key<out_sep>value" per group, then forgets the groups. */
+static int agg_flush(struct dfg_comp *c)
+{
+	struct aggregator *a = dfg_comp_state(c);
+	size_t i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < a->groups.nr; i++) {
+		const struct comp_rec *g = &a->groups.recs[i];
+		char num[24];
+		int n = snprintf(num, sizeof(num), "%lld", g->ikey);
+
+		a->buf.len = 0;
+		ret = comp_buf_add(c, &a->buf, g->data, g->len);
+		if (!ret)
+			ret = comp_buf_add(c, &a->buf, a->out_sep,
+					   strlen(a->out_sep));
+		if (!ret)
+			ret = comp_buf_add(c, &a->buf, num, n);
+		if (!ret)
+			ret = dfg_emit(c, 0, &(struct dfg_elem){
+					       a->buf.p, a->buf.len, 0 });
+	}
+	comp_store_clear(&a->groups);
+	comp_table_fini(&a->index);
+	return ret;
+}
+
+static int agg_blip(struct dfg_comp *c, const struct dfg_blip *b)
+{
+	return b->kind == DFG_BLIP_USER ? agg_flush(c) : 0;
+}
+
+static int agg_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
+{
+	struct aggregator *a = dfg_comp_state(c);
+
+	return comp_store_save(&a->groups, w);
+}
+
+static int agg_restore(struct dfg_comp *c, struct dfg_ckpt *r)
+{
+	struct aggregator *a = dfg_comp_state(c);
+	size_t i;
+	int ret;
+
+	ret = comp_store_load(&a->groups, r);
+	for (i = 0; !ret && i < a->groups.nr; i++) {
+		const struct comp_rec *g = &a->groups.recs[i];
+
+		if (comp_table_add(&a->index, comp_hash(g->skey, g->sklen), i))
+			ret = dfg_comp_error(c, -ENOMEM, "out of memory");
+	}
+	return ret;
+}
+
+static const char *const agg_params[] = {
+	"key", "value", "op", "sep", "out_sep", NULL
+};
+
+const struct dfg_comp_type comp_aggregate = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "aggregate",
+	.summary = "count, sum, min or max of value per key, at EOF",
+	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 1,
+	.params = agg_params,
+	.init = agg_init,
+	.fini = agg_fini,
+	.compute = agg_compute,
+	.shutdown = agg_flush,
+	.process_blip = agg_blip,
+	.checkpoint = agg_checkpoint,
+	.restore = agg_restore,
+};
+
+static const char *const count_params[] = { "key", "sep", "out_sep", NULL };
+
+const struct dfg_comp_type comp_count = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "count",
+	.summary = "number of elements per key, at EOF",
+	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 1,
+	.params = count_params,
+	.init = agg_init,
+	.fini = agg_fini,
+	.compute = agg_compute,
+	.shutdown = agg_flush,
+	.process_blip = agg_blip,
+	.checkpoint = agg_checkpoint,
+	.restore = agg_restore,
+};

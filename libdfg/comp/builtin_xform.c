@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * Built-in element-at-a-time components: filter, map, split_words,
+ * partition, gather, and merge (which holds elements only until every
+ * input has one to compare).
+ *
+ * Components that pass an element on unchanged (filter, gather,
+ * partition, split_words without lower) emit pointers into the element
+ * they were given, so inside a folded set nothing is copied.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* ---- filter, map ------------------------------------------------------- */
+
+/* An expression over the element, fields split by "sep". */
+struct xform {
+	struct dfg_expr		*expr;
+	struct dfg_expr_env	env;
+};
+
+static void xform_fini(struct dfg_comp *c)
+{
+	struct xform *x = dfg_comp_state(c);
+
+	dfg_expr_free(x->expr);
+	dfg_expr_env_fini(&x->env);
+	free(x);
+}
+
+static int xform_init(struct dfg_comp *c, void **state)
+{
+	struct xform *x;
+	int ret, sep;
+
+	ret = comp_sep(c, "sep", &sep);
+	if (ret)
+		return ret;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	dfg_expr_env_init(&x->env, sep);
+	*state = x;
+	ret = comp_expr(c, "expr", NULL, &x->expr);
+	if (ret)
+		xform_fini(c);
+	return ret;
+}
+
+static int xform_eval(struct dfg_comp *c, struct xform *x,
+		      const struct dfg_elem *e, struct dfg_expr_val *v)
+{
+	char msg[160];
+	int ret;
+
+	dfg_expr_env_set(&x->env, e->data, e->len);
+	ret = dfg_expr_eval(x->expr, &x->env, v, msg, sizeof(msg));
+	if (ret)
+		return dfg_comp_error(c, ret, "element %lld: %s", x->env.nr,
+				      msg);
+	return 0;
+}
+
+static int filter_compute(struct dfg_comp *c, unsigned int port,
+			  const struct dfg_elem *e)
+{
+	struct dfg_expr_val v;
+	int ret;
+
+	(void)port;
+	ret = xform_eval(c, dfg_comp_state(c), e, &v);
+	if (ret)
+		return ret;
+	if (dfg_expr_truth(&v))
+		return dfg_emit(c, 0, e);
+	if (dfg_comp_nr_out(c) > 1)	/* the rejects, if connected */
+		return dfg_emit(c, 1, e);
+	return 0;
+}
+
+static int map_compute(struct dfg_comp *c, unsigned int port,
+		       const struct dfg_elem *e)
+{
+	struct xform *x = dfg_comp_state(c);
+	struct dfg_elem out = { .tag = e->tag };
+	struct dfg_expr_val v;
+	int ret;
+
+	(void)port;
+	ret = xform_eval(c, x, e, &v);
+	if (!ret && dfg_expr_to_str(&x->env, &v))
+		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
+	if (ret)
+		return ret;
+	out.data = v.s;
+	out.len = v.len;
+	return dfg_emit(c, 0, &out);
+}
+
+static const char *const xform_params[] = { "expr", "sep", NULL };
+
+const struct dfg_comp_type comp_filter = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "filter",
+	.summary = "pass elements where expr is true (rejects to output 1)",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 2,
+	.params = xform_params,
+	.init = xform_init,
+	.fini = xform_fini,
+	.compute = filter_compute,
+};
+
+const struct dfg_comp_type comp_map = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "map",
+	.summary = "replace each element by the value of expr",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 1,
+	.params = xform_params,
+	.init = xform_init,
+	.fini = xform_fini,
+	.compute = map_compute,
+};
+
+/* ---- split_words ------------------------------------------------------- */
+
+enum word_chars { WORD_ALPHA, WORD_ALNUM, WORD_NONBLANK };
+
+/*
+ * struct words - how split_words cuts
+ * @chars:	what a word is made of (ASCII letters, letters and digits,
+ *		anything but blanks)
+ * @lower:	emit words in lower case (then copied into @buf)
+ */
+struct words {
+	enum word_chars	chars;
+	bool		lower;
+	struct comp_buf	buf;
+};
+
+static void words_fini(struct dfg_comp *c)
+{
+	struct words *w = dfg_comp_state(c);
+
+	free(w->buf.p);
+	free(w);
+}
+
+static int words_init(struct dfg_comp *c, void **state)
+{
+	const char *chars = dfg_comp_param(c, "chars", "alpha");
+	struct words *w;
+	long long lower;
+	int ret;
+
+	ret = dfg_comp_param_long(c, "lower", 0, 0, 1, &lower);
+	if (ret)
+		return ret;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	w->lower = lower;
+	if (!strcmp(chars, "alpha"))
+		w->chars = WORD_ALPHA;
+	else if (!strcmp(chars, "alnum"))
+		w->chars = WORD_ALNUM;
+	else if (!strcmp(chars, "nonblank"))
+		w->chars = WORD_NONBLANK;
+	else {
+		free(w);
+		return dfg_comp_error(c, -EINVAL,
+				      "parameter chars: '%s' is not alpha, alnum or nonblank",
+				      chars);
+	}
+	*state = w;
+	return 0;
+}
+
+/* ASCII classes only: the result must not depend on the locale. */
+static bool word_char(enum word_chars k, unsigned char ch)
+{
+	bool alpha = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z');
+
+	switch (k) {
+	case WORD_ALPHA:
+		return alpha;
+	case WORD_ALNUM:
+		return alpha || (ch >= '0' && ch <= '9');
+	default:
+		return !isspace(ch);
+	}
+}
+
+static int words_compute(struct dfg_comp *c, unsigned int port,
+			 const struct dfg_elem *e)
+{
+	struct words *w = dfg_comp_state(c);
+	const unsigned char *s = e->data;
+	size_t i = 0, start, k;
+	int ret;
+
+	(void)port;
+	while (i < e->len) {
+		struct dfg_elem out = { .tag = e->tag };
+
+		while (i < e->len && !word_char(w->chars, s[i]))
+			i++;
+		if (i == e->len)
+			break;
+		start = i;
+		while (i < e->len && word_char(w->chars, s[i]))
+			i++;
+		out.data = s + start;
+		out.len = i - start;
+		if (w->lower) {
+			w->buf.len = 0;
+			ret = comp_buf_add(c, &w->buf, out.data, out.len);
+			if (ret)
+				return ret;
+			for (k = 0; k < out.len; k++)
+				w->buf.p[k] = tolower((unsigned char)w->buf.p[k]);
+			out.data = w->buf.p;
+		}
+		ret = dfg_emit(c, 0, &out);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static const char *const words_params[] = { "chars", "lower", NULL };
+
+const struct dfg_comp_type comp_split_words = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "split_words",
+	.summary = "emit each word of each element",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 1,
+	.params = words_params,
+	.init = words_init,
+	.fini = words_fini,
+	.compute = words_compute,
+};
+
+/* ---- partition --------------------------------------------------------- */
+
+static void keyed_fini(struct dfg_comp *c)
+{
+	struct comp_key *k = dfg_comp_state(c);
+
+	comp_key_fini(k);
+	free(k);
+}
+
+static int keyed_init(struct dfg_comp *c, void **state)
+{
+	struct comp_key *k = calloc(1, sizeof(*k));
+	int ret;
+
+	if (!k)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	ret = comp_key_init(c, k, "key", "$0");
+	if (ret) {
+		comp_key_fini(k);
+		free(k);
+		return ret;
+	}
+	*state = k;
+	return 0;
+}
+
+static int partition_compute(struct dfg_comp *c, unsigned int port,
+			     const struct dfg_elem *e)
+{
+	struct comp_key *k = dfg_comp_state(c);
+	struct dfg_elem out = *e;
+	struct dfg_expr_val v;
+	int ret;
+
+	(void)port;
+	ret = comp_key_eval(c, k, e, &v);
+	if (ret)
+		return ret;
+	out.tag = comp_hash(v.s, v.len);
+	return dfg_emit(c, out.tag % dfg_comp_nr_out(c), &out);
+}
+
+static const char *const partition_params[] = { "key", "sep", NULL };
+
+const struct dfg_comp_type comp_partition = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "partition",
+	.summary = "send each element to output hash(key) % outputs",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = DFG_COMP_MAX_PORTS,
+	.params = partition_params,
+	.init = keyed_init,
+	.fini = keyed_fini,
+	.compute = partition_compute,
+};
+
+/* ---- gather ------------------------------------------------------------ */
+
+static int gather_compute(struct dfg_comp *c, unsigned int port,
+			  const struct dfg_elem *e)
+{
+	(void)port;
+	return dfg_emit(c, 0, e);
+}
+
+const struct dfg_comp_type comp_gather = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "gather",
+	.summary = "pass the elements of every input to the output",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = DFG_COMP_MAX_PORTS,
+	.min_out = 1, .max_out = 1,
+	.compute = gather_compute,
+};
+
+/* ---- merge ------------------------------------------------------------- */
+
+/*
+ * struct merger - a queue per input, each sorted by @key
+ *
+ * An element leaves only when every input that has not ended has one
+ * queued, since the smallest of the heads is then the smallest of all
+ * that can still come; ties go to the lower input.
+ */
+struct merger {
+	struct comp_key		key;
+	unsigned int		nr;
+	struct comp_store	q[];
+};
+
+static void merge_fini(struct dfg_comp *c)
+{
+	struct merger *m = dfg_comp_state(c);
+	unsigned int i;
+
+	for (i = 0; i < m->nr; i++)
+		comp_store_fini(&m->q[i]);
+	comp_key_fini(&m->key);
+	free(m);
+}
+
+static int merge_init(struct dfg_comp *c, void **state)
+{
+	unsigned int n = dfg_comp_nr_in(c);
+	struct merger *m;
+	int ret;
+
+	m = calloc(1, sizeof(*m) + n * sizeof(m->q[0]));
+	if (!m)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	m->nr = n;
+	*state = m;
+	ret = comp_key_init(c, &m->key, "key", "$0");
+	if (ret)
+		merge_fini(c);
+	return ret;
+}
+
+/* Emits while the order is known; @all: every input has ended. */
+static int merge_drain(struct dfg_comp *c, struct merger *m, bool all)
+{
+	for (;;) {
+		struct dfg_expr_val best_key, key;
+		struct comp_rec *r;
+		int best = -1, ret;
+		unsigned int i;
+
+		for (i = 0; i < m->nr; i++) {
+			struct comp_store *q = &m->q[i];
+
+			if (q->head == q->nr) {
+				if (!all && !c->ended[i])
+					return 0;	/* it may still send */
+				continue;
+			}
+			comp_rec_key(&q->recs[q->head], m->key.numeric, &key);
+			if (best < 0 || comp_key_cmp(&m->key, &key,
+						     &best_key) < 0) {
+				best = i;
+				best_key = key;
+			}
+		}
+		if (best < 0)
+			return 0;
+		r = &m->q[best].recs[m->q[best].head++];
+		ret = dfg_emit(c, 0, &(struct dfg_elem){ r->data, r->len, 0 });
+		if (m->q[best].head == m->q[best].nr)
+			comp_store_clear(&m->q[best]);
+		if (ret)
+			return ret;
+	}
+}
+
+static int merge_compute(struct dfg_comp *c, unsigned int port,
+			 const struct dfg_elem *e)
+{
+	struct merger *m = dfg_comp_state(c);
+	struct comp_store *q = &m->q[port];
+	struct dfg_expr_val v, prev;
+	int ret;
+
+	ret = comp_key_eval(c, &m->key, e, &v);
+	if (ret)
+		return ret;
+	if (q->nr) {
+		comp_rec_key(&q->recs[q->nr - 1], m->key.numeric, &prev);
+		if (comp_key_cmp(&m->key, &v, &prev) < 0)
+			return dfg_comp_error(c, -EINVAL,
+					      "input %u is not sorted (element %lld)",
+					      port, m->key.env.nr);
+	}
+	if (!comp_store_add(q, e->data, e->len, &v))
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	return merge_drain(c, m, false);
+}
+
+static int merge_end_input(struct dfg_comp *c, unsigned int port)
+{
+	(void)port;
+	return merge_drain(c, dfg_comp_state(c), false);
+}
+
+static int merge_shutdown(struct dfg_comp *c)
+{
+	return merge_drain(c, dfg_comp_state(c), true);
+}
+
+static int merge_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
+{
+	struct merger *m = dfg_comp_state(c);
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < m->nr; i++)
+		ret = comp_store_save(&m->q[i], w);
+	return ret;
+}
+
+static int merge_restore(struct dfg_comp *c, struct dfg_ckpt *r)
+{
+	struct merger *m = dfg_comp_state(c);
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; !ret && i < m->nr; i++)
+		ret = comp_store_load(&m->q[i], r);
+	return ret;
+}
+
+static const char *const merge_params[] = {
+	"key", "sep", "numeric", "order", NULL
+};
+
+const struct dfg_comp_type comp_merge = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "merge",
+	.summary = "merge inputs sorted by key into one sorted output",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = DFG_COMP_MAX_PORTS,
+	.min_out = 1, .max_out = 1,
+	.params = merge_params,
+	.init = merge_init,
+	.fini = merge_fini,
+	.compute = merge_compute,
+	.end_input = merge_end_input,
+	.shutdown = merge_shutdown,
+	.checkpoint = merge_checkpoint,
+	.restore = merge_restore,
+};
