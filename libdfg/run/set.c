@@ -343,10 +343,12 @@ unsigned int run_hash_route(const struct dfg_fg_flow *f,
 			    const struct dfg_elem *e, unsigned int n)
 {
 	const unsigned char *p = e->data, *end = p + e->len;
-	long field = f->key ? strtol(f->key, NULL, 10) : 0;
+	const char *key = f->key && f->key[0] == '$' ? f->key + 1 : f->key;
+	long field = key ? strtol(key, NULL, 10) : 0;
 	__u64 h = 0xcbf29ce484222325ULL;	/* FNV-1a */
 
-	/* key=N: the N-th field separated by blanks; else the whole element */
+	/* key=N or $N: the N-th field separated by blanks; else (0, or not
+	 * a number) the whole element */
 	while (field > 1 && p < end) {
 		while (p < end && *p != ' ' && *p != '\t')
 			p++;
