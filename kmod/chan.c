@@ -44,6 +44,15 @@
  *			park.c: task-exit monitor, dfg.max_parked. A parked
  *			command pins the file, so release runs with nothing
  *			of this endpoint parked or sleeping.
+ *   struct dfg_chan_watch  the scheduler's wait for a channel condition on
+ *			behalf of a set (sched.c), on ->watches under ->lock
+ *			while armed; embedded in the set, which disarms it
+ *			before it goes. It raises the waiting flag of its
+ *			side as a waiting endpoint would, and is fired (its
+ *			callback called under ->lock, after unlinking) by the
+ *			same WAKEs and endpoint releases that complete
+ *			waiters. Lock order: dfg_chan.lock -> the scheduler's
+ *			client lock, taken by the callback.
  *   struct dfg_chan_waiter  one WAIT that could not complete at once, on
  *			->cons_waiters or ->prod_waiters under ->lock.
  *			io_uring: allocated, embeds its dfg_park, freed by the
@@ -93,6 +102,7 @@ static_assert(DFG_CHAN_PAGE == PAGE_SIZE);
  * @base:	kernel mapping of @mem
  * @cons_waiters: consumer waits (dfg_chan_waiter.node)
  * @prod_waiters: producer waits
+ * @watches:	armed scheduler watches (dfg_chan_watch.node)
  * @consumer_state: DFG_CHAN_S_*
  * @nr_producers: producer endpoints OPEN now
  * @ever_opened: a producer endpoint was opened once (EOF needs one)
@@ -115,6 +125,7 @@ struct dfg_chan {
 	void			*base;
 	struct list_head	cons_waiters;
 	struct list_head	prod_waiters;
+	struct list_head	watches;
 	u32			consumer_state;
 	u32			nr_producers;
 	bool			ever_opened;
@@ -262,20 +273,56 @@ static bool dfg_chan_complete(struct dfg_chan_waiter *w, int res)
 	return dfg_park_complete(&w->park, res, res > 0 ? res : 0);
 }
 
+/* The waiting flag a watch raises: the consumer's, or its ring's. */
+static void dfg_chan_watch_flag(struct dfg_chan *ch, struct dfg_chan_watch *w,
+				u32 val)
+{
+	lockdep_assert_held(&ch->lock);
+	if (w->role == DFG_CHAN_CONSUMER)
+		WRITE_ONCE(dfg_chan_hdr(ch)->cons_waiting, val);
+	else
+		WRITE_ONCE(dfg_chan_ring(ch, w->slot)->prod_waiting, val);
+}
+
+static int dfg_chan_watch_events(struct dfg_chan *ch, struct dfg_chan_watch *w)
+{
+	if (w->role == DFG_CHAN_CONSUMER)
+		return dfg_chan_cons_events(ch);
+	return dfg_chan_prod_events(ch, w->slot);
+}
+
+/* Fire the armed watches of @role that can progress; caller holds ->lock. */
+static u32 dfg_chan_fire_watches(struct dfg_chan *ch, u32 role)
+{
+	struct dfg_chan_watch *w, *tmp;
+	u32 n = 0;
+
+	list_for_each_entry_safe(w, tmp, &ch->watches, node) {
+		if (w->role != role || !dfg_chan_watch_events(ch, w))
+			continue;
+		list_del_init(&w->node);
+		dfg_chan_watch_flag(ch, w, 0);
+		w->fire(w);
+		n++;
+	}
+	return n;
+}
+
 /* Complete the consumer's waits if it can progress; caller holds ->lock. */
 static u32 dfg_chan_wake_consumer(struct dfg_chan *ch)
 {
 	struct dfg_chan_waiter *w, *tmp;
-	u32 n = 0;
+	u32 n = dfg_chan_fire_watches(ch, DFG_CHAN_CONSUMER);
 	int ev;
 
 	if (list_empty(&ch->cons_waiters))
-		return 0;
+		goto out;
 	ev = dfg_chan_cons_events(ch);
 	if (!ev)
-		return 0;
+		goto out;
 	list_for_each_entry_safe(w, tmp, &ch->cons_waiters, node)
 		n += dfg_chan_complete(w, ev);
+out:
 	ch->wakeups += n;
 	return n;
 }
@@ -284,7 +331,7 @@ static u32 dfg_chan_wake_consumer(struct dfg_chan *ch)
 static u32 dfg_chan_wake_producers(struct dfg_chan *ch)
 {
 	struct dfg_chan_waiter *w, *tmp;
-	u32 n = 0;
+	u32 n = dfg_chan_fire_watches(ch, DFG_CHAN_PRODUCER);
 	int ev;
 
 	list_for_each_entry_safe(w, tmp, &ch->prod_waiters, node) {
@@ -502,6 +549,7 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	spin_lock_init(&ch->lock);
 	INIT_LIST_HEAD(&ch->cons_waiters);
 	INIT_LIST_HEAD(&ch->prod_waiters);
+	INIT_LIST_HEAD(&ch->watches);
 	ch->depth = args->depth;
 	ch->max_producers = args->max_producers;
 	ch->ring_size = DFG_CHAN_RING_SIZE(args->depth);
@@ -797,6 +845,96 @@ int dfg_chan_wake(struct dfg_cmd_ctx *c)
 	if (n)
 		trace_dfg_chan_wake(ch->graph->id, ch->obj.id, role, n);
 	return n;
+}
+
+/* ------------------------------------------------------------------------
+ * Scheduler watches (sched.c)
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_chan_get() - take a reference on channel @id of @g
+ * @g: the graph, held by the caller's descriptor or client
+ * @id: object id
+ * @max_producers: out: the channel's producer slots
+ *
+ * Return: the channel (kobject reference held), or NULL if @id is no
+ * channel of @g.
+ */
+struct dfg_chan *dfg_chan_get(struct dfg_graph *g, u32 id, u32 *max_producers)
+{
+	struct dfg_object *obj;
+	struct dfg_chan *ch = NULL;
+
+	if (!id || id > DFG_OBJ_ID_MAX)
+		return NULL;
+	/* Under the xarray's lock: the graph may be dying meanwhile. */
+	xa_lock(&g->objects);
+	obj = xa_load(&g->objects, id);
+	if (obj && obj->type == DFG_OBJ_CHAN) {
+		ch = container_of(obj, struct dfg_chan, obj);
+		kobject_get(&ch->kobj);
+		*max_producers = ch->max_producers;
+	}
+	xa_unlock(&g->objects);
+	return ch;
+}
+
+void dfg_chan_put(struct dfg_chan *ch)
+{
+	kobject_put(&ch->kobj);
+}
+
+/**
+ * dfg_chan_watch_arm() - wait for @w's condition on behalf of a set
+ * @w: a watch not armed, with ->ch (referenced), ->role, ->slot, ->fire
+ *
+ * Raises the waiting flag of @w's side, then looks at the channel (behind
+ * the same full barrier as a WAIT): if the side can progress (readable or
+ * end of stream for the consumer, room or no consumer for a producer) or
+ * the channel is dead, lowers the flag and returns 1; else arms @w, whose
+ * ->fire is called later under the channel's lock.
+ *
+ * Context: process context, no scheduler lock held.
+ * Return: 1 if the condition holds now, 0 if armed.
+ */
+int dfg_chan_watch_arm(struct dfg_chan_watch *w)
+{
+	struct dfg_chan *ch = w->ch;
+	int ret = 1;
+
+	spin_lock(&ch->lock);
+	if (!ch->dead) {
+		dfg_chan_watch_flag(ch, w, 1);
+		if (dfg_chan_watch_events(ch, w)) {
+			dfg_chan_watch_flag(ch, w, 0);
+		} else {
+			list_add_tail(&w->node, &ch->watches);
+			ret = 0;
+		}
+	}
+	spin_unlock(&ch->lock);
+	return ret;
+}
+
+/**
+ * dfg_chan_watch_disarm() - take @w back if armed
+ * @w: a watch
+ *
+ * Once this returns, @w is not armed and its ->fire is not running.
+ *
+ * Context: process context, no scheduler lock held.
+ */
+void dfg_chan_watch_disarm(struct dfg_chan_watch *w)
+{
+	struct dfg_chan *ch = w->ch;
+
+	spin_lock(&ch->lock);
+	if (!list_empty(&w->node)) {
+		list_del_init(&w->node);
+		dfg_chan_watch_flag(ch, w, 0);
+	}
+	spin_unlock(&ch->lock);
 }
 
 /* ------------------------------------------------------------------------

@@ -9,10 +9,11 @@
  * the file holds its graph (graph descriptors). A handler's new descriptor
  * (ctx.install) is owned by the ctx until dfg_cmd_install() consumes it.
  *
- * Three kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
- * commands), graph descriptors (DFG_CMDF_GRAPH commands) and channel
- * endpoints (DFG_CMDF_EP commands); a command on another kind gives
- * -EBADFD, before its arguments are read.
+ * Four kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
+ * commands), graph descriptors (DFG_CMDF_GRAPH commands), channel
+ * endpoints (DFG_CMDF_EP commands) and scheduler descriptors
+ * (DFG_CMDF_SCHED commands); a command on another kind gives -EBADFD,
+ * before its arguments are read.
  *
  * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
  * same handler. They differ only in how the argument struct arrives (ioctl
@@ -42,7 +43,9 @@
 #define DFG_CMDF_GRAPH	BIT(4)	/* sent on a graph descriptor */
 #define DFG_CMDF_WRITE	BIT(5)	/* needs a writable graph descriptor */
 #define DFG_CMDF_EP	BIT(6)	/* sent on a channel endpoint descriptor */
-#define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP)
+#define DFG_CMDF_SCHED	BIT(7)	/* sent on a scheduler descriptor */
+#define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP | \
+			 DFG_CMDF_SCHED)
 
 /**
  * struct dfg_cmd_def - one slot of the command table
@@ -115,6 +118,18 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		DFG_CMDF_EP),
 	DFG_CMD(CHAN_WAKE, struct dfg_chan_wait, "chan_wake", dfg_chan_wake,
 		DFG_CMDF_EP),
+	DFG_CMD(SCHED_ATTACH, struct dfg_sched_attach, "sched_attach",
+		dfg_sched_attach,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(SET_REGISTER, struct dfg_set_register, "set_register",
+		dfg_set_register, DFG_CMDF_SCHED | DFG_CMDF_SLEEP),
+	DFG_CMD(SET_UNREGISTER, struct dfg_set_id, "set_unregister",
+		dfg_set_unregister, DFG_CMDF_SCHED | DFG_CMDF_SLEEP),
+	/* Sleep only to end or fail a set: they return -EAGAIN then. */
+	DFG_CMD(SCHED_NEXT, struct dfg_sched_next, "sched_next",
+		dfg_sched_next, DFG_CMDF_SCHED),
+	DFG_CMD(SCHED_YIELD, struct dfg_sched_yield, "sched_yield",
+		dfg_sched_yield, DFG_CMDF_SCHED),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -124,10 +139,15 @@ static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
 /* The table spans the header's highest command, implemented or not. */
-static_assert(_IOC_NR(DFG_IOC_CHAN_WAKE) + 1 == DFG_CMD_NR);
+static_assert(_IOC_NR(DFG_IOC_SCHED_YIELD) + 1 == DFG_CMD_NR);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_sched_attach) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_set_register) > DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_set_id) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_sched_next) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_sched_yield) <= DFG_URING_INLINE_MAX);
 
 /*
  * Check every slot of the command table at load time: build-time checks
@@ -150,7 +170,7 @@ int dfg_cmd_init(void)
 			continue;
 		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
 		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH &&
-		     kind != DFG_CMDF_EP) ||
+		     kind != DFG_CMDF_EP && kind != DFG_CMDF_SCHED) ||
 		    ((d->flags & DFG_CMDF_WRITE) && kind != DFG_CMDF_GRAPH)) {
 			pr_err("command table slot %u is broken\n", i);
 			return -EINVAL;
@@ -181,7 +201,7 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 	const struct dfg_cmd_def *d;
 	u32 cmd = c->cmd;
 	unsigned int nr = _IOC_NR(cmd);
-	u16 kind = c->ep ? DFG_CMDF_EP :
+	u16 kind = c->ep ? DFG_CMDF_EP : c->sc ? DFG_CMDF_SCHED :
 		   c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV;
 
 	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
@@ -209,6 +229,9 @@ static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
 	} else if (dfg_file_chan_ep(file)) {
 		c->ep = dfg_file_chan_ep(file);
 		c->df = dfg_chan_ep_file(c->ep);
+	} else if (dfg_file_sched_client(file)) {
+		c->sc = dfg_file_sched_client(file);
+		c->df = dfg_sched_client_file(c->sc);
 	} else {
 		c->df = file->private_data;
 	}

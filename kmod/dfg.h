@@ -39,8 +39,13 @@
  *			descriptors, see chan.c. An endpoint embeds a
  *			dfg_file for its parked commands.
  *
+ * struct dfg_sched_client, struct dfg_set: scheduler descriptors and the
+ *			sets registered on them, see sched.c. A client
+ *			embeds a dfg_file for its parked SCHED_NEXTs.
+ *
  * Lock order: dfg_files_lock -> dfg_file.lock; dfg_chan.lock ->
- * dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
+ * dfg_file.lock; dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock ->
+ * dfg_sched_client.lock -> dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
  * its attribute readers, which take dfg_chan.lock) dfg_chan.lock.
  *
  * Object directories graphs/<id>/{arena,region,chan}<oid>/: added before
@@ -81,7 +86,7 @@
  */
 #define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | \
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
-				 DFG_F_CHAN)
+				 DFG_F_CHAN | DFG_F_SCHED)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -112,6 +117,7 @@ void dfg_file_fini(struct dfg_file *df);
 struct dfg_park;
 struct dfg_graph;
 struct dfg_chan_ep;
+struct dfg_sched_client;
 struct file;
 struct vm_area_struct;
 
@@ -122,6 +128,8 @@ struct vm_area_struct;
  *		a graph descriptor
  * @ep:		the channel endpoint the command was issued on, else NULL.
  *		The descriptor holds the endpoint.
+ * @sc:		the scheduler client the command was issued on, else NULL.
+ *		The descriptor holds the client.
  * @graph:	the graph of the graph descriptor the command was issued on;
  *		NULL on /dev/dfg. The descriptor holds the graph reference.
  * @writable:	the graph descriptor was opened for writing
@@ -144,6 +152,7 @@ struct vm_area_struct;
 struct dfg_cmd_ctx {
 	struct dfg_file		*df;
 	struct dfg_chan_ep	*ep;
+	struct dfg_sched_client	*sc;
 	struct dfg_graph	*graph;
 	bool			writable;
 	struct io_uring_cmd	*ucmd;
@@ -182,6 +191,7 @@ enum dfg_obj_type {
 	DFG_OBJ_ARENA = 1,
 	DFG_OBJ_REGION,
 	DFG_OBJ_CHAN,
+	DFG_OBJ_SET,
 };
 
 /**
@@ -293,6 +303,42 @@ struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file);
 struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep);
 void dfg_chan_unpublish(struct dfg_object *obj);
 void dfg_chan_destroy(struct dfg_object *obj);
+
+/**
+ * struct dfg_chan_watch - the scheduler waits for one side of a channel
+ * @node:	on the channel's watch list while armed (under its lock);
+ *		empty otherwise
+ * @ch:		the channel (reference held by the owner of the watch)
+ * @role:	DFG_CHAN_CONSUMER: readable or end of stream;
+ *		DFG_CHAN_PRODUCER: room in ring @slot, or no consumer
+ * @slot:	producer ring
+ * @fire:	called once the condition holds, under the channel's lock
+ *		(a spinlock), after @node is unlinked
+ */
+struct dfg_chan_watch {
+	struct list_head	node;
+	struct dfg_chan		*ch;
+	u32			role;
+	u32			slot;
+	void			(*fire)(struct dfg_chan_watch *w);
+};
+
+struct dfg_chan *dfg_chan_get(struct dfg_graph *g, u32 id, u32 *max_producers);
+void dfg_chan_put(struct dfg_chan *ch);
+int dfg_chan_watch_arm(struct dfg_chan_watch *w);
+void dfg_chan_watch_disarm(struct dfg_chan_watch *w);
+
+/* sched.c: the set scheduler (nr 0x60..0x6f) and scheduler descriptors */
+int dfg_sched_attach(struct dfg_cmd_ctx *c);
+int dfg_set_register(struct dfg_cmd_ctx *c);
+int dfg_set_unregister(struct dfg_cmd_ctx *c);
+int dfg_sched_next(struct dfg_cmd_ctx *c);
+int dfg_sched_yield(struct dfg_cmd_ctx *c);
+struct dfg_sched_client *dfg_file_sched_client(const struct file *file);
+struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc);
+void dfg_sched_graph_death(struct dfg_graph *g);
+void dfg_set_unpublish(struct dfg_object *obj);
+void dfg_set_destroy(struct dfg_object *obj);
 
 /* park.c: parked io_uring commands, the task-exit monitor */
 

@@ -147,6 +147,9 @@ static void dfg_graph_unpublish_objects(struct dfg_graph *g)
 		case DFG_OBJ_CHAN:
 			dfg_chan_unpublish(obj);
 			break;
+		case DFG_OBJ_SET:
+			dfg_set_unpublish(obj);
+			break;
 		}
 	}
 }
@@ -173,6 +176,9 @@ static void dfg_graph_free_objects(struct dfg_graph *g)
 		case DFG_OBJ_CHAN:
 			dfg_chan_destroy(obj);
 			break;
+		case DFG_OBJ_SET:
+			dfg_set_destroy(obj);
+			break;
 		}
 	}
 	xa_destroy(&g->objects);
@@ -188,6 +194,8 @@ static void dfg_graph_release(struct kref *ref)
 {
 	struct dfg_graph *g = container_of(ref, struct dfg_graph, ref);
 
+	/* From here on no set enters or leaves the graph but by its death. */
+	dfg_sched_graph_death(g);
 	dfg_graph_unpublish_objects(g);
 	dfg_sysfs_graph_del(g);
 	xa_erase(&dfg_graphs, g->id);

@@ -20,6 +20,11 @@
  *   dfg_chan_park	a CHAN_WAIT parked (graph, chan, role, slot, path)
  *   dfg_chan_wake	parked waits completed by their event: CHAN_WAKE or
  *			an endpoint's release (graph, chan, role woken, count)
+ *   dfg_sched_next	a SCHED_NEXT handed out a set (graph, set, worker
+ *			tid, cpu, parked: it had waited)
+ *   dfg_sched_yield	a set was given back (graph, set, reason, ns held)
+ *   dfg_sched_wake	a channel made a waiting set runnable (graph, set,
+ *			chan)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -184,6 +189,53 @@ TRACE_EVENT(dfg_chan_wake,
 		      __entry->graph, __entry->chan,
 		      __entry->role == DFG_CHAN_PRODUCER ? "producers" :
 		      "consumer", __entry->woken)
+);
+
+TRACE_EVENT(dfg_sched_next,
+	    TP_PROTO(u32 graph, u32 set, pid_t tid, u32 cpu, bool parked),
+	    TP_ARGS(graph, set, tid, cpu, parked),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, set)
+			     __field(pid_t, tid)
+			     __field(u32, cpu)
+			     __field(bool, parked)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->set = set;
+			   __entry->tid = tid;
+			   __entry->cpu = cpu;
+			   __entry->parked = parked;),
+	    TP_printk("graph=%u set=%u tid=%d cpu=%u parked=%d",
+		      __entry->graph, __entry->set, __entry->tid,
+		      __entry->cpu, __entry->parked)
+);
+
+TRACE_EVENT(dfg_sched_yield,
+	    TP_PROTO(u32 graph, u32 set, u32 reason, u64 held_ns),
+	    TP_ARGS(graph, set, reason, held_ns),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, set)
+			     __field(u32, reason)
+			     __field(u64, held_ns)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->set = set;
+			   __entry->reason = reason;
+			   __entry->held_ns = held_ns;),
+	    TP_printk("graph=%u set=%u reason=%u held_ns=%llu",
+		      __entry->graph, __entry->set, __entry->reason,
+		      (unsigned long long)__entry->held_ns)
+);
+
+TRACE_EVENT(dfg_sched_wake,
+	    TP_PROTO(u32 graph, u32 set, u32 chan),
+	    TP_ARGS(graph, set, chan),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, set)
+			     __field(u32, chan)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->set = set;
+			   __entry->chan = chan;),
+	    TP_printk("graph=%u set=%u chan=%u", __entry->graph,
+		      __entry->set, __entry->chan)
 );
 
 #endif /* _DFG_KMOD_TRACE_H */

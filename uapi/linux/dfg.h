@@ -65,8 +65,10 @@
 #define DFG_F_GRAPH		0x8ULL	/* graphs and arenas */
 #define DFG_F_REGION		0x10ULL	/* exported regions, single copy */
 #define DFG_F_CHAN		0x20ULL	/* channels */
+#define DFG_F_SCHED		0x80ULL	/* set scheduler */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
-				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN)
+				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
+				 DFG_F_SCHED)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -508,8 +510,6 @@ struct dfg_region_copy {
  */
 #define DFG_IOC_CHAN_WAKE	_IOWR(DFG_IOC_MAGIC, 0x43, struct dfg_chan_wait)
 
-/* Number of command slots in the table (highest nr + 1); holes allowed. */
-#define DFG_CMD_NR		0x44
 
 #define DFG_CHAN_DEPTH_MAX	65536
 #define DFG_CHAN_PRODUCERS_MAX	64
@@ -574,6 +574,343 @@ struct dfg_chan_wait {
 	__u32	flags;
 	__u32	events;
 	__u64	reserved[2];
+};
+
+/* ------------------------------------------------------------------------
+ * Commands: set scheduler (nr 0x60..0x6f)
+ * ------------------------------------------------------------------------
+ *
+ * A set is one folded component set instance (or a single component):
+ * code that runs inside one process, reads some channels and writes
+ * others. The module decides which set runs next; the process supplies
+ * worker threads that ask for work.
+ *
+ * A process joins a graph's scheduler with DFG_IOC_SCHED_ATTACH on a
+ * writable graph descriptor, which returns a scheduler descriptor ("the
+ * client"). Sets are registered on it and belong to it: only workers
+ * asking on the same client run them, since their code lives in that
+ * process. Sets are objects of the graph (ids shared with arenas and
+ * channels; sysfs graphs/<g>/set<id>/).
+ *
+ * The worker loop (libdfg: dfg_sched_next()):
+ *
+ *   id = SCHED_NEXT          the module picks a runnable set nobody runs,
+ *                            marks it running by this worker and returns
+ *                            its id and quantum; parks (io_uring) or
+ *                            sleeps (ioctl) while none is runnable.
+ *   run the set for up to its quantum (elements or nanoseconds), never
+ *   waiting on its channels: a set whose input is empty or whose output
+ *   is full stops and says so.
+ *   SCHED_YIELD(id, reason)  gives the set back: QUANTUM (still
+ *                            runnable), INPUT_EMPTY, OUTPUT_FULL, EOF
+ *                            (done for good) or ERROR (fails the graph).
+ *                            SCHED_NEXT can carry the yield of the
+ *                            previous set (@yield_id), one command per
+ *                            turn.
+ *
+ * Runnable: a set with DFG_SET_F_ROOT is runnable from registration until
+ * it yields EOF (it makes its own work, e.g. reads a file), except while
+ * it waits after INPUT_EMPTY or OUTPUT_FULL. Any other set is runnable
+ * when one of its input channels is readable (a descriptor, or end of
+ * stream) and none of its outputs is waited for. After INPUT_EMPTY the
+ * module raises the consumer's waiting flag of every input channel
+ * (dfg_chan_hdr.cons_waiting), and after OUTPUT_FULL the producer's flag
+ * of every full output ring (dfg_chan_ring.prod_waiting), then looks once
+ * more, exactly as a waiting endpoint would: the peer's next send or
+ * receive sees the flag and calls DFG_IOC_CHAN_WAKE (or its endpoint
+ * closes), which makes the set runnable again and hands it to a parked
+ * worker whose CPU is in the set's mask. The module clears a flag it
+ * raised once its wait is over. A set is never run by two workers at
+ * once; while it is runnable but not running nothing about it is
+ * reported to userspace until a worker takes it.
+ *
+ * Choice: among the runnable sets of the client whose CPU mask holds the
+ * worker's CPU, the one with the least virtual run time: the time it was
+ * held by workers, scaled by 2^(DFG_SET_PRIO_MAX - @priority), so each
+ * priority step doubles a set's share. A set that becomes runnable starts
+ * no earlier than the smallest virtual time of the client's picks (no
+ * credit for sleeping). Across processes, workers are ordinary threads
+ * and share the CPUs through the kernel's scheduler.
+ *
+ * Monitoring: each set has a page of shared memory (struct dfg_set_page,
+ * mmap(sched_fd, DFG_MMAP_OFFSET(id), DFG_SET_PAGE_SIZE)). The running
+ * worker writes the index of the component it calls into @active
+ * (DFG_SET_COMP_NONE between calls) and counts elements and bytes per
+ * component. Every dfg.sched_sample_ms the module reads @active of each
+ * running set and charges the CPU time the worker thread consumed since
+ * the previous sample to that component (the patent's "active component"
+ * sampling); sysfs shows the counters per set and per component.
+ *
+ * End and failure: when every set of a client has yielded EOF (or was
+ * unregistered), its SCHED_NEXT returns -ENODATA, parked ones at once,
+ * and the workers exit. A set that yields ERROR, a client closed with sets
+ * not done (its process died or exited early) and a worker thread that
+ * exits while holding a set fail the graph: the set's state becomes
+ * DFG_SET_S_FAILED, DFG_EV_SET_FAILED is sent, and every SCHED_NEXT of
+ * every client of the graph returns -EIO from then on, parked ones at
+ * once. When the graph dies (its last graph descriptor closed),
+ * SCHED_NEXT returns -ECANCELED. A failed set stays visible in sysfs until
+ * the graph dies.
+ */
+
+/*
+ * DFG_IOC_SCHED_ATTACH - join the graph's scheduler (writable graph
+ * descriptor). In: @flags (DFG_SCHED_O_CLOEXEC), rest zero. Result: the
+ * scheduler descriptor. Closing it unregisters its sets; sets not done
+ * then fail the graph (see above). Errors: -EINVAL flags or reserved,
+ * -EACCES read-only descriptor.
+ */
+#define DFG_IOC_SCHED_ATTACH	_IOWR(DFG_IOC_MAGIC, 0x60, struct dfg_sched_attach)
+
+/*
+ * DFG_IOC_SET_REGISTER - register a set (scheduler descriptor).
+ *
+ * In: every field of struct dfg_set_register but @id and @mmap_offset.
+ * Out: @id (also the result), @mmap_offset of the set's page. A ROOT set
+ * is runnable at once; another is runnable once an input is readable.
+ * Too large to be inline: io_uring callers use DFG_URING_F_INDIRECT.
+ * Errors: -EINVAL size, flags, reserved, name, priority, quantum, zero or
+ * too many components or ports, a non-ROOT set without inputs, the same
+ * channel twice in @inputs or the same (channel, slot) twice in
+ * @outputs, an output slot >= the channel's max_producers; -ENOENT an id
+ * that is not a channel of this graph; -EFAULT an array pointer;
+ * -ECANCELED the graph died; -EIO the graph failed.
+ */
+#define DFG_IOC_SET_REGISTER	_IOWR(DFG_IOC_MAGIC, 0x61, struct dfg_set_register)
+
+/*
+ * DFG_IOC_SET_UNREGISTER - remove set @id of this client (scheduler
+ * descriptor): it leaves the graph (and sysfs) at once, without failing
+ * anything. In: @id, rest zero. Errors: -ENOENT not a set of this client,
+ * -EBUSY a worker runs it.
+ */
+#define DFG_IOC_SET_UNREGISTER	_IOWR(DFG_IOC_MAGIC, 0x62, struct dfg_set_id)
+
+/*
+ * DFG_IOC_SCHED_NEXT - take the next set to run (scheduler descriptor).
+ *
+ * In: @flags (DFG_NEXT_F_*); @cpu with DFG_NEXT_F_CPU: the worker's CPU
+ * for the sets' masks (else the CPU the command is issued on); @yield_id
+ * and @yield_reason: a set this worker gives back first, exactly as
+ * SCHED_YIELD (0: none); @id, @quantum and @reserved zero.
+ * Out: @id (also the result) and @quantum of the set now running for the
+ * caller (the quantum in res2 on inline CQE32 rings).
+ * Completes at once if a set is runnable; else io_uring parks the command
+ * until one is (-ECANCELED if the submitting task exits) and ioctl sleeps
+ * (-EINTR on a signal); with DFG_NEXT_F_NOWAIT it returns -EAGAIN
+ * instead. Errors: -ENODATA every set of this client is done; -EIO the
+ * graph failed; -ECANCELED the graph died; -EINVAL flags, reserved, CPU
+ * out of range, bad yield; errors of SCHED_YIELD for @yield_id (nothing
+ * else happens then).
+ */
+#define DFG_IOC_SCHED_NEXT	_IOWR(DFG_IOC_MAGIC, 0x63, struct dfg_sched_next)
+
+/*
+ * DFG_IOC_SCHED_YIELD - give back set @id, which a worker of this client
+ * runs (scheduler descriptor). In: @id, @reason (DFG_YIELD_*), rest zero.
+ * Result: 0. Errors: -ENOENT not a set of this client, -EINVAL reason or
+ * reserved, -EBUSY the set is not running, -EINVAL INPUT_EMPTY for a set
+ * without inputs or OUTPUT_FULL for one without outputs.
+ */
+#define DFG_IOC_SCHED_YIELD	_IOWR(DFG_IOC_MAGIC, 0x64, struct dfg_sched_yield)
+
+/* Number of command slots in the table (highest nr + 1); holes allowed. */
+#define DFG_CMD_NR		0x65
+
+/* Bounds of struct dfg_set_register. */
+#define DFG_SET_PORTS_MAX	32	/* inputs, and outputs */
+#define DFG_SET_COMPS_MAX	64	/* components per set */
+#define DFG_SET_PRIO_MAX	7	/* priorities 0..7 */
+#define DFG_SET_QUANTUM_NS_MAX	1000000000ULL	/* 1 s */
+
+/* dfg_sched_attach.flags */
+#define DFG_SCHED_O_CLOEXEC	0x1U
+#define DFG_SCHED_O_ALL		(DFG_SCHED_O_CLOEXEC)
+
+/* dfg_set_register.flags */
+#define DFG_SET_F_ROOT		0x1U	/* makes its own work until EOF */
+#define DFG_SET_F_QUANTUM_NS	0x2U	/* @quantum in ns, else elements */
+#define DFG_SET_F_ALL		(DFG_SET_F_ROOT | DFG_SET_F_QUANTUM_NS)
+
+/* dfg_sched_next.flags */
+#define DFG_NEXT_F_CPU		0x1U	/* @cpu is the worker's CPU */
+#define DFG_NEXT_F_NOWAIT	0x2U	/* -EAGAIN rather than wait */
+#define DFG_NEXT_F_ALL		(DFG_NEXT_F_CPU | DFG_NEXT_F_NOWAIT)
+
+/* dfg_sched_yield.reason, dfg_sched_next.yield_reason */
+#define DFG_YIELD_QUANTUM	1	/* quantum used up, still runnable */
+#define DFG_YIELD_INPUT_EMPTY	2	/* every input is empty */
+#define DFG_YIELD_OUTPUT_FULL	3	/* an output ring is full */
+#define DFG_YIELD_EOF		4	/* done: all input consumed, outputs
+					 * flushed */
+#define DFG_YIELD_ERROR		5	/* failed: fails the graph */
+
+/**
+ * struct dfg_sched_attach - DFG_IOC_SCHED_ATTACH
+ * @flags:	DFG_SCHED_O_*
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ */
+struct dfg_sched_attach {
+	__u32	flags;
+	__u32	reserved0;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_set_output - one output of a set: a producer ring
+ * @chan:	channel id
+ * @slot:	the producer slot (ring) the set writes, as CHAN_OPEN gave it
+ */
+struct dfg_set_output {
+	__u32	chan;
+	__u32	slot;
+};
+
+/**
+ * struct dfg_set_register - DFG_IOC_SET_REGISTER
+ * @size:	sizeof(struct dfg_set_register), else -EINVAL
+ * @flags:	DFG_SET_F_*
+ * @priority:	0..DFG_SET_PRIO_MAX; each step doubles the set's share
+ * @nr_comps:	1..DFG_SET_COMPS_MAX components
+ * @nr_inputs:	0..DFG_SET_PORTS_MAX input channels (0 only with ROOT)
+ * @nr_outputs:	0..DFG_SET_PORTS_MAX output rings
+ * @inputs:	user address of __u32[@nr_inputs]: channel ids
+ * @outputs:	user address of struct dfg_set_output[@nr_outputs]
+ * @comp_names:	user address of char[@nr_comps][DFG_NAME_MAX]: component
+ *		names (DFG_NAME_MAX rules), in the order of their indices
+ * @cpumask:	CPUs (bit n: CPU n) whose workers may run the set; 0: all.
+ *		Bits of CPUs that do not exist are ignored; a mask of only
+ *		such CPUs gives -EINVAL
+ * @quantum:	> 0: elements per turn, or ns with DFG_SET_F_QUANTUM_NS
+ *		(<= DFG_SET_QUANTUM_NS_MAX); handed back by SCHED_NEXT
+ * @id:		out: the set's id in the graph; zero on input
+ * @reserved0:	must be zero
+ * @mmap_offset: out: DFG_MMAP_OFFSET(@id), for mmap() of the set's page on
+ *		the scheduler descriptor; zero on input
+ * @name:	set name (DFG_NAME_MAX rules)
+ * @reserved:	must be zero
+ */
+struct dfg_set_register {
+	__u32	size;
+	__u32	flags;
+	__u32	priority;
+	__u32	nr_comps;
+	__u32	nr_inputs;
+	__u32	nr_outputs;
+	__u64	inputs;
+	__u64	outputs;
+	__u64	comp_names;
+	__u64	cpumask;
+	__u64	quantum;
+	__u32	id;
+	__u32	reserved0;
+	__u64	mmap_offset;
+	char	name[DFG_NAME_MAX];
+	__u64	reserved[4];
+};
+
+/**
+ * struct dfg_set_id - DFG_IOC_SET_UNREGISTER
+ * @id:		set id
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ */
+struct dfg_set_id {
+	__u32	id;
+	__u32	reserved0;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_sched_next - DFG_IOC_SCHED_NEXT
+ * @flags:	DFG_NEXT_F_*
+ * @cpu:	with DFG_NEXT_F_CPU: the worker's CPU (< nr_cpu_ids); else 0
+ * @yield_id:	set to give back first, or 0
+ * @yield_reason: DFG_YIELD_* for @yield_id; 0 without it
+ * @id:		out: the set to run; zero on input
+ * @reserved0:	must be zero
+ * @quantum:	out: its quantum; zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_sched_next {
+	__u32	flags;
+	__u32	cpu;
+	__u32	yield_id;
+	__u32	yield_reason;
+	__u32	id;
+	__u32	reserved0;
+	__u64	quantum;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_sched_yield - DFG_IOC_SCHED_YIELD
+ * @id:		the set
+ * @reason:	DFG_YIELD_*
+ * @reserved:	must be zero
+ */
+struct dfg_sched_yield {
+	__u32	id;
+	__u32	reason;
+	__u64	reserved[2];
+};
+
+/* ------------------------------------------------------------------------
+ * Shared memory: a set's page
+ * ------------------------------------------------------------------------
+ *
+ * mmap(sched_fd, DFG_MMAP_OFFSET(id), DFG_SET_PAGE_SIZE), MAP_SHARED, by
+ * the client that registered the set. The kernel writes @magic, @id,
+ * @nr_comps and @state from its own copy and never reads them back; the
+ * worker running the set writes @active and the counters, which the
+ * kernel only reads (sampling, sysfs) and never trusts: an @active that
+ * is not a component index counts as DFG_SET_COMP_NONE.
+ */
+#define DFG_SET_MAGIC		0x4446475345543031ULL	/* "DFGSET01" */
+#define DFG_SET_PAGE_SIZE	4096
+#define DFG_SET_COMP_NONE	0xffffffffU	/* @active: in no component */
+
+/* dfg_set_page.state, sysfs set<id>/state */
+#define DFG_SET_S_READY		1	/* runnable, waiting for a worker */
+#define DFG_SET_S_RUNNING	2	/* a worker runs it */
+#define DFG_SET_S_WAITING	3	/* waits for a channel */
+#define DFG_SET_S_DONE		4	/* yielded EOF */
+#define DFG_SET_S_FAILED	5	/* yielded ERROR, or its process died */
+
+/**
+ * struct dfg_set_comp_stats - one component's counters (userspace)
+ * @elems_in:	work elements it received
+ * @bytes_in:	their bytes
+ * @elems_out:	work elements it emitted
+ * @bytes_out:	their bytes
+ */
+struct dfg_set_comp_stats {
+	__u64	elems_in;
+	__u64	bytes_in;
+	__u64	elems_out;
+	__u64	bytes_out;
+};
+
+/**
+ * struct dfg_set_page - a set's shared page
+ * @magic:	DFG_SET_MAGIC (kernel, constant)
+ * @id:		set id (kernel, constant)
+ * @nr_comps:	components (kernel, constant)
+ * @state:	DFG_SET_S_* (kernel)
+ * @active:	worker: index of the component being called, or
+ *		DFG_SET_COMP_NONE
+ * @pad:	zero
+ * @comps:	worker: per-component counters, @nr_comps used
+ */
+struct dfg_set_page {
+	__u64	magic;
+	__u32	id;
+	__u32	nr_comps;
+	__u32	state;
+	__u32	active;
+	__u32	pad[10];
+	struct dfg_set_comp_stats comps[DFG_SET_COMPS_MAX];
 };
 
 /**
@@ -787,6 +1124,11 @@ enum dfg_event {
 	DFG_EV_PEER_DEATH,	/* GRAPH, OBJECT, PID: an endpoint's process
 				 * died (killed or exited) while it was open
 				 */
+	DFG_EV_SET_REGISTER,	/* GRAPH, OBJECT, PID */
+	DFG_EV_SET_DONE,	/* GRAPH, OBJECT, PID: the set yielded EOF */
+	DFG_EV_SET_FAILED,	/* GRAPH, OBJECT, PID: yielded ERROR, its
+				 * process died or its worker exited
+				 */
 	__DFG_EV_MAX,
 };
 
@@ -816,6 +1158,21 @@ enum dfg_event {
  *   graphs/<id>/chan<cid>/		per channel: messages, bytes, depth,
  *					hwm, full_stalls, empty_stalls, parks,
  *					wakeups, producers, consumer
+ *   graphs/<id>/set<sid>/		per set: name, pid, state (ready,
+ *					running, waiting, done, failed),
+ *					flags, priority, cpumask (hex),
+ *					quantum, runs, waits (times it
+ *					waited for a channel), wakeups (waits
+ *					ended by a channel), run_ns (time held
+ *					by workers), cpu_ns (CPU time of its
+ *					workers, sampled), samples, idle_ns
+ *					(CPU time outside any component),
+ *					components
+ *   graphs/<id>/set<sid>/comp<i>/	per component: name, elements_in,
+ *					bytes_in, elements_out, bytes_out,
+ *					cpu_ns, samples; gone with the set
+ *					(UNREGISTER or the graph's death; a
+ *					failed set stays until the latter)
  *
  * An object's directory appears before CREATE/EXPORT returns its id and
  * is gone before the object is; a reader may find a directory vanish

@@ -1,0 +1,1662 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sched.c - the set scheduler: DFG_IOC_SCHED_ATTACH, SET_REGISTER,
+ * SET_UNREGISTER, SCHED_NEXT, SCHED_YIELD, scheduler descriptors, the
+ * sets' shared pages and the sampling of the component each running set
+ * executes.
+ *
+ * Objects, locks and references
+ *   dfg_sched_mutex	module-wide mutex, process context only. Protects
+ *			dfg_sched_clients, every client's ->graph_dead, the
+ *			link between a set and its client (->client,
+ *			->client_node additions and removals) and a set's
+ *			place in its graph (->in_graph, ->in_sysfs). Taken
+ *			by the rare paths: attach, register, unregister,
+ *			client release, failing a graph, the graph's death
+ *			(under dfg_graphs_lock: dfg_graphs_lock ->
+ *			dfg_sched_mutex). Never by the worker hot path.
+ *   struct dfg_sched_client  one per scheduler descriptor (anon inode
+ *			"[dfg-sched]"), its file's private_data, freed at the
+ *			file's release. Holds its graph's kobject (memory,
+ *			not life, like a channel endpoint). Embeds a
+ *			dfg_file for its parked SCHED_NEXTs, which pin the
+ *			file: release runs with nothing parked or sleeping.
+ *     ->lock		spinlock, process context and channel wake paths
+ *			(taken under dfg_chan.lock by the watch callback).
+ *			Protects the client's lists (->sets for walking,
+ *			->ready, ->waiters), counters and ->error, and for
+ *			each of its sets: ->state, the run fields, the
+ *			counters and the component figures. Parked waiters
+ *			are completed under it (dfg_park_complete() works in
+ *			any context: dfg_sched_client.lock -> dfg_file.lock).
+ *   struct dfg_set	one per registered set, a dfg_object of its graph.
+ *     ->kobj		memory and sysfs graphs/<gid>/set<id>. References:
+ *			the graph's (publication until the set leaves the
+ *			graph: UNREGISTER, close of a client whose set is
+ *			done, or the graph's death) and the client's (until
+ *			UNREGISTER or the client's release), one per
+ *			component directory. The release puts the channels,
+ *			frees the page and the struct.
+ *     ->ports		inputs then outputs: a channel reference each and a
+ *			dfg_chan_watch, armed only by the thread that moved
+ *			the set to WAITING (->arming), disarmed before any
+ *			re-arming and before the set leaves its client.
+ *     ->mem		the shared page (accounted like an arena page),
+ *			mapped with vm_insert_page(): a mapping keeps the
+ *			page, not the set.
+ *   struct dfg_sched_waiter  one SCHED_NEXT waiting for a set, on
+ *			->waiters under ->lock: io_uring, allocated, embeds
+ *			its dfg_park, freed by the park's release after
+ *			unlinking; ioctl, on the sleeper's stack, unlinked by
+ *			the sleeper under ->lock before it returns.
+ *   sample_work	per client, on dfg_wq while a set of the client runs;
+ *			canceled (synchronously) at the client's release.
+ *
+ * Sysfs readers of a set take no lock: immutable fields, and u64
+ * counters written under ->lock and read whole (64-bit) with READ_ONCE.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/anon_inodes.h>
+#include <linux/cpumask.h>
+#include <linux/ctype.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/ktime.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/pid.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/sysfs.h>
+#include <linux/uaccess.h>
+
+#include "dfg.h"
+#include "trace.h"
+
+static_assert(sizeof(struct dfg_set_page) <= DFG_SET_PAGE_SIZE);
+static_assert(DFG_SET_PAGE_SIZE == PAGE_SIZE);
+static_assert(offsetof(struct dfg_set_page, comps) == 64);
+
+/* Sampling period of running sets, ms (dfg.sched_sample_ms, 1..1000). */
+static unsigned int dfg_sched_sample_ms = 2;
+module_param_named(sched_sample_ms, dfg_sched_sample_ms, uint, 0644);
+MODULE_PARM_DESC(sched_sample_ms,
+		 "period of the active-component sampling of running sets (ms)");
+
+static DEFINE_MUTEX(dfg_sched_mutex);
+static LIST_HEAD(dfg_sched_clients);	/* under dfg_sched_mutex */
+
+/**
+ * struct dfg_sched_client - one scheduler descriptor (see the top)
+ * @df:		its parked commands (park.c); on dfg_files while open
+ * @graph:	the graph (kobject reference held)
+ * @tgid:	thread group of the attaching process
+ * @node:	on dfg_sched_clients, under dfg_sched_mutex
+ * @graph_dead:	the graph died (under dfg_sched_mutex)
+ * @lock:	see the top of this file
+ * @sets:	its sets (dfg_set.client_node)
+ * @ready:	its READY sets (dfg_set.ready_node)
+ * @waiters:	waiting SCHED_NEXTs (dfg_sched_waiter.node)
+ * @nr_live:	sets neither done nor failed
+ * @nr_running:	RUNNING sets; the sampler runs while nonzero
+ * @error:	0, -EIO once the graph failed, -ECANCELED once it died
+ * @min_vruntime: virtual time of the last pick; waking sets start there
+ * @sample_work: the sampler
+ */
+struct dfg_sched_client {
+	struct dfg_file		df;
+	struct dfg_graph	*graph;
+	pid_t			tgid;
+	struct list_head	node;
+	bool			graph_dead;
+	spinlock_t		lock;	/* see the top of this file */
+	struct list_head	sets;
+	struct list_head	ready;
+	struct list_head	waiters;
+	u32			nr_live;
+	u32			nr_running;
+	int			error;
+	u64			min_vruntime;
+	struct delayed_work	sample_work;
+};
+
+struct dfg_set;
+
+/**
+ * struct dfg_set_port - one input channel or output ring of a set
+ * @watch:	the scheduler's wait on it (->ch is the channel reference)
+ * @set:	the set
+ * @chan:	channel id, for traces
+ */
+struct dfg_set_port {
+	struct dfg_chan_watch	watch;
+	struct dfg_set		*set;
+	u32			chan;
+};
+
+/**
+ * struct dfg_set_comp - one component of a set, graphs/<g>/set<id>/comp<i>
+ * @kobj:	its directory; holds a set reference while it exists
+ * @set:	the set
+ * @idx:	index in the set, also in the shared page
+ * @name:	component name
+ * @cpu_ns:	CPU time sampled while it was active
+ * @samples:	samples that found it active
+ */
+struct dfg_set_comp {
+	struct kobject		kobj;
+	struct dfg_set		*set;
+	u32			idx;
+	char			name[DFG_NAME_MAX];
+	u64			cpu_ns;
+	u64			samples;
+};
+
+/**
+ * struct dfg_set - one registered set (see the top of this file)
+ * @obj:	header; @obj.id is the set's id in its graph
+ * @kobj:	memory and sysfs directory
+ * @graph:	the graph (kobject reference held)
+ * @client:	its client, NULL once it left it (dfg_sched_mutex)
+ * @client_node: on @client->sets
+ * @ready_node:	on @client->ready while READY
+ * @in_graph:	published in the graph, graph reference held
+ * @in_sysfs:	its directories are in sysfs
+ * @name:	set name; immutable
+ * @tgid:	registering process; immutable
+ * @flags:	DFG_SET_F_*; immutable
+ * @priority:	immutable
+ * @cpumask:	CPUs that may run it (all ones: any); immutable
+ * @quantum:	immutable
+ * @nr_inputs:	@ports[0 .. @nr_inputs - 1]; immutable
+ * @nr_outputs:	@ports[@nr_inputs ..]; immutable
+ * @nr_comps:	length of @comps; immutable
+ * @ports:	inputs then outputs
+ * @comps:	components
+ * @mem:	the shared page
+ * @page:	its kernel address
+ * @state:	DFG_SET_S_*
+ * @arming:	WAITING, its watches being armed by one thread
+ * @kicked:	a watch fired while @arming
+ * @runner:	RUNNING: the worker (task reference held)
+ * @run_start:	RUNNING: ktime of the hand-out
+ * @rt_last:	RUNNING: @runner's CPU time at the last sample
+ * @vruntime:	virtual run time
+ * @runs:	hand-outs
+ * @waits:	times it waited for a channel
+ * @wakeups:	waits ended by a channel
+ * @run_ns:	time held by workers
+ * @cpu_ns:	CPU time of its workers while held (sampled)
+ * @samples:	samples taken while it ran
+ * @idle_ns:	part of @cpu_ns outside any component
+ */
+struct dfg_set {
+	struct dfg_object	obj;
+	struct kobject		kobj;
+	struct dfg_graph	*graph;
+	struct dfg_sched_client	*client;
+	struct list_head	client_node;
+	struct list_head	ready_node;
+	bool			in_graph;
+	bool			in_sysfs;
+	char			name[DFG_NAME_MAX];
+	pid_t			tgid;
+	u32			flags;
+	u32			priority;
+	u64			cpumask;
+	u64			quantum;
+	u32			nr_inputs;
+	u32			nr_outputs;
+	u32			nr_comps;
+	struct dfg_set_port	*ports;
+	struct dfg_set_comp	*comps;
+	struct dfg_mem		mem;
+	struct dfg_set_page	*page;
+	u32			state;
+	bool			arming;
+	bool			kicked;
+	struct task_struct	*runner;
+	u64			run_start;
+	u64			rt_last;
+	u64			vruntime;
+	u64			runs;
+	u64			waits;
+	u64			wakeups;
+	u64			run_ns;
+	u64			cpu_ns;
+	u64			samples;
+	u64			idle_ns;
+};
+
+/**
+ * struct dfg_sched_waiter - a SCHED_NEXT waiting for a set
+ * @node:	on dfg_sched_client.waiters; empty once taken off
+ * @sc:		the client
+ * @task:	ioctl: the sleeper; NULL for io_uring (the park's task)
+ * @cpu:	the worker's CPU
+ * @res:	ioctl: set id or -errno once done, else 0
+ * @quantum:	ioctl: the set's quantum once handed one
+ * @park:	io_uring: the parked command
+ * @args:	io_uring: the argument struct, written back on success
+ */
+struct dfg_sched_waiter {
+	struct list_head	node;
+	struct dfg_sched_client	*sc;
+	struct task_struct	*task;
+	u32			cpu;
+	int			res;
+	u64			quantum;
+	struct dfg_park		park;
+	struct dfg_sched_next	args;
+};
+
+static const struct file_operations dfg_sched_fops;
+
+static bool dfg_set_live(const struct dfg_set *set)
+{
+	return set->state != DFG_SET_S_DONE && set->state != DFG_SET_S_FAILED;
+}
+
+/* Kernel copy of the state, mirrored into the shared page. */
+static void dfg_set_state(struct dfg_set *set, u32 state)
+{
+	WRITE_ONCE(set->state, state);
+	WRITE_ONCE(set->page->state, state);
+}
+
+/* 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL-terminated. */
+static bool dfg_set_name_valid(const char *name)
+{
+	size_t len = strnlen(name, DFG_NAME_MAX);
+	size_t i;
+
+	if (!len || len == DFG_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!isalnum(name[i]) && name[i] != '.' && name[i] != '_' &&
+		    name[i] != '-')
+			return false;
+	return true;
+}
+
+static bool dfg_set_on_cpu(const struct dfg_set *set, u32 cpu)
+{
+	if (cpu >= 64)
+		return set->cpumask == ~0ULL;
+	return set->cpumask & BIT_ULL(cpu);
+}
+
+/* ------------------------------------------------------------------------
+ * Run queue, hand-out and waiters (under dfg_sched_client.lock)
+ * ------------------------------------------------------------------------
+ */
+
+static void dfg_set_make_ready(struct dfg_sched_client *sc,
+			       struct dfg_set *set)
+{
+	lockdep_assert_held(&sc->lock);
+	/* No credit for the time spent waiting. */
+	set->vruntime = max(set->vruntime, sc->min_vruntime);
+	dfg_set_state(set, DFG_SET_S_READY);
+	list_add_tail(&set->ready_node, &sc->ready);
+}
+
+/* The READY set of least virtual time that may run on @cpu, or NULL. */
+static struct dfg_set *dfg_sched_pick(struct dfg_sched_client *sc, u32 cpu)
+{
+	struct dfg_set *set, *best = NULL;
+
+	lockdep_assert_held(&sc->lock);
+	list_for_each_entry(set, &sc->ready, ready_node)
+		if (dfg_set_on_cpu(set, cpu) &&
+		    (!best || set->vruntime < best->vruntime))
+			best = set;
+	return best;
+}
+
+static void dfg_sched_kick_sampler(struct dfg_sched_client *sc)
+{
+	unsigned int ms = clamp(READ_ONCE(dfg_sched_sample_ms), 1U, 1000U);
+
+	queue_delayed_work(dfg_wq, &sc->sample_work, msecs_to_jiffies(ms));
+}
+
+/* READY -> RUNNING by @task. */
+static void dfg_set_run(struct dfg_sched_client *sc, struct dfg_set *set,
+			struct task_struct *task)
+{
+	lockdep_assert_held(&sc->lock);
+	list_del_init(&set->ready_node);
+	dfg_set_state(set, DFG_SET_S_RUNNING);
+	set->runner = get_task_struct(task);
+	set->run_start = ktime_get_ns();
+	set->rt_last = READ_ONCE(task->se.sum_exec_runtime);
+	WRITE_ONCE(set->runs, set->runs + 1);
+	sc->min_vruntime = max(sc->min_vruntime, set->vruntime);
+	if (!sc->nr_running++)
+		dfg_sched_kick_sampler(sc);
+}
+
+/*
+ * Charge the CPU time @set's worker used since the last sample to the
+ * component the shared page names (the patent's "active" variable).
+ */
+static void dfg_set_sample(struct dfg_set *set)
+{
+	u64 now = READ_ONCE(set->runner->se.sum_exec_runtime);
+	u64 delta = now - set->rt_last;
+	u32 idx = READ_ONCE(set->page->active);
+
+	set->rt_last = now;
+	if (idx < set->nr_comps) {
+		struct dfg_set_comp *comp = &set->comps[idx];
+
+		WRITE_ONCE(comp->cpu_ns, comp->cpu_ns + delta);
+		WRITE_ONCE(comp->samples, comp->samples + 1);
+	} else {
+		WRITE_ONCE(set->idle_ns, set->idle_ns + delta);
+	}
+	WRITE_ONCE(set->cpu_ns, set->cpu_ns + delta);
+	WRITE_ONCE(set->samples, set->samples + 1);
+}
+
+/* RUNNING -> (caller's next state): last sample, time and vruntime. */
+static void dfg_set_stop(struct dfg_sched_client *sc, struct dfg_set *set,
+			 u32 reason)
+{
+	u64 held;
+
+	lockdep_assert_held(&sc->lock);
+	dfg_set_sample(set);
+	held = ktime_get_ns() - set->run_start;
+	WRITE_ONCE(set->run_ns, set->run_ns + held);
+	set->vruntime += held << (DFG_SET_PRIO_MAX - set->priority);
+	/* A task reference may be put in atomic context. */
+	put_task_struct(set->runner);
+	set->runner = NULL;
+	sc->nr_running--;
+	trace_dfg_sched_yield(set->graph->id, set->obj.id, reason, held);
+}
+
+/*
+ * Hand @set to waiter @w. Returns false if a cancel claimed @w's parked
+ * command first: @set is READY again.
+ */
+static bool dfg_sched_hand(struct dfg_sched_client *sc,
+			   struct dfg_sched_waiter *w, struct dfg_set *set)
+{
+	struct task_struct *task = w->task ? w->task : w->park.task;
+
+	lockdep_assert_held(&sc->lock);
+	list_del_init(&w->node);
+	dfg_set_run(sc, set, task);
+	trace_dfg_sched_next(sc->graph->id, set->obj.id, task_pid_nr(task),
+			     w->cpu, true);
+	if (w->task) {
+		/* The sleeper takes ->lock before it returns: w stays. */
+		w->quantum = set->quantum;
+		WRITE_ONCE(w->res, set->obj.id);
+		wake_up_process(w->task);
+		return true;
+	}
+	w->args.id = set->obj.id;
+	w->args.quantum = set->quantum;
+	if (dfg_park_complete(&w->park, set->obj.id, set->quantum))
+		return true;
+	/* Undo: the set was never seen by anyone. */
+	put_task_struct(set->runner);
+	set->runner = NULL;
+	sc->nr_running--;
+	WRITE_ONCE(set->runs, set->runs - 1);
+	dfg_set_state(set, DFG_SET_S_READY);
+	list_add(&set->ready_node, &sc->ready);
+	return false;
+}
+
+/* Give READY sets to waiting workers whose CPU they may run on. */
+static void dfg_sched_dispatch(struct dfg_sched_client *sc)
+{
+	struct dfg_sched_waiter *w, *tmp;
+	struct dfg_set *set;
+
+	lockdep_assert_held(&sc->lock);
+	list_for_each_entry_safe(w, tmp, &sc->waiters, node) {
+		if (list_empty(&sc->ready))
+			break;
+		set = dfg_sched_pick(sc, w->cpu);
+		if (set)
+			dfg_sched_hand(sc, w, set);
+	}
+}
+
+/* What a SCHED_NEXT gets when no set comes: an error, -ENODATA or 0. */
+static int dfg_sched_end(struct dfg_sched_client *sc)
+{
+	lockdep_assert_held(&sc->lock);
+	if (sc->error)
+		return sc->error;
+	return sc->nr_live ? 0 : -ENODATA;
+}
+
+/* Complete every waiter if the client has ended (dfg_sched_end()). */
+static void dfg_sched_end_waiters(struct dfg_sched_client *sc)
+{
+	struct dfg_sched_waiter *w, *tmp;
+	int res = dfg_sched_end(sc);
+
+	lockdep_assert_held(&sc->lock);
+	if (!res)
+		return;
+	list_for_each_entry_safe(w, tmp, &sc->waiters, node) {
+		list_del_init(&w->node);
+		if (w->task) {
+			WRITE_ONCE(w->res, res);
+			wake_up_process(w->task);
+		} else {
+			dfg_park_complete(&w->park, res, 0);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------
+ * Waiting for channels
+ * ------------------------------------------------------------------------
+ */
+
+/* A channel made a waiting set runnable; under dfg_chan.lock. */
+static void dfg_set_watch_fire(struct dfg_chan_watch *watch)
+{
+	struct dfg_set_port *port = container_of(watch, struct dfg_set_port,
+						 watch);
+	struct dfg_set *set = port->set;
+	/* Stable: a set leaves its client only after disarming. */
+	struct dfg_sched_client *sc = set->client;
+
+	spin_lock(&sc->lock);
+	if (set->state == DFG_SET_S_WAITING) {
+		trace_dfg_sched_wake(set->graph->id, set->obj.id, port->chan);
+		WRITE_ONCE(set->wakeups, set->wakeups + 1);
+		if (set->arming) {
+			set->kicked = true;
+		} else {
+			dfg_set_make_ready(sc, set);
+			dfg_sched_dispatch(sc);
+		}
+	}
+	spin_unlock(&sc->lock);
+}
+
+static void dfg_set_disarm(struct dfg_set *set)
+{
+	u32 i;
+
+	for (i = 0; i < set->nr_inputs + set->nr_outputs; i++) {
+		struct dfg_set_port *port = &set->ports[i];
+
+		/* Empty is final while nobody arms: no lock needed to skip. */
+		if (list_empty_careful(&port->watch.node))
+			continue;
+		dfg_chan_watch_disarm(&port->watch);
+	}
+}
+
+/* Any watch still armed (from an earlier wait ended by another one)? */
+static bool dfg_set_armed(struct dfg_set *set)
+{
+	u32 i;
+
+	for (i = 0; i < set->nr_inputs + set->nr_outputs; i++)
+		if (!list_empty_careful(&set->ports[i].watch.node))
+			return true;
+	return false;
+}
+
+/*
+ * The set went WAITING with ->arming set by the caller, who alone arms
+ * its watches (->arming keeps everyone else off the set): on every input
+ * (runnable again once one is readable) or on every output (once a full
+ * one has room). Ends ->arming, READY if the condition already holds or
+ * a watch fired meanwhile. Watches left armed once the set is READY are
+ * disarmed by its next give-back, while it is still RUNNING.
+ */
+static void dfg_set_arm(struct dfg_sched_client *sc, struct dfg_set *set,
+			bool inputs)
+{
+	u32 first = inputs ? 0 : set->nr_inputs;
+	u32 n = inputs ? set->nr_inputs : set->nr_outputs;
+	bool ready = false;
+	u32 i, armed = 0;
+
+	dfg_set_disarm(set);
+	for (i = first; i < first + n; i++) {
+		if (!dfg_chan_watch_arm(&set->ports[i].watch)) {
+			armed++;
+		} else if (inputs) {
+			ready = true;
+			break;
+		}
+	}
+	/* Outputs: waiting makes sense only for a full one. */
+	if (!inputs && !armed)
+		ready = true;
+	/* Runnable already: lower the flags the other watches raised. */
+	if (ready)
+		dfg_set_disarm(set);
+
+	spin_lock(&sc->lock);
+	set->arming = false;
+	if (set->state == DFG_SET_S_WAITING && (ready || set->kicked)) {
+		dfg_set_make_ready(sc, set);
+		dfg_sched_dispatch(sc);
+	}
+	spin_unlock(&sc->lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Failure
+ * ------------------------------------------------------------------------
+ */
+
+/* Every client of @g ends with @err; caller holds dfg_sched_mutex. */
+static void dfg_sched_fail_graph_locked(struct dfg_graph *g, int err)
+{
+	struct dfg_sched_client *sc;
+
+	lockdep_assert_held(&dfg_sched_mutex);
+	list_for_each_entry(sc, &dfg_sched_clients, node) {
+		if (sc->graph != g)
+			continue;
+		spin_lock(&sc->lock);
+		if (!sc->error || err == -ECANCELED)
+			sc->error = err;
+		dfg_sched_end_waiters(sc);
+		spin_unlock(&sc->lock);
+	}
+}
+
+/* A set of @g failed (its state is FAILED): report, fail the graph. */
+static void dfg_sched_set_failed(struct dfg_graph *g, u32 id, pid_t pid)
+{
+	dfg_nl_graph_event(DFG_EV_SET_FAILED, pid, g->id, id, NULL);
+	mutex_lock(&dfg_sched_mutex);
+	dfg_sched_fail_graph_locked(g, -EIO);
+	mutex_unlock(&dfg_sched_mutex);
+}
+
+/*
+ * Sampler: every dfg.sched_sample_ms while a set of the client runs. A
+ * worker that exits holding a set fails it, and the graph.
+ */
+static void dfg_sched_sample_work(struct work_struct *work)
+{
+	struct dfg_sched_client *sc = container_of(to_delayed_work(work),
+						   struct dfg_sched_client,
+						   sample_work);
+	struct dfg_set *set, *lost = NULL;
+	u32 lost_id = 0;
+
+	spin_lock(&sc->lock);
+	list_for_each_entry(set, &sc->sets, client_node) {
+		if (set->state != DFG_SET_S_RUNNING)
+			continue;
+		dfg_set_sample(set);
+		if (!lost && dfg_task_leaving(set->runner))
+			lost = set;
+	}
+	if (lost) {
+		dfg_set_stop(sc, lost, DFG_YIELD_ERROR);
+		dfg_set_state(lost, DFG_SET_S_FAILED);
+		sc->nr_live--;
+		lost_id = lost->obj.id;
+	}
+	if (sc->nr_running)
+		dfg_sched_kick_sampler(sc);
+	spin_unlock(&sc->lock);
+
+	if (lost_id)
+		dfg_sched_set_failed(sc->graph, lost_id, sc->tgid);
+}
+
+/* ------------------------------------------------------------------------
+ * sysfs: graphs/<gid>/set<id>/ and its comp<i>/
+ * ------------------------------------------------------------------------
+ */
+
+static struct dfg_set *dfg_kobj_set(struct kobject *kobj)
+{
+	return container_of(kobj, struct dfg_set, kobj);
+}
+
+static const char * const dfg_set_state_names[] = {
+	[DFG_SET_S_READY]	= "ready",
+	[DFG_SET_S_RUNNING]	= "running",
+	[DFG_SET_S_WAITING]	= "waiting",
+	[DFG_SET_S_DONE]	= "done",
+	[DFG_SET_S_FAILED]	= "failed",
+};
+
+static ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr,
+			 char *buf)
+{
+	return sysfs_emit(buf, "%s\n", dfg_kobj_set(kobj)->name);
+}
+
+static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
+			  char *buf)
+{
+	u32 state = READ_ONCE(dfg_kobj_set(kobj)->state);
+
+	return sysfs_emit(buf, "%s\n", dfg_set_state_names[state]);
+}
+
+static ssize_t cpumask_show(struct kobject *kobj, struct kobj_attribute *attr,
+			    char *buf)
+{
+	return sysfs_emit(buf, "%llx\n",
+			  (unsigned long long)dfg_kobj_set(kobj)->cpumask);
+}
+
+#define DFG_SET_ATTR(_name, _expr)					\
+static ssize_t _name##_show(struct kobject *kobj,			\
+			    struct kobj_attribute *attr, char *buf)	\
+{									\
+	struct dfg_set *set = dfg_kobj_set(kobj);			\
+									\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)(_expr));	\
+}									\
+static struct kobj_attribute dfg_sattr_##_name = __ATTR_RO(_name)
+
+static struct kobj_attribute dfg_sattr_name = __ATTR_RO(name);
+static struct kobj_attribute dfg_sattr_state = __ATTR_RO(state);
+static struct kobj_attribute dfg_sattr_cpumask = __ATTR_RO(cpumask);
+DFG_SET_ATTR(pid, set->tgid);
+DFG_SET_ATTR(flags, set->flags);
+DFG_SET_ATTR(priority, set->priority);
+DFG_SET_ATTR(quantum, set->quantum);
+DFG_SET_ATTR(components, set->nr_comps);
+DFG_SET_ATTR(runs, READ_ONCE(set->runs));
+DFG_SET_ATTR(waits, READ_ONCE(set->waits));
+DFG_SET_ATTR(wakeups, READ_ONCE(set->wakeups));
+DFG_SET_ATTR(run_ns, READ_ONCE(set->run_ns));
+DFG_SET_ATTR(cpu_ns, READ_ONCE(set->cpu_ns));
+DFG_SET_ATTR(samples, READ_ONCE(set->samples));
+DFG_SET_ATTR(idle_ns, READ_ONCE(set->idle_ns));
+
+static struct attribute *dfg_set_attrs[] = {
+	&dfg_sattr_name.attr,
+	&dfg_sattr_state.attr,
+	&dfg_sattr_cpumask.attr,
+	&dfg_sattr_pid.attr,
+	&dfg_sattr_flags.attr,
+	&dfg_sattr_priority.attr,
+	&dfg_sattr_quantum.attr,
+	&dfg_sattr_components.attr,
+	&dfg_sattr_runs.attr,
+	&dfg_sattr_waits.attr,
+	&dfg_sattr_wakeups.attr,
+	&dfg_sattr_run_ns.attr,
+	&dfg_sattr_cpu_ns.attr,
+	&dfg_sattr_samples.attr,
+	&dfg_sattr_idle_ns.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dfg_set);
+
+/* Last reference: no worker, watch, mapping or reader uses it any more. */
+static void dfg_set_kobj_release(struct kobject *kobj)
+{
+	struct dfg_set *set = dfg_kobj_set(kobj);
+	u32 i;
+
+	if (set->ports)
+		for (i = 0; i < set->nr_inputs + set->nr_outputs; i++)
+			if (set->ports[i].watch.ch)
+				dfg_chan_put(set->ports[i].watch.ch);
+	kfree(set->ports);
+	kfree(set->comps);
+	if (set->page) {
+		atomic_long_sub(set->mem.nr_pages, &set->graph->pages);
+		dfg_mem_free(&set->mem);
+	}
+	kobject_put(&set->graph->kobj);
+	kfree(set);
+}
+
+static const struct kobj_type dfg_set_ktype = {
+	.release	= dfg_set_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= dfg_set_groups,
+};
+
+static struct dfg_set_comp *dfg_kobj_comp(struct kobject *kobj)
+{
+	return container_of(kobj, struct dfg_set_comp, kobj);
+}
+
+static ssize_t comp_name_show(struct kobject *kobj,
+			      struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", dfg_kobj_comp(kobj)->name);
+}
+
+/* Counters the worker keeps in the shared page: untrusted, as they are. */
+#define DFG_COMP_ATTR(_name, _expr)					\
+static ssize_t comp_##_name##_show(struct kobject *kobj,		\
+				   struct kobj_attribute *attr,		\
+				   char *buf)				\
+{									\
+	struct dfg_set_comp *comp = dfg_kobj_comp(kobj);		\
+	struct dfg_set_comp_stats *st =					\
+		&comp->set->page->comps[comp->idx];			\
+									\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)(_expr));	\
+}									\
+static struct kobj_attribute dfg_cattr_##_name =			\
+	__ATTR(_name, 0444, comp_##_name##_show, NULL)
+
+static struct kobj_attribute dfg_cattr_name =
+	__ATTR(name, 0444, comp_name_show, NULL);
+DFG_COMP_ATTR(elements_in, READ_ONCE(st->elems_in));
+DFG_COMP_ATTR(bytes_in, READ_ONCE(st->bytes_in));
+DFG_COMP_ATTR(elements_out, READ_ONCE(st->elems_out));
+DFG_COMP_ATTR(bytes_out, READ_ONCE(st->bytes_out));
+
+/* Figures the sampler keeps. */
+#define DFG_COMP_KATTR(_name)						\
+static ssize_t comp_##_name##_show(struct kobject *kobj,		\
+				   struct kobj_attribute *attr,		\
+				   char *buf)				\
+{									\
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)		\
+			  READ_ONCE(dfg_kobj_comp(kobj)->_name));	\
+}									\
+static struct kobj_attribute dfg_cattr_##_name =			\
+	__ATTR(_name, 0444, comp_##_name##_show, NULL)
+
+DFG_COMP_KATTR(cpu_ns);
+DFG_COMP_KATTR(samples);
+
+static struct attribute *dfg_comp_attrs[] = {
+	&dfg_cattr_name.attr,
+	&dfg_cattr_elements_in.attr,
+	&dfg_cattr_bytes_in.attr,
+	&dfg_cattr_elements_out.attr,
+	&dfg_cattr_bytes_out.attr,
+	&dfg_cattr_cpu_ns.attr,
+	&dfg_cattr_samples.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dfg_comp);
+
+static void dfg_comp_kobj_release(struct kobject *kobj)
+{
+	kobject_put(&dfg_kobj_comp(kobj)->set->kobj);
+}
+
+static const struct kobj_type dfg_comp_ktype = {
+	.release	= dfg_comp_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= dfg_comp_groups,
+};
+
+/* Remove comp<i>/ (first) and set<id>/; under dfg_sched_mutex. */
+static void dfg_set_del_dirs(struct dfg_set *set, u32 nr_comps)
+{
+	u32 i;
+
+	lockdep_assert_held(&dfg_sched_mutex);
+	for (i = 0; i < nr_comps; i++) {
+		kobject_del(&set->comps[i].kobj);
+		kobject_put(&set->comps[i].kobj);
+	}
+	kobject_del(&set->kobj);
+	set->in_sysfs = false;
+}
+
+/* Add set<id>/ and its comp<i>/; under dfg_sched_mutex. */
+static int dfg_set_add_dirs(struct dfg_set *set)
+{
+	u32 i;
+	int ret;
+
+	lockdep_assert_held(&dfg_sched_mutex);
+	ret = kobject_add(&set->kobj, &set->graph->kobj, "set%u", set->obj.id);
+	if (ret)
+		return ret;
+	for (i = 0; i < set->nr_comps; i++) {
+		struct dfg_set_comp *comp = &set->comps[i];
+
+		/* The directory's set reference, put by its release. */
+		kobject_get(&set->kobj);
+		kobject_init(&comp->kobj, &dfg_comp_ktype);
+		ret = kobject_add(&comp->kobj, &set->kobj, "comp%u", i);
+		if (ret) {
+			kobject_put(&comp->kobj);
+			dfg_set_del_dirs(set, i);
+			return ret;
+		}
+	}
+	set->in_sysfs = true;
+	return 0;
+}
+
+/*
+ * Take a set out of its graph before the graph's death: hide it from
+ * lookups, remove its directories, give its id back, drop the graph's
+ * reference. Nothing if the graph is dying (its death does all that).
+ * Caller holds dfg_sched_mutex and its own reference.
+ */
+static void dfg_set_leave_graph(struct dfg_set *set, bool graph_dead)
+{
+	struct dfg_graph *g = set->graph;
+
+	lockdep_assert_held(&dfg_sched_mutex);
+	if (graph_dead || !set->in_graph)
+		return;
+	xa_lock(&g->objects);
+	dfg_graph_hide_object_locked(g, &set->obj);
+	xa_unlock(&g->objects);
+	if (set->in_sysfs)
+		dfg_set_del_dirs(set, set->nr_comps);
+	dfg_graph_unreserve_id(g, set->obj.id);
+	set->in_graph = false;
+	kobject_put(&set->kobj);
+}
+
+/* ------------------------------------------------------------------------
+ * Commands: ATTACH (graph descriptor), REGISTER, UNREGISTER
+ * ------------------------------------------------------------------------
+ */
+
+int dfg_sched_attach(struct dfg_cmd_ctx *c)
+{
+	struct dfg_sched_attach *args = c->args;
+	struct dfg_sched_client *sc;
+	struct file *file;
+	int fd;
+
+	if ((args->flags & ~DFG_SCHED_O_ALL) || args->reserved0 ||
+	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+
+	sc = kzalloc(sizeof(*sc), GFP_KERNEL_ACCOUNT);
+	if (!sc)
+		return -ENOMEM;
+	kobject_get(&c->graph->kobj);
+	sc->graph = c->graph;
+	sc->tgid = task_tgid_nr(current);
+	spin_lock_init(&sc->lock);
+	INIT_LIST_HEAD(&sc->sets);
+	INIT_LIST_HEAD(&sc->ready);
+	INIT_LIST_HEAD(&sc->waiters);
+	INIT_DELAYED_WORK(&sc->sample_work, dfg_sched_sample_work);
+	dfg_file_init(&sc->df);
+
+	fd = get_unused_fd_flags((args->flags & DFG_SCHED_O_CLOEXEC) ?
+				 O_CLOEXEC : 0);
+	if (fd < 0)
+		goto out_free;
+	file = anon_inode_getfile("[dfg-sched]", &dfg_sched_fops, sc, O_RDWR);
+	if (IS_ERR(file)) {
+		put_unused_fd(fd);
+		fd = PTR_ERR(file);
+		goto out_free;
+	}
+	/* The caller's graph descriptor keeps the graph alive meanwhile. */
+	mutex_lock(&dfg_sched_mutex);
+	list_add_tail(&sc->node, &dfg_sched_clients);
+	mutex_unlock(&dfg_sched_mutex);
+
+	c->install = file;
+	c->fd = fd;
+	return fd;
+
+out_free:
+	dfg_file_fini(&sc->df);
+	kobject_put(&sc->graph->kobj);
+	kfree(sc);
+	return fd;
+}
+
+static int dfg_set_register_check(const struct dfg_set_register *a)
+{
+	if (a->size != sizeof(*a) || (a->flags & ~DFG_SET_F_ALL) ||
+	    a->id || a->reserved0 || a->mmap_offset ||
+	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
+		return -EINVAL;
+	if (!dfg_set_name_valid(a->name) || a->priority > DFG_SET_PRIO_MAX)
+		return -EINVAL;
+	if (!a->nr_comps || a->nr_comps > DFG_SET_COMPS_MAX ||
+	    a->nr_inputs > DFG_SET_PORTS_MAX ||
+	    a->nr_outputs > DFG_SET_PORTS_MAX)
+		return -EINVAL;
+	if (!a->nr_inputs && !(a->flags & DFG_SET_F_ROOT))
+		return -EINVAL;
+	if (!a->quantum || ((a->flags & DFG_SET_F_QUANTUM_NS) &&
+			    a->quantum > DFG_SET_QUANTUM_NS_MAX))
+		return -EINVAL;
+	return 0;
+}
+
+/* CPUs of @mask that exist (all ones for 0), or 0 if none does. */
+static u64 dfg_set_cpumask(u64 mask)
+{
+	u64 valid = 0;
+	u32 cpu;
+
+	if (!mask)
+		return ~0ULL;
+	for_each_possible_cpu(cpu)
+		if (cpu < 64)
+			valid |= BIT_ULL(cpu);
+	return mask & valid;
+}
+
+/* Components' names from user memory into @set->comps. */
+static int dfg_set_copy_comps(struct dfg_set *set, u64 uaddr)
+{
+	char (*names)[DFG_NAME_MAX];
+	u32 i;
+	int ret = 0;
+
+	names = memdup_user(u64_to_user_ptr(uaddr),
+			    (size_t)set->nr_comps * DFG_NAME_MAX);
+	if (IS_ERR(names))
+		return PTR_ERR(names);
+	for (i = 0; i < set->nr_comps; i++) {
+		if (!dfg_set_name_valid(names[i])) {
+			ret = -EINVAL;
+			break;
+		}
+		set->comps[i].set = set;
+		set->comps[i].idx = i;
+		strscpy(set->comps[i].name, names[i], DFG_NAME_MAX);
+	}
+	kfree(names);
+	return ret;
+}
+
+static void dfg_set_port_init(struct dfg_set *set, struct dfg_set_port *port,
+			      struct dfg_chan *ch, u32 id, u32 role, u32 slot)
+{
+	INIT_LIST_HEAD(&port->watch.node);
+	port->watch.ch = ch;
+	port->watch.role = role;
+	port->watch.slot = slot;
+	port->watch.fire = dfg_set_watch_fire;
+	port->set = set;
+	port->chan = id;
+}
+
+/* Channels of the graph, each once; references into @set->ports. */
+static int dfg_set_get_ports(struct dfg_set *set,
+			     const struct dfg_set_register *a)
+{
+	struct dfg_set_output *outs = NULL;
+	u32 *ins = NULL;
+	u32 i, j, maxp;
+	int ret = 0;
+
+	if (a->nr_inputs) {
+		ins = memdup_user(u64_to_user_ptr(a->inputs),
+				  a->nr_inputs * sizeof(*ins));
+		if (IS_ERR(ins))
+			return PTR_ERR(ins);
+	}
+	if (a->nr_outputs) {
+		outs = memdup_user(u64_to_user_ptr(a->outputs),
+				   a->nr_outputs * sizeof(*outs));
+		if (IS_ERR(outs)) {
+			kfree(ins);
+			return PTR_ERR(outs);
+		}
+	}
+	for (i = 0; i < a->nr_inputs && !ret; i++) {
+		struct dfg_chan *ch;
+
+		for (j = 0; j < i; j++)
+			if (ins[j] == ins[i])
+				ret = -EINVAL;
+		if (ret)
+			break;
+		ch = dfg_chan_get(set->graph, ins[i], &maxp);
+		if (!ch) {
+			ret = -ENOENT;
+			break;
+		}
+		dfg_set_port_init(set, &set->ports[i], ch, ins[i],
+				  DFG_CHAN_CONSUMER, 0);
+	}
+	for (i = 0; i < a->nr_outputs && !ret; i++) {
+		struct dfg_chan *ch;
+
+		for (j = 0; j < i; j++)
+			if (outs[j].chan == outs[i].chan &&
+			    outs[j].slot == outs[i].slot)
+				ret = -EINVAL;
+		if (ret)
+			break;
+		ch = dfg_chan_get(set->graph, outs[i].chan, &maxp);
+		if (!ch) {
+			ret = -ENOENT;
+			break;
+		}
+		/* Referenced from here on: the release puts it. */
+		dfg_set_port_init(set, &set->ports[a->nr_inputs + i], ch,
+				  outs[i].chan, DFG_CHAN_PRODUCER,
+				  outs[i].slot);
+		if (outs[i].slot >= maxp)
+			ret = -EINVAL;
+	}
+	kfree(outs);
+	kfree(ins);
+	return ret;
+}
+
+static int dfg_set_alloc_page(struct dfg_set *set)
+{
+	int ret = dfg_mem_alloc(&set->mem, 1);
+
+	if (ret)
+		return ret;
+	atomic_long_add(1, &set->graph->pages);
+	set->page = page_address(set->mem.pages[0]);
+	set->page->magic = DFG_SET_MAGIC;
+	set->page->nr_comps = set->nr_comps;
+	set->page->active = DFG_SET_COMP_NONE;
+	dfg_set_state(set, DFG_SET_S_WAITING);
+	return 0;
+}
+
+/*
+ * Under dfg_sched_mutex: give @set an id, its directories, a place in the
+ * graph and on the client; READY if a root, else WAITING with ->arming
+ * (the caller arms). Returns the id or a negative errno.
+ */
+static int dfg_set_publish(struct dfg_sched_client *sc, struct dfg_set *set)
+{
+	struct dfg_graph *g = sc->graph;
+	int ret;
+
+	lockdep_assert_held(&dfg_sched_mutex);
+	if (sc->graph_dead)
+		return -ECANCELED;
+	if (READ_ONCE(sc->error))
+		return sc->error;
+	ret = dfg_graph_reserve_object(g, &set->obj, DFG_OBJ_SET);
+	if (ret < 0)
+		return ret;
+	set->page->id = set->obj.id;
+	ret = dfg_set_add_dirs(set);
+	if (ret)
+		goto out_unreserve;
+	ret = dfg_graph_publish_object(g, &set->obj);
+	if (ret)
+		goto out_del;
+	/* The graph's reference; the caller's becomes the client's. */
+	kobject_get(&set->kobj);
+	set->in_graph = true;
+	set->client = sc;
+
+	spin_lock(&sc->lock);
+	list_add_tail(&set->client_node, &sc->sets);
+	sc->nr_live++;
+	if (set->flags & DFG_SET_F_ROOT) {
+		dfg_set_make_ready(sc, set);
+		dfg_sched_dispatch(sc);
+	} else {
+		dfg_set_state(set, DFG_SET_S_WAITING);
+		set->arming = true;
+	}
+	spin_unlock(&sc->lock);
+	return set->obj.id;
+
+out_del:
+	dfg_set_del_dirs(set, set->nr_comps);
+out_unreserve:
+	dfg_graph_unreserve_id(g, set->obj.id);
+	return ret;
+}
+
+int dfg_set_register(struct dfg_cmd_ctx *c)
+{
+	struct dfg_set_register *args = c->args;
+	struct dfg_sched_client *sc = c->sc;
+	pid_t tgid = task_tgid_nr(current);
+	struct dfg_set *set;
+	int ret;
+
+	ret = dfg_set_register_check(args);
+	if (ret)
+		return ret;
+
+	set = kzalloc(sizeof(*set), GFP_KERNEL_ACCOUNT);
+	if (!set)
+		return -ENOMEM;
+	/* From here on kobject_put() frees, through the release. */
+	kobject_init(&set->kobj, &dfg_set_ktype);
+	kobject_get(&sc->graph->kobj);
+	set->graph = sc->graph;
+	INIT_LIST_HEAD(&set->client_node);
+	INIT_LIST_HEAD(&set->ready_node);
+	strscpy(set->name, args->name, sizeof(set->name));
+	set->tgid = tgid;
+	set->flags = args->flags;
+	set->priority = args->priority;
+	set->quantum = args->quantum;
+	set->nr_comps = args->nr_comps;
+	set->cpumask = dfg_set_cpumask(args->cpumask);
+	ret = -EINVAL;
+	if (!set->cpumask)
+		goto out_put;
+
+	ret = -ENOMEM;
+	set->comps = kcalloc(set->nr_comps, sizeof(*set->comps),
+			     GFP_KERNEL_ACCOUNT);
+	set->ports = kcalloc(args->nr_inputs + args->nr_outputs,
+			     sizeof(*set->ports), GFP_KERNEL_ACCOUNT);
+	if (!set->comps || (!set->ports && args->nr_inputs + args->nr_outputs))
+		goto out_put;
+	ret = dfg_set_copy_comps(set, args->comp_names);
+	if (ret)
+		goto out_put;
+	/* Counted only now: the release walks what was taken. */
+	set->nr_inputs = args->nr_inputs;
+	set->nr_outputs = args->nr_outputs;
+	ret = dfg_set_get_ports(set, args);
+	if (ret)
+		goto out_put;
+	ret = dfg_set_alloc_page(set);
+	if (ret)
+		goto out_put;
+
+	mutex_lock(&dfg_sched_mutex);
+	ret = dfg_set_publish(sc, set);
+	mutex_unlock(&dfg_sched_mutex);
+	if (ret < 0)
+		goto out_put;
+	/* The client cannot go meanwhile: this command pins its file. */
+	if (!(set->flags & DFG_SET_F_ROOT))
+		dfg_set_arm(sc, set, true);
+
+	args->id = ret;
+	args->mmap_offset = DFG_MMAP_OFFSET(ret);
+	/* @set may be gone already (an UNREGISTER): locals only. */
+	dfg_nl_graph_event(DFG_EV_SET_REGISTER, tgid, sc->graph->id, ret,
+			   NULL);
+	return ret;
+
+out_put:
+	kobject_put(&set->kobj);
+	return ret;
+}
+
+/* The client's set @id, or NULL; caller holds sc->lock. */
+static struct dfg_set *dfg_sched_find(struct dfg_sched_client *sc, u32 id)
+{
+	struct dfg_set *set;
+
+	lockdep_assert_held(&sc->lock);
+	list_for_each_entry(set, &sc->sets, client_node)
+		if (set->obj.id == id)
+			return set;
+	return NULL;
+}
+
+int dfg_set_unregister(struct dfg_cmd_ctx *c)
+{
+	struct dfg_set_id *args = c->args;
+	struct dfg_sched_client *sc = c->sc;
+	struct dfg_set *set;
+	int ret = 0;
+
+	if (args->reserved0 || memchr_inv(args->reserved, 0,
+					  sizeof(args->reserved)))
+		return -EINVAL;
+
+	mutex_lock(&dfg_sched_mutex);
+	spin_lock(&sc->lock);
+	set = dfg_sched_find(sc, args->id);
+	if (!set) {
+		ret = -ENOENT;
+	} else if (set->state == DFG_SET_S_RUNNING || set->arming) {
+		ret = -EBUSY;
+	} else {
+		list_del_init(&set->client_node);
+		list_del_init(&set->ready_node);
+		/* Ours now: a watch firing meanwhile leaves it alone. */
+		set->arming = true;
+		if (dfg_set_live(set))
+			sc->nr_live--;
+		dfg_sched_end_waiters(sc);
+	}
+	spin_unlock(&sc->lock);
+	if (!ret) {
+		/* Off the client: only this thread reaches it now. */
+		dfg_set_disarm(set);
+		set->client = NULL;
+		dfg_set_leave_graph(set, sc->graph_dead);
+	}
+	mutex_unlock(&dfg_sched_mutex);
+	if (!ret)
+		kobject_put(&set->kobj);	/* the client's */
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Commands: YIELD, NEXT
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Give back set @id that a worker of @c's client runs. May arm channel
+ * watches; for EOF and ERROR also reports (netlink, sleeping), so those
+ * ask io_uring for a blocking issue first.
+ */
+static int dfg_sched_give_back(struct dfg_cmd_ctx *c, u32 id, u32 reason)
+{
+	struct dfg_sched_client *sc = c->sc;
+	struct dfg_set *set;
+	u32 graph = sc->graph->id;
+	bool wait;
+	int ret = 0;
+
+	if (reason < DFG_YIELD_QUANTUM || reason > DFG_YIELD_ERROR)
+		return -EINVAL;
+	if ((reason == DFG_YIELD_EOF || reason == DFG_YIELD_ERROR) &&
+	    (c->issue_flags & IO_URING_F_NONBLOCK))
+		return -EAGAIN;
+
+	spin_lock(&sc->lock);
+	set = dfg_sched_find(sc, id);
+	if (!set)
+		ret = -ENOENT;
+	else if (set->state != DFG_SET_S_RUNNING || set->arming)
+		ret = -EBUSY;
+	else if ((reason == DFG_YIELD_INPUT_EMPTY && !set->nr_inputs) ||
+		 (reason == DFG_YIELD_OUTPUT_FULL && !set->nr_outputs))
+		ret = -EINVAL;
+	if (ret) {
+		spin_unlock(&sc->lock);
+		return ret;
+	}
+	if (dfg_set_armed(set)) {
+		/* Still RUNNING, and ours alone while ->arming. */
+		set->arming = true;
+		spin_unlock(&sc->lock);
+		dfg_set_disarm(set);
+		spin_lock(&sc->lock);
+		set->arming = false;
+	}
+	dfg_set_stop(sc, set, reason);
+	wait = reason == DFG_YIELD_INPUT_EMPTY ||
+	       reason == DFG_YIELD_OUTPUT_FULL;
+	switch (reason) {
+	case DFG_YIELD_QUANTUM:
+		dfg_set_make_ready(sc, set);
+		dfg_sched_dispatch(sc);
+		break;
+	case DFG_YIELD_INPUT_EMPTY:
+	case DFG_YIELD_OUTPUT_FULL:
+		dfg_set_state(set, DFG_SET_S_WAITING);
+		WRITE_ONCE(set->waits, set->waits + 1);
+		set->arming = true;
+		set->kicked = false;
+		break;
+	case DFG_YIELD_EOF:
+	case DFG_YIELD_ERROR:
+		dfg_set_state(set, reason == DFG_YIELD_EOF ? DFG_SET_S_DONE :
+				   DFG_SET_S_FAILED);
+		sc->nr_live--;
+		dfg_sched_end_waiters(sc);
+		break;
+	}
+	spin_unlock(&sc->lock);
+
+	/* The set stays on the client: this command pins its file. */
+	if (wait)
+		dfg_set_arm(sc, set, reason == DFG_YIELD_INPUT_EMPTY);
+	else if (reason == DFG_YIELD_EOF)
+		dfg_nl_graph_event(DFG_EV_SET_DONE, sc->tgid, graph, id, NULL);
+	else if (reason == DFG_YIELD_ERROR)
+		dfg_sched_set_failed(sc->graph, id, sc->tgid);
+	return 0;
+}
+
+int dfg_sched_yield(struct dfg_cmd_ctx *c)
+{
+	struct dfg_sched_yield *args = c->args;
+
+	if (memchr_inv(args->reserved, 0, sizeof(args->reserved)))
+		return -EINVAL;
+	return dfg_sched_give_back(c, args->id, args->reason);
+}
+
+static void dfg_sched_waiter_release(struct dfg_park *p)
+{
+	struct dfg_sched_waiter *w = container_of(p, struct dfg_sched_waiter,
+						  park);
+	struct dfg_sched_client *sc = w->sc;
+
+	/* Still listed when a cancel (task exit, ring teardown) claimed it. */
+	spin_lock(&sc->lock);
+	list_del_init(&w->node);
+	spin_unlock(&sc->lock);
+	kfree(w);
+}
+
+static const struct dfg_park_ops dfg_sched_park_ops = {
+	.release = dfg_sched_waiter_release,
+};
+
+/* Take a set at once for the caller: its id, an end, or 0 to wait. */
+static int dfg_sched_take(struct dfg_sched_client *sc, u32 cpu, u64 *quantum)
+{
+	struct dfg_set *set;
+
+	lockdep_assert_held(&sc->lock);
+	if (sc->error)
+		return sc->error;
+	set = dfg_sched_pick(sc, cpu);
+	if (!set)
+		return dfg_sched_end(sc);
+	dfg_set_run(sc, set, current);
+	*quantum = set->quantum;
+	trace_dfg_sched_next(sc->graph->id, set->obj.id, task_pid_nr(current),
+			     cpu, false);
+	return set->obj.id;
+}
+
+/*
+ * ioctl: sleep until a set or an end is handed to @w (listed by the
+ * caller, ->lock dropped) or a signal comes; unlink under ->lock before
+ * returning, so no waker touches the stack frame afterwards. A set
+ * handed over wins against a signal: it is running for the caller.
+ */
+static int dfg_sched_sleep(struct dfg_sched_client *sc,
+			   struct dfg_sched_waiter *w, u64 *quantum)
+{
+	int res;
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (READ_ONCE(w->res) || signal_pending(current))
+			break;
+		schedule();
+	}
+	__set_current_state(TASK_RUNNING);
+
+	spin_lock(&sc->lock);
+	list_del_init(&w->node);
+	res = w->res ? w->res : -EINTR;
+	*quantum = w->quantum;
+	spin_unlock(&sc->lock);
+	return res;
+}
+
+static int dfg_sched_next_check(const struct dfg_sched_next *a)
+{
+	if ((a->flags & ~DFG_NEXT_F_ALL) || a->id || a->reserved0 ||
+	    a->quantum || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
+		return -EINVAL;
+	if ((a->flags & DFG_NEXT_F_CPU) ? a->cpu >= nr_cpu_ids : a->cpu)
+		return -EINVAL;
+	if (!a->yield_id && a->yield_reason)
+		return -EINVAL;
+	return 0;
+}
+
+int dfg_sched_next(struct dfg_cmd_ctx *c)
+{
+	struct dfg_sched_next *args = c->args;
+	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_waiter sleeper = { .task = current, .sc = sc };
+	struct dfg_sched_waiter *w = NULL;
+	u64 quantum = 0;
+	u32 cpu;
+	int ret;
+
+	ret = dfg_sched_next_check(args);
+	if (ret)
+		return ret;
+	cpu = (args->flags & DFG_NEXT_F_CPU) ? args->cpu :
+					       raw_smp_processor_id();
+	if (args->yield_id) {
+		ret = dfg_sched_give_back(c, args->yield_id,
+					  args->yield_reason);
+		if (ret)
+			return ret;
+	}
+
+	spin_lock(&sc->lock);
+	ret = dfg_sched_take(sc, cpu, &quantum);
+	if (ret || (args->flags & DFG_NEXT_F_NOWAIT))
+		goto out_unlock;
+
+	if (!c->ucmd) {
+		w = &sleeper;
+		w->cpu = cpu;
+		list_add_tail(&w->node, &sc->waiters);
+		spin_unlock(&sc->lock);
+		ret = dfg_sched_sleep(sc, w, &quantum);
+		goto out;
+	}
+
+	spin_unlock(&sc->lock);
+	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
+	if (!w)
+		return -ENOMEM;
+	w->sc = sc;
+	w->cpu = cpu;
+	w->args = *args;
+	INIT_LIST_HEAD(&w->node);
+	spin_lock(&sc->lock);
+	/* Things may have changed while the lock was dropped. */
+	ret = dfg_sched_take(sc, cpu, &quantum);
+	if (ret)
+		goto out_unlock;
+	ret = dfg_park_add(c, &w->park, &dfg_sched_park_ops, &w->args);
+	if (ret)
+		goto out_unlock;
+	list_add_tail(&w->node, &sc->waiters);
+	spin_unlock(&sc->lock);
+	return -EIOCBQUEUED;
+
+out_unlock:
+	if (!ret)
+		ret = -EAGAIN;
+	/* A yield above may have made sets READY for parked workers. */
+	dfg_sched_dispatch(sc);
+	spin_unlock(&sc->lock);
+	if (w != &sleeper)
+		kfree(w);
+out:
+	if (ret > 0) {
+		args->id = ret;
+		args->quantum = quantum;
+		c->res2 = quantum;
+	}
+	return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Scheduler descriptors
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_file_sched_client() - the scheduler client behind @file
+ * @file: a file reaching one of dfg's entry points
+ *
+ * Return: the client, or NULL if @file is no scheduler descriptor.
+ */
+struct dfg_sched_client *dfg_file_sched_client(const struct file *file)
+{
+	return file->f_op == &dfg_sched_fops ? file->private_data : NULL;
+}
+
+struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc)
+{
+	return &sc->df;
+}
+
+/*
+ * The client goes (close, exit, kill): its sets leave it. Sets done leave
+ * the graph too; sets not done fail, stay visible in the graph as failed
+ * until it dies, and fail the graph.
+ */
+static int dfg_sched_release(struct inode *inode, struct file *file)
+{
+	struct dfg_sched_client *sc = file->private_data;
+	struct dfg_set *set, *tmp;
+	LIST_HEAD(gone);
+	bool failed = false;
+
+	/* Nothing parked: parked commands pin the file. */
+	dfg_file_fini(&sc->df);
+	cancel_delayed_work_sync(&sc->sample_work);
+
+	mutex_lock(&dfg_sched_mutex);
+	list_del(&sc->node);
+	spin_lock(&sc->lock);
+	list_for_each_entry_safe(set, tmp, &sc->sets, client_node) {
+		list_del_init(&set->ready_node);
+		if (set->runner) {
+			put_task_struct(set->runner);
+			set->runner = NULL;
+		}
+		if (dfg_set_live(set)) {
+			dfg_set_state(set, DFG_SET_S_FAILED);
+			failed = true;
+		}
+		list_move_tail(&set->client_node, &gone);
+	}
+	spin_unlock(&sc->lock);
+
+	list_for_each_entry_safe(set, tmp, &gone, client_node) {
+		list_del_init(&set->client_node);
+		dfg_set_disarm(set);
+		set->client = NULL;
+		if (set->state == DFG_SET_S_DONE)
+			dfg_set_leave_graph(set, sc->graph_dead);
+		else if (!sc->graph_dead)
+			dfg_nl_graph_event(DFG_EV_SET_FAILED, sc->tgid,
+					   sc->graph->id, set->obj.id, NULL);
+		kobject_put(&set->kobj);	/* the client's */
+	}
+	if (failed && !sc->graph_dead)
+		dfg_sched_fail_graph_locked(sc->graph, -EIO);
+	mutex_unlock(&dfg_sched_mutex);
+
+	kobject_put(&sc->graph->kobj);
+	kfree(sc);
+	return 0;
+}
+
+/*
+ * mmap(sched_fd, DFG_MMAP_OFFSET(id), <= DFG_SET_PAGE_SIZE), shared only:
+ * the page of set @id of this client, inserted at once. The mapping holds
+ * the page, not the set.
+ */
+static int dfg_sched_mmap(struct file *file, struct vm_area_struct *vma)
+{
+	struct dfg_sched_client *sc = file->private_data;
+	unsigned long shift = DFG_MMAP_SHIFT - PAGE_SHIFT;
+	struct page *page = NULL;
+	struct dfg_set *set;
+	int ret;
+
+	if (!(vma->vm_flags & VM_MAYSHARE) || vma_pages(vma) != 1 ||
+	    (vma->vm_pgoff & ((1UL << shift) - 1)) ||
+	    (vma->vm_pgoff >> shift) > DFG_OBJ_ID_MAX)
+		return -EINVAL;
+	spin_lock(&sc->lock);
+	set = dfg_sched_find(sc, vma->vm_pgoff >> shift);
+	if (set) {
+		page = set->mem.pages[0];
+		get_page(page);
+	}
+	spin_unlock(&sc->lock);
+	if (!page)
+		return -EINVAL;
+	dfg_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	ret = vm_insert_page(vma, vma->vm_start, page);
+	put_page(page);
+	return ret;
+}
+
+static const struct file_operations dfg_sched_fops = {
+	.owner		= THIS_MODULE,
+	.release	= dfg_sched_release,
+	.unlocked_ioctl	= dfg_ioctl,
+	.compat_ioctl	= compat_ptr_ioctl,
+	.uring_cmd	= dfg_uring_cmd,
+	.mmap		= dfg_sched_mmap,
+	.llseek		= noop_llseek,
+};
+
+/* ------------------------------------------------------------------------
+ * The graph's death (graph.c)
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_sched_graph_death() - @g is dying
+ * @g: the graph, out of reach of new descriptors
+ *
+ * From here on no set registers in @g and none leaves it but through the
+ * death itself; every SCHED_NEXT of its clients ends with -ECANCELED.
+ *
+ * Context: process context, under dfg_graphs_lock, before the graph's
+ * objects are unpublished.
+ */
+void dfg_sched_graph_death(struct dfg_graph *g)
+{
+	struct dfg_sched_client *sc;
+
+	mutex_lock(&dfg_sched_mutex);
+	list_for_each_entry(sc, &dfg_sched_clients, node)
+		if (sc->graph == g)
+			sc->graph_dead = true;
+	dfg_sched_fail_graph_locked(g, -ECANCELED);
+	mutex_unlock(&dfg_sched_mutex);
+}
+
+/**
+ * dfg_set_unpublish() - remove graphs/<gid>/set<id> and its comp<i>
+ * @obj: a set of a dying graph
+ *
+ * Context: under dfg_graphs_lock, before the graph's directory goes;
+ * waits for attribute readers (which take no lock).
+ */
+void dfg_set_unpublish(struct dfg_object *obj)
+{
+	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
+
+	mutex_lock(&dfg_sched_mutex);
+	if (set->in_sysfs)
+		dfg_set_del_dirs(set, set->nr_comps);
+	mutex_unlock(&dfg_sched_mutex);
+}
+
+/**
+ * dfg_set_destroy() - the graph of a set died
+ * @obj: the set, already out of dfg_graph.objects
+ *
+ * Drops the graph's reference; a client still holding the set keeps it
+ * until it unregisters or closes.
+ *
+ * Context: process context.
+ */
+void dfg_set_destroy(struct dfg_object *obj)
+{
+	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
+
+	mutex_lock(&dfg_sched_mutex);
+	set->in_graph = false;
+	mutex_unlock(&dfg_sched_mutex);
+	kobject_put(&set->kobj);
+}
