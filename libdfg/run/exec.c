@@ -272,6 +272,7 @@ struct proc {
 	int		pidfd;
 	unsigned int	set, inst;
 	bool		reaped;
+	bool		killed;		/* by us, after the graph failed */
 	int		status;
 };
 
@@ -304,8 +305,10 @@ static void kill_all(struct proc *p, unsigned int n)
 	unsigned int i;
 
 	for (i = 0; i < n; i++)
-		if (!p[i].reaped && p[i].pid > 0)
+		if (!p[i].reaped && p[i].pid > 0 && !p[i].killed) {
 			kill(p[i].pid, SIGKILL);
+			p[i].killed = true;
+		}
 }
 
 static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
@@ -341,7 +344,8 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	int go[2] = { -1, -1 }, rdy[2] = { -1, -1 }, r = 0;
 	struct pollfd *pfd = NULL;
 	struct proc *p = NULL;
-	bool go_open = true;
+	bool go_open = true, peer_only = false;
+	__u64 fail_ns = 0;
 
 	for (k = 0; k < ph->nsets; k++)
 		n += plan->sets[ph->sets[k]].degree;
@@ -398,7 +402,7 @@ reap:
 			pfd[m].events = POLLIN;
 			m++;
 		}
-		t = poll(pfd, m, 1000);
+		t = poll(pfd, m, fail_ns ? 100 : 1000);
 		if (t < 0 && errno != EINTR) {
 			r = r ? r : -errno;
 			kill_all(p, n);
@@ -435,7 +439,17 @@ reap:
 			sum->ctx_switches += (__u64)(ru.ru_nvcsw + ru.ru_nivcsw);
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				continue;
-			if (!r || (r == -EIO && WIFSIGNALED(st))) {
+			if (WIFEXITED(st) && WEXITSTATUS(st) == RUN_EXIT_PEER) {
+				/* the one that failed the graph says why */
+				if (!r) {
+					r = fail(x, -EIO, "the graph failed");
+					peer_only = true;
+				}
+				continue;
+			}
+			if (p[i].killed)
+				continue;	/* our doing, not a cause */
+			if (!r || peer_only || (r == -EIO && WIFSIGNALED(st))) {
 				struct run_set_stats *ss = &x->env.sstats[
 					x->g.sstat[p[i].set] + p[i].inst];
 				const char *sname = plan->sets[p[i].set].name;
@@ -446,17 +460,23 @@ reap:
 						 sname, p[i].inst, p[i].pid,
 						 WTERMSIG(st),
 						 strsignal(WTERMSIG(st)));
-				else if (ss->msg[0] && !r)
+				else if (ss->msg[0] && (!r || peer_only))
 					r = fail(x, -EIO, "%s: %s", ss->comp,
 						 ss->msg);
-				else if (!r)
+				else if (!r || peer_only)
 					r = fail(x, -ECHILD,
 						 "set %s instance %u exited with status %d",
 						 sname, p[i].inst,
 						 WEXITSTATUS(st));
+				peer_only = false;
 			}
-			kill_all(p, n);
 		}
+		/* the others see the failure through the scheduler and go;
+		 * whoever is still there after a grace period is killed */
+		if (r && !fail_ns)
+			fail_ns = run_now_ns();
+		if (fail_ns && run_now_ns() - fail_ns > 2000000000ULL)
+			kill_all(p, n);
 		if (x->o->flags & DFG_RUN_PROGRESS && t == 0 && x->o->log)
 			progress(x, live);
 	}

@@ -94,8 +94,10 @@ struct run_env {
 #define RUN_D_KIND	0xffU
 #define RUN_D_PROD_SHIFT 16		/* upstream instance in the high half */
 
-/* Exit status of a set process whose component failed. */
+/* Exit status of a set process whose component failed, and of one
+ * stopped because another set failed the graph. */
 #define RUN_EXIT_FAILED	3
+#define RUN_EXIT_PEER	4
 
 /*
  * set.c: run instance @inst of set @set, in the process forked for it;

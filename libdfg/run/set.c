@@ -131,7 +131,7 @@ struct rt_set {
 	int			err;
 	char			msg[DFG_COMP_ERRMSG_MAX];
 	__u64			ckpt_seq;	/* last checkpoint taken */
-	bool			done;
+	bool			peer_failed;	/* stopped by another's failure */
 };
 
 /* The member running now, for SIGPROF sampling and the scheduler. */
@@ -966,7 +966,6 @@ static int finish(struct rt_set *s)
 					"checkpoint directory: %s",
 					strerror(-r));
 	}
-	s->done = true;
 	return 0;
 }
 
@@ -1022,30 +1021,31 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 	return (int)(m->root_count - before) + (m->root_eof ? 1 : 0);
 }
 
-/* One quantum; returns > 0 if anything moved, 0 if idle, or -errno. */
-static int quantum(struct rt_set *s)
+/*
+ * One quantum of at most @budget elements; returns how the set yields
+ * (DFG_YIELD_*), or -errno.
+ */
+static int quantum(struct rt_set *s, unsigned long budget)
 {
-	unsigned int i, j, work = 0;
+	unsigned int i, j;
+	unsigned long work = 0;
 	bool pending = false;
 	int r;
 
 	for (i = 0; i < s->nr_out; i++)
 		for (j = 0; j < s->out[i].nr; j++) {
-			unsigned int before = run_fifo_len(&s->out[i].pend[j]);
-
 			r = out_flush(s, &s->out[i], j, false);
 			if (r)
 				return r;
-			work += before - run_fifo_len(&s->out[i].pend[j]);
 			if (run_fifo_len(&s->out[i].pend[j]))
 				pending = true;
 		}
 	if (pending)
-		return (int)work;	/* outputs full: let them drain */
-	for (i = 0; i < s->nr_m && work < RUN_QUANTUM; i++) {
+		return DFG_YIELD_OUTPUT_FULL;
+	for (i = 0; i < s->nr_m && work < budget; i++) {
 		if (!s->m[i].root || s->m[i].root_eof)
 			continue;
-		while (work < RUN_QUANTUM && !s->m[i].root_eof) {
+		while (work < budget && !s->m[i].root_eof) {
 			r = pump_root(s, &s->m[i]);
 			if (r < 0)
 				return r;
@@ -1054,17 +1054,15 @@ static int quantum(struct rt_set *s)
 			work += (unsigned int)r;
 		}
 	}
-	for (i = 0; i < s->nr_in && work < RUN_QUANTUM; i++) {
-		r = in_pump(s, &s->in[i], RUN_QUANTUM - work);
+	for (i = 0; i < s->nr_in && work < budget; i++) {
+		r = in_pump(s, &s->in[i], (unsigned int)(budget - work));
 		if (r < 0)
 			return r;
 		work += (unsigned int)r;
 	}
 	if (inputs_done(s)) {
 		r = finish(s);
-		if (r)
-			return r;
-		work++;
+		return r ? r : DFG_YIELD_EOF;
 	}
 	/* send what this quantum produced before yielding */
 	for (i = 0; i < s->nr_out; i++)
@@ -1072,28 +1070,65 @@ static int quantum(struct rt_set *s)
 			r = out_flush(s, &s->out[i], j, false);
 			if (r)
 				return r;
+			if (run_fifo_len(&s->out[i].pend[j]))
+				pending = true;
 		}
-	return (int)work;
+	if (pending)
+		return DFG_YIELD_OUTPUT_FULL;
+	if (work >= budget || !s->nr_in)
+		return DFG_YIELD_QUANTUM;
+	return DFG_YIELD_INPUT_EMPTY;
+}
+
+/* The module's page shows what the shared stats area counts. */
+static void publish(struct rt_set *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nr_m; i++) {
+		struct dfg_set_comp_stats *p =
+			run_sched_comp_stats(s->sched, i);
+		const struct run_comp_stats *c = s->m[i].st;
+
+		p->elems_in = c->in_elems;
+		p->bytes_in = c->in_bytes;
+		p->elems_out = c->out_elems;
+		p->bytes_out = c->out_bytes;
+	}
 }
 
 static int worker(struct rt_set *s)
 {
-	int r, work = 1;
+	unsigned int reason = 0;
+	long q;
+	int r;
 
-	while (!s->done) {
-		r = run_sched_next(s->sched, work > 0);
-		if (r < 0)
-			return set_fail(s, r, dfg_comp_name(s->m[0].c),
-					"scheduler: %s", strerror(-r));
-		s->st->parks += r > 0;
+	for (;;) {
+		publish(s);
+		q = run_sched_next(s->sched, reason);
+		if (q == 0)
+			return 0;
+		if (q == -EIO && !s->err) {
+			/* another set failed the graph: it reports why */
+			s->peer_failed = true;
+			return set_fail(s, (int)q, dfg_comp_name(s->m[0].c),
+					"stopped: the graph failed");
+		}
+		if (q < 0)
+			return set_fail(s, (int)q, dfg_comp_name(s->m[0].c),
+					"scheduler: %s", strerror((int)-q));
 		if (!s->st->runs)
 			s->st->started_ns = run_now_ns();
 		s->st->runs++;
-		work = quantum(s);
-		if (work < 0)
-			return work;
+		r = quantum(s, (unsigned long)q);
+		if (r < 0) {
+			run_sched_next(s->sched, DFG_YIELD_ERROR);
+			return r;
+		}
+		if (r == DFG_YIELD_INPUT_EMPTY || r == DFG_YIELD_OUTPUT_FULL)
+			s->st->parks++;
+		reason = (unsigned int)r;
 	}
-	return 0;
 }
 
 static void teardown(struct rt_set *s)
@@ -1141,7 +1176,6 @@ static int already_done(struct rt_set *s)
 		if (r)
 			return r;
 	}
-	s->done = true;
 	return 0;
 }
 
@@ -1160,6 +1194,60 @@ static void start_profiling(struct rt_set *s)
 		setitimer(ITIMER_PROF, &it, NULL);
 }
 
+/* Register with the kernel set scheduler: channels, members' names. */
+static int sched_open(struct rt_set *s)
+{
+	const struct dfg_fg *fg = s->env->g->fg;
+	struct run_sched_set rs = {
+		.root = s->nr_in == 0,
+		.nr_comps = s->nr_m,
+	};
+	struct dfg_set_output *outs;
+	const char **names;
+	char name[DFG_NAME_MAX];
+	unsigned int i, j, n = 0;
+	__u32 *ins;
+	int r;
+
+	for (i = 0; i < s->nr_out; i++)
+		n += s->out[i].nr;
+	ins = calloc(s->nr_in + 1, sizeof(*ins));
+	outs = calloc(n + 1, sizeof(*outs));
+	names = calloc(s->nr_m + 1, sizeof(*names));
+	if (!ins || !outs || !names) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < s->nr_in; i++)
+		ins[i] = (__u32)s->env->chan_ids[s->env->g->chan[s->in[i].f->index]
+						   + s->inst];
+	n = 0;
+	for (i = 0; i < s->nr_out; i++)
+		for (j = 0; j < s->out[i].nr; j++, n++) {
+			const struct dfg_fg_flow *f = s->out[i].f;
+			unsigned int slot = s->env->g->chan[f->index] +
+				(f->kind == DFG_FG_STRAIGHT ? s->inst : j);
+
+			outs[n].chan = (__u32)s->env->chan_ids[slot];
+			outs[n].slot = (__u32)dfg_chan_slot(s->out[i].ch[j]);
+		}
+	for (i = 0; i < s->nr_m; i++)
+		names[i] = fg->comps[s->m[i].comp].name;
+	snprintf(name, sizeof(name), "%s.%u", s->ps->name, s->inst);
+	rs.name = name;
+	rs.comp_names = names;
+	rs.nr_inputs = s->nr_in;
+	rs.inputs = ins;
+	rs.nr_outputs = n;
+	rs.outputs = outs;
+	r = run_sched_open(&s->sched, s->env->graph_fd, &rs);
+out:
+	free(ins);
+	free(outs);
+	free(names);
+	return r;
+}
+
 int run_set_main(const struct run_env *env, unsigned int set,
 		 unsigned int inst, int ready_fd, int go_fd)
 {
@@ -1175,11 +1263,12 @@ int run_set_main(const struct run_env *env, unsigned int set,
 
 	s.st->pid = getpid();
 	r = setup(&s);
-	if (!r)
-		r = run_sched_open(&s.sched, env, set, inst);
-	if (r && !s.err)
-		set_fail(&s, r, dfg_comp_name(s.m[0].c), "scheduler: %s",
-			 strerror(-r));
+	if (!r) {
+		r = sched_open(&s);
+		if (r)
+			set_fail(&s, r, dfg_comp_name(s.m[0].c),
+				 "kernel set scheduler: %s", strerror(-r));
+	}
 	/* every endpoint is open before any process runs */
 	run_barrier(ready_fd, go_fd);
 	if (!r && env->resume_seq && env->state_dir)
@@ -1187,18 +1276,21 @@ int run_set_main(const struct run_env *env, unsigned int set,
 					 env->resume_seq) > 0;
 	if (!r && skip) {
 		r = already_done(&s);
+		if (!r)
+			r = run_sched_next(s.sched, DFG_YIELD_EOF) < 0 ? -EIO : 0;
 	} else if (!r) {
 		start_profiling(&s);
 		s.st->state = RUN_S_RUNNING;
 		r = init_members(&s);
-		if (!r)
+		if (r)
+			run_sched_next(s.sched, DFG_YIELD_ERROR);
+		else
 			r = worker(&s);
 	}
-	if (r)
-		s.st->state = RUN_S_FAILED;
-	else
-		s.st->state = RUN_S_DONE;
+	s.st->state = r ? RUN_S_FAILED : RUN_S_DONE;
 	prof_set = NULL;
 	teardown(&s);
-	return r ? RUN_EXIT_FAILED : 0;
+	if (r)
+		return s.peer_failed ? RUN_EXIT_PEER : RUN_EXIT_FAILED;
+	return 0;
 }
