@@ -82,8 +82,7 @@ run_bench() {
 # chan_latency.csv, chan_throughput.csv and chan_pipeline.csv; a .cmd and
 # a plot for each.
 run_chan() {
-	local bin=$BUILD/bin/chan_bench name rc 
-fail=0
+	local bin=$BUILD/bin/chan_bench name rc fail=0
 	if [ ! -x "$bin" ]; then
 		echo "bench: no $bin (make tools)" >&2
 		return 1
