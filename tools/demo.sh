@@ -22,3 +22,19 @@ echo "== benchmarks, quick: command round trip, channels vs pipe/socket/CMA"
 DFG_BENCH_QUICK=1 DFG_BENCH_OUT=$top/build/demo-bench "$top/tools/bench/run.sh"
 echo "== dfgctl stats"
 "$bin/dfgctl" stats
+echo "== dfg run: word frequency over the fortunes corpus (examples/wordfreq)"
+wf=$top/build/wordfreq
+mkdir -p "$wf"
+cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') >"$wf/corpus.txt"
+(cd "$top" && "$bin/dfg" plan examples/wordfreq/wordfreq.dot &&
+	"$bin/dfg" run -v examples/wordfreq/wordfreq.dot)
+echo "-- top words"
+head -n 15 "$wf/wordfreq.out"
+"$top/examples/wordfreq/reference.sh" <"$wf/corpus.txt" >"$wf/reference.out"
+if cmp -s "$wf/wordfreq.out" "$wf/reference.out"; then
+	echo "-- output matches the coreutils reference" \
+		"($(wc -l <"$wf/reference.out") words)"
+else
+	echo "-- output DIFFERS from the coreutils reference" >&2
+	exit 1
+fi

@@ -111,7 +111,76 @@ run_chan() {
 	return "$rc"
 }
 
+# run_flow: dfg run, folded vs --no-fold, on a 10-component pipeline of
+# light components and on the word-frequency job, plus the equivalent
+# shell pipelines. Figures from dfg run's summary (elements, time,
+# context switches of all its processes from getrusage, processes,
+# start-up) and, for the shell, from GNU time.
+run_flow() {
+	local name=run_flow dfg=$BUILD/bin/dfg work csv n=400000 job mode
+	work=$BUILD/bench-run-flow
+	csv=$out/$name.csv
+	[ -n "$quick" ] && n=40000
+	[ -x "$dfg" ] || { echo "bench: no $dfg (make tools)" >&2; return 1; }
+	rm -rf "$work" && mkdir -p "$work" || return 1
+	cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') \
+		>"$work/corpus.txt"
+	{
+		echo "digraph light {"
+		echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
+		for i in 1 2 3 4; do
+			echo "  f$i [type=filter, expr=\"1\"]; m$i [type=map, expr=\"\$0\"];"
+		done
+		echo "  out [type=write_lines, file=\"light.out\"];"
+		echo "  gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;"
+		echo "}"
+	} >"$work/light.dot"
+	sed -e 's|build/wordfreq/corpus.txt|corpus.txt|' \
+	    -e 's|build/wordfreq/wordfreq.out|wordfreq.out|' \
+		"$top/examples/wordfreq/wordfreq.dot" >"$work/wordfreq.dot"
+	echo "# bench: $name"
+	echo "job,mode,elements,seconds,elem_per_s,ctxsw_per_elem,processes,startup_s" >"$csv"
+	for job in light wordfreq; do
+		for mode in folded unfolded; do
+			(cd "$work" && "$dfg" run $([ $mode = unfolded ] && echo --no-fold) \
+				"$job.dot" 2>"$job.$mode.log") ||
+				{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
+			awk -v job=$job -v mode=$mode '
+				/^summary: [0-9]+ elements/ { el = $2; t = $7 }
+				/^summary: [0-9]+ processes/ { p = $2; su = $8; cs = $(NF - 2) }
+				END { printf "%s,%s,%d,%.4f,%.0f,%.6f,%d,%.4f\n", job, mode, el, t, el / t, cs / el, p, su }' \
+				"$work/$job.$mode.log" >>"$csv"
+		done
+	done
+	# the same jobs as shell pipelines (elements: those of the folded run)
+	local el t cs
+	for job in light wordfreq; do
+		el=$(awk -F, -v j=$job '$1 == j && $2 == "folded" { print $3 }' "$csv")
+		if [ $job = light ]; then
+			/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
+				"seq 0 $((n - 1)) | sed 's/^/item /' | cat | cat | cat | cat | cat | cat | cat | cat >'$work/light.sh.out'"
+		else
+			/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
+				"'$top/examples/wordfreq/reference.sh' <'$work/corpus.txt' >'$work/wordfreq.sh.out'"
+		fi
+		read -r t w c <"$work/sh.time"
+		awk -v job=$job -v el=$el -v t=$t -v cs=$((w + c)) -v p=10 \
+			'BEGIN { printf "%s,shell,%d,%.4f,%.0f,%.6f,%d,0\n", job, el, t, el / t, cs / el, p }' >>"$csv"
+	done
+	{
+		echo "# Reproduce on the host, from the repository root:"
+		echo "#   make bench   (tools/bench/run.sh, function run_flow)"
+		echo "command: tools/bench/run.sh: dfg run [--no-fold] light.dot|wordfreq.dot (n=$n)"
+		describe_machine
+	} >"$out/$name.cmd"
+	gnuplot -e "csv='$csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
+		"$here/$name.gp" || { echo "bench: plot of $name failed" >&2; return 1; }
+	cat "$csv"
+	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
+}
+
 fail=0
 run_bench cmd_roundtrip $quick || fail=1
 run_chan $quick || fail=1
+run_flow || fail=1
 exit "$fail"

@@ -15,6 +15,7 @@ enum {
 };
 
 int dfg_cmd_plan(int argc, char **argv);
+int dfg_cmd_run(int argc, char **argv);
 
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg: running a dataflow graph (the execution module of the component
+ * folding design, <dfg/flow.h> plans, <dfg/component.h> components).
+ *
+ * dfg_run() loads a DOT graph, plans it (procedure 400, or one set per
+ * component with DFG_RUN_NO_FOLD) and runs it:
+ *
+ *  - one kernel graph (unique name), one arena with the buffer allocator,
+ *    and one channel per boundary flow and downstream instance: a straight
+ *    flow links instance i to instance i, a repartitioning flow (hash,
+ *    round-robin, broadcast, gather) gives each downstream instance j one
+ *    channel with a producer slot per upstream instance;
+ *  - one process per set instance (N for an N-way set), forked from the
+ *    caller; inside it the members of the set call each other's compute()
+ *    with the same element (no copy, no queue), and elements that leave
+ *    the set go into arena buffers whose descriptors cross the channels (a
+ *    received element passed on unchanged is forwarded, not copied);
+ *  - each process registers its set with the kernel set scheduler and its
+ *    worker threads run it when the module says it is runnable, for a
+ *    bounded quantum;
+ *  - phases run one after another;
+ *  - the root protocol of the patent drives every set: KEEP_GOING, ERROR,
+ *    REACHED_EOF (then shutdown() in topological order and end of stream
+ *    on every outgoing channel), GOT_BLIP (process_blip() in topological
+ *    order).
+ *
+ * Checkpoints: with @checkpoint_every, every root set sends a checkpoint
+ * blip after each that many root elements. A set checkpoints once the
+ * blip has arrived on all of its inputs (elements behind it wait), writes
+ * one file for all its members, makes it durable and only then passes the
+ * blip on. DFG_RUN_RESUME restarts every set from the newest checkpoint
+ * that all sets completed; the output is that of an uninterrupted run.
+ *
+ * Failure: a component error stops the graph; dfg_run() returns -EIO and
+ * the message is "<component>: <text>". A process that dies stops the
+ * graph the same way (-ECHILD): the other processes are killed and
+ * reaped, the kernel graph goes with its last descriptor. Malformed graphs
+ * fail before anything runs (-EINVAL, the message names file, line and
+ * attribute).
+ *
+ * Errors: -errno returns; errno is never changed.
+ */
+#ifndef _DFG_RUN_H
+#define _DFG_RUN_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <linux/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* struct dfg_run_opts.flags */
+#define DFG_RUN_NO_FOLD		(1U << 0)	/* one set per component */
+#define DFG_RUN_RESUME		(1U << 1)	/* from the last checkpoint */
+#define DFG_RUN_VERBOSE		(1U << 2)	/* plan and per-set detail */
+#define DFG_RUN_PROGRESS	(1U << 3)	/* a progress line each second */
+#define DFG_RUN_FLAGS_ALL	(DFG_RUN_NO_FOLD | DFG_RUN_RESUME | \
+				 DFG_RUN_VERBOSE | DFG_RUN_PROGRESS)
+
+/**
+ * struct dfg_run_opts - how to run a graph
+ * @size:	sizeof(struct dfg_run_opts)
+ * @flags:	DFG_RUN_*
+ * @checkpoint_every: root elements between checkpoints, 0 for none
+ * @workers:	worker threads per process, 0 for 1
+ * @state_dir:	checkpoint directory; NULL: "<graph file>.state"
+ * @log:	plan (verbose), progress and summary go here; NULL: nothing
+ * @err:	out: why the run failed, NUL-terminated; may be NULL
+ * @errlen:	bytes at @err
+ */
+struct dfg_run_opts {
+	unsigned int	size;
+	unsigned int	flags;
+	__u64		checkpoint_every;
+	unsigned int	workers;
+	const char	*state_dir;
+	FILE		*log;
+	char		*err;
+	size_t		errlen;
+};
+
+/**
+ * struct dfg_run_summary - figures of a finished run
+ * @elements:	elements that crossed a flow (in-set or boundary)
+ * @bytes:	their bytes
+ * @boundary:	elements that crossed a channel
+ * @forwarded:	of those, buffers forwarded without a copy
+ * @processes:	processes used (one per set instance)
+ * @sets:	sets in the plan
+ * @components:	components in the graph
+ * @wall_ns:	from the plan to the last process reaped
+ * @start_ns:	from the plan until every process ran its first quantum
+ * @cpu_ns:	user + system time of all the processes
+ * @ctx_switches: voluntary + involuntary, of all the processes
+ */
+struct dfg_run_summary {
+	__u64	elements;
+	__u64	bytes;
+	__u64	boundary;
+	__u64	forwarded;
+	__u64	processes;
+	__u64	sets;
+	__u64	components;
+	__u64	wall_ns;
+	__u64	start_ns;
+	__u64	cpu_ns;
+	__u64	ctx_switches;
+};
+
+/**
+ * dfg_run() - plan and run a graph file
+ * @dot_path:	graph (DOT)
+ * @opts:	options; NULL for the defaults
+ * @sum:	out, may be NULL: figures of the run, set on success
+ *
+ * Returns 0 when every set reached the end of its data, or -errno:
+ * -EINVAL (bad options, malformed graph), -EIO (a component failed),
+ * -ECHILD (a process died), -ENOENT (no module: /dev/dfg), -ENOMEM, and
+ * errors of the kernel objects (graph, arena, channels, scheduler).
+ */
+int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
+	    struct dfg_run_summary *sum);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _DFG_RUN_H */

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg run: the coordinator (the patent's execution module).
+ *
+ * dfg_run() loads and checks the graph, plans it, creates the kernel
+ * objects (graph, arena, channels), lays out the shared stats area, forks
+ * one process per set instance, phase by phase, opens the start barrier
+ * once every process has opened its channels, then watches the processes
+ * through pidfds: a process that fails or dies stops the graph (the
+ * others are killed and reaped; the kernel graph dies with its last
+ * descriptor). It prints a progress line and the summary.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dfg/dfg.h>
+
+#include "run.h"
+
+#define RUN_ARENA_SIZE		(64UL << 20)
+#define RUN_CHAN_DEPTH		1024
+
+__u64 run_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* Child side of the start barrier: say ready, wait for the go. */
+void run_barrier(int ready_fd, int go_fd)
+{
+	char c = 1;
+	ssize_t n;
+
+	do
+		n = write(ready_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+	do
+		n = read(go_fd, &c, 1);
+	while (n < 0 && errno == EINTR);
+}
+
+struct run_ctx {
+	const struct dfg_run_opts *o;
+	struct run_graph	g;
+	struct run_env		env;
+	struct dfg		*dev;
+	int			graph_fd;
+	int			ready_wr;	/* start barrier, for children */
+	void			*stats;
+	size_t			stats_len;
+	char			state_dir[4096];
+	__u64			t0;
+};
+
+static void say(const struct run_ctx *x, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void say(const struct run_ctx *x, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!x->o->log)
+		return;
+	va_start(ap, fmt);
+	vfprintf(x->o->log, fmt, ap);
+	va_end(ap);
+}
+
+static int fail(const struct run_ctx *x, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(const struct run_ctx *x, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (x->o->err && x->o->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(x->o->err, x->o->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+/* The component registry, as flow's loader wants it. */
+static int type_lookup(void *arg, const char *type,
+		       struct dfg_fg_typeinfo *info)
+{
+	const struct dfg_comp_type *t = dfg_comp_find(type);
+
+	(void)arg;
+	if (!t)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->foldable = t->flags & DFG_COMP_FOLDABLE;
+	info->interior = t->max_in > 0;
+	info->params = t->params;
+	return 0;
+}
+
+static const struct dfg_fg_types run_types = { .lookup = type_lookup };
+
+static int load(struct run_ctx *x, const char *path, struct dfg_fg **fgp)
+{
+	struct dfg_fg_errors *errs = NULL;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int r;
+
+	r = dfg_fg_load(path, &run_types, fgp, &errs);
+	if (r == -EINVAL && errs) {
+		f = open_memstream(&text, &len);
+		if (f) {
+			dfg_fg_errors_print(errs, f);
+			fclose(f);
+		}
+		if (text && len && text[len - 1] == '\n')
+			text[len - 1] = '\0';
+		fail(x, r, "%s", text ? text : "malformed graph");
+		free(text);
+		dfg_fg_errors_free(errs);
+		return r;
+	}
+	dfg_fg_errors_free(errs);
+	if (r)
+		return fail(x, r, "%s: %s", path, strerror(-r));
+	return 0;
+}
+
+/* Types, ports and parameters of every component, before anything runs. */
+static int check_comps(struct run_ctx *x)
+{
+	const struct dfg_fg *fg = x->g.fg;
+	char msg[256];
+	unsigned int c;
+	int r;
+
+	for (c = 0; c < fg->ncomps; c++) {
+		const struct dfg_fg_comp *fc = &fg->comps[c];
+		struct dfg_comp_attr a = {
+			.name = fc->name,
+			.nr_in = fc->nin,
+			.nr_out = fc->nout,
+			.degree = fc->degree,
+			.params = (const struct dfg_param *)fc->params,
+			.nr_params = fc->nparams,
+		};
+
+		x->g.types[c] = dfg_comp_find(fc->type);
+		if (!x->g.types[c])
+			return fail(x, -EINVAL, "%s:%u: node '%s': unknown type '%s'",
+				    fg->file, fc->line, fc->name, fc->type);
+		msg[0] = '\0';
+		r = dfg_comp_check(x->g.types[c], &a, msg, sizeof(msg));
+		if (r)
+			return fail(x, -EINVAL, "%s:%u: node '%s': %s",
+				    fg->file, fc->line, fc->name,
+				    msg[0] ? msg : strerror(-r));
+	}
+	return 0;
+}
+
+/* Channel and stats slots. */
+static int layout(struct run_ctx *x)
+{
+	struct run_graph *g = &x->g;
+	const struct dfg_fg *fg = g->fg;
+	unsigned int i;
+
+	g->types = calloc(fg->ncomps + 1, sizeof(*g->types));
+	g->chan = calloc(fg->nflows + 1, sizeof(*g->chan));
+	g->cstat = calloc(fg->ncomps + 1, sizeof(*g->cstat));
+	g->sstat = calloc(g->plan->nsets + 1, sizeof(*g->sstat));
+	if (!g->types || !g->chan || !g->cstat || !g->sstat)
+		return -ENOMEM;
+	for (i = 0; i < fg->nflows; i++) {
+		const struct dfg_fg_flow *f = &fg->flows[i];
+
+		if (g->plan->set_of[f->src] == g->plan->set_of[f->dst])
+			continue;
+		g->chan[i] = g->nr_chans;
+		g->nr_chans += fg->comps[f->dst].degree;
+	}
+	for (i = 0; i < fg->ncomps; i++) {
+		g->cstat[i] = g->nr_comp_stats;
+		g->nr_comp_stats += fg->comps[i].degree;
+	}
+	for (i = 0; i < g->plan->nsets; i++) {
+		g->sstat[i] = g->nr_set_stats;
+		g->nr_set_stats += g->plan->sets[i].degree;
+	}
+	x->stats_len = sizeof(struct run_comp_stats) * g->nr_comp_stats +
+		       sizeof(struct run_set_stats) * g->nr_set_stats;
+	x->stats = mmap(NULL, x->stats_len, PROT_READ | PROT_WRITE,
+			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (x->stats == MAP_FAILED) {
+		x->stats = NULL;
+		return -ENOMEM;
+	}
+	x->env.cstats = x->stats;
+	x->env.sstats = (struct run_set_stats *)(x->env.cstats +
+						 g->nr_comp_stats);
+	return 0;
+}
+
+static int kernel_objects(struct run_ctx *x)
+{
+	static unsigned int serial;
+	const struct dfg_fg *fg = x->g.fg;
+	char name[64];
+	unsigned int i, j;
+	int r;
+
+	r = dfg_open(&x->dev, DFG_OPEN_NO_RING);
+	if (r)
+		return fail(x, r, "/dev/dfg: %s", strerror(-r));
+	snprintf(name, sizeof(name), "dfg-run-%d-%u", getpid(),
+		 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+	r = dfg_graph_create(x->dev, name, 0600, DFG_GRAPH_O_CLOEXEC);
+	if (r < 0)
+		return fail(x, r, "graph %s: %s", name, strerror(-r));
+	x->graph_fd = r;
+	r = dfg_arena_create(x->graph_fd, RUN_ARENA_SIZE, &x->env.arena);
+	if (!r)
+		r = dfg_alloc_init(x->env.arena);
+	if (r)
+		return fail(x, r, "arena: %s", strerror(-r));
+	x->env.chan_ids = calloc(x->g.nr_chans + 1, sizeof(int));
+	if (!x->env.chan_ids)
+		return -ENOMEM;
+	for (i = 0; i < fg->nflows; i++) {
+		const struct dfg_fg_flow *f = &fg->flows[i];
+		unsigned int nprod;
+
+		if (x->g.plan->set_of[f->src] == x->g.plan->set_of[f->dst])
+			continue;
+		nprod = f->kind == DFG_FG_STRAIGHT ? 1 :
+			fg->comps[f->src].degree;
+		for (j = 0; j < fg->comps[f->dst].degree; j++) {
+			r = dfg_chan_create(x->graph_fd,
+					    dfg_arena_id(x->env.arena),
+					    RUN_CHAN_DEPTH, nprod);
+			if (r < 0)
+				return fail(x, r, "channel '%s' -> '%s': %s",
+					    fg->comps[f->src].name,
+					    fg->comps[f->dst].name,
+					    strerror(-r));
+			x->env.chan_ids[x->g.chan[i] + j] = r;
+		}
+	}
+	return 0;
+}
+
+/* One running set instance, seen from the coordinator. */
+struct proc {
+	pid_t		pid;
+	int		pidfd;
+	unsigned int	set, inst;
+	bool		reaped;
+	bool		killed;		/* by us, after the graph failed */
+	int		status;
+};
+
+static __u64 sum_elems(const struct run_ctx *x, __u64 *bytes)
+{
+	__u64 n = 0, b = 0;
+	unsigned int i;
+
+	for (i = 0; i < x->g.nr_comp_stats; i++) {
+		n += x->env.cstats[i].in_elems;
+		b += x->env.cstats[i].in_bytes;
+	}
+	if (bytes)
+		*bytes = b;
+	return n;
+}
+
+static void progress(const struct run_ctx *x, unsigned int live)
+{
+	__u64 bytes, n = sum_elems(x, &bytes);
+	double s = (double)(run_now_ns() - x->t0) / 1e9;
+
+	say(x, "\r[%7.1fs] %llu elements, %.1f MB, %u processes running  ",
+	    s, (unsigned long long)n, (double)bytes / 1e6, live);
+	fflush(x->o->log);
+}
+
+static void kill_all(struct proc *p, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		if (!p[i].reaped && p[i].pid > 0 && !p[i].killed) {
+			kill(p[i].pid, SIGKILL);
+			p[i].killed = true;
+		}
+}
+
+static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
+		       int ready_rd, int go_rd, int go_wr, unsigned int set,
+		       unsigned int inst)
+{
+	unsigned int i;
+	int r;
+
+	/* die with the coordinator */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	for (i = 0; i < n; i++)
+		if (p[i].pidfd >= 0)
+			close(p[i].pidfd);
+	close(ready_rd);
+	close(go_wr);
+	if (getppid() == 1)
+		_exit(RUN_EXIT_FAILED);
+	r = run_set_main(&x->env, set, inst, x->ready_wr, go_rd);
+	_exit(r);
+}
+
+/*
+ * Runs the set instances of one phase to the end. Returns 0, or the
+ * first failure (a death by signal is reported before the component
+ * errors it caused downstream).
+ */
+static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
+		     struct dfg_run_summary *sum)
+{
+	const struct dfg_plan *plan = x->g.plan;
+	unsigned int n = 0, i, k, ready = 0, live;
+	int go[2] = { -1, -1 }, rdy[2] = { -1, -1 }, r = 0;
+	struct pollfd *pfd = NULL;
+	struct proc *p = NULL;
+	bool go_open = true, peer_only = false;
+	__u64 fail_ns = 0;
+
+	for (k = 0; k < ph->nsets; k++)
+		n += plan->sets[ph->sets[k]].degree;
+	p = calloc(n, sizeof(*p));
+	pfd = calloc(n + 1, sizeof(*pfd));
+	if (!p || !pfd || pipe2(go, O_CLOEXEC) || pipe2(rdy, O_CLOEXEC)) {
+		r = -ENOMEM;
+		goto out;
+	}
+	x->ready_wr = rdy[1];
+	for (i = 0; i < n; i++)
+		p[i].pidfd = -1;
+	i = 0;
+	for (k = 0; k < ph->nsets; k++) {
+		unsigned int s = ph->sets[k], inst;
+
+		for (inst = 0; inst < plan->sets[s].degree; inst++, i++) {
+			p[i].set = s;
+			p[i].inst = inst;
+			fflush(NULL);
+			p[i].pid = fork();
+			if (p[i].pid == 0)
+				child_exit(x, p, i, rdy[0], go[0], go[1], s,
+					   inst);
+			if (p[i].pid < 0) {
+				r = fail(x, -errno, "fork: %s",
+					 strerror(errno));
+				kill_all(p, i);
+				n = i;
+				goto reap;
+			}
+			p[i].pidfd = (int)syscall(SYS_pidfd_open, p[i].pid, 0);
+		}
+	}
+	close(rdy[1]);
+	rdy[1] = -1;
+	close(go[0]);
+	go[0] = -1;
+	sum->processes += n;
+reap:
+	live = n;
+	while (live) {
+		unsigned int m = 0;
+		int t;
+
+		for (i = 0; i < n; i++)
+			if (!p[i].reaped) {
+				pfd[m].fd = p[i].pidfd;
+				pfd[m].events = POLLIN;
+				m++;
+			}
+		if (go_open) {
+			pfd[m].fd = rdy[0];
+			pfd[m].events = POLLIN;
+			m++;
+		}
+		t = poll(pfd, m, fail_ns ? 100 : 1000);
+		if (t < 0 && errno != EINTR) {
+			r = r ? r : -errno;
+			kill_all(p, n);
+		}
+		if (go_open && (pfd[m - 1].revents & (POLLIN | POLLHUP))) {
+			char buf[64];
+			ssize_t got = read(rdy[0], buf, sizeof(buf));
+
+			if (got > 0)
+				ready += (unsigned int)got;
+			if (got == 0 || ready >= n) {
+				/* everyone is set up (or gone): go */
+				close(go[1]);
+				go[1] = -1;
+				go_open = false;
+				sum->start_ns = run_now_ns() - x->t0;
+			}
+		}
+		for (i = 0; i < n; i++) {
+			struct rusage ru;
+			int st;
+
+			if (p[i].reaped)
+				continue;
+			if (wait4(p[i].pid, &st, WNOHANG, &ru) <= 0)
+				continue;
+			p[i].reaped = true;
+			p[i].status = st;
+			live--;
+			sum->cpu_ns += (__u64)(ru.ru_utime.tv_sec +
+					       ru.ru_stime.tv_sec) * 1000000000ULL +
+				       (__u64)(ru.ru_utime.tv_usec +
+					       ru.ru_stime.tv_usec) * 1000ULL;
+			sum->ctx_switches += (__u64)(ru.ru_nvcsw + ru.ru_nivcsw);
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+				continue;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == RUN_EXIT_PEER) {
+				/* the one that failed the graph says why */
+				if (!r) {
+					r = fail(x, -EIO, "the graph failed");
+					peer_only = true;
+				}
+				continue;
+			}
+			if (p[i].killed)
+				continue;	/* our doing, not a cause */
+			if (!r || peer_only || (r == -EIO && WIFSIGNALED(st))) {
+				struct run_set_stats *ss = &x->env.sstats[
+					x->g.sstat[p[i].set] + p[i].inst];
+				const char *sname = plan->sets[p[i].set].name;
+
+				if (WIFSIGNALED(st))
+					r = fail(x, -ECHILD,
+						 "set %s instance %u (pid %d) killed by signal %d (%s)",
+						 sname, p[i].inst, p[i].pid,
+						 WTERMSIG(st),
+						 strsignal(WTERMSIG(st)));
+				else if (ss->msg[0] && (!r || peer_only))
+					r = fail(x, -EIO, "%s: %s", ss->comp,
+						 ss->msg);
+				else if (!r || peer_only)
+					r = fail(x, -ECHILD,
+						 "set %s instance %u exited with status %d",
+						 sname, p[i].inst,
+						 WEXITSTATUS(st));
+				peer_only = false;
+			}
+		}
+		/* the others see the failure through the scheduler and go;
+		 * whoever is still there after a grace period is killed */
+		if (r && !fail_ns)
+			fail_ns = run_now_ns();
+		if (fail_ns && run_now_ns() - fail_ns > 2000000000ULL)
+			kill_all(p, n);
+		if (x->o->flags & DFG_RUN_PROGRESS && t == 0 && x->o->log)
+			progress(x, live);
+	}
+out:
+	for (i = 0; p && i < n; i++)
+		if (p[i].pidfd >= 0)
+			close(p[i].pidfd);
+	for (i = 0; i < 2; i++) {
+		if (go[i] >= 0)
+			close(go[i]);
+		if (rdy[i] >= 0)
+			close(rdy[i]);
+	}
+	free(p);
+	free(pfd);
+	return r;
+}
+
+static void print_plan(const struct run_ctx *x)
+{
+	const struct dfg_plan *plan = x->g.plan;
+	const struct dfg_fg *fg = x->g.fg;
+	unsigned int s, i;
+
+	say(x, "plan: %u components in %u sets, %u processes%s\n",
+	    fg->ncomps, plan->nsets, plan->ninstances,
+	    plan->folded ? "" : " (not folded)");
+	for (s = 0; s < plan->nsets; s++) {
+		const struct dfg_plan_set *ps = &plan->sets[s];
+
+		say(x, "  set %s (degree %u, phase %u):", ps->name, ps->degree,
+		    ps->phase);
+		for (i = 0; i < ps->nmembers; i++)
+			say(x, " %s", fg->comps[ps->members[i]].name);
+		say(x, "\n");
+	}
+}
+
+static void print_summary(const struct run_ctx *x,
+			  const struct dfg_run_summary *sum)
+{
+	const struct dfg_fg *fg = x->g.fg;
+	const struct dfg_plan *plan = x->g.plan;
+	double secs = (double)sum->wall_ns / 1e9;
+	unsigned int s, i, k;
+
+	if (x->o->flags & DFG_RUN_PROGRESS)
+		say(x, "\n");
+	say(x, "summary: %llu elements, %.2f MB in %.3f s (%.0f elements/s); "
+	    "%llu through channels, %llu forwarded without a copy\n",
+	    (unsigned long long)sum->elements, (double)sum->bytes / 1e6, secs,
+	    secs > 0 ? (double)sum->elements / secs : 0.0,
+	    (unsigned long long)sum->boundary,
+	    (unsigned long long)sum->forwarded);
+	say(x, "summary: %llu processes for %llu sets, start-up %.3f s, "
+	    "cpu %.3f s, %llu context switches\n",
+	    (unsigned long long)sum->processes, (unsigned long long)sum->sets,
+	    (double)sum->start_ns / 1e9, (double)sum->cpu_ns / 1e9,
+	    (unsigned long long)sum->ctx_switches);
+	say(x, "  %-10s %-16s %4s %12s %12s %12s %6s\n", "set", "component",
+	    "inst", "in", "out", "in bytes", "cpu%");
+	for (s = 0; s < plan->nsets; s++) {
+		const struct dfg_plan_set *ps = &plan->sets[s];
+
+		for (k = 0; k < ps->degree; k++) {
+			__u64 total = 0;
+
+			for (i = 0; i < ps->nmembers; i++)
+				total += x->env.cstats[x->g.cstat[ps->members[i]]
+						       + k].samples;
+			for (i = 0; i < ps->nmembers; i++) {
+				unsigned int c = ps->members[i];
+				const struct run_comp_stats *cs =
+					&x->env.cstats[x->g.cstat[c] + k];
+
+				say(x, "  %-10s %-16s %4u %12llu %12llu %12llu %5.1f%%\n",
+				    ps->name, fg->comps[c].name, k,
+				    (unsigned long long)cs->in_elems,
+				    (unsigned long long)cs->out_elems,
+				    (unsigned long long)cs->in_bytes,
+				    total ? 100.0 * (double)cs->samples /
+					    (double)total : 0.0);
+			}
+		}
+	}
+}
+
+static void cleanup(struct run_ctx *x)
+{
+	if (x->env.arena)
+		dfg_arena_unmap(x->env.arena);
+	if (x->graph_fd >= 0)
+		close(x->graph_fd);
+	dfg_close(x->dev);
+	if (x->stats)
+		munmap(x->stats, x->stats_len);
+	free(x->env.chan_ids);
+	free(x->g.types);
+	free(x->g.chan);
+	free(x->g.cstat);
+	free(x->g.sstat);
+	dfg_plan_free((struct dfg_plan *)x->g.plan);
+	dfg_fg_free((struct dfg_fg *)x->g.fg);
+}
+
+int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
+	    struct dfg_run_summary *sum)
+{
+	static const struct dfg_run_opts defaults = {
+		.size = sizeof(defaults),
+	};
+	struct run_ctx x = { .graph_fd = -1 };
+	struct dfg_run_summary total = { 0 };
+	struct dfg_fg *fg = NULL;
+	struct dfg_plan *plan = NULL;
+	bool ckpt;
+	unsigned int ph, i;
+	int e = errno, r;
+
+	x.o = opts ? opts : &defaults;
+	if (!dot_path || x.o->size != sizeof(*x.o) ||
+	    x.o->flags & ~DFG_RUN_FLAGS_ALL) {
+		r = fail(&x, -EINVAL, "invalid arguments");
+		goto out;
+	}
+	if (x.o->err && x.o->errlen)
+		x.o->err[0] = '\0';
+	x.t0 = run_now_ns();
+	r = load(&x, dot_path, &fg);
+	if (r)
+		goto out;
+	x.g.fg = fg;
+	r = dfg_plan_build(fg, x.o->flags & DFG_RUN_NO_FOLD ?
+			   DFG_PLAN_NO_FOLD : 0, &plan);
+	if (r) {
+		r = fail(&x, r, "plan: %s", strerror(-r));
+		goto out;
+	}
+	x.g.plan = plan;
+	r = layout(&x);
+	if (!r)
+		r = check_comps(&x);
+	if (r) {
+		if (x.o->err && !x.o->err[0])
+			fail(&x, r, "%s", strerror(-r));
+		goto out;
+	}
+	if (x.o->flags & DFG_RUN_VERBOSE)
+		print_plan(&x);
+
+	ckpt = x.o->checkpoint_every || x.o->flags & DFG_RUN_RESUME;
+	if (ckpt) {
+		if (x.o->state_dir)
+			snprintf(x.state_dir, sizeof(x.state_dir), "%s",
+				 x.o->state_dir);
+		else
+			snprintf(x.state_dir, sizeof(x.state_dir), "%s.state",
+				 dot_path);
+		char msg[256] = "";
+
+		r = run_state_prepare(x.state_dir, &x.g,
+				      x.o->flags & DFG_RUN_RESUME,
+				      &x.env.resume_seq, msg, sizeof(msg));
+		if (r) {
+			fail(&x, r, "%s", msg);
+			goto out;
+		}
+		x.env.state_dir = x.state_dir;
+		if (x.o->flags & DFG_RUN_RESUME)
+			say(&x, "resume: %s\n", x.env.resume_seq ?
+			    "from the last complete checkpoint" :
+			    "no complete checkpoint, from the start");
+		if (x.env.resume_seq && x.o->flags & DFG_RUN_VERBOSE)
+			say(&x, "resume: checkpoint %llu\n",
+			    (unsigned long long)x.env.resume_seq);
+	}
+	x.env.g = &x.g;
+	x.env.opts = x.o;
+	x.env.workers = x.o->workers ? x.o->workers : 1;
+	r = kernel_objects(&x);
+	if (r)
+		goto out;
+	x.env.graph_fd = x.graph_fd;
+
+	for (ph = 0; ph < plan->nphases && !r; ph++)
+		r = run_phase(&x, &plan->phases[ph], &total);
+	total.wall_ns = run_now_ns() - x.t0;
+	if (r)
+		goto out;
+	total.sets = plan->nsets;
+	total.components = fg->ncomps;
+	total.elements = sum_elems(&x, &total.bytes);
+	for (i = 0; i < x.g.nr_set_stats; i++) {
+		total.boundary += x.env.sstats[i].boundary_out;
+		total.forwarded += x.env.sstats[i].forwarded;
+	}
+	print_summary(&x, &total);
+	if (sum)
+		*sum = total;
+	if (x.env.state_dir)
+		run_state_clear(x.env.state_dir);
+out:
+	cleanup(&x);
+	errno = e;
+	return r;
+}

@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg run: internal interfaces of the executor.
+ *
+ *   exec.c   the coordinator: plan to run graph, kernel objects, processes,
+ *            failure handling, progress and summary
+ *   set.c    one set instance in its own process: members, emit hooks,
+ *            root pump, channel inputs and outputs, checkpoints
+ *   state.c  the checkpoint directory: files, the resume point
+ *   sched.c  the scheduling point: the kernel set scheduler
+ *
+ * Everything is indices into the plan (<dfg/flow.h>), built before the
+ * processes fork, so each forked process uses it as it is.
+ */
+#ifndef _DFG_RUN_INT_H
+#define _DFG_RUN_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include <dfg/component.h>
+#include <dfg/flow.h>
+#include <dfg/run.h>
+
+struct dfg_arena;
+struct dfg_chan;
+
+/* Per component instance, in the shared stats area. */
+struct run_comp_stats {
+	__u64	in_elems, in_bytes;
+	__u64	out_elems, out_bytes;
+	__u64	samples;		/* profiling ticks while active */
+};
+
+/* Set instance states (run_set_stats.state). */
+enum {
+	RUN_S_NEW,
+	RUN_S_RUNNING,
+	RUN_S_DONE,
+	RUN_S_FAILED,
+};
+
+/* Per set instance, in the shared stats area. */
+struct run_set_stats {
+	__u32	state;
+	__s32	pid;
+	__u64	runs;			/* quanta run */
+	__u64	parks;			/* waits for the scheduler */
+	__u64	boundary_out;		/* descriptors sent */
+	__u64	forwarded;		/* of those, forwarded buffers */
+	__u64	checkpoints;
+	__u64	started_ns;		/* CLOCK_MONOTONIC of first quantum */
+	char	comp[64];		/* failing component */
+	char	msg[DFG_COMP_ERRMSG_MAX];
+};
+
+/*
+ * The plan being run, and where each of its pieces lives at run time.
+ * Boundary flows (their ends in different sets) get channel slots: one
+ * per downstream instance; components and sets get stats slots: one per
+ * instance.
+ */
+struct run_graph {
+	const struct dfg_fg	*fg;
+	const struct dfg_plan	*plan;
+	const struct dfg_comp_type **types;	/* per component */
+	unsigned int		*chan;		/* per flow: first slot */
+	unsigned int		*cstat;		/* per component: first slot */
+	unsigned int		*sstat;		/* per set: first slot */
+	unsigned int		nr_chans;
+	unsigned int		nr_comp_stats;
+	unsigned int		nr_set_stats;
+};
+
+/* Everything a set instance process needs; built before fork. */
+struct run_env {
+	const struct run_graph	*g;
+	const struct dfg_run_opts *opts;
+	int			graph_fd;
+	struct dfg_arena	*arena;
+	int			*chan_ids;	/* per channel slot */
+	struct run_comp_stats	*cstats;	/* shared, MAP_SHARED */
+	struct run_set_stats	*sstats;	/* shared, MAP_SHARED */
+	const char		*state_dir;	/* NULL: no checkpoints */
+	__u64			resume_seq;	/* 0: from the start */
+	unsigned int		workers;
+};
+
+/* Descriptor kinds: struct dfg_desc.flags & RUN_D_KIND. */
+#define RUN_D_DATA	1U
+#define RUN_D_BLIP	2U		/* tag: checkpoint sequence */
+#define RUN_D_EOF	3U		/* this producer is done */
+#define RUN_D_KIND	0xffU
+#define RUN_D_PROD_SHIFT 16		/* upstream instance in the high half */
+
+/* Exit status of a set process whose component failed, and of one
+ * stopped because another set failed the graph. */
+#define RUN_EXIT_FAILED	3
+#define RUN_EXIT_PEER	4
+
+/*
+ * set.c: run instance @inst of set @set, in the process forked for it;
+ * @ready_fd, @go_fd: the start barrier. Returns the exit status.
+ */
+int run_set_main(const struct run_env *env, unsigned int set,
+		 unsigned int inst, int ready_fd, int go_fd);
+
+/* exec.c */
+__u64 run_now_ns(void);
+void run_barrier(int ready_fd, int go_fd);
+
+/* Downstream instance a hash flow sends @e to, among @n. */
+unsigned int run_hash_route(const struct dfg_fg_flow *f,
+			    const struct dfg_elem *e, unsigned int n);
+
+/* state.c: the checkpoint directory. */
+int run_state_prepare(const char *dir, const struct run_graph *g,
+		      bool resume, __u64 *resume_seq, char *err,
+		      size_t errlen);
+int run_state_write(const char *dir, unsigned int set, unsigned int inst,
+		    __u64 seq, const void *data, size_t len);
+int run_state_read(const char *dir, unsigned int set, unsigned int inst,
+		   __u64 seq, void **data, size_t *len);
+int run_state_done(const char *dir, unsigned int set, unsigned int inst,
+		   __u64 last_seq);
+int run_state_is_done(const char *dir, unsigned int set, unsigned int inst,
+		      __u64 before_seq);
+void run_state_clear(const char *dir);
+
+#endif /* _DFG_RUN_INT_H */

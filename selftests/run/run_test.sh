@@ -1,0 +1,160 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# dfg run, end to end, in the test VM (TAP output):
+#   tools/vm/dfg-vm -- build/selftests/run/run_test.sh
+# DFG_RUN_SHORT=N sets how many short graphs the leak test runs (1000).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../../.." && pwd)
+dfg=$top/build/bin/dfg
+work=$top/build/selftests/run/work
+short=${DFG_RUN_SHORT:-1000}
+export LC_ALL=C
+
+n=0
+fails=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); fails=$((fails + 1)); echo "not ok $n - $1"; }
+check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
+
+# Nothing of ours left: no graph in sysfs, no process of a run.
+no_leftovers() {
+	local g
+	g=$(ls /sys/kernel/dfg/graphs 2>/dev/null | grep -c '^graph' || true)
+	[ "$g" = 0 ] && ! pgrep -x dfg >/dev/null
+}
+
+rm -rf "$work"
+mkdir -p "$work"
+cd "$work" || exit 1
+echo "TAP version 13"
+echo "1..14"
+
+# A corpus: the fortunes text, cut down to keep TCG runs short.
+cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
+	head -n 20000 >corpus.txt
+
+cat >wf.dot <<'G'
+digraph wf {
+	read     [type=read_lines, file="corpus.txt"];
+	words    [type=split_words, lower=1];
+	count    [type=count, degree=3];
+	by_word  [type=sort, key="$1", sep=tab];
+	by_count [type=sort, key="$2", sep=tab, numeric=1, order=desc];
+	write    [type=write_lines, file="wf.out"];
+	read -> words;
+	words -> count [flow=hash, key="$0"];
+	count -> by_word [flow=gather];
+	by_word -> by_count;
+	by_count -> write;
+}
+G
+"$top/examples/wordfreq/reference.sh" <corpus.txt >wf.ref
+
+"$dfg" run -q wf.dot
+check "word frequency, folded: exit 0" "[ $? = 0 ]"
+check "word frequency, folded: output = coreutils" "cmp -s wf.out wf.ref"
+mv wf.out wf.folded
+"$dfg" run -q --no-fold wf.dot
+check "word frequency, unfolded: exit 0" "[ $? = 0 ]"
+check "folded and unfolded give the same output" "cmp -s wf.out wf.folded"
+
+# 10 light components, round robin into 2 ways and back.
+cat >light.dot <<'G'
+digraph light {
+	gen  [type=generate, count=50000, pattern="item {}"];
+	f1   [type=filter, expr="1"];
+	m1   [type=map, expr="$0"];
+	f2   [type=filter, expr="1"];
+	m2   [type=map, expr="$0"];
+	f3   [type=filter, expr="1"];
+	m3   [type=map, expr="$0"];
+	f4   [type=filter, expr="1"];
+	m4   [type=map, expr="$0"];
+	out  [type=write_lines, file="light.out"];
+	gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;
+}
+G
+"$dfg" run -q --no-fold light.dot && seq 0 49999 | sed 's/^/item /' >light.ref
+check "10-component pipeline, unfolded: output = seq" "cmp -s light.out light.ref"
+
+# A component error: a numeric sort of words.
+cat >bad.dot <<'G'
+digraph bad {
+	read  [type=read_lines, file="corpus.txt"];
+	words [type=split_words];
+	num   [type=sort, numeric=1];
+	write [type=write_lines, file="bad.out"];
+	read -> words -> num -> write;
+}
+G
+err=$("$dfg" run -q bad.dot 2>&1)
+rc=$?
+check "component error: nonzero exit" "[ $rc = 1 ]"
+check "component error: names the component ($err)" \
+	"echo \"\$err\" | grep -q 'num: .*not an integer'"
+
+# A malformed graph: rejected before anything runs.
+printf 'digraph m {\n a [type=generate, count=10, bogus=1];\n b [type=write_lines, file="m.out"];\n a -> b;\n}\n' >m.dot
+err=$("$dfg" run -q m.dot 2>&1)
+rc=$?
+check "malformed graph: rejected, nothing ran ($err)" \
+	"[ $rc = 1 ] && [ ! -e m.out ] && echo \"\$err\" | grep -q 'm.dot:2'"
+
+# A killed worker process fails the graph, the others exit.
+cat >long.dot <<'G'
+digraph long {
+	gen [type=generate, count=100000000];
+	f   [type=filter, expr="1"];
+	out [type=write_lines, file="/dev/null"];
+	gen -> f;
+	f -> out [flow=roundrobin];
+}
+G
+"$dfg" run -q --no-fold long.dot 2>kill.err &
+pid=$!
+sleep 2
+victim=$(pgrep -P $pid | tail -n 1)
+kill -9 "$victim"
+timeout 30 tail --pid=$pid -f /dev/null
+wait $pid
+rc=$?
+check "killed worker: the run fails ($(cat kill.err))" \
+	"[ $rc = 1 ] && grep -q 'killed by signal 9' kill.err"
+sleep 0.5
+check "killed worker: nothing left behind" no_leftovers
+
+# Checkpoints: kill the whole run mid-way, resume, same output.
+"$dfg" run -q --checkpoint-every 3000 --state-dir ck.state wf.dot
+cp wf.out wf.ck-ref
+check "checkpointing run: output = coreutils" "cmp -s wf.ck-ref wf.ref"
+"$dfg" run -q --checkpoint-every 3000 --state-dir ck.state wf.dot &
+pid=$!
+sleep 1.5
+kill -9 $pid
+wait $pid 2>/dev/null
+sleep 0.5
+ls ck.state >ck.files 2>&1
+"$dfg" run -q --resume --checkpoint-every 3000 --state-dir ck.state wf.dot
+rc=$?
+check "resume after kill: exit 0, same output ($(grep -c ckpt ck.files) checkpoint files)" \
+	"[ $rc = 0 ] && cmp -s wf.out wf.ck-ref"
+
+# Many short graphs in a row: nothing leaks.
+cat >short.dot <<'G'
+digraph short {
+	gen [type=generate, count=100];
+	f   [type=filter, expr="1"];
+	out [type=write_lines, file="short.out"];
+	gen -> f;
+	f -> out [flow=roundrobin];
+}
+G
+bad=0
+for i in $(seq 1 "$short"); do
+	"$dfg" run -q short.dot || { bad=$i; break; }
+done
+check "$short short graphs in a row (first failure: $bad)" "[ $bad = 0 ]"
+check "after $short graphs: no graph in sysfs, no process" no_leftovers
+
+[ $fails = 0 ]

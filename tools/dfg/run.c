@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfg run: plan a graph and run it (libdfg's dfg_run(), <dfg/run.h>).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dfg/run.h>
+
+#include "dfg.h"
+
+int dfg_cmd_run(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "no-fold", no_argument, NULL, 'n' },
+		{ "resume", no_argument, NULL, 'r' },
+		{ "checkpoint-every", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, 'd' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "progress", no_argument, NULL, 'p' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char err[1024] = "";
+	struct dfg_run_opts o = {
+		.size = sizeof(o),
+		.log = stderr,
+		.err = err,
+		.errlen = sizeof(err),
+	};
+	bool quiet = false;
+	char *end;
+	int c, r;
+
+	/* a progress line when someone watches */
+	if (isatty(STDERR_FILENO))
+		o.flags |= DFG_RUN_PROGRESS;
+	while ((c = getopt_long(argc, argv, "nrc:d:w:pqv", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			o.flags |= DFG_RUN_NO_FOLD;
+			break;
+		case 'r':
+			o.flags |= DFG_RUN_RESUME;
+			break;
+		case 'c':
+			errno = 0;
+			o.checkpoint_every = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || !o.checkpoint_every) {
+				dfg_tool_err("--checkpoint-every: not a positive number: '%s'",
+					     optarg);
+				return DFG_EXIT_USAGE;
+			}
+			break;
+		case 'd':
+			o.state_dir = optarg;
+			break;
+		case 'w':
+			o.workers = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end || !*optarg || !o.workers || o.workers > 64) {
+				dfg_tool_err("--workers: 1..64, not '%s'",
+					     optarg);
+				return DFG_EXIT_USAGE;
+			}
+			break;
+		case 'p':
+			o.flags |= DFG_RUN_PROGRESS;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'v':
+			o.flags |= DFG_RUN_VERBOSE;
+			break;
+		default:
+			return DFG_EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		dfg_tool_err("run: one graph file expected");
+		return DFG_EXIT_USAGE;
+	}
+	if (quiet) {
+		o.log = NULL;
+		o.flags &= ~DFG_RUN_PROGRESS;
+	}
+	r = dfg_run(argv[optind], &o, NULL);
+	if (r) {
+		dfg_tool_err("%s", err[0] ? err : strerror(-r));
+		return DFG_EXIT_FAIL;
+	}
+	return DFG_EXIT_OK;
+}
