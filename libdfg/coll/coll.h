@@ -49,6 +49,15 @@
  */
 #define DFG_STAGE_MAX		(256U << 10)
 
+/* Largest forced segment count. */
+#define DFG_SEGMENTS_MAX	64
+
+/*
+ * alltoall(v): blocks of at least this many bytes go by direct exchange
+ * (patent 003's threshold), smaller ones through the repacking tiles.
+ */
+#define DFG_A2A_DIRECT_MIN	(8U << 10)
+
 /*
  * struct dfg_scratch - this rank's scratch memory, exposed with
  * DFG_XPORT_KEEP (we own it, so peers may cache their mapping)
@@ -208,9 +217,13 @@ enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 				 enum dfg_coll_kind kind, size_t bytes);
 /* Does @algo implement @kind? */
 bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo);
-/* Parse DFG_COLL_ALGO-style "kind=algo,..." into @force: 0 or -EINVAL. */
+/*
+ * Parse DFG_COLL_ALGO-style "kind=algo,...,segments=N" into @force and
+ * *@segments: 0, or -EINVAL with nothing changed.
+ */
 int dfg_coll_parse_algo(const char *s,
-			enum dfg_coll_algo force[DFG_COLL_KIND_NR]);
+			enum dfg_coll_algo force[DFG_COLL_KIND_NR],
+			unsigned int *segments);
 /* Segments per half-exchange for a block of @bytes (patent: >= 1, 2). */
 unsigned int dfg_coll_segments(const struct dfg_team *t, size_t bytes);
 
