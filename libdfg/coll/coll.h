@@ -125,8 +125,8 @@ size_t dfg_dtype_size(enum dfg_dtype dtype);
 /* Resolve @op for @dtype: 0 or -EINVAL (unknown type or op). */
 int dfg_reducer_get(int op, enum dfg_dtype dtype, struct dfg_reducer *r);
 /* @dst = @a (op) @b for @n elements. */
-void dfg_reduce(const struct dfg_reducer *r, void *dst, const void *a,
-		const void *b, size_t n);
+void dfg_reducer_run(const struct dfg_reducer *r, void *dst,
+		     const void *a, const void *b, size_t n);
 
 /*
  * struct dfg_call - one collective in progress

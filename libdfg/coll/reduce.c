@@ -131,8 +131,8 @@ int dfg_reducer_get(int op, enum dfg_dtype dtype, struct dfg_reducer *r)
 	return r->user ? 0 : -EINVAL;
 }
 
-void dfg_reduce(const struct dfg_reducer *r, void *dst, const void *a,
-		const void *b, size_t n)
+void dfg_reducer_run(const struct dfg_reducer *r, void *dst,
+		     const void *a, const void *b, size_t n)
 {
 	if (!n)
 		return;

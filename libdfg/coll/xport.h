@@ -2,7 +2,7 @@
 /*
  * libdfg internals: the transport under the collectives.
  *
- * The algorithms (coll/*.c) move data and synchronise only through these
+ * The algorithms (the coll/ sources) move data and synchronise only through these
  * operations, so the same algorithm runs on one machine (xport_shm.c: the
  * team's control area, dfg regions and arenas) and, later, across
  * machines over RDMA. Each operation is stated in RDMA terms:
@@ -67,6 +67,10 @@
 
 /* dfg_xkey.flags */
 #define DFG_XKEY_F_KEEP		0x1U	/* outlives the call: peers may cache */
+#define DFG_XKEY_F_WRITE	0x2U	/* peers may write (put, stores) */
+
+/* Arenas a transport can expose by offset. */
+#define DFG_TEAM_ARENAS_MAX	16
 
 /*
  * struct dfg_xkey - how a peer reaches memory a rank exposed
@@ -118,15 +122,21 @@ struct dfg_xport_ops {
 	void	*(*peer_ptr)(struct dfg_xport *x, unsigned int peer,
 			     const struct dfg_xkey *key, size_t off, size_t len,
 			     int *err);
-	/* Post a read of @peer's @key at @off into @local (@lkey: local). */
+	/*
+	 * Post a read of @peer's @key at @off into @local (@lkey: the key
+	 * of the local memory, for transports that need registered local
+	 * memory; may be NULL on shm). Returns a ticket >= 0 for complete().
+	 */
 	int	(*get)(struct dfg_xport *x, unsigned int peer,
 		       const struct dfg_xkey *key, size_t off, void *local,
 		       const struct dfg_xkey *lkey, size_t len);
-	/* Post a write of @local to @peer's @key at @off. */
+	/* Post a write of @local to @peer's @key at @off; a ticket. */
 	int	(*put)(struct dfg_xport *x, unsigned int peer,
 		       const struct dfg_xkey *key, size_t off,
 		       const void *local, const struct dfg_xkey *lkey,
 		       size_t len);
+	/* Complete every get and put posted up to ticket @ticket. */
+	int	(*complete)(struct dfg_xport *x, int ticket);
 	/* Complete every get and put posted so far. */
 	int	(*flush)(struct dfg_xport *x);
 	/* @peer's inbox word (this rank, @slot) = @value (monotonic). */
