@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <linux/dfg.h>
 #include <linux/types.h>
 
 #include <dfg/coll.h>
@@ -83,6 +84,7 @@ struct dfg_scratch {
  * @last:	per kind: the algorithm the last call used
  * @segments:	forced segments per half-exchange (0: the table's)
  * @scratch:	staging and intermediate memory
+ * @stash:	per source rank, a message of a later call received early
  */
 struct dfg_team {
 	int			graph_fd;
@@ -95,6 +97,7 @@ struct dfg_team {
 	enum dfg_coll_algo	last[DFG_COLL_KIND_NR];
 	unsigned int		segments;
 	struct dfg_scratch	scratch;
+	struct dfg_stash	*stash;
 };
 
 /*
@@ -175,7 +178,10 @@ static inline __u64 dfg_call_val(const struct dfg_call *c, __u32 n)
 	return c->seq << 32 | n;
 }
 
-/* Next sequence number, algorithm for @bytes; 0 or -errno (-EOWNERDEAD). */
+/*
+ * Next sequence number, algorithm for @bytes (@kind DFG_COLL_KIND_NR: a
+ * call outside the table, the barrier); 0 or -errno (-EOWNERDEAD).
+ */
 int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 		   enum dfg_coll_kind kind, size_t bytes);
 /* Finish: returns @ret; on failure of a started call, aborts it. */
