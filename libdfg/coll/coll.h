@@ -73,6 +73,16 @@ struct dfg_scratch {
 };
 
 /*
+ * struct dfg_stash - a message of a later call, received early (a peer
+ * that saw our call aborted went on to the next one)
+ */
+struct dfg_stash {
+	bool		valid;
+	int		len;
+	unsigned char	msg[DFG_XPORT_MSG_MAX];
+};
+
+/*
  * struct dfg_team - a joined team
  * @graph_fd:	the graph (dup'ed, owned)
  * @rank, @size: this member, members

@@ -31,16 +31,6 @@ struct dfg_call_hdr {
 
 #define DFG_CALL_PAYLOAD_MAX	(DFG_XPORT_MSG_MAX - sizeof(struct dfg_call_hdr))
 
-/*
- * struct dfg_stash - a message of a later call, received early
- * (a peer that saw our call aborted went on to the next one)
- */
-struct dfg_stash {
-	bool		valid;
-	int		len;
-	unsigned char	msg[DFG_XPORT_MSG_MAX];
-};
-
 int dfg_team_join(int graph_fd, const char *name, unsigned int size,
 		  unsigned int rank, int timeout_ms, struct dfg_team **out)
 {
@@ -203,7 +193,7 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 	if (ret)
 		return ret;
 	c->seq = ++t->seq;
-	t->x->seq = c->seq;
+	t->x->ops->begin(t->x, c->seq);
 	if (kind < DFG_COLL_KIND_NR) {
 		c->algo = dfg_coll_pick(t, kind, bytes);
 		t->last[kind] = c->algo;
@@ -307,6 +297,14 @@ static bool dfg_overlap(const void *a, const void *b, size_t len)
 	return len && (x < y ? y - x < len : x - y < len);
 }
 
+/* A team of one: the result is the input. */
+static int dfg_alone(struct dfg_call *c, size_t bytes)
+{
+	if (c->rbuf && c->sbuf != c->rbuf && bytes)
+		memmove(c->rbuf, c->sbuf, bytes);
+	return 0;
+}
+
 /* Common checks of the reductions; sets c->sbuf, c->red, c->esize. */
 static int dfg_red_args(struct dfg_call *c, const void *sbuf, void *rbuf,
 			size_t count, size_t rcount, enum dfg_dtype dtype,
@@ -355,6 +353,8 @@ int dfg_allreduce(struct dfg_team *t, const void *sbuf, void *rbuf,
 	ret = dfg_red_args(&c, sbuf, rbuf, count, count, dtype, op, true);
 	if (ret || !count)
 		return dfg_call_end(&c, ret);
+	if (t->size == 1)
+		return dfg_call_end(&c, dfg_alone(&c, count * c.esize));
 	switch (c.algo) {
 	case DFG_ALGO_RING:
 		ret = dfg_ring_allreduce(&c);
@@ -391,6 +391,8 @@ int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
 		c.rbuf = NULL;	/* not significant off the root */
 	if (ret || !count)
 		return dfg_call_end(&c, ret);
+	if (t->size == 1)
+		return dfg_call_end(&c, dfg_alone(&c, count * c.esize));
 	if (c.algo == DFG_ALGO_DIRECT)
 		ret = dfg_direct_allreduce(&c);
 	else
@@ -419,6 +421,8 @@ int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
 			   dtype, op, true);
 	if (ret || !recvcount)
 		return dfg_call_end(&c, ret);
+	if (t->size == 1)
+		return dfg_call_end(&c, dfg_alone(&c, recvcount * c.esize));
 	switch (c.algo) {
 	case DFG_ALGO_RING:
 		ret = dfg_ring_reduce_scatter(&c);
@@ -457,6 +461,8 @@ int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
 		ret = -EINVAL;
 	if (ret || !bytes)
 		return dfg_call_end(&c, ret);
+	if (t->size == 1)
+		return dfg_call_end(&c, dfg_alone(&c, bytes));
 	if (c.algo == DFG_ALGO_RING)
 		ret = dfg_ring_allgather(&c);
 	else
@@ -482,7 +488,7 @@ int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
 	c.sbuf = buf;
 	if (root >= t->size || (bytes && !buf))
 		ret = -EINVAL;
-	if (ret || !bytes)
+	if (ret || !bytes || t->size == 1)
 		return dfg_call_end(&c, ret);
 	ret = dfg_direct_broadcast(&c);
 	return dfg_call_end(&c, ret);
@@ -551,7 +557,8 @@ int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
 		b->keys.work = t->scratch.key;
 		b->keys.woff = woff;
 		b->out = user_work;
-	} else if ((const void *)user_work == (const void *)b->src) {
+	} else if ((const void *)user_work == (const void *)b->src &&
+		   work_bytes == src_bytes) {
 		b->work = user_work;
 		b->keys.work = b->keys.src;
 	} else {

@@ -33,8 +33,9 @@
  *
  * Failure: every blocking operation returns -EOWNERDEAD once a member
  * died (the team is broken: for ever), -ECANCELED once the graph died,
- * and -EPROTO once a member aborted the current call (dfg_xport_abort()
- * with a sequence number >= the waiter's current one).
+ * and -EPROTO when the rank it waits for aborted the current call (or
+ * went past it without delivering, which only an abort does; for atomic
+ * words, when any rank aborted exactly the current call).
  *
  * Threads: one thread per transport at a time (the team's collective).
  */
@@ -156,7 +157,9 @@ struct dfg_xport_ops {
 	/* Next message from @src into @buf: its length, or -EMSGSIZE. */
 	int	(*msg_recv)(struct dfg_xport *x, unsigned int src, void *buf,
 			    size_t cap);
-	/* Make every member's blocking operations of call @seq fail. */
+	/* This rank enters call @seq (sets x->seq, tells the peers). */
+	int	(*begin)(struct dfg_xport *x, __u64 seq);
+	/* Make the members' blocking operations of call @seq fail. */
 	int	(*abort)(struct dfg_xport *x, __u64 seq);
 	/* 0, or -EOWNERDEAD / -ECANCELED once the team is unusable. */
 	int	(*broken)(struct dfg_xport *x);
@@ -170,8 +173,7 @@ struct dfg_xport_ops {
  * @ops:	operations
  * @rank:	this member
  * @size:	members
- * @seq:	sequence number of the current call (set by the caller;
- *		abort() of a sequence number >= it fails our waits)
+ * @seq:	sequence number of the current call (set by begin())
  */
 struct dfg_xport {
 	const struct dfg_xport_ops	*ops;

@@ -5,8 +5,9 @@
  *
  * Control area (the transport's part of the team's, zeroed at creation):
  *
- *   struct xshm_hdr			abort sequence number
- *   struct xshm_rank[size]		per rank: doorbell, sleeping flag
+ *   struct xshm_hdr			reserved
+ *   struct xshm_rank[size]		per rank: doorbell, sleeping flag,
+ *					current and aborted call
  *   __u64 words[size][WORDS(size)]	per rank: inbox and atomic words
  *   struct xshm_mbox[size][size]	mailbox [src][dst]
  *
@@ -46,14 +47,19 @@
 #define XSHM_MAPS_MAX		64
 
 struct xshm_hdr {
-	_Atomic __u64	abort_seq;
-	__u64		pad[7];
+	__u64		reserved[8];
 };
 
+/*
+ * Per rank: @doorbell and @sleeping as above; @cur_seq, the call it is
+ * in (stored at begin); @aborted_seq, the last call it aborted.
+ */
 struct xshm_rank {
 	_Atomic __u32	doorbell;
 	_Atomic __u32	sleeping;
-	__u32		pad[14];
+	_Atomic __u64	cur_seq;
+	_Atomic __u64	aborted_seq;
+	__u64		pad[5];
 };
 
 struct xshm_msg {
@@ -155,13 +161,31 @@ static int xshm_broken(struct dfg_xport *x)
 	return dfg_kteam_broken(s->kt) ? -EOWNERDEAD : 0;
 }
 
-static int xshm_check(struct xshm *s)
+/*
+ * Has the call we are in failed, as far as a wait for @src (or any rank:
+ * @src == size) goes? @src aborted it, or moved past it (so it aborted
+ * it: a successful call delivers what we wait for first). The caller
+ * reads its word again after a "yes" (an abort of a later call says
+ * nothing about this one).
+ */
+static int xshm_check(struct xshm *s, unsigned int src)
 {
-	__u64 a = atomic_load_explicit(&s->hdr->abort_seq,
-				       memory_order_acquire);
+	__u64 w = s->x.seq;
 
-	if (s->x.seq && a >= s->x.seq)
-		return -EPROTO;
+	if (w && src < s->x.size) {
+		struct xshm_rank *r = &s->ranks[src];
+
+		if (atomic_load_explicit(&r->aborted_seq,
+					 memory_order_acquire) >= w ||
+		    atomic_load_explicit(&r->cur_seq,
+					 memory_order_acquire) > w)
+			return -EPROTO;
+	} else if (w) {
+		for (unsigned int i = 0; i < s->x.size; i++)
+			if (atomic_load_explicit(&s->ranks[i].aborted_seq,
+						 memory_order_acquire) == w)
+				return -EPROTO;
+	}
 	return xshm_broken(&s->x);
 }
 
@@ -177,9 +201,12 @@ static void xshm_ring(struct xshm *s, unsigned int peer)
 	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
 }
 
-/* Until *@p >= @value: poll, yield, then sleep on our doorbell. */
+/*
+ * Until *@p >= @value, written by @src (size: anyone): poll, yield, then
+ * sleep on our doorbell.
+ */
 static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
-			 __u64 *now)
+			 unsigned int src, __u64 *now)
 {
 	struct xshm_rank *me = &s->ranks[s->x.rank];
 	unsigned int tries = 0;
@@ -190,14 +217,21 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 		v = atomic_load_explicit(p, memory_order_acquire);
 		if (v >= value)
 			break;
+		if (tries < XSHM_SPIN) {
+			tries++;
+			xshm_relax();
+			continue;
+		}
+		ret = xshm_check(s, src);
+		if (ret) {
+			/* What it delivered before it went on still counts. */
+			v = atomic_load_explicit(p, memory_order_acquire);
+			if (v >= value)
+				break;
+			return ret;
+		}
 		if (tries < XSHM_SPIN + XSHM_YIELDS) {
-			if (tries++ < XSHM_SPIN) {
-				xshm_relax();
-				continue;
-			}
-			ret = xshm_check(s);
-			if (ret)
-				return ret;
+			tries++;
 			sched_yield();
 			continue;
 		}
@@ -207,18 +241,16 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 		atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		v = atomic_load_explicit(p, memory_order_acquire);
-		ret = v >= value ? 1 : xshm_check(s);
+		ret = v >= value ? 1 : xshm_check(s, src);
 		if (!ret)
-			ret = dfg_kteam_wait(s->kt, (const uint32_t *)&me->doorbell,
+			ret = dfg_kteam_wait(s->kt,
+					     (const uint32_t *)&me->doorbell,
 					     bell, XSHM_SLEEP_NS);
 		atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
-		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR)
+		/* -EPROTO from our check is looked at again at the top. */
+		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
+		    ret != -EPROTO)
 			return ret;
-		if (ret < 0) {
-			ret = xshm_check(s);
-			if (ret)
-				return ret;
-		}
 	}
 	if (now)
 		*now = v;
@@ -238,7 +270,9 @@ static int xshm_wait(struct dfg_xport *x, unsigned int word, __u64 value,
 
 	if (word >= s->nwords)
 		return -EINVAL;
-	return xshm_wait_u64(s, xshm_word(s, x->rank, word), value, now);
+	return xshm_wait_u64(s, xshm_word(s, x->rank, word), value,
+			     word < x->size * DFG_XPORT_SLOTS ?
+			     word / DFG_XPORT_SLOTS : x->size, now);
 }
 
 static __u64 xshm_peek(struct dfg_xport *x, unsigned int word)
@@ -302,7 +336,7 @@ static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 	head = atomic_load_explicit(&b->head, memory_order_relaxed);
 	if (head >= XSHM_MBOX_DEPTH) {
 		ret = xshm_wait_u64(s, &b->tail, head + 1 - XSHM_MBOX_DEPTH,
-				    NULL);
+				    peer, NULL);
 		if (ret)
 			return ret;
 	}
@@ -328,7 +362,7 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 		return -EINVAL;
 	b = xshm_box(s, src, x->rank);
 	tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
-	ret = xshm_wait_u64(s, &b->head, tail + 1, NULL);
+	ret = xshm_wait_u64(s, &b->head, tail + 1, src, NULL);
 	if (ret)
 		return ret;
 	m = &b->ent[tail % XSHM_MBOX_DEPTH];
@@ -343,14 +377,23 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	return len <= cap ? (int)len : -EMSGSIZE;
 }
 
+static int xshm_begin(struct dfg_xport *x, __u64 seq)
+{
+	struct xshm *s = to_xshm(x);
+
+	x->seq = seq;
+	atomic_store_explicit(&s->ranks[x->rank].cur_seq, seq,
+			      memory_order_release);
+	return 0;
+}
+
 static int xshm_abort(struct dfg_xport *x, __u64 seq)
 {
 	struct xshm *s = to_xshm(x);
-	__u64 cur = atomic_load(&s->hdr->abort_seq);
+	_Atomic __u64 *a = &s->ranks[x->rank].aborted_seq;
 
-	while (cur < seq &&
-	       !atomic_compare_exchange_weak(&s->hdr->abort_seq, &cur, seq))
-		;
+	if (atomic_load(a) < seq)
+		atomic_store(a, seq);
 	atomic_thread_fence(memory_order_seq_cst);
 	for (unsigned int r = 0; r < x->size; r++) {
 		if (r == x->rank)
@@ -642,6 +685,7 @@ static const struct dfg_xport_ops xshm_ops = {
 	.peek		= xshm_peek,
 	.msg_send	= xshm_msg_send,
 	.msg_recv	= xshm_msg_recv,
+	.begin		= xshm_begin,
 	.abort		= xshm_abort,
 	.broken		= xshm_broken,
 	.release	= xshm_release,
