@@ -9,10 +9,11 @@
  * the file holds its graph (graph descriptors). A handler's new descriptor
  * (ctx.install) is owned by the ctx until dfg_cmd_install() consumes it.
  *
- * Three kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
- * commands), graph descriptors (DFG_CMDF_GRAPH commands) and channel
- * endpoints (DFG_CMDF_EP commands); a command on another kind gives
- * -EBADFD, before its arguments are read.
+ * Four kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
+ * commands), graph descriptors (DFG_CMDF_GRAPH commands), channel
+ * endpoints (DFG_CMDF_EP commands) and team members (DFG_CMDF_TEAM
+ * commands); a command on another kind gives -EBADFD, before its
+ * arguments are read.
  *
  * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
  * same handler. They differ only in how the argument struct arrives (ioctl
@@ -42,7 +43,9 @@
 #define DFG_CMDF_GRAPH	BIT(4)	/* sent on a graph descriptor */
 #define DFG_CMDF_WRITE	BIT(5)	/* needs a writable graph descriptor */
 #define DFG_CMDF_EP	BIT(6)	/* sent on a channel endpoint descriptor */
-#define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP)
+#define DFG_CMDF_TEAM	BIT(7)	/* sent on a team member descriptor */
+#define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP | \
+			 DFG_CMDF_TEAM)
 
 /**
  * struct dfg_cmd_def - one slot of the command table
@@ -115,6 +118,14 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		DFG_CMDF_EP),
 	DFG_CMD(CHAN_WAKE, struct dfg_chan_wait, "chan_wake", dfg_chan_wake,
 		DFG_CMDF_EP),
+	DFG_CMD(TEAM_JOIN, struct dfg_team_join, "team_join", dfg_team_join,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+	DFG_CMD(TEAM_WAIT, struct dfg_team_wait, "team_wait", dfg_team_wait,
+		DFG_CMDF_TEAM),
+	DFG_CMD(TEAM_WAKE, struct dfg_team_wake, "team_wake", dfg_team_wake,
+		DFG_CMDF_TEAM),
+	DFG_CMD(TEAM_LEAVE, struct dfg_team_leave, "team_leave",
+		dfg_team_leave, DFG_CMDF_TEAM | DFG_CMDF_SLEEP),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -128,6 +139,10 @@ static_assert(_IOC_NR(DFG_IOC_TEAM_LEAVE) + 1 == DFG_CMD_NR);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_team_join) > DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_team_wait) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_team_wake) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_team_leave) <= DFG_URING_INLINE_MAX);
 
 /*
  * Check every slot of the command table at load time: build-time checks
@@ -150,7 +165,7 @@ int dfg_cmd_init(void)
 			continue;
 		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
 		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH &&
-		     kind != DFG_CMDF_EP) ||
+		     kind != DFG_CMDF_EP && kind != DFG_CMDF_TEAM) ||
 		    ((d->flags & DFG_CMDF_WRITE) && kind != DFG_CMDF_GRAPH)) {
 			pr_err("command table slot %u is broken\n", i);
 			return -EINVAL;
@@ -181,7 +196,7 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 	const struct dfg_cmd_def *d;
 	u32 cmd = c->cmd;
 	unsigned int nr = _IOC_NR(cmd);
-	u16 kind = c->ep ? DFG_CMDF_EP :
+	u16 kind = c->ep ? DFG_CMDF_EP : c->tm ? DFG_CMDF_TEAM :
 		   c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV;
 
 	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
@@ -198,8 +213,9 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 }
 
 /*
- * The file a command arrived on: /dev/dfg, a graph descriptor or a channel
- * endpoint (whose embedded dfg_file takes its parked commands).
+ * The file a command arrived on: /dev/dfg, a graph descriptor, a channel
+ * endpoint or a team member (whose embedded dfg_file takes its parked
+ * commands).
  */
 static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
 {
@@ -209,6 +225,9 @@ static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
 	} else if (dfg_file_chan_ep(file)) {
 		c->ep = dfg_file_chan_ep(file);
 		c->df = dfg_chan_ep_file(c->ep);
+	} else if (dfg_file_team_member(file)) {
+		c->tm = dfg_file_team_member(file);
+		c->df = dfg_team_member_file(c->tm);
 	} else {
 		c->df = file->private_data;
 	}

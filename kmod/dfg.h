@@ -39,9 +39,14 @@
  *			descriptors, see chan.c. An endpoint embeds a
  *			dfg_file for its parked commands.
  *
+ * struct dfg_team, struct dfg_team_member: teams and their member
+ *			descriptors, see team.c. A member embeds a dfg_file
+ *			for its parked commands.
+ *
  * Lock order: dfg_files_lock -> dfg_file.lock; dfg_chan.lock ->
  * dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
  * its attribute readers, which take dfg_chan.lock) dfg_chan.lock.
+ * dfg_graphs_lock -> dfg_teams_lock -> dfg_team.lock -> dfg_file.lock.
  *
  * Object directories graphs/<id>/{arena,region,chan}<oid>/: added before
  * the object is published in its graph (the id is reserved first), removed
@@ -81,7 +86,7 @@
  */
 #define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | \
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
-				 DFG_F_CHAN)
+				 DFG_F_CHAN | DFG_F_TEAM)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -112,16 +117,19 @@ void dfg_file_fini(struct dfg_file *df);
 struct dfg_park;
 struct dfg_graph;
 struct dfg_chan_ep;
+struct dfg_team_member;
 struct file;
 struct vm_area_struct;
 
 /**
  * struct dfg_cmd_ctx - one command on its way through a handler
  * @df:		the /dev/dfg file the command was issued on, or the dfg_file
- *		embedded in a channel endpoint (its parked commands); NULL on
- *		a graph descriptor
+ *		embedded in a channel endpoint or team member (its parked
+ *		commands); NULL on a graph descriptor
  * @ep:		the channel endpoint the command was issued on, else NULL.
  *		The descriptor holds the endpoint.
+ * @tm:		the team member descriptor the command was issued on, else
+ *		NULL. The descriptor holds the member.
  * @graph:	the graph of the graph descriptor the command was issued on;
  *		NULL on /dev/dfg. The descriptor holds the graph reference.
  * @writable:	the graph descriptor was opened for writing
@@ -144,6 +152,7 @@ struct vm_area_struct;
 struct dfg_cmd_ctx {
 	struct dfg_file		*df;
 	struct dfg_chan_ep	*ep;
+	struct dfg_team_member	*tm;
 	struct dfg_graph	*graph;
 	bool			writable;
 	struct io_uring_cmd	*ucmd;
@@ -182,6 +191,7 @@ enum dfg_obj_type {
 	DFG_OBJ_ARENA = 1,
 	DFG_OBJ_REGION,
 	DFG_OBJ_CHAN,
+	DFG_OBJ_TEAM,
 };
 
 /**
@@ -237,6 +247,8 @@ int dfg_graph_create(struct dfg_cmd_ctx *c);
 int dfg_graph_attach(struct dfg_cmd_ctx *c);
 int dfg_graph_info(struct dfg_cmd_ctx *c);
 bool dfg_file_is_graph(const struct file *file);
+bool dfg_name_valid(const char *name);
+void dfg_graph_put(struct dfg_graph *g);
 void dfg_graph_free(struct dfg_graph *g);
 int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
 			     enum dfg_obj_type type);
@@ -293,6 +305,16 @@ struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file);
 struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep);
 void dfg_chan_unpublish(struct dfg_object *obj);
 void dfg_chan_destroy(struct dfg_object *obj);
+
+/* team.c: teams (nr 0x50..0x5f) and their member descriptors */
+int dfg_team_join(struct dfg_cmd_ctx *c);
+int dfg_team_wait(struct dfg_cmd_ctx *c);
+int dfg_team_wake(struct dfg_cmd_ctx *c);
+int dfg_team_leave(struct dfg_cmd_ctx *c);
+struct dfg_team_member *dfg_file_team_member(const struct file *file);
+struct dfg_file *dfg_team_member_file(struct dfg_team_member *m);
+void dfg_team_unpublish(struct dfg_object *obj);
+void dfg_team_destroy(struct dfg_object *obj);
 
 /* park.c: parked io_uring commands, the task-exit monitor */
 
@@ -415,5 +437,6 @@ void dfg_nl_exit(void);
 void dfg_nl_event(u32 event, u32 pid, u32 cmd);
 void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
 			const char *name);
+void dfg_nl_team_event(u32 event, u32 pid, u32 graph, u32 team, u32 rank);
 
 #endif /* _DFG_KMOD_DFG_H */

@@ -32,7 +32,10 @@
  *			(A channel is also reached through its endpoint
  *			descriptors, which do not hold the graph's life: they
  *			hold the channel, which holds the graph's kobject;
- *			see chan.c.)
+ *			see chan.c. Teams likewise through their member
+ *			descriptors, and leave the graph when their last
+ *			member goes, under a life reference taken with
+ *			kref_get_unless_zero(); see team.c.)
  *			Immutable graph fields need no lock; the counters
  *			are atomics read locklessly by sysfs and GRAPH_INFO.
  */
@@ -70,7 +73,7 @@ bool dfg_file_is_graph(const struct file *file)
 }
 
 /* 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL-terminated. */
-static bool dfg_name_valid(const char *name)
+bool dfg_name_valid(const char *name)
 {
 	size_t len = strnlen(name, DFG_NAME_MAX);
 	size_t i;
@@ -147,6 +150,9 @@ static void dfg_graph_unpublish_objects(struct dfg_graph *g)
 		case DFG_OBJ_CHAN:
 			dfg_chan_unpublish(obj);
 			break;
+		case DFG_OBJ_TEAM:
+			dfg_team_unpublish(obj);
+			break;
 		}
 	}
 }
@@ -172,6 +178,9 @@ static void dfg_graph_free_objects(struct dfg_graph *g)
 			break;
 		case DFG_OBJ_CHAN:
 			dfg_chan_destroy(obj);
+			break;
+		case DFG_OBJ_TEAM:
+			dfg_team_destroy(obj);
 			break;
 		}
 	}
@@ -200,7 +209,11 @@ static void dfg_graph_release(struct kref *ref)
 	kobject_put(&g->kobj);
 }
 
-static void dfg_graph_put(struct dfg_graph *g)
+/*
+ * Drop a life reference: a descriptor's, or one taken with
+ * kref_get_unless_zero() (team.c). May destroy the graph.
+ */
+void dfg_graph_put(struct dfg_graph *g)
 {
 	kref_put_mutex(&g->ref, dfg_graph_release, &dfg_graphs_lock);
 }

@@ -33,6 +33,7 @@ static const struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
 	[DFG_NL_A_OBJECT]	= { .type = NLA_U32 },
 	[DFG_NL_A_NAME]		= { .type = NLA_NUL_STRING,
 				    .len = DFG_NAME_MAX - 1 },
+	[DFG_NL_A_RANK]		= { .type = NLA_U32 },
 };
 
 static struct genl_family dfg_genl_family;
@@ -96,12 +97,13 @@ static struct genl_family dfg_genl_family __ro_after_init = {
 /*
  * Sends one DFG_NL_CMD_EVENT to the "events" group. Every attribute but
  * EVENT is optional and left out when zero (or NULL): graph and object ids
- * start at 1, and a PID of 0 names no process. Best effort: does nothing
+ * start at 1, and a PID of 0 names no process; RANK, where 0 is a rank,
+ * is left out when negative. Best effort: does nothing
  * without listeners, and a failure to allocate or deliver never fails the
  * operation that reports it. Process context (GFP_KERNEL).
  */
 static void dfg_nl_emit(u32 event, u32 pid, u32 cmd, u32 graph, u32 object,
-			const char *name)
+			const char *name, s64 rank)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -110,7 +112,7 @@ static void dfg_nl_emit(u32 event, u32 pid, u32 cmd, u32 graph, u32 object,
 	if (!genl_has_listeners(&dfg_genl_family, &init_net, DFG_NL_GRP_EVENTS))
 		return;
 
-	msg = genlmsg_new(5 * nla_total_size(sizeof(u32)) +
+	msg = genlmsg_new(6 * nla_total_size(sizeof(u32)) +
 			  nla_total_size(DFG_NAME_MAX), GFP_KERNEL);
 	if (!msg)
 		return;
@@ -122,7 +124,8 @@ static void dfg_nl_emit(u32 event, u32 pid, u32 cmd, u32 graph, u32 object,
 	    (cmd && nla_put_u32(msg, DFG_NL_A_CMD, cmd)) ||
 	    (graph && nla_put_u32(msg, DFG_NL_A_GRAPH, graph)) ||
 	    (object && nla_put_u32(msg, DFG_NL_A_OBJECT, object)) ||
-	    (name && nla_put_string(msg, DFG_NL_A_NAME, name)))
+	    (name && nla_put_string(msg, DFG_NL_A_NAME, name)) ||
+	    (rank >= 0 && nla_put_u32(msg, DFG_NL_A_RANK, rank)))
 		goto out_free_msg;
 	genlmsg_end(msg, hdr);
 
@@ -147,7 +150,7 @@ out_free_msg:
  */
 void dfg_nl_event(u32 event, u32 pid, u32 cmd)
 {
-	dfg_nl_emit(event, pid, cmd, 0, 0, NULL);
+	dfg_nl_emit(event, pid, cmd, 0, 0, NULL, -1);
 }
 
 /**
@@ -165,7 +168,25 @@ void dfg_nl_event(u32 event, u32 pid, u32 cmd)
 void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
 			const char *name)
 {
-	dfg_nl_emit(event, pid, 0, graph, object, name);
+	dfg_nl_emit(event, pid, 0, graph, object, name, -1);
+}
+
+/**
+ * dfg_nl_team_event() - tell the "events" group about a team member
+ * @event: DFG_EV_TEAM_JOIN, _LEAVE, _BROKEN
+ * @pid: tgid of the process concerned (the joiner, leaver or the dead
+ *	member's joiner)
+ * @graph: graph id
+ * @team: the team's object id
+ * @rank: the member's rank
+ *
+ * Best effort, see dfg_nl_emit().
+ *
+ * Context: process context (allocates with GFP_KERNEL).
+ */
+void dfg_nl_team_event(u32 event, u32 pid, u32 graph, u32 team, u32 rank)
+{
+	dfg_nl_emit(event, pid, 0, graph, team, NULL, rank);
 }
 
 int dfg_nl_init(void)

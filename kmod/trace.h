@@ -20,6 +20,17 @@
  *   dfg_chan_park	a CHAN_WAIT parked (graph, chan, role, slot, path)
  *   dfg_chan_wake	parked waits completed by their event: CHAN_WAKE or
  *			an endpoint's release (graph, chan, role woken, count)
+ *   dfg_team_create	a team was created by its first join (graph, id,
+ *			control pages)
+ *   dfg_team_destroy	a team left its graph: last member gone, or the
+ *			graph died (graph, id, control pages)
+ *   dfg_team_join	a member joined (graph, team, rank, pid)
+ *   dfg_team_leave	a member left in order (graph, team, rank, pid)
+ *   dfg_team_broken	a member's death broke its team (graph, team, dead
+ *			rank, pid of its joiner)
+ *   dfg_team_wait	a TEAM_WAIT slept or parked (graph, team, offset,
+ *			value, path)
+ *   dfg_team_wake	a TEAM_WAKE (graph, team, offset, waits woken)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -184,6 +195,82 @@ TRACE_EVENT(dfg_chan_wake,
 		      __entry->graph, __entry->chan,
 		      __entry->role == DFG_CHAN_PRODUCER ? "producers" :
 		      "consumer", __entry->woken)
+);
+
+DEFINE_EVENT(dfg_object_class, dfg_team_create,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+DEFINE_EVENT(dfg_object_class, dfg_team_destroy,
+	     TP_PROTO(u32 graph, u32 id, unsigned long pages),
+	     TP_ARGS(graph, id, pages)
+);
+
+DECLARE_EVENT_CLASS(dfg_team_member_class,
+		    TP_PROTO(u32 graph, u32 team, u32 rank, pid_t pid),
+		    TP_ARGS(graph, team, rank, pid),
+		    TP_STRUCT__entry(__field(u32, graph)
+				     __field(u32, team)
+				     __field(u32, rank)
+				     __field(pid_t, pid)),
+		    TP_fast_assign(__entry->graph = graph;
+				   __entry->team = team;
+				   __entry->rank = rank;
+				   __entry->pid = pid;),
+		    TP_printk("graph=%u team=%u rank=%u pid=%d",
+			      __entry->graph, __entry->team, __entry->rank,
+			      __entry->pid)
+);
+
+DEFINE_EVENT(dfg_team_member_class, dfg_team_join,
+	     TP_PROTO(u32 graph, u32 team, u32 rank, pid_t pid),
+	     TP_ARGS(graph, team, rank, pid)
+);
+
+DEFINE_EVENT(dfg_team_member_class, dfg_team_leave,
+	     TP_PROTO(u32 graph, u32 team, u32 rank, pid_t pid),
+	     TP_ARGS(graph, team, rank, pid)
+);
+
+DEFINE_EVENT(dfg_team_member_class, dfg_team_broken,
+	     TP_PROTO(u32 graph, u32 team, u32 rank, pid_t pid),
+	     TP_ARGS(graph, team, rank, pid)
+);
+
+TRACE_EVENT(dfg_team_wait,
+	    TP_PROTO(u32 graph, u32 team, u64 offset, u32 value, bool uring),
+	    TP_ARGS(graph, team, offset, value, uring),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, team)
+			     __field(u64, offset)
+			     __field(u32, value)
+			     __field(bool, uring)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->team = team;
+			   __entry->offset = offset;
+			   __entry->value = value;
+			   __entry->uring = uring;),
+	    TP_printk("graph=%u team=%u offset=%llu value=%u path=%s",
+		      __entry->graph, __entry->team,
+		      (unsigned long long)__entry->offset, __entry->value,
+		      __entry->uring ? "uring" : "ioctl")
+);
+
+TRACE_EVENT(dfg_team_wake,
+	    TP_PROTO(u32 graph, u32 team, u64 offset, u32 woken),
+	    TP_ARGS(graph, team, offset, woken),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, team)
+			     __field(u64, offset)
+			     __field(u32, woken)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->team = team;
+			   __entry->offset = offset;
+			   __entry->woken = woken;),
+	    TP_printk("graph=%u team=%u offset=%llu count=%u",
+		      __entry->graph, __entry->team,
+		      (unsigned long long)__entry->offset, __entry->woken)
 );
 
 #endif /* _DFG_KMOD_TRACE_H */

@@ -74,7 +74,8 @@ struct dfg_kteam {
  * created and is shared by every member.
  *
  * Return: 0, or -EINVAL (bad name, size, rank, or size/ctl_size unlike
- * the team's), -EFBIG (ctl_size too large), -EADDRINUSE (rank taken),
+ * the team's), -ENAMETOOLONG (@name of DFG_NAME_MAX bytes or more),
+ * -EFBIG (ctl_size too large), -EADDRINUSE (rank taken),
  * -EOWNERDEAD (a broken team of that name still has members), -EACCES
  * (read-only graph descriptor), -ENOMEM, -EAGAIN (RLIMIT_MEMLOCK),
  * -ENOTTY/-EOPNOTSUPP (module without teams), -EBADFD (not a graph

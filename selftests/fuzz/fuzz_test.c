@@ -7,7 +7,7 @@
  * from a pool (/dev/dfg, graph and endpoint descriptors the fuzzer made,
  * dups of them, a just-closed number, /dev/null, a pipe, the ring itself)
  * and a command value (mostly one of the header's DFG_IOC_*, including
- * regions and channels; sometimes a random nr/size/direction with our
+ * regions, channels and teams; sometimes a random nr/size/direction with our
  * magic; sometimes another magic), fills the argument struct with random
  * bytes or with valid values and one corrupted field (reserved nonzero,
  * huge lengths, offsets near 2^64, ids of another graph's objects, bad
@@ -18,7 +18,8 @@
  * (pages touched in a child: SIGBUS/SIGSEGV stay there), munmap, close,
  * dup, and fork children that issue commands and exit.
  *
- * Nothing may block forever: NOP PARK, long NOP ASYNC and CHAN_WAIT only
+ * Nothing may block forever: NOP PARK, long NOP ASYNC, CHAN_WAIT and
+ * TEAM_WAIT without a short timeout only
  * go through io_uring, where the worker leaves them parked; the kernel
  * must cancel them when the worker exits. Every uring wait has a timeout
  * and every worker a deadline.
@@ -176,8 +177,42 @@ static const struct field cwait_f[] = {
 	FLD(struct dfg_chan_wait, reserved, F_RSV),
 };
 
+static const struct field tjoin_f[] = {
+	FLD(struct dfg_team_join, size, F_SIZE),
+	FLD(struct dfg_team_join, flags, F_FLAGS),
+	FLD(struct dfg_team_join, name, F_NAME),
+	FLD(struct dfg_team_join, team_size, F_NPROD),
+	FLD(struct dfg_team_join, rank, F_VAL),
+	FLD(struct dfg_team_join, ctl_size, F_LEN),
+	FLD(struct dfg_team_join, id, F_OUT),
+	FLD(struct dfg_team_join, reserved0, F_RSV),
+	FLD(struct dfg_team_join, map_size, F_OUT),
+	FLD(struct dfg_team_join, reserved, F_RSV),
+};
+
+static const struct field twait_f[] = {
+	FLD(struct dfg_team_wait, offset, F_OFF),
+	FLD(struct dfg_team_wait, value, F_VAL),
+	FLD(struct dfg_team_wait, flags, F_FLAGS),
+	FLD(struct dfg_team_wait, timeout_ns, F_VAL),
+	FLD(struct dfg_team_wait, reserved, F_RSV),
+};
+
+static const struct field twake_f[] = {
+	FLD(struct dfg_team_wake, offset, F_OFF),
+	FLD(struct dfg_team_wake, flags, F_FLAGS),
+	FLD(struct dfg_team_wake, reserved0, F_RSV),
+	FLD(struct dfg_team_wake, reserved, F_RSV),
+};
+
+static const struct field tleave_f[] = {
+	FLD(struct dfg_team_leave, flags, F_FLAGS),
+	FLD(struct dfg_team_leave, reserved0, F_RSV),
+	FLD(struct dfg_team_leave, reserved, F_RSV),
+};
+
 /* Which kind of descriptor a command is meant for. */
-enum tkind { T_DEV, T_GRAPH, T_EP, T_OTHER };
+enum tkind { T_DEV, T_GRAPH, T_EP, T_TEAM, T_OTHER };
 
 /* Object kinds, for ids. */
 enum okind { O_ARENA, O_REGION, O_CHAN };
@@ -209,6 +244,10 @@ static const struct cmd_desc cmds[] = {
 	CMD(CHAN_OPEN, T_GRAPH, DFG_F_CHAN, copen_f),
 	CMD(CHAN_WAIT, T_EP, DFG_F_CHAN, cwait_f),
 	CMD(CHAN_WAKE, T_EP, DFG_F_CHAN, cwait_f),
+	CMD(TEAM_JOIN, T_GRAPH, DFG_F_TEAM, tjoin_f),
+	CMD(TEAM_WAIT, T_TEAM, DFG_F_TEAM, twait_f),
+	CMD(TEAM_WAKE, T_TEAM, DFG_F_TEAM, twake_f),
+	CMD(TEAM_LEAVE, T_TEAM, DFG_F_TEAM, tleave_f),
 };
 
 #define NCMDS		ARRAY_SIZE(cmds)
@@ -237,6 +276,7 @@ static bool errno_documented(int e)
 	case ENOENT: case EEXIST: case ENOSPC: case EBUSY: case EPIPE:
 	case EFBIG: case ENOMEM: case EAGAIN: case ERANGE: case ECANCELED:
 	case EINTR: case ENAMETOOLONG: case EBADF: case EPROTO:
+	case EADDRINUSE: case EOWNERDEAD: case ENOTCONN: case ETIMEDOUT:
 		return true;
 	}
 	return false;
@@ -250,15 +290,17 @@ static const char * const path_names[] = {
 	"uring-indirect-async",
 };
 
-enum fdkind { K_DEV, K_GRAPH, K_EP, K_CLOSED, K_NULL, K_PIPE, K_RING };
+enum fdkind { K_DEV, K_GRAPH, K_EP, K_CLOSED, K_NULL, K_PIPE, K_RING,
+	      K_TEAM };
 
 static const char * const kind_names[] = {
 	"dev", "graph", "endpoint", "closed", "devnull", "pipe", "ring",
+	"team",
 };
 
 static bool kind_is_dfg(enum fdkind k)
 {
-	return k == K_DEV || k == K_GRAPH || k == K_EP;
+	return k == K_DEV || k == K_GRAPH || k == K_EP || k == K_TEAM;
 }
 
 /* ------------------------------------------------------------------------
@@ -314,7 +356,7 @@ struct pool_fd {
 	int		fd;
 	enum fdkind	kind;
 	__u32		graph;		/* K_GRAPH: module graph id */
-	__u64		map_size;	/* K_EP: channel mapping size */
+	__u64		map_size;	/* K_EP, K_TEAM: mapping size */
 };
 
 struct obj {
@@ -792,7 +834,30 @@ static void gen_valid(struct worker *w, unsigned int slot, void *args,
 		c->flags = below(w, 2) ? DFG_CHAN_O_CLOEXEC : 0;
 		break;
 	}
-	default:	/* CHAN_WAIT, CHAN_WAKE: all zero */
+	case DFG_IOC_TEAM_JOIN: {
+		struct dfg_team_join *j = args;
+
+		/* few names and sizes: joiners meet, ranks collide */
+		j->size = sizeof(*j);
+		snprintf(j->name, sizeof(j->name), "tm%u", below(w, 4));
+		j->team_size = 1 + below(w, 3);
+		j->rank = below(w, j->team_size);
+		j->ctl_size = chance(w, 80) ? 0 : below(w, 3 * PAGE);
+		break;
+	}
+	case DFG_IOC_TEAM_WAIT: {
+		struct dfg_team_wait *t = args;
+		static const __s64 tmo[] = { 0, 1000, 1000000, -1 };
+
+		t->offset = 4 * below(w, PAGE / 4);
+		t->value = chance(w, 80) ? 0 : (__u32)rnd(w);
+		t->timeout_ns = tmo[below(w, ARRAY_SIZE(tmo))];
+		break;
+	}
+	case DFG_IOC_TEAM_WAKE:
+		((struct dfg_team_wake *)args)->offset = 4 * below(w, PAGE / 4);
+		break;
+	default:	/* CHAN_WAIT, CHAN_WAKE, TEAM_LEAVE: all zero */
 		break;
 	}
 }
@@ -874,6 +939,11 @@ static bool may_block(const struct issue *is, const __u8 *args)
 
 	if (is->cmd == DFG_IOC_CHAN_WAIT)
 		return true;
+	if (is->cmd == DFG_IOC_TEAM_WAIT) {
+		const struct dfg_team_wait *t = (const void *)args;
+
+		return t->timeout_ns < 0 || t->timeout_ns > 20000000;
+	}
 	if (is->cmd != DFG_IOC_NOP)
 		return false;
 	return (n->flags & DFG_NOP_F_PARK) ||
@@ -961,6 +1031,10 @@ static void harvest(struct worker *w, const struct issue *is, int res,
 		pool_add(w, res, K_EP, map_size);
 		break;
 	}
+	case DFG_IOC_TEAM_JOIN:
+		pool_add(w, res, K_TEAM, out ?
+			 ((const struct dfg_team_join *)a)->map_size : PAGE);
+		break;
 	case DFG_IOC_ARENA_CREATE:
 		obj_add(w, graph, (__u32)res, O_ARENA, out ?
 			((const struct dfg_arena_create *)a)->size : PAGE);
@@ -1045,7 +1119,8 @@ static void do_command(struct worker *w)
 	/* Target. */
 	r = below(w, 100);
 	if (r < 75) {
-		static const enum fdkind want[] = { K_DEV, K_GRAPH, K_EP };
+		static const enum fdkind want[] = { K_DEV, K_GRAPH, K_EP,
+						    K_TEAM };
 
 		p = pool_pick(w, want[cmds[slot].target]);
 	}
@@ -1174,8 +1249,10 @@ static void do_mmap(struct worker *w)
 		PROT_READ, PROT_READ | PROT_WRITE, PROT_WRITE, PROT_NONE,
 		PROT_READ | PROT_EXEC, PROT_READ | PROT_WRITE,
 	};
+	static const enum fdkind mappable[] = { K_GRAPH, K_GRAPH, K_EP,
+						K_TEAM };
 	struct pool_fd *p = pool_pick(w, chance(w, 85) ?
-				      (chance(w, 60) ? K_GRAPH : K_EP) : -1);
+				      (int)mappable[below(w, 4)] : -1);
 	__u64 off, len;
 	int prot = prots[below(w, ARRAY_SIZE(prots))];
 	int flags = chance(w, 90) ? MAP_SHARED : MAP_PRIVATE;
@@ -1189,7 +1266,7 @@ static void do_mmap(struct worker *w)
 	}
 	if (p->kind == K_RING)	/* our own SQ/CQ: look, do not write */
 		prot = PROT_READ;
-	if (p->kind == K_EP) {
+	if (p->kind == K_EP || p->kind == K_TEAM) {
 		off = chance(w, 80) ? 0 : (chance(w, 50) ? PAGE * below(w, 8) :
 					   DFG_MMAP_OFFSET(1 + below(w, 4)));
 		len = chance(w, 70) ? p->map_size : PAGE * (1 + below(w, 40));

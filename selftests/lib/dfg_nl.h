@@ -38,6 +38,9 @@ struct dfg_nl_event {
 	__u32	event;
 	__u32	pid;
 	__u32	cmd;
+	__u32	graph;
+	__u32	object;
+	__u32	rank;
 };
 
 #define DFG_NL_MAX_EVENTS	256
@@ -206,6 +209,12 @@ static inline int dfg_nl_event_cb(struct nl_msg *msg, void *arg)
 		ev->pid = nla_get_u32(tb[DFG_NL_A_PID]);
 	if (tb[DFG_NL_A_CMD])
 		ev->cmd = nla_get_u32(tb[DFG_NL_A_CMD]);
+	if (tb[DFG_NL_A_GRAPH])
+		ev->graph = nla_get_u32(tb[DFG_NL_A_GRAPH]);
+	if (tb[DFG_NL_A_OBJECT])
+		ev->object = nla_get_u32(tb[DFG_NL_A_OBJECT]);
+	if (tb[DFG_NL_A_RANK])
+		ev->rank = nla_get_u32(tb[DFG_NL_A_RANK]);
 	return NL_OK;
 }
 

@@ -1014,6 +1014,7 @@ enum dfg_event {
 	DFG_EV_PEER_DEATH,	/* GRAPH, OBJECT, PID: an endpoint's process
 				 * died (killed or exited) while it was open
 				 */
+	DFG_EV_TEAM_CREATE,	/* GRAPH, OBJECT, PID: the first join */
 	DFG_EV_TEAM_JOIN,	/* GRAPH, OBJECT, PID, RANK */
 	DFG_EV_TEAM_LEAVE,	/* GRAPH, OBJECT, PID, RANK: orderly */
 	DFG_EV_TEAM_BROKEN,	/* GRAPH, OBJECT, PID, RANK: the dead member */
