@@ -50,6 +50,9 @@
  */
 #define DFG_STAGE_MAX		(256U << 10)
 
+/* Exposures of user memory one call may make (dfg_cbufs_*). */
+#define DFG_CALL_EXPOSE_MAX	4
+
 /* Largest forced segment count. */
 #define DFG_SEGMENTS_MAX	64
 
@@ -83,6 +86,20 @@ struct dfg_stash {
 };
 
 /*
+ * struct dfg_zombie - memory exposed in a call that failed: peers may
+ * still be reading it (a broken team's members stop at different
+ * times), so it is revoked only once no peer can be in that call any
+ * more: after a successful barrier, or at leave
+ * @key:	the exposure
+ * @mem, @len:	scratch memory to unmap with it (NULL: user memory)
+ */
+struct dfg_zombie {
+	struct dfg_xkey	key;
+	void		*mem;
+	size_t		len;
+};
+
+/*
  * struct dfg_team - a joined team
  * @graph_fd:	the graph (dup'ed, owned)
  * @rank, @size: this member, members
@@ -95,6 +112,9 @@ struct dfg_stash {
  * @segments:	forced segments per half-exchange (0: the table's)
  * @scratch:	staging and intermediate memory
  * @stash:	per source rank, a message of a later call received early
+ * @zombies, @nr_zombies, @cap_zombies: exposures of failed calls
+ * @tainted:	a call failed since the last successful barrier: the
+ *		scratch, if replaced, becomes a zombie
  */
 struct dfg_team {
 	int			graph_fd;
@@ -108,6 +128,10 @@ struct dfg_team {
 	unsigned int		segments;
 	struct dfg_scratch	scratch;
 	struct dfg_stash	*stash;
+	struct dfg_zombie	*zombies;
+	unsigned int		nr_zombies;
+	unsigned int		cap_zombies;
+	bool			tainted;
 };
 
 /*
@@ -160,6 +184,8 @@ void dfg_reducer_run(const struct dfg_reducer *r, void *dst,
  *		alltoall points them at @a2a_counts/@a2a_displs-style arrays
  *		of its own or leaves them NULL and uses @count as the block
  * @started:	peers may be waiting on us: a failure aborts the call
+ * @unexpose, @nr_unexpose: the call's exposures, revoked by
+ *		dfg_call_end() (or kept as zombies if the call failed)
  */
 struct dfg_call {
 	struct dfg_team		*t;
@@ -181,6 +207,8 @@ struct dfg_call {
 	const size_t		*rcounts;
 	const size_t		*rdispls;
 	bool			started;
+	struct dfg_xkey		unexpose[DFG_CALL_EXPOSE_MAX];
+	unsigned int		nr_unexpose;
 };
 
 static inline __u64 dfg_call_val(const struct dfg_call *c, __u32 n)
@@ -256,7 +284,10 @@ struct dfg_cbufs {
  */
 int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
 		    void *user_work, size_t extra_bytes, struct dfg_cbufs *b);
-/* Undo the call's exposures (the algorithm copies @out itself). */
+/*
+ * Hand @b's exposures to the call: dfg_call_end() revokes them (the
+ * algorithm copies @out itself, before).
+ */
 void dfg_cbufs_teardown(struct dfg_call *c, struct dfg_cbufs *b);
 /* Send our keys to @to[], receive into @keys[r] from @from[] (by rank). */
 int dfg_ckeys_xchg(struct dfg_call *c, const struct dfg_ckeys *mine,

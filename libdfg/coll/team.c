@@ -92,12 +92,50 @@ err_free:
 	return ret;
 }
 
+/* Keep @key (and scratch @mem) exposed until no peer can read it. */
+static void dfg_zombie_add(struct dfg_team *t, struct dfg_xkey *key,
+			   void *mem, size_t len)
+{
+	if (t->nr_zombies == t->cap_zombies) {
+		unsigned int cap = t->cap_zombies ? 2 * t->cap_zombies : 8;
+		struct dfg_zombie *z = realloc(t->zombies, cap * sizeof(*z));
+
+		if (!z) {
+			/* Revoke now: a peer still reading would fault. */
+			t->x->ops->unexpose(t->x, key);
+			if (mem)
+				__dfg_sys_munmap(mem, len);
+			return;
+		}
+		t->zombies = z;
+		t->cap_zombies = cap;
+	}
+	t->zombies[t->nr_zombies++] = (struct dfg_zombie){ *key, mem, len };
+}
+
+static void dfg_zombies_free(struct dfg_team *t)
+{
+	while (t->nr_zombies) {
+		struct dfg_zombie *z = &t->zombies[--t->nr_zombies];
+
+		t->x->ops->unexpose(t->x, &z->key);
+		if (z->mem)
+			__dfg_sys_munmap(z->mem, z->len);
+	}
+	t->tainted = false;
+}
+
 static void dfg_scratch_free(struct dfg_team *t)
 {
 	if (!t->scratch.mem)
 		return;
-	t->x->ops->unexpose(t->x, &t->scratch.key);
-	__dfg_sys_munmap(t->scratch.mem, t->scratch.size);
+	if (t->tainted) {
+		dfg_zombie_add(t, &t->scratch.key, t->scratch.mem,
+			       t->scratch.size);
+	} else {
+		t->x->ops->unexpose(t->x, &t->scratch.key);
+		__dfg_sys_munmap(t->scratch.mem, t->scratch.size);
+	}
 	t->scratch.mem = NULL;
 	t->scratch.size = 0;
 }
@@ -108,7 +146,10 @@ int dfg_team_leave(struct dfg_team *t)
 
 	if (!t)
 		return -EINVAL;
+	t->tainted = false;
 	dfg_scratch_free(t);
+	dfg_zombies_free(t);
+	free(t->zombies);
 	t->x->ops->destroy(t->x);
 	ret = dfg_kteam_leave(t->kt);
 	dfg_kteam_close(t->kt);
@@ -204,10 +245,20 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 
 int dfg_call_end(struct dfg_call *c, int ret)
 {
+	struct dfg_team *t = c->t;
+
 	if (!c->x)
 		return ret;
-	if (ret < 0 && c->started)
+	if (ret < 0 && c->started) {
 		c->x->ops->abort(c->x, c->seq);
+		t->tainted = true;
+	}
+	for (unsigned int i = 0; i < c->nr_unexpose; i++) {
+		if (ret < 0)
+			dfg_zombie_add(t, &c->unexpose[i], NULL, 0);
+		else
+			c->x->ops->unexpose(c->x, &c->unexpose[i]);
+	}
 	c->x->ops->release(c->x);
 	return ret;
 }
@@ -505,7 +556,16 @@ int dfg_barrier(struct dfg_team *t)
 	ret = dfg_call_begin(&c, t, DFG_COLL_KIND_NR, 0);
 	if (ret)
 		return ret;
-	return dfg_call_end(&c, dfg_coll_barrier(&c));
+	ret = dfg_call_end(&c, dfg_coll_barrier(&c));
+	/*
+	 * Everyone entered this barrier, so nobody is in a failed call any
+	 * more: its exposures can go.
+	 */
+	if (!ret && t->nr_zombies)
+		dfg_zombies_free(t);
+	else if (!ret)
+		t->tainted = false;
+	return ret;
 }
 
 /* Buffers of a call. */
@@ -545,8 +605,19 @@ int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
 		b->keys.src = t->scratch.key;
 		b->keys.soff = soff;
 	} else {
+		/*
+		 * Memory we write while peers read it is exposed writable:
+		 * that pins the pages we write (an untouched page would else
+		 * be pinned as the shared zero page, and our first store
+		 * would move us to a copy the peers never see).
+		 */
+		bool alias = user_work && (const void *)user_work ==
+					  (const void *)c->sbuf &&
+			     work_bytes == src_bytes;
+
 		b->src = c->sbuf;
-		ret = x->ops->expose(x, b->src, src_bytes, DFG_XPORT_READ,
+		ret = x->ops->expose(x, b->src, src_bytes, DFG_XPORT_READ |
+				     (alias ? DFG_XPORT_WRITE : 0),
 				     &b->keys.src);
 		if (ret)
 			return ret;
@@ -563,8 +634,8 @@ int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
 		b->keys.work = b->keys.src;
 	} else {
 		b->work = user_work;
-		ret = x->ops->expose(x, user_work, work_bytes, DFG_XPORT_READ,
-				     &b->keys.work);
+		ret = x->ops->expose(x, user_work, work_bytes, DFG_XPORT_READ |
+				     DFG_XPORT_WRITE, &b->keys.work);
 		if (ret) {
 			dfg_cbufs_teardown(c, b);
 			return ret;
@@ -574,12 +645,21 @@ int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
 	return 0;
 }
 
+static void dfg_call_keep(struct dfg_call *c, struct dfg_xkey *key)
+{
+	if (c->nr_unexpose < DFG_CALL_EXPOSE_MAX)
+		c->unexpose[c->nr_unexpose++] = *key;
+	else
+		c->x->ops->unexpose(c->x, key);
+	key->kind = DFG_XKEY_NONE;
+}
+
 void dfg_cbufs_teardown(struct dfg_call *c, struct dfg_cbufs *b)
 {
 	if (b->exp_work)
-		c->x->ops->unexpose(c->x, &b->keys.work);
+		dfg_call_keep(c, &b->keys.work);
 	if (b->exp_src)
-		c->x->ops->unexpose(c->x, &b->keys.src);
+		dfg_call_keep(c, &b->keys.src);
 	b->exp_work = b->exp_src = false;
 }
 

@@ -241,7 +241,7 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 	return 0;
 }
 
-TEST_F(coll, every_size_kind_type_op)
+TEST_F_TIMEOUT(coll, every_size_kind_type_op, 1200)
 {
 	SKIP_IF_NO_TEAM();
 	for (unsigned int n = 1; n <= 8; n++)
@@ -251,7 +251,7 @@ TEST_F(coll, every_size_kind_type_op)
 }
 
 /* The get/put path of transports without load/store, on shm. */
-TEST_F(coll, get_put_path)
+TEST_F_TIMEOUT(coll, get_put_path, 600)
 {
 	SKIP_IF_NO_TEAM();
 	setenv("DFG_COLL_NOPTR", "1", 1);
@@ -294,7 +294,7 @@ static int large(struct dfg_team *t, unsigned int n, unsigned int r,
 	return 0;
 }
 
-TEST_F(coll, large_vectors)
+TEST_F_TIMEOUT(coll, large_vectors, 600)
 {
 	size_t mb64 = 16 << 20, mb8 = 2 << 20;
 
@@ -329,7 +329,7 @@ static int many(struct dfg_team *t, unsigned int n, unsigned int r,
 	return 0;
 }
 
-TEST_F(coll, thousand_calls_no_leak)
+TEST_F_TIMEOUT(coll, thousand_calls_no_leak, 600)
 {
 	long pages0 = sysfs_long("pages");
 
@@ -384,7 +384,7 @@ static int dies(struct dfg_team *t, unsigned int n, unsigned int r,
 	_exit(0);
 }
 
-TEST_F(coll, member_killed_mid_collective)
+TEST_F_TIMEOUT(coll, member_killed_mid_collective, 120)
 {
 	pid_t pids[4];
 	int status;
@@ -455,7 +455,7 @@ static int bad_args(struct dfg_team *t, unsigned int n, unsigned int r,
 	return 0;
 }
 
-TEST_F(coll, bad_arguments)
+TEST_F_TIMEOUT(coll, bad_arguments, 300)
 {
 	struct dfg_team *t;
 
