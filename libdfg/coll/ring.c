@@ -39,7 +39,9 @@ static int ring_setup(struct ring *g, struct dfg_call *c, size_t src_bytes,
 	g->keys = calloc(n, sizeof(*g->keys));
 	if (!g->keys)
 		return -ENOMEM;
-	ret = dfg_cbufs_setup(c, src_bytes, work_bytes, user_work, 0, &g->b);
+	/* A landing slot: W may be our input (in place), never land there. */
+	ret = dfg_cbufs_setup(c, src_bytes, work_bytes, user_work,
+			      dfg_block_len(g->n, n, 0) * c->esize, &g->b);
 	if (ret)
 		return ret;
 	return dfg_ckeys_xchg(c, &g->b.keys, &g->right, 1, &g->left, 1,
@@ -87,7 +89,7 @@ static int ring_reduce_scatter_steps(struct ring *g)
 		unsigned int blk = (r + 2 * n - s - 2) % n;
 		size_t lo = dfg_block_lo(g->n, n, blk);
 		size_t cnt = dfg_block_len(g->n, n, blk);
-		void *land = g->b.work + lo * e;
+		void *dst = g->b.work + lo * e;
 		const void *p;
 
 		if (s) {
@@ -96,12 +98,12 @@ static int ring_reduce_scatter_steps(struct ring *g)
 			if (ret)
 				return ret;
 		}
-		/* Without load/store, the partial lands where it is reduced. */
 		p = ring_peer(g, s ? &lk->work : &lk->src,
-			      s ? lk->woff : lk->soff, lo, cnt, land, &ret);
+			      s ? lk->woff : lk->soff, lo, cnt, g->b.extra,
+			      &ret);
 		if (!p)
 			return ret;
-		dfg_reducer_run(&c->red, land, p, g->b.src + lo * e, cnt);
+		dfg_reducer_run(&c->red, dst, p, g->b.src + lo * e, cnt);
 		ret = c->x->ops->notify(c->x, g->right, DFG_SLOT_RING,
 					dfg_call_val(c, s + 1));
 		if (ret)

@@ -146,7 +146,23 @@ int dfg_team_leave(struct dfg_team *t)
 
 	if (!t)
 		return -EINVAL;
-	t->tainted = false;
+	if (t->tainted) {
+		/*
+		 * A call failed since the last barrier: peers may still read
+		 * what it exposed, and our scratch. Unmap our side only: the
+		 * pinned pages stay for their views until the graph's death
+		 * unexports them; never revoke under a reader.
+		 */
+		for (unsigned int i = 0; i < t->nr_zombies; i++)
+			if (t->zombies[i].mem)
+				__dfg_sys_munmap(t->zombies[i].mem,
+						 t->zombies[i].len);
+		t->nr_zombies = 0;
+		if (t->scratch.mem)
+			__dfg_sys_munmap(t->scratch.mem, t->scratch.size);
+		t->scratch.mem = NULL;
+		t->scratch.size = 0;
+	}
 	dfg_scratch_free(t);
 	dfg_zombies_free(t);
 	free(t->zombies);

@@ -617,7 +617,8 @@ static void *rank_main(void *arg)
 					size_t e;
 
 					/* big ones: sums only, fewer runs */
-					if (cnt > 1000 && (op || dt % 2))
+					if (cnt > 1000 &&
+					    (op || dt != DFG_FLOAT64))
 						continue;
 					dfg_reducer_get(op, dt, &red);
 					e = red.esize;
