@@ -2,10 +2,10 @@
 /*
  * libdfg internals: the transport under the collectives.
  *
- * The algorithms (the coll/ sources) move data and synchronise only through these
- * operations, so the same algorithm runs on one machine (xport_shm.c: the
- * team's control area, dfg regions and arenas) and, later, across
- * machines over RDMA. Each operation is stated in RDMA terms:
+ * The algorithms (the coll/ sources) move data and synchronise only
+ * through these operations, so the same algorithm runs on one machine
+ * (xport_shm.c: the team's control area, dfg regions and arenas) and,
+ * later, across machines over RDMA. Each operation is stated in RDMA terms:
  *
  *  expose/unexpose	memory registration: a key peers use to reach
  *			[addr, addr + len) of this process (rkey + address)

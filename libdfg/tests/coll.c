@@ -555,7 +555,8 @@ static const struct dfg_xport_ops fx_ops = {
 	.complete = fx_complete, .flush = fx_flush, .notify = fx_notify,
 	.fadd = fx_fadd, .wait = fx_wait, .peek = fx_peek,
 	.msg_send = fx_msg_send, .msg_recv = fx_msg_recv,
-	.begin = fx_begin, .abort = fx_abort, .broken = fx_broken, .release = fx_release,
+	.begin = fx_begin, .abort = fx_abort, .broken = fx_broken,
+	.release = fx_release,
 	.destroy = fx_destroy,
 };
 
