@@ -21,7 +21,16 @@
  * pipelined recursive halving of patent 002 by default; alltoall(v) of
  * small blocks the tile repacking of patent 003, with direct exchange
  * above its size threshold. dfg_coll_set_algo() or the environment
- * variable DFG_COLL_ALGO ("allreduce=ring,alltoall=direct") forces one.
+ * variable DFG_COLL_ALGO ("allreduce=ring,alltoall=direct,segments=4",
+ * read by dfg_team_join()) forces one; "segments" sets the segments per
+ * half-exchange of recursive halving. Floating-point results depend only
+ * on the algorithm and the team size (fixed reduction order), never on
+ * timing.
+ *
+ * Buffers above 256 KiB are exported for the call (they must be mapped;
+ * rbuf writable); smaller ones are staged through the team's scratch.
+ * DFG_COLL_NOPTR=1 makes the transport use get/put instead of loads from
+ * peers' memory (the path an RDMA transport takes; for tests).
  *
  * Threads: one collective at a time per team; different teams are
  * independent and may be used from different threads.
