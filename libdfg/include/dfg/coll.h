@@ -21,7 +21,16 @@
  * pipelined recursive halving of patent 002 by default; alltoall(v) of
  * small blocks the tile repacking of patent 003, with direct exchange
  * above its size threshold. dfg_coll_set_algo() or the environment
- * variable DFG_COLL_ALGO ("allreduce=ring,alltoall=direct") forces one.
+ * variable DFG_COLL_ALGO ("allreduce=ring,alltoall=direct,segments=4",
+ * read by dfg_team_join()) forces one; "segments" sets the segments per
+ * half-exchange of recursive halving. Floating-point results depend only
+ * on the algorithm and the team size (fixed reduction order), never on
+ * timing.
+ *
+ * Buffers above 256 KiB are exported for the call (they must be mapped;
+ * rbuf writable); smaller ones are staged through the team's scratch.
+ * DFG_COLL_NOPTR=1 makes the transport use get/put instead of loads from
+ * peers' memory (the path an RDMA transport takes; for tests).
  *
  * Threads: one collective at a time per team; different teams are
  * independent and may be used from different threads.
@@ -60,6 +69,14 @@ int dfg_team_join(int graph_fd, const char *name, unsigned int size,
 
 /* Leave in order (the others are not failed) and free @t. */
 int dfg_team_leave(struct dfg_team *t);
+
+/*
+ * Buffers inside @a (an arena of the team's graph, mapped by this
+ * process; not owned, must stay mapped until dfg_team_leave()) are then
+ * reached by peers through the arena, without a region export per call.
+ */
+struct dfg_arena;
+int dfg_team_add_arena(struct dfg_team *t, struct dfg_arena *a);
 
 unsigned int dfg_team_rank(const struct dfg_team *t);
 unsigned int dfg_team_size(const struct dfg_team *t);

@@ -1,0 +1,806 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg host test of the collectives without the module: the pure logic
+ * (reduction kernels, block and segment arithmetic, the fold and halving
+ * schedules for every size 1..64, the algorithm table and DFG_COLL_ALGO
+ * parsing), and every algorithm run by threads of one process over an
+ * in-process transport (xport.h ops on plain memory: load/store peers, or
+ * the get/put path the RDMA transport will take), compared with serial
+ * references in the same reduction order, under ASan/UBSan.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <dfg/coll.h>
+
+#include "kselftest_harness.h"
+#include "coll_ref.h"
+
+/* ------------------------------------------------------------------------
+ * Pure logic
+ * ------------------------------------------------------------------------
+ */
+
+TEST(dtype_sizes)
+{
+	EXPECT_EQ(4, dfg_dtype_size(DFG_INT32));
+	EXPECT_EQ(8, dfg_dtype_size(DFG_INT64));
+	EXPECT_EQ(4, dfg_dtype_size(DFG_FLOAT32));
+	EXPECT_EQ(8, dfg_dtype_size(DFG_FLOAT64));
+	EXPECT_EQ(0, dfg_dtype_size(DFG_DTYPE_NR));
+	EXPECT_EQ(0, dfg_dtype_size((enum dfg_dtype)-1));
+}
+
+TEST(kernels)
+{
+	struct dfg_reducer r;
+	int32_t a[3] = { INT32_MAX, -5, 7 }, b[3] = { 1, 3, -7 }, d[3];
+	int64_t a8[2] = { INT64_MIN, 4 }, b8[2] = { -1, -9 }, d8[2];
+	float fa[2] = { 1.5f, -2 }, fb[2] = { 2, -3 }, fd[2];
+	double da[2] = { 0.25, 8 }, db[2] = { 4, -1 }, dd[2];
+
+	ASSERT_EQ(0, dfg_reducer_get(DFG_SUM, DFG_INT32, &r));
+	dfg_reducer_run(&r, d, a, b, 3);
+	EXPECT_EQ(INT32_MIN, d[0]);	/* wraps, no UB */
+	EXPECT_EQ(-2, d[1]);
+	EXPECT_EQ(0, d[2]);
+	ASSERT_EQ(0, dfg_reducer_get(DFG_PROD, DFG_INT32, &r));
+	dfg_reducer_run(&r, d, a, b, 3);
+	EXPECT_EQ(-15, d[1]);
+	EXPECT_EQ(-49, d[2]);
+	ASSERT_EQ(0, dfg_reducer_get(DFG_MIN, DFG_INT64, &r));
+	dfg_reducer_run(&r, d8, a8, b8, 2);
+	EXPECT_EQ(INT64_MIN, d8[0]);
+	EXPECT_EQ(-9, d8[1]);
+	ASSERT_EQ(0, dfg_reducer_get(DFG_MAX, DFG_INT64, &r));
+	dfg_reducer_run(&r, d8, a8, b8, 2);
+	EXPECT_EQ(-1, d8[0]);
+	EXPECT_EQ(4, d8[1]);
+	ASSERT_EQ(0, dfg_reducer_get(DFG_SUM, DFG_INT64, &r));
+	dfg_reducer_run(&r, d8, a8, b8, 2);
+	EXPECT_EQ(INT64_MAX, d8[0]);	/* wraps */
+	ASSERT_EQ(0, dfg_reducer_get(DFG_PROD, DFG_FLOAT32, &r));
+	dfg_reducer_run(&r, fd, fa, fb, 2);
+	EXPECT_EQ(3.0f, fd[0]);
+	EXPECT_EQ(6.0f, fd[1]);
+	ASSERT_EQ(0, dfg_reducer_get(DFG_MIN, DFG_FLOAT64, &r));
+	dfg_reducer_run(&r, dd, da, db, 2);
+	EXPECT_EQ(0.25, dd[0]);
+	EXPECT_EQ(-1.0, dd[1]);
+	/* In place on either operand. */
+	ASSERT_EQ(0, dfg_reducer_get(DFG_SUM, DFG_FLOAT64, &r));
+	dfg_reducer_run(&r, da, da, db, 2);
+	EXPECT_EQ(4.25, da[0]);
+	dfg_reducer_run(&r, db, da, db, 2);
+	EXPECT_EQ(8.25, db[0]);
+	EXPECT_EQ(-EINVAL, dfg_reducer_get(DFG_OP_NR, DFG_INT32, &r));
+	EXPECT_EQ(-EINVAL, dfg_reducer_get(-1, DFG_INT32, &r));
+	EXPECT_EQ(-EINVAL, dfg_reducer_get(DFG_SUM, DFG_DTYPE_NR, &r));
+	EXPECT_EQ(-EINVAL, dfg_reducer_get(DFG_OP_USER, DFG_INT32, &r));
+}
+
+static void xor_op(void *inout, const void *in, size_t n,
+		   enum dfg_dtype dt, void *arg)
+{
+	uint32_t *d = inout;
+	const uint32_t *s = in;
+
+	(void)dt;
+	*(int *)arg += 1;
+	for (size_t i = 0; i < n; i++)
+		d[i] ^= s[i];
+}
+
+TEST(user_ops)
+{
+	struct dfg_reducer r;
+	uint32_t a[2] = { 1, 2 }, b[2] = { 3, 6 }, d[2];
+	int calls = 0, op, ops[64];
+	int n = 0;
+
+	EXPECT_EQ(-EINVAL, dfg_op_create(NULL, NULL));
+	op = dfg_op_create(xor_op, &calls);
+	ASSERT_GE(op, DFG_OP_USER);
+	ASSERT_EQ(0, dfg_reducer_get(op, DFG_INT32, &r));
+	dfg_reducer_run(&r, d, a, b, 2);
+	EXPECT_EQ(2, d[0]);
+	EXPECT_EQ(4, d[1]);
+	dfg_reducer_run(&r, b, a, b, 2);	/* dst is b */
+	EXPECT_EQ(2, b[0]);
+	EXPECT_EQ(2, calls);
+	EXPECT_EQ(0, dfg_op_free(op));
+	EXPECT_EQ(-EINVAL, dfg_op_free(op));
+	EXPECT_EQ(-EINVAL, dfg_op_free(DFG_SUM));
+	EXPECT_EQ(-EINVAL, dfg_reducer_get(op, DFG_INT32, &r));
+	/* The table fills up and frees. */
+	for (;;) {
+		int h = dfg_op_create(xor_op, &calls);
+
+		if (h < 0) {
+			EXPECT_EQ(-ENOSPC, h);
+			break;
+		}
+		ops[n++] = h;
+	}
+	EXPECT_EQ(64, n);
+	for (int i = 0; i < n; i++)
+		EXPECT_EQ(0, dfg_op_free(ops[i]));
+}
+
+TEST(blocks)
+{
+	for (size_t n = 0; n < 200; n++) {
+		for (size_t k = 1; k < 12; k++) {
+			size_t sum = 0;
+
+			for (size_t i = 0; i < k; i++) {
+				ASSERT_EQ(sum, dfg_block_lo(n, k, i));
+				sum += dfg_block_len(n, k, i);
+				if (i)
+					ASSERT_GE(dfg_block_len(n, k, i - 1),
+						  dfg_block_len(n, k, i));
+			}
+			ASSERT_EQ(n, sum);
+			ASSERT_EQ(n, dfg_block_lo(n, k, k));
+		}
+	}
+}
+
+TEST(fold_schedule)
+{
+	for (unsigned int size = 1; size <= 64; size++) {
+		struct dfg_fold f;
+		unsigned int seen = 0, out = 0;
+
+		dfg_fold_init(&f, size);
+		ASSERT_EQ(1U << f.q, f.p2);
+		ASSERT_LE(f.p2, size);
+		ASSERT_GT(2 * f.p2, size);
+		ASSERT_EQ(size - f.p2, f.r);
+		for (unsigned int r = 0; r < size; r++) {
+			int v = dfg_fold_vrank(&f, r);
+
+			if (v < 0) {
+				/* folded out: an even rank, its odd next */
+				ASSERT_LT(r, 2 * f.r);
+				ASSERT_EQ(0, r & 1);
+				ASSERT_EQ(r / 2, dfg_fold_vrank(&f, r + 1));
+				out++;
+				continue;
+			}
+			ASSERT_LT(v, f.p2);
+			ASSERT_EQ(r, dfg_fold_rank(&f, v));
+			/* virtual ranks keep the order of real ones */
+			seen++;
+		}
+		ASSERT_EQ(f.p2, seen);
+		ASSERT_EQ(f.r, out);
+		for (unsigned int v = 1; v < f.p2; v++)
+			ASSERT_LT(dfg_fold_rank(&f, v - 1),
+				  dfg_fold_rank(&f, v));
+	}
+}
+
+/*
+ * Halving: after i steps the p2 virtual ranks' ranges of a segment are
+ * the two halves of their step-(i-1) range (the partners' are disjoint
+ * and cover it), and after q steps they partition the segment.
+ */
+TEST(halving_schedule)
+{
+	for (unsigned int q = 0; q <= 6; q++) {
+		unsigned int p2 = 1U << q;
+
+		for (unsigned int segs = 1; segs <= 5; segs++) {
+			for (size_t n = 0; n < 90; n += 1 + n / 8) {
+				for (unsigned int m = 0; m < segs; m++) {
+					size_t slo = dfg_block_lo(n, segs, m);
+					size_t shi = slo + dfg_block_len(n, segs, m);
+					size_t covered = 0;
+
+					for (unsigned int v = 0; v < p2; v++) {
+						size_t lo, hi;
+
+						dfg_rh_range(n, segs, m, v, 0,
+							     &lo, &hi);
+						ASSERT_EQ(slo, lo);
+						ASSERT_EQ(shi, hi);
+						for (unsigned int i = 0; i < q;
+						     i++) {
+							size_t a, b, c, d, e, f;
+
+							dfg_rh_range(n, segs, m, v, i, &a, &b);
+							dfg_rh_range(n, segs, m, v, i + 1, &c, &d);
+							dfg_rh_range(n, segs, m, v ^ (1U << i), i + 1, &e, &f);
+							/* bit set keeps the lower half */
+							if (v >> i & 1) {
+								ASSERT_EQ(a, c);
+								ASSERT_EQ(d, e);
+								ASSERT_EQ(b, f);
+							} else {
+								ASSERT_EQ(a, e);
+								ASSERT_EQ(f, c);
+								ASSERT_EQ(b, d);
+							}
+						}
+						dfg_rh_range(n, segs, m, v, q,
+							     &lo, &hi);
+						covered += hi - lo;
+					}
+					ASSERT_EQ(shi - slo, covered);
+				}
+			}
+		}
+	}
+}
+
+TEST(table)
+{
+	struct dfg_team t = { .size = 8 };
+	enum dfg_coll_algo f[DFG_COLL_KIND_NR] = { 0 };
+	unsigned int segs = 0;
+
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	EXPECT_EQ(DFG_ALGO_RHALVING,
+		  dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 1 << 20));
+	EXPECT_EQ(DFG_ALGO_RHALVING,
+		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, SIZE_MAX));
+	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	EXPECT_EQ(DFG_ALGO_DIRECT,
+		  dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1 << 20));
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
+	EXPECT_EQ(DFG_ALGO_RING, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+
+	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_ALLGATHER, DFG_ALGO_RING));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLGATHER,
+					 DFG_ALGO_RHALVING));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_REDUCE, DFG_ALGO_TILES));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_KIND_NR, DFG_ALGO_AUTO));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_REDUCE, DFG_ALGO_NR));
+
+	EXPECT_EQ(0, dfg_coll_parse_algo("", f, &segs));
+	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=ring,alltoall=direct",
+					 f, &segs));
+	EXPECT_EQ(DFG_ALGO_RING, f[DFG_COLL_ALLREDUCE]);
+	EXPECT_EQ(DFG_ALGO_DIRECT, f[DFG_COLL_ALLTOALL]);
+	EXPECT_EQ(0, dfg_coll_parse_algo("reduce_scatter=rhalving,segments=4",
+					 f, &segs));
+	EXPECT_EQ(4, segs);
+	EXPECT_EQ(DFG_ALGO_RHALVING, f[DFG_COLL_REDUCE_SCATTER]);
+	/* Nothing changes unless all of it parses. */
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allreduce=direct,bogus=ring",
+					       f, &segs));
+	EXPECT_EQ(DFG_ALGO_RING, f[DFG_COLL_ALLREDUCE]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allgather=rhalving", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allreduce", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allreduce=", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("segments=0", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("segments=x", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("segments=65", f, &segs));
+	EXPECT_EQ(4, segs);
+
+	t.segments = 0;
+	EXPECT_EQ(1, dfg_coll_segments(&t, 1000));
+	EXPECT_EQ(2, dfg_coll_segments(&t, 1 << 20));
+	EXPECT_EQ(8, dfg_coll_segments(&t, 64 << 20));
+	t.segments = 3;
+	EXPECT_EQ(3, dfg_coll_segments(&t, 1000));
+}
+
+/* ------------------------------------------------------------------------
+ * An in-process transport: ranks are threads, peers' memory is ours
+ * ------------------------------------------------------------------------
+ */
+
+#define W_MAX		8
+#define MBOX_DEPTH	4
+
+struct world {
+	unsigned int	size;
+	bool		no_ptr;
+	_Atomic __u64	words[W_MAX][DFG_XPORT_WORDS(W_MAX)];
+	_Atomic __u64	head[W_MAX][W_MAX];
+	_Atomic __u64	tail[W_MAX][W_MAX];
+	struct {
+		int	len;
+		char	data[DFG_XPORT_MSG_MAX];
+	} box[W_MAX][W_MAX][MBOX_DEPTH];
+	_Atomic __u64	cur[W_MAX];
+	_Atomic __u64	aborted[W_MAX];
+	_Atomic int	broken;
+	_Atomic int	exposed;
+};
+
+struct fx {
+	struct dfg_xport	x;
+	struct world		*w;
+	int			tickets;
+};
+
+static struct world *fx_w(struct dfg_xport *x)
+{
+	return ((struct fx *)x)->w;
+}
+
+/* As xport_shm.c: @src aborted our call or went past it (size: anyone). */
+static int fx_check(struct dfg_xport *x, unsigned int src)
+{
+	struct world *w = fx_w(x);
+
+	if (atomic_load(&w->broken))
+		return -EOWNERDEAD;
+	if (!x->seq)
+		return 0;
+	if (src < x->size)
+		return atomic_load(&w->aborted[src]) >= x->seq ||
+		       atomic_load(&w->cur[src]) > x->seq ? -EPROTO : 0;
+	for (unsigned int r = 0; r < x->size; r++)
+		if (atomic_load(&w->aborted[r]) == x->seq)
+			return -EPROTO;
+	return 0;
+}
+
+static int fx_wait_u64(struct dfg_xport *x, _Atomic __u64 *p, __u64 val,
+		       unsigned int src, __u64 *now)
+{
+	__u64 v;
+	int ret;
+
+	while ((v = atomic_load(p)) < val) {
+		ret = fx_check(x, src);
+		if (ret && atomic_load(p) < val)
+			return ret;
+		sched_yield();
+	}
+	if (now)
+		*now = v;
+	return 0;
+}
+
+static int fx_expose(struct dfg_xport *x, const void *addr, size_t len,
+		     unsigned int flags, struct dfg_xkey *key)
+{
+	static _Atomic __u64 gen;
+
+	*key = (struct dfg_xkey){
+		.kind = len ? DFG_XKEY_REGION : DFG_XKEY_NONE,
+		.flags = (flags & DFG_XPORT_WRITE ? DFG_XKEY_F_WRITE : 0) |
+			 (flags & DFG_XPORT_KEEP ? DFG_XKEY_F_KEEP : 0),
+		.len = len, .gen = ++gen, .addr = (uintptr_t)addr,
+	};
+	if (len)
+		atomic_fetch_add(&fx_w(x)->exposed, 1);
+	return 0;
+}
+
+static void fx_unexpose(struct dfg_xport *x, struct dfg_xkey *key)
+{
+	if (key->kind != DFG_XKEY_NONE)
+		atomic_fetch_sub(&fx_w(x)->exposed, 1);
+	key->kind = DFG_XKEY_NONE;
+}
+
+static void *fx_at(struct dfg_xport *x, const struct dfg_xkey *key,
+		   size_t off, size_t len, int *err)
+{
+	(void)x;
+	*err = 0;
+	if (off > key->len || len > key->len - off) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	return (char *)(uintptr_t)key->addr + off;
+}
+
+static void *fx_peer_ptr(struct dfg_xport *x, unsigned int peer,
+			 const struct dfg_xkey *key, size_t off, size_t len,
+			 int *err)
+{
+	*err = 0;
+	if (fx_w(x)->no_ptr && peer != x->rank)
+		return NULL;
+	return fx_at(x, key, off, len, err);
+}
+
+static int fx_get(struct dfg_xport *x, unsigned int peer,
+		  const struct dfg_xkey *key, size_t off, void *local,
+		  const struct dfg_xkey *lkey, size_t len)
+{
+	int err;
+	void *p = fx_at(x, key, off, len, &err);
+
+	(void)peer;
+	if (!lkey)
+		return -EINVAL;
+	if (!p)
+		return err;
+	memcpy(local, p, len);
+	return ++((struct fx *)x)->tickets;
+}
+
+static int fx_put(struct dfg_xport *x, unsigned int peer,
+		  const struct dfg_xkey *key, size_t off, const void *local,
+		  const struct dfg_xkey *lkey, size_t len)
+{
+	int err;
+	void *p = fx_at(x, key, off, len, &err);
+
+	(void)peer;
+	(void)lkey;
+	if (!p)
+		return err;
+	memcpy(p, local, len);
+	return ++((struct fx *)x)->tickets;
+}
+
+static int fx_complete(struct dfg_xport *x, int ticket)
+{
+	return ticket <= ((struct fx *)x)->tickets ? 0 : -EINVAL;
+}
+
+static int fx_flush(struct dfg_xport *x)
+{
+	(void)x;
+	return 0;
+}
+
+static int fx_notify(struct dfg_xport *x, unsigned int peer,
+		     unsigned int slot, __u64 val)
+{
+	if (peer >= x->size || slot >= DFG_XPORT_SLOTS)
+		return -EINVAL;
+	atomic_store(&fx_w(x)->words[peer][dfg_xport_inbox(x->rank, slot)],
+		     val);
+	return 0;
+}
+
+static int fx_fadd(struct dfg_xport *x, unsigned int peer, unsigned int idx,
+		   __u64 add, __u64 *old)
+{
+	__u64 o = atomic_fetch_add(
+		&fx_w(x)->words[peer][dfg_xport_atomic(x, idx)], add);
+
+	if (old)
+		*old = o;
+	return 0;
+}
+
+static int fx_wait(struct dfg_xport *x, unsigned int word, __u64 val,
+		   __u64 *now)
+{
+	return fx_wait_u64(x, &fx_w(x)->words[x->rank][word], val,
+			   word < x->size * DFG_XPORT_SLOTS ?
+			   word / DFG_XPORT_SLOTS : x->size, now);
+}
+
+static __u64 fx_peek(struct dfg_xport *x, unsigned int word)
+{
+	return atomic_load(&fx_w(x)->words[x->rank][word]);
+}
+
+static int fx_msg_send(struct dfg_xport *x, unsigned int peer,
+		       const void *buf, size_t len)
+{
+	struct world *w = fx_w(x);
+	__u64 h = atomic_load(&w->head[x->rank][peer]);
+	int ret;
+
+	if (len > DFG_XPORT_MSG_MAX)
+		return -EINVAL;
+	if (h >= MBOX_DEPTH) {
+		ret = fx_wait_u64(x, &w->tail[x->rank][peer],
+				  h + 1 - MBOX_DEPTH, peer, NULL);
+		if (ret)
+			return ret;
+	}
+	w->box[x->rank][peer][h % MBOX_DEPTH].len = len;
+	memcpy(w->box[x->rank][peer][h % MBOX_DEPTH].data, buf, len);
+	atomic_store(&w->head[x->rank][peer], h + 1);
+	return 0;
+}
+
+static int fx_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
+		       size_t cap)
+{
+	struct world *w = fx_w(x);
+	__u64 t = atomic_load(&w->tail[src][x->rank]);
+	int len, ret;
+
+	ret = fx_wait_u64(x, &w->head[src][x->rank], t + 1, src, NULL);
+	if (ret)
+		return ret;
+	len = w->box[src][x->rank][t % MBOX_DEPTH].len;
+	if ((size_t)len <= cap)
+		memcpy(buf, w->box[src][x->rank][t % MBOX_DEPTH].data, len);
+	atomic_store(&w->tail[src][x->rank], t + 1);
+	return (size_t)len <= cap ? len : -EMSGSIZE;
+}
+
+static int fx_begin(struct dfg_xport *x, __u64 seq)
+{
+	x->seq = seq;
+	atomic_store(&fx_w(x)->cur[x->rank], seq);
+	return 0;
+}
+
+static int fx_abort(struct dfg_xport *x, __u64 seq)
+{
+	atomic_store(&fx_w(x)->aborted[x->rank], seq);
+	return 0;
+}
+
+static int fx_broken(struct dfg_xport *x)
+{
+	return atomic_load(&fx_w(x)->broken) ? -EOWNERDEAD : 0;
+}
+
+static void fx_release(struct dfg_xport *x)
+{
+	(void)x;
+}
+
+static void fx_destroy(struct dfg_xport *x)
+{
+	(void)x;
+}
+
+static const struct dfg_xport_ops fx_ops = {
+	.name = "test", .expose = fx_expose, .unexpose = fx_unexpose,
+	.peer_ptr = fx_peer_ptr, .get = fx_get, .put = fx_put,
+	.complete = fx_complete, .flush = fx_flush, .notify = fx_notify,
+	.fadd = fx_fadd, .wait = fx_wait, .peek = fx_peek,
+	.msg_send = fx_msg_send, .msg_recv = fx_msg_recv,
+	.begin = fx_begin, .abort = fx_abort, .broken = fx_broken,
+	.release = fx_release,
+	.destroy = fx_destroy,
+};
+
+/* ------------------------------------------------------------------------
+ * Algorithms over the in-process transport
+ * ------------------------------------------------------------------------
+ */
+
+struct rank_ctx {
+	struct world		*w;
+	struct fx		fx;
+	struct dfg_team		t;
+	unsigned int		rank;
+	int			failures;
+	char			msg[200];
+};
+
+static const enum dfg_coll_algo red_algos[] = {
+	DFG_ALGO_RHALVING, DFG_ALGO_RING, DFG_ALGO_DIRECT,
+};
+static const size_t counts[] = { 1, 3, 17, 100, 1000, 40000 };
+
+static void fail(struct rank_ctx *c, const char *what, int ret)
+{
+	if (!c->failures++)
+		snprintf(c->msg, sizeof(c->msg), "rank %u: %s (%d)", c->rank,
+			 what, ret);
+}
+
+/* Every member runs the same sequence; each checks its own results. */
+static void *rank_main(void *arg)
+{
+	struct rank_ctx *c = arg;
+	struct dfg_team *t = &c->t;
+	unsigned int n = t->size, call = 0;
+	size_t maxc = counts[sizeof(counts) / sizeof(counts[0]) - 1] * n;
+	void **in = calloc(n, sizeof(*in));
+	char *sbuf = malloc(maxc * 8), *rbuf = malloc(maxc * 8);
+	char *ref = malloc(maxc * 8);
+	int ret;
+
+	for (unsigned int r = 0; r < n; r++)
+		in[r] = malloc(maxc * 8);
+	for (unsigned int ai = 0; ai < 3; ai++) {
+		enum dfg_coll_algo algo = red_algos[ai];
+
+		t->force[DFG_COLL_ALLREDUCE] = algo;
+		t->force[DFG_COLL_REDUCE_SCATTER] = algo;
+		t->force[DFG_COLL_REDUCE] = algo == DFG_ALGO_RING ?
+					    DFG_ALGO_RHALVING : algo;
+		t->force[DFG_COLL_ALLGATHER] = algo == DFG_ALGO_RHALVING ?
+					       DFG_ALGO_DIRECT : algo;
+		for (int dt = 0; dt < DFG_DTYPE_NR; dt++) {
+			for (int op = 0; op < DFG_OP_NR; op++) {
+				for (size_t ci = 0; ci < sizeof(counts) /
+				     sizeof(counts[0]); ci++) {
+					size_t cnt = counts[ci];
+					struct dfg_reducer red;
+					size_t e;
+
+					/* big ones: sums only, fewer runs */
+					if (cnt > 1000 &&
+					    (op || dt != DFG_FLOAT64))
+						continue;
+					dfg_reducer_get(op, dt, &red);
+					e = red.esize;
+					call++;
+					for (unsigned int r = 0; r < n; r++)
+						ref_fill(in[r], cnt * n, dt, r,
+							 call);
+					memcpy(sbuf, in[c->rank], cnt * n * e);
+
+					/* allreduce */
+					ret = dfg_allreduce(t, sbuf, rbuf, cnt,
+							    dt, op);
+					if (ret)
+						fail(c, "allreduce", ret);
+					ref_reduce(algo, n, in, cnt, &red, ref);
+					if (memcmp(ref, rbuf, cnt * e))
+						fail(c, "allreduce result", 0);
+					/* in place */
+					memcpy(rbuf, in[c->rank], cnt * e);
+					ret = dfg_allreduce(t, DFG_IN_PLACE,
+							    rbuf, cnt, dt, op);
+					if (ret || memcmp(ref, rbuf, cnt * e))
+						fail(c, "allreduce in place",
+						     ret);
+					/* reduce, root moving */
+					memset(rbuf, 0, cnt * e);
+					ret = dfg_reduce(t, sbuf, rbuf, cnt, dt,
+							 op, call % n);
+					ref_reduce(t->force[DFG_COLL_REDUCE],
+						   n, in, cnt, &red, ref);
+					if (ret || (c->rank == call % n &&
+						    memcmp(ref, rbuf, cnt * e)))
+						fail(c, "reduce", ret);
+					/* reduce_scatter of cnt per rank */
+					ret = dfg_reduce_scatter(t, sbuf, rbuf,
+								 cnt, dt, op);
+					ref_reduce(algo, n, in, cnt * n, &red,
+						   ref);
+					if (ret || memcmp(ref + c->rank * cnt *
+							  e, rbuf, cnt * e))
+						fail(c, "reduce_scatter", ret);
+					memcpy(rbuf, in[c->rank], cnt * n * e);
+					ret = dfg_reduce_scatter(t, DFG_IN_PLACE,
+								 rbuf, cnt, dt,
+								 op);
+					if (ret || memcmp(ref + c->rank * cnt *
+							  e, rbuf, cnt * e))
+						fail(c, "reduce_scatter in place",
+						     ret);
+				}
+			}
+		}
+		/* allgather and broadcast of bytes */
+		for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]);
+		     ci++) {
+			size_t b = counts[ci] * 4;
+
+			call++;
+			for (unsigned int r = 0; r < n; r++)
+				ref_fill(in[r], counts[ci], DFG_INT32, r, call);
+			ret = dfg_allgather(t, in[c->rank], rbuf, b);
+			for (unsigned int r = 0; r < n && !ret; r++)
+				if (memcmp(rbuf + r * b, in[r], b))
+					ret = -EBADMSG;
+			if (ret)
+				fail(c, "allgather", ret);
+			memcpy(rbuf + c->rank * b, in[c->rank], b);
+			ret = dfg_allgather(t, DFG_IN_PLACE, rbuf, b);
+			for (unsigned int r = 0; r < n && !ret; r++)
+				if (memcmp(rbuf + r * b, in[r], b))
+					ret = -EBADMSG;
+			if (ret)
+				fail(c, "allgather in place", ret);
+			memcpy(rbuf, in[c->rank], b);
+			ret = dfg_broadcast(t, rbuf, b, call % n);
+			if (ret || memcmp(rbuf, in[call % n], b))
+				fail(c, "broadcast", ret);
+			ret = dfg_barrier(t);
+			if (ret)
+				fail(c, "barrier", ret);
+		}
+	}
+	/* Errors: every member passes the same bad argument. */
+	if (dfg_allreduce(t, sbuf, rbuf, 4, DFG_INT32, DFG_OP_NR) != -EINVAL)
+		fail(c, "unknown op", 0);
+	if (dfg_allreduce(t, sbuf, rbuf, 4, DFG_DTYPE_NR, DFG_SUM) != -EINVAL)
+		fail(c, "unknown type", 0);
+	if (dfg_allreduce(t, sbuf, NULL, 4, DFG_INT32, DFG_SUM) != -EINVAL)
+		fail(c, "no rbuf", 0);
+	if (dfg_allreduce(t, sbuf, sbuf + 4, 4, DFG_INT32, DFG_SUM) !=
+	    -EINVAL)
+		fail(c, "overlap", 0);
+	if (dfg_reduce(t, sbuf, rbuf, 4, DFG_INT32, DFG_SUM, n) != -EINVAL)
+		fail(c, "bad root", 0);
+	if (dfg_allreduce(t, sbuf, rbuf, SIZE_MAX / 2, DFG_INT64,
+			  DFG_SUM) != -EOVERFLOW)
+		fail(c, "overflow", 0);
+	/* Mismatched sizes: the call fails everywhere, nobody hangs. */
+	if (n > 1) {
+		ret = dfg_allreduce(t, sbuf, rbuf, 64 + c->rank, DFG_INT32,
+				    DFG_SUM);
+		if (ret != -EINVAL && ret != -EPROTO)
+			fail(c, "mismatched count", ret);
+	}
+	/* ... and the team goes on working. */
+	ret = dfg_barrier(t);
+	if (ret)
+		fail(c, "barrier after errors", ret);
+	ref_fill(sbuf, 10, DFG_INT64, c->rank, 0);
+	ret = dfg_allreduce(t, sbuf, rbuf, 10, DFG_INT64, DFG_SUM);
+	for (unsigned int r = 0; r < n; r++)
+		ref_fill(in[r], 10, DFG_INT64, r, 0);
+	{
+		struct dfg_reducer red;
+
+		dfg_reducer_get(DFG_SUM, DFG_INT64, &red);
+		ref_reduce(DFG_ALGO_DIRECT, n, in, 10, &red, ref);
+	}
+	if (ret || memcmp(ref, rbuf, 80))
+		fail(c, "allreduce after errors", ret);
+
+	for (unsigned int r = 0; r < n; r++)
+		free(in[r]);
+	free(in);
+	free(sbuf);
+	free(rbuf);
+	free(ref);
+	return NULL;
+}
+
+static void run_world(struct __test_metadata *_metadata, unsigned int n,
+		      bool no_ptr)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct rank_ctx *c = calloc(n, sizeof(*c));
+	pthread_t th[W_MAX];
+
+	ASSERT_NE(NULL, w);
+	w->size = n;
+	w->no_ptr = no_ptr;
+	for (unsigned int r = 0; r < n; r++) {
+		c[r].w = w;
+		c[r].rank = r;
+		c[r].fx = (struct fx){
+			.x = { .ops = &fx_ops, .rank = r, .size = n },
+			.w = w,
+		};
+		c[r].t = (struct dfg_team){
+			.rank = r, .size = n, .x = &c[r].fx.x,
+			.graph_fd = -1,
+		};
+		c[r].t.stash = calloc(n, sizeof(*c[r].t.stash));
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, rank_main, &c[r]));
+	}
+	for (unsigned int r = 0; r < n; r++)
+		pthread_join(th[r], NULL);
+	for (unsigned int r = 0; r < n; r++) {
+		EXPECT_EQ(0, c[r].failures) TH_LOG("n=%u no_ptr=%d: %s", n,
+						     no_ptr, c[r].msg);
+		if (c[r].t.scratch.mem) {
+			fx_unexpose(&c[r].fx.x, &c[r].t.scratch.key);
+			munmap(c[r].t.scratch.mem, c[r].t.scratch.size);
+		}
+		free(c[r].t.stash);
+	}
+	/* Every per-call exposure was undone. */
+	EXPECT_EQ(0, atomic_load(&w->exposed));
+	free(c);
+	free(w);
+}
+
+TEST(algorithms_load_store)
+{
+	for (unsigned int n = 1; n <= W_MAX; n++)
+		run_world(_metadata, n, false);
+}
+
+TEST(algorithms_get_put)
+{
+	for (unsigned int n = 1; n <= W_MAX; n++)
+		run_world(_metadata, n, true);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,483 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg test of the collectives on the shared-memory transport against
+ * the loaded dfg module (run it in the test VM: tools/vm/dfg-vm --
+ * build/libdfg/tests/coll_module). SKIPs without the device or teams.
+ *
+ * Members are forked processes; each checks its own results against a
+ * serial reference in the algorithm's reduction order and reports
+ * through its exit status (0 ok, else the line of the first failure).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dfg/coll.h>
+#include <dfg/dfg.h>
+#include <dfg/graph.h>
+
+#include "kselftest_harness.h"
+#include "coll_ref.h"
+
+#define SKIP_IF_NO_TEAM() do {						\
+	if (self->gfd < 0)						\
+		SKIP(return, "%s", "no dfg device with teams");		\
+} while (0)
+
+FIXTURE(coll) {
+	struct dfg *d;
+	int gfd;
+};
+
+FIXTURE_SETUP(coll)
+{
+	struct dfg_info info;
+	char name[DFG_NAME_MAX];
+	int ret;
+
+	self->d = NULL;
+	self->gfd = -1;
+	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
+	if (ret == -ENOENT || ret == -ENODEV)
+		SKIP(return, "no dfg device (%s)", strerror(-ret));
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, dfg_info(self->d, &info));
+	if (!(info.features & DFG_F_TEAM))
+		SKIP(return, "%s", "module without teams");
+	snprintf(name, sizeof(name), "coll-%d", getpid());
+	self->gfd = dfg_graph_create(self->d, name, 0600, 0);
+	ASSERT_LE(0, self->gfd);
+}
+
+FIXTURE_TEARDOWN(coll)
+{
+	if (self->gfd >= 0)
+		close(self->gfd);
+	dfg_close(self->d);
+}
+
+static long sysfs_long(const char *name)
+{
+	char path[128];
+	long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/kernel/dfg/%s", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A member's body: 0, or the line that failed. */
+typedef int (*member_fn)(struct dfg_team *t, unsigned int n,
+			 unsigned int r, void *arg);
+
+#define CHECK(cond) do { if (!(cond)) return __LINE__; } while (0)
+
+static int member(int gfd, const char *name, unsigned int n, unsigned int r,
+		  member_fn fn, void *arg)
+{
+	struct dfg_team *t;
+	int ret;
+
+	ret = dfg_team_join(gfd, name, n, r, 20000, &t);
+	if (ret)
+		return 200 + (-ret & 31);
+	CHECK(dfg_team_rank(t) == r && dfg_team_size(t) == n);
+	ret = fn(t, n, r, arg);
+	if (ret)
+		return ret;
+	return dfg_team_leave(t) ? 250 : 0;
+}
+
+/* Fork @n members of a new team; the number of members that failed. */
+static int run_team(struct __test_metadata *_metadata, int gfd,
+		    unsigned int n, member_fn fn, void *arg)
+{
+	static unsigned int seq;
+	pid_t pids[DFG_TEAM_SIZE_MAX];
+	char name[32];
+	int bad = 0, status;
+
+	snprintf(name, sizeof(name), "t%u-%u", n, seq++);
+	for (unsigned int r = 0; r < n; r++) {
+		pids[r] = fork();
+		if (!pids[r])
+			_exit(member(gfd, name, n, r, fn, arg));
+	}
+	for (unsigned int r = 0; r < n; r++) {
+		if (waitpid(pids[r], &status, 0) != pids[r] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			TH_LOG("n=%u rank %u: %s %d", n, r,
+			       WIFEXITED(status) ? "exit" : "signal",
+			       WIFEXITED(status) ? WEXITSTATUS(status) :
+			       WTERMSIG(status));
+			bad++;
+		}
+	}
+	return bad;
+}
+
+/*
+ * Every collective, type and op at small and medium sizes (staged
+ * through scratch, and exposed per call), each algorithm.
+ */
+static const size_t counts[] = { 1, 5, 333, 70000 };
+
+static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
+		     void *arg)
+{
+	static const enum dfg_coll_algo algos[] = {
+		DFG_ALGO_AUTO, DFG_ALGO_RHALVING, DFG_ALGO_RING,
+		DFG_ALGO_DIRECT,
+	};
+	size_t maxc = 70000 * n;
+	char *sbuf = malloc(maxc * 8), *rbuf = malloc(maxc * 8);
+	char *ref = malloc(maxc * 8);
+	void *in[DFG_TEAM_SIZE_MAX];
+	unsigned int call = 0;
+
+	(void)arg;
+	for (unsigned int i = 0; i < n; i++)
+		in[i] = malloc(maxc * 8);
+	for (unsigned int ai = 0; ai < 4; ai++) {
+		enum dfg_coll_algo a = algos[ai];
+
+		CHECK(!dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, a));
+		CHECK(!dfg_coll_set_algo(t, DFG_COLL_REDUCE_SCATTER, a));
+		CHECK(!dfg_coll_set_algo(t, DFG_COLL_REDUCE,
+					 a == DFG_ALGO_RING ? DFG_ALGO_AUTO :
+					 a));
+		CHECK(!dfg_coll_set_algo(t, DFG_COLL_ALLGATHER,
+					 a == DFG_ALGO_RHALVING ?
+					 DFG_ALGO_AUTO : a));
+		for (int dt = 0; dt < DFG_DTYPE_NR; dt++) {
+			for (int op = 0; op < DFG_OP_NR; op++) {
+				for (size_t ci = 0; ci < 4; ci++) {
+					size_t cnt = counts[ci], e;
+					struct dfg_reducer red;
+					unsigned int root;
+
+					if (cnt > 1000 && (op || dt != 3))
+						continue;
+					call++;
+					root = call % n;
+					dfg_reducer_get(op, dt, &red);
+					e = red.esize;
+					for (unsigned int i = 0; i < n; i++)
+						ref_fill(in[i], cnt * n, dt, i,
+							 call);
+					memcpy(sbuf, in[r], cnt * n * e);
+					CHECK(!dfg_allreduce(t, sbuf, rbuf, cnt,
+							     dt, op));
+					ref_reduce(ref_order(t,
+						   DFG_COLL_ALLREDUCE), n, in,
+						   cnt, &red, ref);
+					CHECK(!memcmp(ref, rbuf, cnt * e));
+					memcpy(rbuf, sbuf, cnt * e);
+					CHECK(!dfg_allreduce(t, DFG_IN_PLACE,
+							     rbuf, cnt, dt,
+							     op));
+					CHECK(!memcmp(ref, rbuf, cnt * e));
+
+					CHECK(!dfg_reduce(t, sbuf, rbuf, cnt,
+							  dt, op, root));
+					ref_reduce(ref_order(t,
+						   DFG_COLL_REDUCE), n, in,
+						   cnt, &red, ref);
+					CHECK(r != root ||
+					      !memcmp(ref, rbuf, cnt * e));
+
+					CHECK(!dfg_reduce_scatter(t, sbuf, rbuf,
+								  cnt, dt,
+								  op));
+					ref_reduce(ref_order(t,
+						   DFG_COLL_REDUCE_SCATTER),
+						   n, in, cnt * n, &red, ref);
+					CHECK(!memcmp(ref + r * cnt * e, rbuf,
+						      cnt * e));
+				}
+			}
+		}
+		for (size_t ci = 0; ci < 4; ci++) {
+			size_t b = counts[ci] * 4;
+
+			call++;
+			for (unsigned int i = 0; i < n; i++)
+				ref_fill(in[i], counts[ci], DFG_INT32, i,
+					 call);
+			CHECK(!dfg_allgather(t, in[r], rbuf, b));
+			for (unsigned int i = 0; i < n; i++)
+				CHECK(!memcmp(rbuf + i * b, in[i], b));
+			memcpy(rbuf, in[r], b);
+			CHECK(!dfg_broadcast(t, rbuf, b, call % n));
+			CHECK(!memcmp(rbuf, in[call % n], b));
+			CHECK(!dfg_barrier(t));
+		}
+	}
+	for (unsigned int i = 0; i < n; i++)
+		free(in[i]);
+	free(sbuf);
+	free(rbuf);
+	free(ref);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, every_size_kind_type_op, 1200)
+{
+	SKIP_IF_NO_TEAM();
+	for (unsigned int n = 1; n <= 8; n++)
+		EXPECT_EQ(0, run_team(_metadata, self->gfd, n, all_kinds,
+				      NULL));
+	EXPECT_EQ(0, sysfs_long("pinned"));
+}
+
+/* The get/put path of transports without load/store, on shm. */
+TEST_F_TIMEOUT(coll, get_put_path, 600)
+{
+	SKIP_IF_NO_TEAM();
+	setenv("DFG_COLL_NOPTR", "1", 1);
+	for (unsigned int n = 3; n <= 8; n += 5)
+		EXPECT_EQ(0, run_team(_metadata, self->gfd, n, all_kinds,
+				      NULL));
+	unsetenv("DFG_COLL_NOPTR");
+}
+
+/*
+ * Large vectors: int32 sums (exact in any order) up to 64 MiB, checked
+ * element by element against the sum of the generated inputs.
+ */
+static int large(struct dfg_team *t, unsigned int n, unsigned int r,
+		 void *arg)
+{
+	size_t cnt = *(size_t *)arg;
+	int32_t *s = malloc(cnt * 4), *d = malloc(cnt * 4);
+	int32_t *one = malloc(cnt * 4);
+	double t0, t1;
+
+	CHECK(s && d && one);
+	ref_fill(s, cnt, DFG_INT32, r, 1);
+	t0 = now_s();
+	CHECK(!dfg_allreduce(t, s, d, cnt, DFG_INT32, DFG_SUM));
+	t1 = now_s();
+	for (unsigned int i = 0; i < n; i++) {
+		ref_fill(one, cnt, DFG_INT32, i, 1);
+		for (size_t k = 0; k < cnt; k++)
+			d[k] -= one[k];
+	}
+	for (size_t k = 0; k < cnt; k++)
+		CHECK(!d[k]);
+	if (!r)
+		fprintf(stderr, "# allreduce n=%u %zu MiB: %.3f s\n", n,
+			cnt * 4 >> 20, t1 - t0);
+	free(s);
+	free(d);
+	free(one);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, large_vectors, 600)
+{
+	size_t mb64 = 16 << 20, mb8 = 2 << 20;
+
+	SKIP_IF_NO_TEAM();
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, large, &mb64));
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 3, large, &mb8));
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 8, large, &mb8));
+	EXPECT_EQ(0, sysfs_long("pinned"));
+}
+
+/* 1000 collectives in a row: nothing stays pinned or allocated. */
+static int many(struct dfg_team *t, unsigned int n, unsigned int r,
+		void *arg)
+{
+	size_t big = 96 << 10;	/* int64: 768 KiB, exported per call */
+	int64_t *s = malloc(big * 8), *d = malloc(big * 8);
+
+	(void)arg;
+	for (int i = 0; i < 1000; i++) {
+		size_t cnt = i % 10 ? (size_t)(i % 97) + 1 : big;
+
+		for (size_t k = 0; k < cnt; k++)
+			s[k] = (int64_t)(r + 1) * (i + (int64_t)k);
+		CHECK(!dfg_allreduce(t, s, d, cnt, DFG_INT64, DFG_SUM));
+		for (size_t k = 0; k < cnt; k++)
+			CHECK(d[k] == (int64_t)n * (n + 1) / 2 *
+				      (i + (int64_t)k));
+	}
+	CHECK(!dfg_barrier(t));
+	free(s);
+	free(d);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, thousand_calls_no_leak, 600)
+{
+	long pages0 = sysfs_long("pages");
+
+	SKIP_IF_NO_TEAM();
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 4, many, NULL));
+	EXPECT_EQ(0, sysfs_long("pinned"));
+	/* The teams' control areas went with their members. */
+	EXPECT_EQ(pages0, sysfs_long("pages"));
+}
+
+/*
+ * A member dies inside a collective (its user op kills it on the second
+ * call): every other member fails with -EOWNERDEAD within 2 s, and so do
+ * later collectives.
+ */
+static int killer_calls;
+
+static void killer_op(void *inout, const void *in, size_t cnt,
+		      enum dfg_dtype dt, void *arg)
+{
+	int32_t *d = inout;
+	const int32_t *s = in;
+
+	(void)dt;
+	if (arg && ++killer_calls == 2)
+		kill(getpid(), SIGKILL);
+	for (size_t i = 0; i < cnt; i++)
+		d[i] += s[i];
+}
+
+static int dies(struct dfg_team *t, unsigned int n, unsigned int r,
+		void *arg)
+{
+	size_t cnt = 1 << 20;
+	int32_t *s = calloc(cnt, 4), *d = calloc(cnt, 4);
+	int op = dfg_op_create(killer_op, r == n - 1 ? &killer_calls : NULL);
+	double t0;
+	int ret;
+
+	(void)arg;
+	CHECK(op >= DFG_OP_USER);
+	CHECK(!dfg_allreduce(t, s, d, 16, DFG_INT32, DFG_SUM));
+	t0 = now_s();
+	ret = dfg_allreduce(t, s, d, cnt, DFG_INT32, op);
+	CHECK(r != n - 1);	/* the killer never gets here */
+	CHECK(ret == -EOWNERDEAD);
+	CHECK(now_s() - t0 < 2.0);
+	CHECK(dfg_barrier(t) == -EOWNERDEAD);
+	CHECK(dfg_allreduce(t, s, d, 4, DFG_INT32, DFG_SUM) == -EOWNERDEAD);
+	/* A broken team's member still frees what it holds. */
+	dfg_team_leave(t);
+	_exit(0);
+}
+
+TEST_F_TIMEOUT(coll, member_killed_mid_collective, 120)
+{
+	pid_t pids[4];
+	int status;
+
+	SKIP_IF_NO_TEAM();
+	for (unsigned int r = 0; r < 4; r++) {
+		pids[r] = fork();
+		ASSERT_LE(0, pids[r]);
+		if (!pids[r])
+			_exit(member(self->gfd, "killed", 4, r, dies, NULL));
+	}
+	for (unsigned int r = 0; r < 4; r++) {
+		ASSERT_EQ(pids[r], waitpid(pids[r], &status, 0));
+		if (r == 3) {
+			EXPECT_TRUE(WIFSIGNALED(status));
+			continue;
+		}
+		EXPECT_TRUE(WIFEXITED(status));
+		EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("rank %u", r);
+	}
+	/* What the broken team's calls exposed goes with the graph. */
+	close(self->gfd);
+	self->gfd = -1;
+	EXPECT_EQ(0, sysfs_long("pinned"));
+}
+
+/* Bad arguments: errors on every member, never a crash or a hang. */
+static int bad_args(struct dfg_team *t, unsigned int n, unsigned int r,
+		    void *arg)
+{
+	int32_t s[64] = { 0 }, d[64];
+	static const int32_t ro[4096] = { 1 };
+	void *unmapped = mmap(NULL, 1 << 20, PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	(void)arg;
+	munmap(unmapped, 1 << 20);
+	CHECK(dfg_allreduce(NULL, s, d, 4, DFG_INT32, DFG_SUM) == -EINVAL);
+	CHECK(dfg_allreduce(t, s, d, 4, DFG_INT32, 99) == -EINVAL);
+	CHECK(dfg_allreduce(t, s, d, 4, DFG_DTYPE_NR, DFG_SUM) == -EINVAL);
+	CHECK(dfg_allreduce(t, NULL, d, 4, DFG_INT32, DFG_SUM) == -EINVAL);
+	CHECK(dfg_allreduce(t, s, s + 1, 4, DFG_INT32, DFG_SUM) == -EINVAL);
+	CHECK(dfg_reduce(t, s, d, 4, DFG_INT32, DFG_SUM, n) == -EINVAL);
+	CHECK(dfg_broadcast(t, d, 4, n + 3) == -EINVAL);
+	CHECK(dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_RHALVING) ==
+	      -EINVAL);
+	CHECK(dfg_coll_set_algo(t, DFG_COLL_KIND_NR, DFG_ALGO_RING) ==
+	      -EINVAL);
+	/* Mismatched counts between members. */
+	if (n > 1) {
+		int ret = dfg_allreduce(t, s, d, 8 + r, DFG_INT32, DFG_SUM);
+
+		CHECK(ret == -EINVAL || ret == -EPROTO);
+	}
+	/*
+	 * Buffers outside this process's memory: the export fails
+	 * everywhere (vectors above DFG_STAGE_MAX; smaller ones are read
+	 * with plain loads, as memcpy() would).
+	 */
+	if (n > 1) {
+		int ret = dfg_allreduce(t, unmapped, d, 1 << 18, DFG_INT32,
+					DFG_SUM);
+
+		CHECK(ret == -EFAULT || ret == -EPROTO);
+	}
+	/* Read-only input works (exported read-only); the output may not be. */
+	CHECK(!dfg_allreduce(t, ro, d, 64, DFG_INT32, DFG_SUM));
+	CHECK(d[0] == (int32_t)n);
+	/* The team still works. */
+	CHECK(!dfg_barrier(t));
+	for (int i = 0; i < 64; i++)
+		s[i] = r;
+	CHECK(!dfg_allreduce(t, s, d, 64, DFG_INT32, DFG_MAX));
+	CHECK(d[63] == (int32_t)n - 1);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, bad_arguments, 300)
+{
+	struct dfg_team *t;
+
+	SKIP_IF_NO_TEAM();
+	EXPECT_EQ(-EINVAL, dfg_team_join(self->gfd, NULL, 1, 0, 0, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join(self->gfd, "x", 0, 0, 0, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join(self->gfd, "x", 2, 2, 0, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join(self->gfd, "x", 65, 0, 0, &t));
+	EXPECT_EQ(-EBADF, dfg_team_join(-1, "x", 1, 0, 0, &t));
+	EXPECT_EQ(-ETIMEDOUT, dfg_team_join(self->gfd, "x", 2, 0, 100, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_leave(NULL));
+	for (unsigned int n = 1; n <= 5; n += 2)
+		EXPECT_EQ(0, run_team(_metadata, self->gfd, n, bad_args,
+				      NULL));
+	EXPECT_EQ(0, sysfs_long("pinned"));
+}
+
+TEST_HARNESS_MAIN
