@@ -59,36 +59,60 @@
 #define A2A_ALGO_TILES		4	/* DFG_ALGO_TILES */
 #define A2A_ALGO_DIRECT		3	/* DFG_ALGO_DIRECT */
 
+/* Bytes of a transport's key for exposed memory (struct dfg_xkey). */
+#define A2A_KEY_SIZE		48
+
+/*
+ * Atomic words per rank (fadd by any rank, wait by the owner):
+ * EV: this rank's events in the current call, one 16-bit field each:
+ *	DONE (a tile it is a source of completed, or a peer read one of its
+ *	directly exchanged blocks), LAND (a repacked message landed in one
+ *	of its slots), WORK (a tile was queued to it), REG (a peer
+ *	registered for direct exchange). The owner subtracts exactly what
+ *	its call consumed when the call ends.
+ * WQ: work queue tail (entries ever pushed).
+ * ARRIVAL, REGBITS: the control tree's root words, in rank 0 only.
+ */
+enum { A2A_W_EV, A2A_W_WQ, A2A_W_ARRIVAL, A2A_W_REGBITS, A2A_W_NR };
+
+#define A2A_EV_DONE		(1ULL << 0)
+#define A2A_EV_LAND		(1ULL << 16)
+#define A2A_EV_WORK		(1ULL << 32)
+#define A2A_EV_REG		(1ULL << 48)
+#define A2A_EV_FIELD(v, f)	((uint32_t)((v) / (f)) & 0xffff)
+
+/* The largest team the tiles serve: REGBITS has one bit per position. */
+#define A2A_TILES_MAX_N		64
+
 /*
  * struct a2a_port - one-sided operations on the ranks' exposed areas
  * @ctx:	the transport behind them
- * @cas:	compare-and-swap the 8-byte word at @off of @peer's area;
- *		stores the previous value in *@old; 0 or -errno
+ * @fadd:	add @add to atomic word @idx (A2A_W_*) of @peer, previous
+ *		value into *@old (may be NULL); ordered after every get and
+ *		put before it, and wakes @peer if it waits
+ * @peek:	this rank's own atomic word @idx
  * @get:	copy @len bytes at @off of @peer's area to @dst
  * @put:	copy @len bytes from @src to @off of @peer's area
  * @get_mem:	copy @len bytes at @off of memory that @peer exposed under
- *		@handle to @dst (direct exchange)
- * @expose:	expose @len bytes at @buf to the team; *@handle names it
+ *		@key to @dst (direct exchange)
+ * @expose:	expose @len bytes at @buf to the team; its key into @key
  * @unexpose:	undo @expose
- * @notify:	wake @peer (bump its event counter) after the updates above
- *		became visible to it
  *
  * Every operation returns 0 or -errno; -EOWNERDEAD once the team broke.
  */
 struct a2a_port {
 	void	*ctx;
-	int	(*cas)(void *ctx, unsigned int peer, size_t off, uint64_t cmp,
-		       uint64_t val, uint64_t *old);
+	int	(*fadd)(void *ctx, unsigned int peer, unsigned int idx,
+			uint64_t add, uint64_t *old);
+	uint64_t (*peek)(void *ctx, unsigned int idx);
 	int	(*get)(void *ctx, unsigned int peer, size_t off, void *dst,
 		       size_t len);
 	int	(*put)(void *ctx, unsigned int peer, size_t off,
 		       const void *src, size_t len);
-	int	(*get_mem)(void *ctx, unsigned int peer, uint64_t handle,
+	int	(*get_mem)(void *ctx, unsigned int peer, const void *key,
 			   uint64_t off, void *dst, size_t len);
-	int	(*expose)(void *ctx, const void *buf, size_t len,
-			  uint64_t *handle);
-	void	(*unexpose)(void *ctx, uint64_t handle);
-	int	(*notify)(void *ctx, unsigned int peer);
+	int	(*expose)(void *ctx, const void *buf, size_t len, void *key);
+	void	(*unexpose)(void *ctx, void *key);
 };
 
 /*
@@ -99,10 +123,8 @@ struct a2a_port {
  * @n:		team size
  * @threshold:	largest block that travels through tiles
  * @wq_cap:	work queue entries (tiles one rank can be assigned per call)
- * @off_landf:	landed flags, one per source subgroup
  * @off_wq:	the work queue: @wq_cap u64 entries
- * @off_root:	control tree words (see alltoall_tiles.c)
- * @off_order:	arrival order, 2 (call parity) x N u32 ranks
+ * @off_order:	arrival order, 2 (call parity) x N u32 ranks (rank 0's)
  * @off_stage:	this rank's outgoing blocks: header, table, payload
  * @off_land:	incoming messages, one slot per source subgroup
  * @land_size:	bytes of the landing area
@@ -112,9 +134,7 @@ struct a2a_layout {
 	unsigned int	n;
 	size_t		threshold;
 	unsigned int	wq_cap;
-	size_t		off_landf;
 	size_t		off_wq;
-	size_t		off_root;
 	size_t		off_order;
 	size_t		off_stage;
 	size_t		off_land;
@@ -136,7 +156,10 @@ static inline unsigned int a2a_sg_size(unsigned int n, unsigned int d,
 	return n - g * d < d ? n - g * d : d;
 }
 
-/* Tile size for blocks of @block bytes on @n ranks (A2A_TILE_BUDGET). */
+/*
+ * Tile size on @n ranks for blocks of up to @block bytes: the largest
+ * square tile whose blocks fit A2A_TILE_BUDGET.
+ */
 void a2a_pick_tile(unsigned int n, size_t block, unsigned int *dh,
 		   unsigned int *dv);
 
@@ -155,23 +178,22 @@ void a2a_repack(const uint8_t *const in[], uint8_t *const out[],
  * @lay:	the areas' layout
  * @rank:	this rank
  * @area:	this rank's own area (@lay.size bytes, exposed to the team)
- * @wq_head:	work queue entries consumed
+ * @ncalls:	tile calls so far (the parity of REGBITS and order[])
  * @assign_spread: spread tiles over their members (see assign())
- * @force_dh:	tile size for tests and tuning; 0: a2a_pick_tile()
+ * @force_dh:	tile size for tests and tuning (the same on every rank);
+ *		0: a2a_pick_tile() for the threshold
  * @force_dv:	likewise
  * @scratch:	the repacker's outgoing message and arrival order
- * @landed:	per source subgroup, its message was unpacked in this call
  */
 struct a2a_team {
 	const struct a2a_port	*port;
 	struct a2a_layout	lay;
 	unsigned int		rank;
 	uint8_t			*area;
-	uint64_t		wq_head;
+	uint64_t		ncalls;
 	bool			assign_spread;
 	unsigned int		force_dh, force_dv;
 	uint8_t			*scratch;
-	uint8_t			*landed;
 };
 
 /* Set up @t for rank @rank of @n over @port; @area is zeroed. */
@@ -202,17 +224,19 @@ struct a2a_call {
 	int		err;		/* -EINVAL: arguments disagree */
 	unsigned int	dh, dv;
 	unsigned int	pos;		/* arrival position */
-	uint64_t	expect;		/* completions to wait for */
-	unsigned int	nlanded;	/* source subgroups unpacked */
-	uint64_t	exposed;	/* handle of sbuf when exposed */
+	uint32_t	expect;		/* DONE events to wait for */
+	uint32_t	nwork;		/* tiles run from the work queue */
+	uint64_t	ev;		/* EV as last seen: wait for more */
 	bool		is_exposed;
+	uint8_t		key[A2A_KEY_SIZE];	/* of the exposed sbuf */
 };
 
 /*
  * a2a_start() runs the call until it must wait; a2a_progress() goes on.
  * Both return 1 when the call is over on this rank (its result in
- * @c->err), 0 when it waits for an event (notify() from a peer), or
- * -errno when the transport failed (the call is then abandoned).
+ * @c->err), 0 when it must wait for this rank's EV word to exceed
+ * @c->ev, or -errno when the transport failed (the call is then
+ * abandoned: the caller aborts it on the other members).
  */
 int a2a_start(struct a2a_call *c);
 int a2a_progress(struct a2a_call *c);
