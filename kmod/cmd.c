@@ -124,7 +124,7 @@ static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
 /* The table spans the header's highest command, implemented or not. */
-static_assert(_IOC_NR(DFG_IOC_CHAN_WAKE) + 1 == DFG_CMD_NR);
+static_assert(_IOC_NR(DFG_IOC_TEAM_LEAVE) + 1 == DFG_CMD_NR);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);

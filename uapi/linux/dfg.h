@@ -65,8 +65,10 @@
 #define DFG_F_GRAPH		0x8ULL	/* graphs and arenas */
 #define DFG_F_REGION		0x10ULL	/* exported regions, single copy */
 #define DFG_F_CHAN		0x20ULL	/* channels */
+#define DFG_F_TEAM		0x40ULL	/* teams */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
-				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN)
+				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
+				 DFG_F_TEAM)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -508,9 +510,6 @@ struct dfg_region_copy {
  */
 #define DFG_IOC_CHAN_WAKE	_IOWR(DFG_IOC_MAGIC, 0x43, struct dfg_chan_wait)
 
-/* Number of command slots in the table (highest nr + 1); holes allowed. */
-#define DFG_CMD_NR		0x44
-
 #define DFG_CHAN_DEPTH_MAX	65536
 #define DFG_CHAN_PRODUCERS_MAX	64
 
@@ -573,6 +572,179 @@ struct dfg_chan_open {
 struct dfg_chan_wait {
 	__u32	flags;
 	__u32	events;
+	__u64	reserved[2];
+};
+
+/* ------------------------------------------------------------------------
+ * Commands: teams (nr 0x50..0x5f)
+ * ------------------------------------------------------------------------
+ *
+ * A team is a group of processes, ranks 0..@team_size-1, that run
+ * collectives together. It is an object of a graph, found by name: every
+ * member sends DFG_IOC_TEAM_JOIN on a writable graph descriptor with the
+ * same name, @team_size and @ctl_size and its own rank; the first join
+ * creates the team, the others attach to it. Each join returns a member
+ * descriptor (anon inode "[dfg-team]", always O_CLOEXEC): the member is
+ * that descriptor, whoever holds it (it survives fork and SCM_RIGHTS).
+ *
+ * The team's control area, mmap(member_fd, 0, @map_size, MAP_SHARED), is
+ * kernel memory shared by all members and accounted like an arena: a
+ * struct dfg_team_hdr the kernel writes, then @ctl_size bytes that belong
+ * to userspace (the collectives' mailboxes). DFG_IOC_TEAM_WAIT and
+ * DFG_IOC_TEAM_WAKE are a futex over the aligned __u32 words of that area:
+ * WAIT sleeps while a word holds a value, WAKE wakes the sleepers of a
+ * word. The usual protocol: the waker stores the new value, then WAKEs;
+ * the kernel compares and sleeps under one lock, so no wakeup is lost.
+ * The kernel wakes the sleepers of a header word whenever it changes it
+ * (e.g. @joined), waking only those whose value no longer matches.
+ *
+ * Membership ends in order with DFG_IOC_TEAM_LEAVE. A member that ends in
+ * any other way breaks the team: its descriptor's last reference goes
+ * without LEAVE (close, exit, kill), or the process that joined exits
+ * while another (a forked child) still holds the descriptor (noticed
+ * within dfg.monitor_ms). A broken team's header says
+ * DFG_TEAM_S_BROKEN and @dead_rank; every WAIT in progress on any member
+ * ends with -EOWNERDEAD at once, and every later WAIT fails with
+ * -EOWNERDEAD without sleeping. A broken team stays (a JOIN of its name
+ * gets -EOWNERDEAD) until its last member descriptor is gone.
+ *
+ * A team whose members have all left or gone disappears; a later JOIN of
+ * its name makes a new team (new id, zeroed control area). Member
+ * descriptors do not keep the graph alive: when the graph dies its teams
+ * die with it (header DFG_TEAM_S_DEAD; WAITs end with -ECANCELED, later
+ * WAIT and WAKE give -ECANCELED), while member descriptors and mappings
+ * keep the control area until they go.
+ */
+
+/* Largest team. */
+#define DFG_TEAM_SIZE_MAX	64
+
+/* Largest @ctl_size of a team (the userspace part of the control area). */
+#define DFG_TEAM_CTL_MAX	(16U << 20)
+
+/*
+ * DFG_IOC_TEAM_JOIN - join (or create) the team @name of the graph
+ * (writable graph descriptor).
+ *
+ * In: @size, @name, @team_size (1..DFG_TEAM_SIZE_MAX), @rank (<
+ * @team_size), @ctl_size (0..DFG_TEAM_CTL_MAX bytes of userspace control
+ * area after the header), @flags zero; @id, @map_size, @reserved0 and
+ * @reserved zero. The first join creates the team with @team_size and
+ * @ctl_size; later joins must pass the same values. Out: @id (the team's
+ * object id in the graph), @map_size (bytes to mmap: header and control
+ * area rounded up to the page size). Result: the member descriptor.
+ * Too large to travel inline: io_uring callers use DFG_URING_F_INDIRECT.
+ * Errors: -EINVAL bad size field, name, flags, reserved fields, @team_size,
+ * @rank, or @team_size/@ctl_size unlike the existing team's; -EFBIG
+ * @ctl_size above DFG_TEAM_CTL_MAX or dfg.max_arena_mb; -EADDRINUSE @rank
+ * taken; -EOWNERDEAD the team is broken and still has members; -EACCES
+ * read-only graph descriptor; -ENOMEM/-EAGAIN as arenas.
+ */
+#define DFG_IOC_TEAM_JOIN	_IOWR(DFG_IOC_MAGIC, 0x50, struct dfg_team_join)
+
+/*
+ * DFG_IOC_TEAM_WAIT - sleep while the control-area word at @offset holds
+ * @value (member descriptor).
+ *
+ * In: @offset (multiple of 4, word inside the mapping, header included),
+ * @value, @timeout_ns (< 0: no timeout; 0: do not sleep; else relative),
+ * @flags and @reserved zero. Result: 1 if the word did not hold @value
+ * (nothing slept), 0 when woken by a WAKE of that word or by the kernel's
+ * change of a header word (wakeups may be spurious: look at the word
+ * again). io_uring: parks and completes later (-ECANCELED on task exit or
+ * ring teardown); ioctl: sleeps, -EINTR on a signal. Errors: -EINVAL bad
+ * offset, flags or reserved; -ETIMEDOUT the timeout expired;
+ * -EOWNERDEAD the team is or becomes broken; -ECANCELED the graph died;
+ * -ENOTCONN the member has left; -EBUSY dfg.max_parked reached.
+ */
+#define DFG_IOC_TEAM_WAIT	_IOWR(DFG_IOC_MAGIC, 0x51, struct dfg_team_wait)
+
+/*
+ * DFG_IOC_TEAM_WAKE - wake every WAIT sleeping on the word at @offset
+ * (member descriptor). In: @offset as WAIT, @flags and @reserved zero.
+ * Result: the number of WAITs woken. Errors: -EINVAL, -ENOTCONN (member
+ * has left), -ECANCELED (graph died). A broken team still wakes (0: its
+ * sleepers have all been ended).
+ */
+#define DFG_IOC_TEAM_WAKE	_IOWR(DFG_IOC_MAGIC, 0x52, struct dfg_team_wake)
+
+/*
+ * DFG_IOC_TEAM_LEAVE - leave the team in order (member descriptor): the
+ * rank is free again, the others are not failed. The descriptor stays
+ * open (and its mapping valid) but is no member any more: WAIT and WAKE
+ * give -ENOTCONN. In: @flags and @reserved zero. Result: 0. Errors:
+ * -EINVAL, -ENOTCONN already left.
+ */
+#define DFG_IOC_TEAM_LEAVE	_IOWR(DFG_IOC_MAGIC, 0x53, struct dfg_team_leave)
+
+/* Number of command slots in the table (highest nr + 1); holes allowed. */
+#define DFG_CMD_NR		0x54
+
+/**
+ * struct dfg_team_join - DFG_IOC_TEAM_JOIN
+ * @size:	sizeof(struct dfg_team_join), else -EINVAL
+ * @flags:	must be zero
+ * @name:	team name, NUL-terminated (see DFG_NAME_MAX)
+ * @team_size:	number of members
+ * @rank:	this member's rank
+ * @ctl_size:	bytes of userspace control area after the header
+ * @id:		out: the team's object id; zero on input
+ * @reserved0:	must be zero
+ * @map_size:	out: bytes of the mapping; zero on input
+ * @reserved:	must be zero
+ */
+struct dfg_team_join {
+	__u32	size;
+	__u32	flags;
+	char	name[DFG_NAME_MAX];
+	__u32	team_size;
+	__u32	rank;
+	__u64	ctl_size;
+	__u32	id;
+	__u32	reserved0;
+	__u64	map_size;
+	__u64	reserved[4];
+};
+
+/**
+ * struct dfg_team_wait - DFG_IOC_TEAM_WAIT
+ * @offset:	byte offset of the __u32 word in the mapping
+ * @value:	sleep while the word holds this value
+ * @flags:	must be zero
+ * @timeout_ns:	< 0 no timeout, 0 do not sleep, else relative timeout
+ * @reserved:	must be zero
+ */
+struct dfg_team_wait {
+	__u64	offset;
+	__u32	value;
+	__u32	flags;
+	__s64	timeout_ns;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_team_wake - DFG_IOC_TEAM_WAKE
+ * @offset:	byte offset of the __u32 word in the mapping
+ * @flags:	must be zero
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ */
+struct dfg_team_wake {
+	__u64	offset;
+	__u32	flags;
+	__u32	reserved0;
+	__u64	reserved[2];
+};
+
+/**
+ * struct dfg_team_leave - DFG_IOC_TEAM_LEAVE
+ * @flags:	must be zero
+ * @reserved0:	must be zero
+ * @reserved:	must be zero
+ */
+struct dfg_team_leave {
+	__u32	flags;
+	__u32	reserved0;
 	__u64	reserved[2];
 };
 
@@ -726,6 +898,60 @@ struct dfg_chan_hdr {
 	(DFG_CHAN_PAGE + (__u64)(nprod) * DFG_CHAN_RING_SIZE(depth))
 
 /* ------------------------------------------------------------------------
+ * Shared memory: teams
+ * ------------------------------------------------------------------------
+ *
+ * mmap(member_fd, 0, @map_size): struct dfg_team_hdr at offset 0, written
+ * by the kernel only (userspace must not write it), then from
+ * DFG_TEAM_CTL_OFFSET on, @ctl_size bytes (zeroed at creation) that belong
+ * to userspace; the mapping ends at @map_size, the header and control area
+ * rounded up to the page size. Every kernel store to a header word is
+ * followed by a wakeup of that word's WAITs (those whose value differs).
+ */
+#define DFG_TEAM_MAGIC		0x4446475445414d31ULL	/* "DFGTEAM1" */
+#define DFG_TEAM_S_ACTIVE	1	/* state: alive */
+#define DFG_TEAM_S_BROKEN	2	/* state: a member died */
+#define DFG_TEAM_S_DEAD		3	/* state: the graph died */
+#define DFG_TEAM_NO_RANK	0xffffffffU	/* dead_rank: nobody */
+
+/**
+ * struct dfg_team_hdr - offset 0 of a team mapping (kernel-written)
+ * @magic:	DFG_TEAM_MAGIC (constant)
+ * @team_size:	number of ranks (constant)
+ * @id:		object id of the team in its graph (constant)
+ * @ctl_size:	bytes of userspace control area at DFG_TEAM_CTL_OFFSET
+ *		(constant)
+ * @map_size:	bytes of the mapping (constant)
+ * @state:	DFG_TEAM_S_*
+ * @joined:	members now (joined and neither left nor gone)
+ * @formed:	times @joined reached @team_size (0 until the team was
+ *		complete once)
+ * @dead_rank:	rank whose death broke the team, else DFG_TEAM_NO_RANK
+ * @generation:	membership changes (joins, leaves, deaths) so far
+ * @pad0:	zero
+ * @ranks:	bit r set while rank r is a member
+ * @reserved:	zero
+ */
+struct dfg_team_hdr {
+	__u64	magic;
+	__u32	team_size;
+	__u32	id;
+	__u64	ctl_size;
+	__u64	map_size;
+	__u32	state;
+	__u32	joined;
+	__u32	formed;
+	__u32	dead_rank;
+	__u32	generation;
+	__u32	pad0;
+	__u64	ranks;
+	__u64	reserved[8];
+};
+
+/* First byte of the userspace control area; a cache-line multiple. */
+#define DFG_TEAM_CTL_OFFSET	128
+
+/* ------------------------------------------------------------------------
  * Generic netlink family "dfg" (version DFG_GENL_VERSION)
  * ------------------------------------------------------------------------
  *
@@ -766,6 +992,7 @@ enum dfg_nl_attr {
 	DFG_NL_A_GRAPH,		/* u32: graph id */
 	DFG_NL_A_OBJECT,	/* u32: object id in the graph */
 	DFG_NL_A_NAME,		/* string: graph name */
+	DFG_NL_A_RANK,		/* u32: team rank concerned */
 	__DFG_NL_A_MAX,
 };
 
@@ -786,6 +1013,12 @@ enum dfg_event {
 	DFG_EV_CHAN_DESTROY,	/* GRAPH, OBJECT */
 	DFG_EV_PEER_DEATH,	/* GRAPH, OBJECT, PID: an endpoint's process
 				 * died (killed or exited) while it was open
+				 */
+	DFG_EV_TEAM_JOIN,	/* GRAPH, OBJECT, PID, RANK */
+	DFG_EV_TEAM_LEAVE,	/* GRAPH, OBJECT, PID, RANK: orderly */
+	DFG_EV_TEAM_BROKEN,	/* GRAPH, OBJECT, PID, RANK: the dead member */
+	DFG_EV_TEAM_DESTROY,	/* GRAPH, OBJECT: last member gone or graph
+				 * died
 				 */
 	__DFG_EV_MAX,
 };
@@ -816,6 +1049,11 @@ enum dfg_event {
  *   graphs/<id>/chan<cid>/		per channel: messages, bytes, depth,
  *					hwm, full_stalls, empty_stalls, parks,
  *					wakeups, producers, consumer
+ *   graphs/<id>/team<tid>/		per team: name, size, joined, state
+ *					(active, broken, dead), dead_rank
+ *					(-1 for none), waits (WAITs that
+ *					slept or parked), wakes (WAITs woken
+ *					by WAKE), pages; gone with the team
  *
  * An object's directory appears before CREATE/EXPORT returns its id and
  * is gone before the object is; a reader may find a directory vanish

@@ -61,6 +61,14 @@ int dfg_team_join(int graph_fd, const char *name, unsigned int size,
 /* Leave in order (the others are not failed) and free @t. */
 int dfg_team_leave(struct dfg_team *t);
 
+/*
+ * Buffers inside @a (an arena of the team's graph, mapped by this
+ * process; not owned, must stay mapped until dfg_team_leave()) are then
+ * reached by peers through the arena, without a region export per call.
+ */
+struct dfg_arena;
+int dfg_team_add_arena(struct dfg_team *t, struct dfg_arena *a);
+
 unsigned int dfg_team_rank(const struct dfg_team *t);
 unsigned int dfg_team_size(const struct dfg_team *t);
 

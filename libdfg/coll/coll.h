@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg internals shared by coll/: the team as the algorithms see it, one
+ * collective call, element types and reduction kernels, the algorithm
+ * table, block arithmetic.
+ *
+ * A call: the public entry point checks its arguments, fills a struct
+ * dfg_call (dfg_call_begin(): next sequence number, algorithm), runs the
+ * algorithm, and ends with dfg_call_end() (transport release, abort of
+ * the call on the other members if this one failed after it started).
+ * Algorithms talk to peers only through t->x (xport.h).
+ *
+ * Notification values of call @seq are dfg_call_val(c, n) = seq << 32 | n:
+ * above every value of an earlier call, so inbox words are never reset.
+ */
+#ifndef _DFG_COLL_COLL_H
+#define _DFG_COLL_COLL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/dfg.h>
+#include <linux/types.h>
+
+#include <dfg/coll.h>
+
+#include "xport.h"
+
+/*
+ * Inbox slots (DFG_XPORT_SLOTS per source). The reduction algorithms use
+ * DFG_SLOT_STEP(i) to say "my data of step i is ready up to piece n" to
+ * the partner of step i, DFG_SLOT_DONE to say "I no longer read your
+ * memory"; alltoall owns DFG_SLOT_A2A_FIRST.. up to DFG_XPORT_SLOTS - 1.
+ */
+#define DFG_SLOT_STEP(i)	(i)	/* i < DFG_STEPS_MAX */
+#define DFG_STEPS_MAX		7	/* log2(DFG_TEAM_SIZE_MAX) + 1 */
+#define DFG_SLOT_FOLD		7	/* non-power-of-two fold/unfold */
+#define DFG_SLOT_DONE		8
+#define DFG_SLOT_GATHER		9	/* collection phase, broadcast */
+#define DFG_SLOT_RING		10
+#define DFG_SLOT_BARRIER	11
+#define DFG_SLOT_A2A_FIRST	12
+
+/* Atomic words: 0..7 for coll/, 8..15 for alltoall. */
+#define DFG_ATOMIC_A2A_FIRST	8
+
+/*
+ * Below this many bytes a call stages its buffers through the team's
+ * scratch (exposed once, mapped once by the peers) instead of exporting
+ * the user's buffers: one copy is cheaper than an export and a mapping.
+ */
+#define DFG_STAGE_MAX		(256U << 10)
+
+/* Largest forced segment count. */
+#define DFG_SEGMENTS_MAX	64
+
+/*
+ * alltoall(v): blocks of at least this many bytes go by direct exchange
+ * (patent 003's threshold), smaller ones through the repacking tiles.
+ */
+#define DFG_A2A_DIRECT_MIN	(8U << 10)
+
+/*
+ * struct dfg_scratch - this rank's scratch memory, exposed with
+ * DFG_XPORT_KEEP (we own it, so peers may cache their mapping)
+ * @mem:	anonymous mapping, page-aligned
+ * @size:	its length
+ * @key:	its key
+ */
+struct dfg_scratch {
+	void		*mem;
+	size_t		size;
+	struct dfg_xkey	key;
+};
+
+/*
+ * struct dfg_team - a joined team
+ * @graph_fd:	the graph (dup'ed, owned)
+ * @rank, @size: this member, members
+ * @kt:		the kernel team (owned)
+ * @x:		the transport (owned)
+ * @seq:	calls started on this team; the current call's number
+ * @force:	per kind: the algorithm forced by dfg_coll_set_algo() or
+ *		DFG_COLL_ALGO, else DFG_ALGO_AUTO
+ * @last:	per kind: the algorithm the last call used
+ * @segments:	forced segments per half-exchange (0: the table's)
+ * @scratch:	staging and intermediate memory
+ * @stash:	per source rank, a message of a later call received early
+ */
+struct dfg_team {
+	int			graph_fd;
+	unsigned int		rank;
+	unsigned int		size;
+	struct dfg_kteam	*kt;
+	struct dfg_xport	*x;
+	__u64			seq;
+	enum dfg_coll_algo	force[DFG_COLL_KIND_NR];
+	enum dfg_coll_algo	last[DFG_COLL_KIND_NR];
+	unsigned int		segments;
+	struct dfg_scratch	scratch;
+	struct dfg_stash	*stash;
+};
+
+/*
+ * Element types and reductions. A reducer computes @dst = @a (op) @b
+ * element-wise, @a the lower-ranked operand; @dst may be @a or @b.
+ */
+typedef void (*dfg_reduce_fn)(void *dst, const void *a, const void *b,
+			      size_t n);
+
+/*
+ * struct dfg_reducer - a resolved (op, dtype)
+ * @fn:		built-in kernel, or NULL for a user op
+ * @user:	user op (inout = inout op in)
+ * @arg:	its argument
+ * @dtype:	element type
+ * @esize:	bytes per element
+ */
+struct dfg_reducer {
+	dfg_reduce_fn	fn;
+	dfg_user_op_fn	user;
+	void		*arg;
+	enum dfg_dtype	dtype;
+	size_t		esize;
+};
+
+/* Bytes per element, 0 for an unknown type. */
+size_t dfg_dtype_size(enum dfg_dtype dtype);
+/* Resolve @op for @dtype: 0 or -EINVAL (unknown type or op). */
+int dfg_reducer_get(int op, enum dfg_dtype dtype, struct dfg_reducer *r);
+/* @dst = @a (op) @b for @n elements. */
+void dfg_reducer_run(const struct dfg_reducer *r, void *dst,
+		     const void *a, const void *b, size_t n);
+
+/*
+ * struct dfg_call - one collective in progress
+ * @t, @x:	the team and its transport
+ * @kind:	which collective
+ * @algo:	algorithm chosen
+ * @seq:	its sequence number (t->seq)
+ * @sbuf:	send buffer (resolved: never DFG_IN_PLACE)
+ * @rbuf:	receive buffer (may be NULL where not significant)
+ * @count:	elements (reductions), bytes (allgather, broadcast: per rank
+ *		for allgather)
+ * @red:	the reducer (reductions)
+ * @esize:	bytes per element (1 for byte collectives)
+ * @op:	op handle as given; @dtype: element type
+ * @root:	root rank (reduce, broadcast)
+ * @in_place:	DFG_IN_PLACE was given
+ * @scounts, @sdispls, @rcounts, @rdispls: alltoallv (bytes, per rank);
+ *		alltoall points them at @a2a_counts/@a2a_displs-style arrays
+ *		of its own or leaves them NULL and uses @count as the block
+ * @started:	peers may be waiting on us: a failure aborts the call
+ */
+struct dfg_call {
+	struct dfg_team		*t;
+	struct dfg_xport	*x;
+	enum dfg_coll_kind	kind;
+	enum dfg_coll_algo	algo;
+	__u64			seq;
+	const void		*sbuf;
+	void			*rbuf;
+	size_t			count;
+	struct dfg_reducer	red;
+	size_t			esize;
+	int			op;
+	enum dfg_dtype		dtype;
+	unsigned int		root;
+	bool			in_place;
+	const size_t		*scounts;
+	const size_t		*sdispls;
+	const size_t		*rcounts;
+	const size_t		*rdispls;
+	bool			started;
+};
+
+static inline __u64 dfg_call_val(const struct dfg_call *c, __u32 n)
+{
+	return c->seq << 32 | n;
+}
+
+/*
+ * Next sequence number, algorithm for @bytes (@kind DFG_COLL_KIND_NR: a
+ * call outside the table, the barrier); 0 or -errno (-EOWNERDEAD).
+ */
+int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
+		   enum dfg_coll_kind kind, size_t bytes);
+/* Finish: returns @ret; on failure of a started call, aborts it. */
+int dfg_call_end(struct dfg_call *c, int ret);
+
+/*
+ * Exchange a call header and @len bytes of @mine with @peer (both sides
+ * call it for each other, in any order: sends go first). The header
+ * carries seq, kind, count, dtype, op, root: -EPROTO when seq or kind
+ * differ, -EINVAL when the arguments do.
+ */
+int dfg_call_xchg(struct dfg_call *c, unsigned int peer, const void *mine,
+		  void *theirs, size_t len);
+/* One-way versions: send to @peer / receive from @src. */
+int dfg_call_send(struct dfg_call *c, unsigned int peer, const void *buf,
+		  size_t len);
+int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
+		  size_t len);
+
+/*
+ * The team's scratch, at least @size bytes (grown, and re-exposed under a
+ * new generation, when smaller). Returns 0 or -errno.
+ */
+int dfg_scratch_reserve(struct dfg_team *t, size_t size);
+
+/*
+ * Pointer to [@off, @off + @len) of @peer's @key, or NULL with *@err = 0
+ * when the transport has no load/store access (then get/put).
+ */
+static inline void *dfg_peer_ptr(struct dfg_call *c, unsigned int peer,
+				 const struct dfg_xkey *key, size_t off,
+				 size_t len, int *err)
+{
+	return c->x->ops->peer_ptr(c->x, peer, key, off, len, err);
+}
+
+/* Algorithm table. */
+enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
+				 enum dfg_coll_kind kind, size_t bytes);
+/* Does @algo implement @kind? */
+bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo);
+/*
+ * Parse DFG_COLL_ALGO-style "kind=algo,...,segments=N" into @force and
+ * *@segments: 0, or -EINVAL with nothing changed.
+ */
+int dfg_coll_parse_algo(const char *s,
+			enum dfg_coll_algo force[DFG_COLL_KIND_NR],
+			unsigned int *segments);
+/* Segments per half-exchange for a block of @bytes (patent: >= 1, 2). */
+unsigned int dfg_coll_segments(const struct dfg_team *t, size_t bytes);
+
+/*
+ * Block arithmetic. [dfg_block_lo(n, k, i), dfg_block_lo(n, k, i + 1)) is
+ * block i of @n elements cut into @k nearly equal blocks (the first
+ * n % k one longer).
+ */
+static inline size_t dfg_block_lo(size_t n, size_t k, size_t i)
+{
+	size_t q = n / k, r = n % k;
+
+	return i * q + (i < r ? i : r);
+}
+
+static inline size_t dfg_block_len(size_t n, size_t k, size_t i)
+{
+	return n / k + (i < n % k);
+}
+
+/*
+ * Non-power-of-two teams (patent 002 leaves them to the implementer): the
+ * first 2r ranks (r = size - 2^floor(log2 size)) fold pairwise, the even
+ * rank of each pair handing its vector to the odd one and sitting out;
+ * the remaining p2 = 2^q ranks run the algorithm under virtual ranks.
+ */
+struct dfg_fold {
+	unsigned int	p2;	/* power of two <= size */
+	unsigned int	q;	/* log2(p2) */
+	unsigned int	r;	/* size - p2 */
+};
+
+void dfg_fold_init(struct dfg_fold *f, unsigned int size);
+/* Virtual rank of @rank, or -1 if it sits out (even rank < 2r). */
+int dfg_fold_vrank(const struct dfg_fold *f, unsigned int rank);
+/* Real rank of virtual rank @v. */
+unsigned int dfg_fold_rank(const struct dfg_fold *f, unsigned int v);
+
+/*
+ * Recursive halving with segments: the vector (@n elements) is cut into
+ * @segs segments; at step i each segment's current range is halved, the
+ * virtual rank with bit i set keeping the lower half (patent Fig. 8:
+ * it sends the odd pieces). dfg_rh_range() gives segment @m's range that
+ * virtual rank @v holds after @steps steps.
+ */
+void dfg_rh_range(size_t n, unsigned int segs, unsigned int m,
+		  unsigned int v, unsigned int steps, size_t *lo, size_t *hi);
+
+/* The algorithms: 0 or -errno. */
+int dfg_rh_allreduce(struct dfg_call *c);	/* also reduce */
+int dfg_rh_reduce_scatter(struct dfg_call *c);
+int dfg_ring_allreduce(struct dfg_call *c);
+int dfg_ring_reduce_scatter(struct dfg_call *c);
+int dfg_ring_allgather(struct dfg_call *c);
+int dfg_direct_allreduce(struct dfg_call *c);	/* also reduce */
+int dfg_direct_reduce_scatter(struct dfg_call *c);
+int dfg_direct_allgather(struct dfg_call *c);
+int dfg_direct_broadcast(struct dfg_call *c);
+int dfg_tree_broadcast(struct dfg_call *c);
+int dfg_coll_barrier(struct dfg_call *c);
+
+#endif /* _DFG_COLL_COLL_H */

@@ -1,0 +1,666 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg collectives: allreduce, reduce and reduce_scatter by segmented,
+ * pipelined recursive halving (patent 002, CN101206588A; see
+ * shared/reference/002-allreduce-recursive-halving.md, section 4.4).
+ *
+ * Distribution (reduce-scatter): log2(p2) steps; at step i a rank works
+ * with partner vrank ^ (1 << i). The vector is cut into M segments (the
+ * patent's slices, M = slice[i] for every i); at each step each
+ * segment's current range is halved and the rank whose bit i is set keeps
+ * the lower half (Fig. 8 roles: it sends the odd pieces). The half kept
+ * of segment m is reduced with the partner's copy of it while segment
+ * m + 1 is in flight (claim 1), and a step's last reduction overlaps the
+ * next partner's first transfer or the collection's (318 deferred).
+ *
+ * Data is pulled: a rank reads its partner's half (RDMA read, or loads
+ * through a mapping) once the partner says it is final, and writes only
+ * its own memory. Results stay at their natural offsets of the work
+ * vector W (the patent's remark that a slice at offset x lands at offset
+ * x): this fixes Fig. 8's unspecified output of 842 (erratum 3; compact
+ * placement overwrites what the next step still sends) and keeps the
+ * collection phase contiguous.
+ *
+ * Collection: the mirror order, distance p2/2 down to 1 (errata of Figs.
+ * 6 and 7): recursive doubling for allreduce (every rank pulls what its
+ * partner holds), a binomial gather towards the root for reduce (the
+ * rank relabelled w = vrank ^ vroot pulls from w + 2^i), a direct
+ * collection of its block for reduce_scatter.
+ *
+ * Non-power-of-two sizes: fold and unfold (dfg_fold_*), uneven halves.
+ *
+ * Order: every element is reduced as a balanced tree over the virtual
+ * ranks, the lower rank's partial on the left; a folded pair combines as
+ * (even, odd). So results do not depend on timing, and a serial
+ * reference using the same tree matches bit for bit.
+ *
+ * Readiness and completion travel as notifications: DFG_SLOT_STEP(i)
+ * from the producer of step i's data (value: segments ready), GATHER
+ * during collection, FOLD for unfold, DONE when a rank stops reading its
+ * peers' memory (nobody returns, and so unexposes, before its readers
+ * are done).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+
+/*
+ * struct rh_keys - what a rank publishes
+ * @src, @soff:	its input (key, offset of element 0)
+ * @work, @woff: its work vector W
+ */
+struct rh_keys {
+	struct dfg_xkey	src;
+	struct dfg_xkey	work;
+	__u64		soff;
+	__u64		woff;
+};
+
+struct rh_note {
+	unsigned int	peer;
+	unsigned int	slot;
+	__u64		val;
+};
+
+/*
+ * struct rh_pend - the reduction of the last segment transferred (§4.4's
+ * pending_t): run when the next transfer is posted, or before a wait
+ * that might depend on it
+ */
+struct rh_pend {
+	bool		valid;
+	bool		ticket_valid;
+	int		ticket;
+	bool		own_lower;
+	const void	*own;
+	const void	*peer;
+	void		*dst;
+	size_t		cnt;
+	struct rh_note	note;
+};
+
+/*
+ * struct rh - one call's state
+ * @f, @v, @q:	fold, this rank's virtual rank (-1: folded out), log2(p2)
+ * @segs:	segments per half-exchange (M)
+ * @n, @e:	elements, bytes per element
+ * @src, @work:	my input and work vector
+ * @me, @keys:	my keys; every rank's as received (by real rank)
+ * @slot:	two landing slots for transports without load/store
+ * @g:		transfers posted (selects the slot)
+ * @out:	where the result goes at the end if W is staged, or NULL
+ * @exp_src, @exp_work: per-call exposures to undo
+ */
+struct rh {
+	struct dfg_call		*c;
+	struct dfg_xport	*x;
+	struct dfg_fold		f;
+	int			v;
+	unsigned int		q;
+	unsigned int		segs;
+	size_t			n;
+	size_t			e;
+	const char		*src;
+	char			*work;
+	struct rh_keys		me;
+	struct rh_keys		*keys;
+	char			*slot[2];
+	unsigned int		g;
+	struct rh_pend		pend;
+	void			*out;
+	bool			exp_src;
+	bool			exp_work;
+};
+
+static int rh_finish(struct rh *h)
+{
+	struct rh_pend *p = &h->pend;
+	int ret;
+
+	if (!p->valid)
+		return 0;
+	p->valid = false;
+	if (p->ticket_valid) {
+		ret = h->x->ops->complete(h->x, p->ticket);
+		if (ret)
+			return ret;
+	}
+	dfg_reducer_run(&h->c->red, p->dst, p->own_lower ? p->own : p->peer,
+			p->own_lower ? p->peer : p->own, p->cnt);
+	if (p->note.slot == DFG_XPORT_SLOTS)
+		return 0;
+	return h->x->ops->notify(h->x, p->note.peer, p->note.slot,
+				 p->note.val);
+}
+
+/*
+ * Wait for @peer's inbox word @slot to reach @val; when it has not yet,
+ * run the pending reduction first: the peer may be waiting for its
+ * result (the patent's cross-step overlap is only taken when free).
+ */
+static int rh_ready(struct rh *h, unsigned int peer, unsigned int slot,
+		    __u64 val)
+{
+	struct dfg_xport *x = h->x;
+	int ret;
+
+	if (x->ops->peek(x, dfg_xport_inbox(peer, slot)) >= val)
+		return 0;
+	ret = rh_finish(h);
+	if (ret)
+		return ret;
+	return dfg_xport_wait_from(x, peer, slot, val);
+}
+
+/* Peer data [lo, hi) of (@key, @off): a pointer, or a posted get. */
+static const void *rh_fetch(struct rh *h, unsigned int peer,
+			    const struct dfg_xkey *key, __u64 off, size_t lo,
+			    size_t cnt, void *land, int *ticket, int *err)
+{
+	struct dfg_xport *x = h->x;
+	const void *p;
+
+	*ticket = -1;
+	p = x->ops->peer_ptr(x, peer, key, off + lo * h->e, cnt * h->e, err);
+	if (p || *err)
+		return p;
+	*ticket = x->ops->get(x, peer, key, off + lo * h->e, land,
+			      &h->c->t->scratch.key, cnt * h->e);
+	if (*ticket < 0) {
+		*err = *ticket;
+		return NULL;
+	}
+	return land;
+}
+
+/*
+ * One segment of an exchange (308/310 then 314): wait until the peer's
+ * copy is final, start its transfer, run the previous segment's
+ * reduction meanwhile, and leave this one pending.
+ */
+static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
+			 const struct dfg_xkey *pkey, __u64 poff,
+			 const char *own, size_t lo, size_t hi,
+			 unsigned int wslot, __u64 wval, struct rh_note note)
+{
+	const void *pp;
+	int ticket, err = 0;
+
+	if (wslot < DFG_XPORT_SLOTS) {
+		err = rh_ready(h, peer, wslot, wval);
+		if (err)
+			return err;
+	}
+	pp = rh_fetch(h, peer, pkey, poff, lo, hi - lo, h->slot[h->g % 2],
+		      &ticket, &err);
+	if (!pp)
+		return err;
+	h->g++;
+	err = rh_finish(h);
+	if (err)
+		return err;
+	h->pend = (struct rh_pend){
+		.valid = true,
+		.ticket_valid = ticket >= 0,
+		.ticket = ticket,
+		.own_lower = own_lower,
+		.own = own + lo * h->e,
+		.peer = pp,
+		.dst = h->work + lo * h->e,
+		.cnt = hi - lo,
+		.note = note,
+	};
+	return 0;
+}
+
+/* Copy the peer's [lo, hi) of its W into ours at the same offset. */
+static int rh_copy_seg(struct rh *h, unsigned int peer, size_t lo,
+		       size_t hi, unsigned int wslot, __u64 wval)
+{
+	const struct rh_keys *k = &h->keys[peer];
+	void *dst = h->work + lo * h->e;
+	int ticket, err = 0;
+	const void *pp;
+
+	if (wslot < DFG_XPORT_SLOTS) {
+		err = rh_ready(h, peer, wslot, wval);
+		if (err)
+			return err;
+	}
+	if (hi == lo)
+		return 0;
+	pp = rh_fetch(h, peer, &k->work, k->woff, lo, hi - lo, dst, &ticket,
+		      &err);
+	if (!pp)
+		return err;
+	if (ticket >= 0)
+		return h->x->ops->complete(h->x, ticket);
+	memcpy(dst, pp, (hi - lo) * h->e);
+	return 0;
+}
+
+static struct rh_note rh_note(unsigned int peer, unsigned int slot, __u64 val)
+{
+	return (struct rh_note){ .peer = peer, .slot = slot, .val = val };
+}
+
+#define RH_NO_NOTE	((struct rh_note){ .slot = DFG_XPORT_SLOTS })
+
+/* Real rank of the partner of step @i. */
+static unsigned int rh_partner(const struct rh *h, unsigned int i)
+{
+	return dfg_fold_rank(&h->f, (unsigned int)h->v ^ (1U << i));
+}
+
+static bool rh_folded_odd(const struct rh *h, unsigned int rank)
+{
+	return rank < 2 * h->f.r && (rank & 1);
+}
+
+/* G(i, m): "my data for collection step i, segment m, is final". */
+static __u64 rh_gval(const struct rh *h, unsigned int i, unsigned int m)
+{
+	return dfg_call_val(h->c, (h->q - 1 - i) * h->segs + m + 1);
+}
+
+/* The virtual rank the reduce's collection ends at. */
+static unsigned int rh_vroot(const struct rh *h)
+{
+	unsigned int root = h->c->root;
+
+	if (root < 2 * h->f.r && !(root & 1))
+		root++;
+	return (unsigned int)dfg_fold_vrank(&h->f, root);
+}
+
+/* Does this rank send (w bit @i set, higher bits clear) at gather step i? */
+static bool rh_gather_sends(const struct rh *h, unsigned int i)
+{
+	unsigned int w = (unsigned int)h->v ^ rh_vroot(h);
+
+	return (w >> i) == 1;
+}
+
+/* Who is told when my segment of the last step is final. */
+static struct rh_note rh_last_note(const struct rh *h, unsigned int m)
+{
+	unsigned int i = h->q - 1;
+
+	switch (h->c->kind) {
+	case DFG_COLL_ALLREDUCE:
+		return rh_note(rh_partner(h, i), DFG_SLOT_GATHER,
+			       rh_gval(h, i, m));
+	case DFG_COLL_REDUCE:
+		if (rh_gather_sends(h, i))
+			return rh_note(rh_partner(h, i), DFG_SLOT_GATHER,
+				       rh_gval(h, i, m));
+		return RH_NO_NOTE;
+	default:
+		return RH_NO_NOTE;
+	}
+}
+
+static int rh_fold(struct rh *h)
+{
+	unsigned int rank = h->c->t->rank, even = rank - 1;
+	const struct rh_keys *k = &h->keys[even];
+	int ret;
+
+	for (unsigned int m = 0; m < h->segs; m++) {
+		size_t lo = dfg_block_lo(h->n, h->segs, m);
+		size_t hi = lo + dfg_block_len(h->n, h->segs, m);
+		struct rh_note note = RH_NO_NOTE;
+
+		if (h->q)
+			note = rh_note(rh_partner(h, 0), DFG_SLOT_STEP(0),
+				       dfg_call_val(h->c, m + 1));
+		ret = rh_reduce_seg(h, even, false, &k->src, k->soff, h->src,
+				    lo, hi, DFG_XPORT_SLOTS, 0, note);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* The distribution phase (Fig. 3 / Fig. 8, corrected). */
+static int rh_distribute(struct rh *h)
+{
+	const char *own0 = rh_folded_odd(h, h->c->t->rank) ? h->work : h->src;
+	unsigned int v = (unsigned int)h->v;
+	int ret;
+
+	for (unsigned int i = 0; i < h->q; i++) {
+		unsigned int p = rh_partner(h, i), bit = v >> i & 1;
+		const struct rh_keys *k = &h->keys[p];
+		bool pfold = rh_folded_odd(h, p);
+		const struct dfg_xkey *pkey = i || pfold ? &k->work : &k->src;
+		__u64 poff = i || pfold ? k->woff : k->soff;
+		unsigned int wslot = i || pfold ? DFG_SLOT_STEP(i) :
+						  DFG_XPORT_SLOTS;
+
+		for (unsigned int m = 0; m < h->segs; m++) {
+			size_t lo, hi, mid;
+			struct rh_note note;
+
+			dfg_rh_range(h->n, h->segs, m, v, i, &lo, &hi);
+			mid = lo + (hi - lo) / 2;
+			if (bit)
+				hi = mid;
+			else
+				lo = mid;
+			if (i + 1 < h->q)
+				note = rh_note(rh_partner(h, i + 1),
+					       DFG_SLOT_STEP(i + 1),
+					       dfg_call_val(h->c, m + 1));
+			else
+				note = rh_last_note(h, m);
+			ret = rh_reduce_seg(h, p, !bit, pkey, poff,
+					    i ? h->work : own0, lo, hi, wslot,
+					    dfg_call_val(h->c, m + 1), note);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Collection to all (Fig. 7 corrected: recursive doubling, mirrored). */
+static int rh_allgather(struct rh *h)
+{
+	unsigned int v = (unsigned int)h->v;
+	int ret;
+
+	for (unsigned int i = h->q; i-- > 0;) {
+		unsigned int p = rh_partner(h, i);
+
+		for (unsigned int m = 0; m < h->segs; m++) {
+			size_t lo, hi;
+
+			dfg_rh_range(h->n, h->segs, m, v ^ (1U << i), i + 1,
+				     &lo, &hi);
+			ret = rh_copy_seg(h, p, lo, hi, DFG_SLOT_GATHER,
+					  rh_gval(h, i, m));
+			if (!ret && i)
+				ret = h->x->ops->notify(h->x,
+							rh_partner(h, i - 1),
+							DFG_SLOT_GATHER,
+							rh_gval(h, i - 1, m));
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* Collection to one (Fig. 6 corrected: towards w = 0, mirrored). */
+static int rh_gather(struct rh *h)
+{
+	unsigned int v = (unsigned int)h->v, w = v ^ rh_vroot(h);
+	int ret;
+
+	for (unsigned int i = h->q; i-- > 0;) {
+		unsigned int p = rh_partner(h, i);
+
+		if (w >> i)	/* sender (partner pulls) or idle */
+			continue;
+		for (unsigned int m = 0; m < h->segs; m++) {
+			size_t lo, hi;
+
+			dfg_rh_range(h->n, h->segs, m, v ^ (1U << i), i + 1,
+				     &lo, &hi);
+			ret = rh_copy_seg(h, p, lo, hi, DFG_SLOT_GATHER,
+					  rh_gval(h, i, m));
+			if (!ret && i && rh_gather_sends(h, i - 1))
+				ret = h->x->ops->notify(h->x,
+							rh_partner(h, i - 1),
+							DFG_SLOT_GATHER,
+							rh_gval(h, i - 1, m));
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/* reduce_scatter: pull block @rank of the result from its owners. */
+static int rh_collect_block(struct rh *h)
+{
+	struct dfg_call *c = h->c;
+	unsigned int rank = c->t->rank;
+	size_t rc = h->n / c->t->size, blo = rank * rc, bhi = blo + rc;
+	int ret;
+
+	/*
+	 * First every owner's "done": their distribution is over, so nobody
+	 * reads our W or our input any more (we land pieces in W, and the
+	 * input may be rbuf).
+	 */
+	for (unsigned int u = 0; u < h->f.p2; u++) {
+		unsigned int ru = dfg_fold_rank(&h->f, u);
+
+		if (ru == rank)
+			continue;
+		ret = dfg_xport_wait_from(h->x, ru, DFG_SLOT_GATHER,
+					  dfg_call_val(c, 1));
+		if (ret)
+			return ret;
+	}
+	for (unsigned int u = 0; u < h->f.p2; u++) {
+		unsigned int ru = dfg_fold_rank(&h->f, u);
+
+		for (unsigned int m = 0; m < h->segs; m++) {
+			size_t lo, hi;
+
+			dfg_rh_range(h->n, h->segs, m, u, h->q, &lo, &hi);
+			lo = lo < blo ? blo : lo;
+			hi = hi > bhi ? bhi : hi;
+			if (lo >= hi)
+				continue;
+			/* Land in W at the same offset, then to rbuf. */
+			ret = rh_copy_seg(h, ru, lo, hi, DFG_XPORT_SLOTS, 0);
+			if (ret)
+				return ret;
+		}
+	}
+	memcpy(c->rbuf, h->work + blo * h->e, rc * h->e);
+	return 0;
+}
+
+/* Tell every peer in @peers we are done reading it, wait for the same. */
+static int rh_done(struct rh *h, const unsigned int *peers, unsigned int np)
+{
+	__u64 val = dfg_call_val(h->c, 1);
+	int ret;
+
+	for (unsigned int i = 0; i < np; i++) {
+		ret = h->x->ops->notify(h->x, peers[i], DFG_SLOT_DONE, val);
+		if (ret)
+			return ret;
+	}
+	for (unsigned int i = 0; i < np; i++) {
+		ret = dfg_xport_wait_from(h->x, peers[i], DFG_SLOT_DONE, val);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Everyone this rank exchanges keys with and reads from, or is read by. */
+static unsigned int rh_peers(const struct rh *h, unsigned int *peers)
+{
+	const struct dfg_call *c = h->c;
+	unsigned int rank = c->t->rank, np = 0;
+
+	if (c->kind == DFG_COLL_REDUCE_SCATTER) {
+		for (unsigned int r = 0; r < c->t->size; r++)
+			if (r != rank)
+				peers[np++] = r;
+		return np;
+	}
+	if (rank < 2 * h->f.r)
+		peers[np++] = rank ^ 1;
+	if (h->v >= 0)
+		for (unsigned int i = 0; i < h->q; i++)
+			peers[np++] = rh_partner(h, i);
+	return np;
+}
+
+/*
+ * Buffers: below DFG_STAGE_MAX the input and W are staged in the team's
+ * scratch (exposed once for all calls); above, the user's buffers are
+ * exposed for this call. W is rbuf where the caller has the whole result
+ * (allreduce, the root of reduce), else scratch.
+ */
+static int rh_setup(struct rh *h, struct dfg_call *c)
+{
+	struct dfg_team *t = c->t;
+	size_t bytes, off = 0, slot_bytes;
+	bool staged, user_w;
+	int ret;
+
+	h->c = c;
+	h->x = c->x;
+	h->n = c->count;
+	h->e = c->esize;
+	bytes = h->n * h->e;
+	dfg_fold_init(&h->f, t->size);
+	h->v = dfg_fold_vrank(&h->f, t->rank);
+	h->q = h->f.q;
+	h->segs = dfg_coll_segments(t, bytes);
+	staged = bytes <= DFG_STAGE_MAX;
+	user_w = c->kind == DFG_COLL_ALLREDUCE ||
+		 (c->kind == DFG_COLL_REDUCE && t->rank == c->root);
+	slot_bytes = dfg_block_len(h->n, h->segs, 0) * h->e;
+	slot_bytes = (slot_bytes + 63) & ~(size_t)63;
+	h->keys = calloc(t->size, sizeof(*h->keys));
+	if (!h->keys)
+		return -ENOMEM;
+
+	if (staged)
+		off += (bytes + 63) & ~(size_t)63;
+	if (staged || !user_w)
+		off += (bytes + 63) & ~(size_t)63;
+	ret = dfg_scratch_reserve(t, off + 2 * slot_bytes);
+	if (ret)
+		return ret;
+	h->slot[0] = (char *)t->scratch.mem + off;
+	h->slot[1] = h->slot[0] + slot_bytes;
+
+	if (staged) {
+		memcpy(t->scratch.mem, c->sbuf, bytes);
+		h->src = t->scratch.mem;
+		h->me.src = t->scratch.key;
+		h->me.soff = 0;
+	} else {
+		h->src = c->sbuf;
+		ret = h->x->ops->expose(h->x, h->src, bytes, DFG_XPORT_READ,
+					&h->me.src);
+		if (ret)
+			return ret;
+		h->exp_src = true;
+	}
+	if (staged || !user_w) {
+		h->me.woff = staged ? (bytes + 63) & ~(size_t)63 : 0;
+		h->work = (char *)t->scratch.mem + h->me.woff;
+		h->me.work = t->scratch.key;
+		h->out = user_w ? c->rbuf : NULL;
+	} else if ((const void *)c->rbuf == (const void *)h->src) {
+		h->work = c->rbuf;
+		h->me.work = h->me.src;
+	} else {
+		h->work = c->rbuf;
+		ret = h->x->ops->expose(h->x, h->work, bytes, DFG_XPORT_READ,
+					&h->me.work);
+		if (ret)
+			return ret;
+		h->exp_work = true;
+	}
+	return 0;
+}
+
+static void rh_teardown(struct rh *h)
+{
+	if (h->exp_work)
+		h->x->ops->unexpose(h->x, &h->me.work);
+	if (h->exp_src)
+		h->x->ops->unexpose(h->x, &h->me.src);
+	free(h->keys);
+}
+
+static int rh_run(struct dfg_call *c)
+{
+	unsigned int peers[DFG_TEAM_SIZE_MAX], np, rank = c->t->rank;
+	struct rh h = { 0 };
+	int ret;
+
+	ret = rh_setup(&h, c);
+	if (ret)
+		goto out;
+	np = rh_peers(&h, peers);
+	for (unsigned int i = 0; i < np; i++) {
+		ret = dfg_call_send(c, peers[i], &h.me, sizeof(h.me));
+		if (ret)
+			goto out;
+	}
+	for (unsigned int i = 0; i < np; i++) {
+		ret = dfg_call_recv(c, peers[i], &h.keys[peers[i]],
+				    sizeof(h.keys[0]));
+		if (ret)
+			goto out;
+	}
+	h.keys[rank] = h.me;
+
+	if (rh_folded_odd(&h, rank))
+		ret = rh_fold(&h);
+	if (!ret && h.v >= 0)
+		ret = rh_distribute(&h);
+	if (!ret)
+		ret = rh_finish(&h);
+	if (ret)
+		goto out;
+
+	if (c->kind == DFG_COLL_REDUCE_SCATTER) {
+		if (h.v >= 0) {
+			for (unsigned int r = 0; r < c->t->size && !ret; r++)
+				if (r != rank)
+					ret = c->x->ops->notify(c->x, r,
+							DFG_SLOT_GATHER,
+							dfg_call_val(c, 1));
+		}
+		if (!ret)
+			ret = rh_collect_block(&h);
+	} else if (h.v >= 0) {
+		ret = c->kind == DFG_COLL_ALLREDUCE ? rh_allgather(&h) :
+						      rh_gather(&h);
+		/* Unfold: the folded-out even rank takes the result. */
+		if (!ret && rank < 2 * h.f.r &&
+		    (c->kind == DFG_COLL_ALLREDUCE || c->root == rank - 1))
+			ret = c->x->ops->notify(c->x, rank - 1, DFG_SLOT_FOLD,
+						dfg_call_val(c, 1));
+	} else if (c->kind == DFG_COLL_ALLREDUCE || c->root == rank) {
+		ret = dfg_xport_wait_from(c->x, rank + 1, DFG_SLOT_FOLD,
+					  dfg_call_val(c, 1));
+		if (!ret)
+			ret = rh_copy_seg(&h, rank + 1, 0, h.n,
+					  DFG_XPORT_SLOTS, 0);
+	}
+	if (!ret)
+		ret = rh_done(&h, peers, np);
+	if (!ret && h.out)
+		memcpy(h.out, h.work, h.n * h.e);
+out:
+	rh_teardown(&h);
+	return ret;
+}
+
+int dfg_rh_allreduce(struct dfg_call *c)
+{
+	return rh_run(c);
+}
+
+int dfg_rh_reduce_scatter(struct dfg_call *c)
+{
+	return rh_run(c);
+}

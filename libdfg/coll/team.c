@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg collectives: teams (join, leave, algorithm choice), the life of
+ * one call (sequence number, abort, call-header messages), the scratch
+ * memory, and the public entry points with their argument checks.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "coll.h"
+#include "kteam.h"
+
+/*
+ * struct dfg_call_hdr - leads every message of a call
+ * @seq, @kind:	the call: a peer in another call is a protocol error
+ * @dtype, @op, @root, @count: the arguments every member must agree on
+ */
+struct dfg_call_hdr {
+	__u64	seq;
+	__u32	kind;
+	__u32	dtype;
+	__u64	count;
+	__s32	op;
+	__u32	root;
+};
+
+#define DFG_CALL_PAYLOAD_MAX	(DFG_XPORT_MSG_MAX - sizeof(struct dfg_call_hdr))
+
+/*
+ * struct dfg_stash - a message of a later call, received early
+ * (a peer that saw our call aborted went on to the next one)
+ */
+struct dfg_stash {
+	bool		valid;
+	int		len;
+	unsigned char	msg[DFG_XPORT_MSG_MAX];
+};
+
+int dfg_team_join(int graph_fd, const char *name, unsigned int size,
+		  unsigned int rank, int timeout_ms, struct dfg_team **out)
+{
+	const char *env = getenv("DFG_COLL_ALGO");
+	struct dfg_team *t;
+	int saved = errno;
+	int ret;
+
+	if (!name || !out || !size || size > DFG_TEAM_SIZE_MAX ||
+	    rank >= size)
+		return -EINVAL;
+	if (graph_fd < 0)
+		return -EBADF;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->rank = rank;
+	t->size = size;
+	if (env) {
+		ret = dfg_coll_parse_algo(env, t->force, &t->segments);
+		if (ret)
+			goto err_free;
+	}
+	t->stash = calloc(size, sizeof(*t->stash));
+	if (!t->stash) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	t->graph_fd = fcntl(graph_fd, F_DUPFD_CLOEXEC, 3);
+	if (t->graph_fd < 0) {
+		ret = -errno;
+		errno = saved;
+		goto err_free;
+	}
+	ret = dfg_kteam_join(graph_fd, name, size, rank,
+			     dfg_xport_shm_ctl_size(size), &t->kt);
+	if (ret)
+		goto err_close;
+	ret = dfg_kteam_wait_all(t->kt, timeout_ms);
+	if (ret)
+		goto err_kteam;
+	env = getenv("DFG_COLL_NOPTR");
+	ret = dfg_xport_shm_create(t->kt, t->graph_fd, dfg_kteam_ctl(t->kt),
+				   size, rank, env && *env == '1', &t->x);
+	if (ret)
+		goto err_kteam;
+	*out = t;
+	return 0;
+
+err_kteam:
+	/* A member that fails to join must not break the team: leave. */
+	dfg_kteam_leave(t->kt);
+	dfg_kteam_close(t->kt);
+err_close:
+	__dfg_sys_close(t->graph_fd);
+err_free:
+	free(t->stash);
+	free(t);
+	return ret;
+}
+
+static void dfg_scratch_free(struct dfg_team *t)
+{
+	if (!t->scratch.mem)
+		return;
+	t->x->ops->unexpose(t->x, &t->scratch.key);
+	__dfg_sys_munmap(t->scratch.mem, t->scratch.size);
+	t->scratch.mem = NULL;
+	t->scratch.size = 0;
+}
+
+int dfg_team_leave(struct dfg_team *t)
+{
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	dfg_scratch_free(t);
+	t->x->ops->destroy(t->x);
+	ret = dfg_kteam_leave(t->kt);
+	dfg_kteam_close(t->kt);
+	__dfg_sys_close(t->graph_fd);
+	free(t->stash);
+	free(t);
+	return ret;
+}
+
+unsigned int dfg_team_rank(const struct dfg_team *t)
+{
+	return t ? t->rank : 0;
+}
+
+unsigned int dfg_team_size(const struct dfg_team *t)
+{
+	return t ? t->size : 0;
+}
+
+int dfg_team_add_arena(struct dfg_team *t, struct dfg_arena *a)
+{
+	if (!t || !a)
+		return -EINVAL;
+	return dfg_xport_shm_add_arena(t->x, a);
+}
+
+int dfg_coll_set_algo(struct dfg_team *t, enum dfg_coll_kind kind,
+		      enum dfg_coll_algo algo)
+{
+	if (!t || !dfg_coll_algo_valid(kind, algo))
+		return -EINVAL;
+	t->force[kind] = algo;
+	return 0;
+}
+
+enum dfg_coll_algo dfg_coll_last_algo(const struct dfg_team *t,
+				      enum dfg_coll_kind kind)
+{
+	if (!t || (unsigned int)kind >= DFG_COLL_KIND_NR)
+		return DFG_ALGO_AUTO;
+	return t->last[kind];
+}
+
+int dfg_scratch_reserve(struct dfg_team *t, size_t size)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int saved = errno;
+	void *mem;
+	int ret;
+
+	if (size <= t->scratch.size)
+		return 0;
+	if (size > SIZE_MAX - pg)
+		return -ENOMEM;
+	size = (size + pg - 1) & ~(pg - 1);
+	dfg_scratch_free(t);
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		ret = -errno;
+		errno = saved;
+		return ret;
+	}
+	ret = t->x->ops->expose(t->x, mem, size, DFG_XPORT_READ |
+				DFG_XPORT_WRITE | DFG_XPORT_KEEP,
+				&t->scratch.key);
+	if (ret) {
+		__dfg_sys_munmap(mem, size);
+		return ret;
+	}
+	t->scratch.mem = mem;
+	t->scratch.size = size;
+	return 0;
+}
+
+int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
+		   enum dfg_coll_kind kind, size_t bytes)
+{
+	int ret = t->x->ops->broken(t->x);
+
+	*c = (struct dfg_call){ .t = t, .x = t->x, .kind = kind };
+	if (ret)
+		return ret;
+	c->seq = ++t->seq;
+	t->x->seq = c->seq;
+	if (kind < DFG_COLL_KIND_NR) {
+		c->algo = dfg_coll_pick(t, kind, bytes);
+		t->last[kind] = c->algo;
+	}
+	c->started = true;
+	return 0;
+}
+
+int dfg_call_end(struct dfg_call *c, int ret)
+{
+	if (!c->x)
+		return ret;
+	if (ret < 0 && c->started)
+		c->x->ops->abort(c->x, c->seq);
+	c->x->ops->release(c->x);
+	return ret;
+}
+
+static void dfg_call_fill_hdr(const struct dfg_call *c,
+			      struct dfg_call_hdr *h)
+{
+	*h = (struct dfg_call_hdr){
+		.seq = c->seq, .kind = c->kind, .dtype = c->dtype,
+		.count = c->count, .op = c->op, .root = c->root,
+	};
+}
+
+int dfg_call_send(struct dfg_call *c, unsigned int peer, const void *buf,
+		  size_t len)
+{
+	unsigned char msg[DFG_XPORT_MSG_MAX];
+	struct dfg_call_hdr h;
+
+	if (len > DFG_CALL_PAYLOAD_MAX)
+		return -EMSGSIZE;
+	dfg_call_fill_hdr(c, &h);
+	memcpy(msg, &h, sizeof(h));
+	if (len)
+		memcpy(msg + sizeof(h), buf, len);
+	return c->x->ops->msg_send(c->x, peer, msg, sizeof(h) + len);
+}
+
+int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
+		  size_t len)
+{
+	struct dfg_stash *st = &c->t->stash[src];
+	unsigned char msg[DFG_XPORT_MSG_MAX];
+	struct dfg_call_hdr h, mine;
+	int n;
+
+	for (;;) {
+		if (st->valid) {
+			n = st->len;
+			memcpy(msg, st->msg, n);
+			st->valid = false;
+		} else {
+			n = c->x->ops->msg_recv(c->x, src, msg, sizeof(msg));
+			if (n < 0)
+				return n;
+		}
+		if ((size_t)n < sizeof(h))
+			return -EPROTO;
+		memcpy(&h, msg, sizeof(h));
+		if (h.seq >= c->seq)
+			break;
+		/* Left over from a call that was aborted: drop it. */
+	}
+	if (h.seq > c->seq) {
+		st->valid = true;
+		st->len = n;
+		memcpy(st->msg, msg, n);
+		return -EPROTO;
+	}
+	dfg_call_fill_hdr(c, &mine);
+	if (h.kind != mine.kind)
+		return -EPROTO;
+	if (h.dtype != mine.dtype || h.count != mine.count ||
+	    h.op != mine.op || h.root != mine.root)
+		return -EINVAL;
+	if ((size_t)n != sizeof(h) + len)
+		return -EPROTO;
+	if (len)
+		memcpy(buf, msg + sizeof(h), len);
+	return 0;
+}
+
+int dfg_call_xchg(struct dfg_call *c, unsigned int peer, const void *mine,
+		  void *theirs, size_t len)
+{
+	int ret = dfg_call_send(c, peer, mine, len);
+
+	return ret ? ret : dfg_call_recv(c, peer, theirs, len);
+}
+
+/* Entry points. */
+
+static bool dfg_overlap(const void *a, const void *b, size_t len)
+{
+	uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+	return len && (x < y ? y - x < len : x - y < len);
+}
+
+/* Common checks of the reductions; sets c->sbuf, c->red, c->esize. */
+static int dfg_red_args(struct dfg_call *c, const void *sbuf, void *rbuf,
+			size_t count, size_t rcount, enum dfg_dtype dtype,
+			int op, bool need_rbuf)
+{
+	int ret = dfg_reducer_get(op, dtype, &c->red);
+
+	c->count = count;
+	c->dtype = dtype;
+	c->op = op;
+	if (ret)
+		return ret;
+	c->esize = c->red.esize;
+	if (count > SIZE_MAX / c->esize)
+		return -EOVERFLOW;
+	c->rbuf = rbuf;
+	c->in_place = sbuf == DFG_IN_PLACE;
+	c->sbuf = c->in_place ? rbuf : sbuf;
+	if (!count)
+		return 0;
+	if ((need_rbuf || c->in_place) && !rbuf)
+		return -EINVAL;
+	if (!c->sbuf)
+		return -EINVAL;
+	if (!c->in_place && rbuf &&
+	    (dfg_overlap(c->sbuf, rbuf, count * c->esize) ||
+	     dfg_overlap(c->sbuf, rbuf, rcount * c->esize)))
+		return -EINVAL;
+	return 0;
+}
+
+int dfg_allreduce(struct dfg_team *t, const void *sbuf, void *rbuf,
+		  size_t count, enum dfg_dtype dtype, int op)
+{
+	struct dfg_call c;
+	size_t esize = dfg_dtype_size(dtype);
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = dfg_call_begin(&c, t, DFG_COLL_ALLREDUCE,
+			     esize && count < SIZE_MAX / esize ?
+			     count * esize : SIZE_MAX);
+	if (ret)
+		return ret;
+	ret = dfg_red_args(&c, sbuf, rbuf, count, count, dtype, op, true);
+	if (ret || !count)
+		return dfg_call_end(&c, ret);
+	switch (c.algo) {
+	case DFG_ALGO_RING:
+		ret = dfg_ring_allreduce(&c);
+		break;
+	case DFG_ALGO_DIRECT:
+		ret = dfg_direct_allreduce(&c);
+		break;
+	default:
+		ret = dfg_rh_allreduce(&c);
+		break;
+	}
+	return dfg_call_end(&c, ret);
+}
+
+int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
+	       size_t count, enum dfg_dtype dtype, int op, unsigned int root)
+{
+	struct dfg_call c;
+	size_t esize = dfg_dtype_size(dtype);
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = dfg_call_begin(&c, t, DFG_COLL_REDUCE,
+			     esize && count < SIZE_MAX / esize ?
+			     count * esize : SIZE_MAX);
+	if (ret)
+		return ret;
+	c.root = root;
+	ret = root >= t->size ? -EINVAL :
+	      dfg_red_args(&c, sbuf, rbuf, count, count, dtype, op,
+			   t->rank == root);
+	if (!ret && t->rank != root && !c.in_place)
+		c.rbuf = NULL;	/* not significant off the root */
+	if (ret || !count)
+		return dfg_call_end(&c, ret);
+	if (c.algo == DFG_ALGO_DIRECT)
+		ret = dfg_direct_allreduce(&c);
+	else
+		ret = dfg_rh_allreduce(&c);
+	return dfg_call_end(&c, ret);
+}
+
+int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
+		       size_t recvcount, enum dfg_dtype dtype, int op)
+{
+	struct dfg_call c;
+	size_t esize = dfg_dtype_size(dtype);
+	size_t bytes = SIZE_MAX;
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	if (esize && recvcount < SIZE_MAX / esize / t->size)
+		bytes = recvcount * esize * t->size;
+	ret = dfg_call_begin(&c, t, DFG_COLL_REDUCE_SCATTER, bytes);
+	if (ret)
+		return ret;
+	/* c.count is the whole vector: size * recvcount elements. */
+	ret = bytes == SIZE_MAX && esize ? -EOVERFLOW :
+	      dfg_red_args(&c, sbuf, rbuf, recvcount * t->size, recvcount,
+			   dtype, op, true);
+	if (ret || !recvcount)
+		return dfg_call_end(&c, ret);
+	switch (c.algo) {
+	case DFG_ALGO_RING:
+		ret = dfg_ring_reduce_scatter(&c);
+		break;
+	case DFG_ALGO_DIRECT:
+		ret = dfg_direct_reduce_scatter(&c);
+		break;
+	default:
+		ret = dfg_rh_reduce_scatter(&c);
+		break;
+	}
+	return dfg_call_end(&c, ret);
+}
+
+int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
+		  size_t bytes)
+{
+	struct dfg_call c;
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = dfg_call_begin(&c, t, DFG_COLL_ALLGATHER, bytes);
+	if (ret)
+		return ret;
+	c.count = bytes;
+	c.esize = 1;
+	c.rbuf = rbuf;
+	c.in_place = sbuf == DFG_IN_PLACE;
+	c.sbuf = c.in_place ? (char *)rbuf + bytes * t->rank : sbuf;
+	if (bytes > SIZE_MAX / t->size)
+		ret = -EOVERFLOW;
+	else if (bytes && (!rbuf || !c.sbuf))
+		ret = -EINVAL;
+	else if (!c.in_place && dfg_overlap(rbuf, c.sbuf, bytes * t->size))
+		ret = -EINVAL;
+	if (ret || !bytes)
+		return dfg_call_end(&c, ret);
+	if (c.algo == DFG_ALGO_RING)
+		ret = dfg_ring_allgather(&c);
+	else
+		ret = dfg_direct_allgather(&c);
+	return dfg_call_end(&c, ret);
+}
+
+int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
+		  unsigned int root)
+{
+	struct dfg_call c;
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = dfg_call_begin(&c, t, DFG_COLL_BROADCAST, bytes);
+	if (ret)
+		return ret;
+	c.count = bytes;
+	c.esize = 1;
+	c.root = root;
+	c.rbuf = buf;
+	c.sbuf = buf;
+	if (root >= t->size || (bytes && !buf))
+		ret = -EINVAL;
+	if (ret || !bytes)
+		return dfg_call_end(&c, ret);
+	ret = dfg_direct_broadcast(&c);
+	return dfg_call_end(&c, ret);
+}
+
+int dfg_barrier(struct dfg_team *t)
+{
+	struct dfg_call c;
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	/* Not in the table: the barrier has one algorithm. */
+	ret = dfg_call_begin(&c, t, DFG_COLL_KIND_NR, 0);
+	if (ret)
+		return ret;
+	return dfg_call_end(&c, dfg_coll_barrier(&c));
+}

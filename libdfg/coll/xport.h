@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg internals: the transport under the collectives.
+ *
+ * The algorithms (the coll/ sources) move data and synchronise only through these
+ * operations, so the same algorithm runs on one machine (xport_shm.c: the
+ * team's control area, dfg regions and arenas) and, later, across
+ * machines over RDMA. Each operation is stated in RDMA terms:
+ *
+ *  expose/unexpose	memory registration: a key peers use to reach
+ *			[addr, addr + len) of this process (rkey + address)
+ *  peer_ptr		load/store access to a peer's exposed memory where
+ *			the transport has it (shared memory); NULL elsewhere,
+ *			the algorithms then use get/put
+ *  get/put		RDMA read/write between local memory and a peer's
+ *			exposed memory; posted, complete at flush()
+ *  notify		a monotonic 64-bit value into the peer's inbox word
+ *			for (this rank, slot), ordered after every put to
+ *			that peer posted before it (write-with-immediate, or
+ *			a fenced RDMA write / atomic)
+ *  fadd		fetch-and-add on a peer's atomic word (RDMA atomic)
+ *  wait		until one of this rank's own words reaches a value:
+ *			spin briefly, then sleep (a team WAIT)
+ *  msg_send/recv	small eager messages through a per-pair mailbox
+ *			(RDMA write into a pre-registered ring + credit)
+ *
+ * Words: each rank owns DFG_XPORT_WORDS(size) 64-bit words, the first
+ * size * DFG_XPORT_SLOTS its inbox (word src * DFG_XPORT_SLOTS + slot is
+ * written only by rank src, through notify), then DFG_XPORT_ATOMICS
+ * words any peer changes through fadd. Values only grow: a call's values
+ * start above every value of earlier calls (see coll.h, dfg_call_val()),
+ * so nothing is ever reset.
+ *
+ * Failure: every blocking operation returns -EOWNERDEAD once a member
+ * died (the team is broken: for ever), -ECANCELED once the graph died,
+ * and -EPROTO once a member aborted the current call (dfg_xport_abort()
+ * with a sequence number >= the waiter's current one).
+ *
+ * Threads: one thread per transport at a time (the team's collective).
+ */
+#ifndef _DFG_COLL_XPORT_H
+#define _DFG_COLL_XPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+/* Inbox slots per source rank; coll.h says who uses which. */
+#define DFG_XPORT_SLOTS		16
+/* Atomic words per rank. */
+#define DFG_XPORT_ATOMICS	16
+#define DFG_XPORT_WORDS(size)	((size) * DFG_XPORT_SLOTS + DFG_XPORT_ATOMICS)
+/* Largest eager message. */
+#define DFG_XPORT_MSG_MAX	480
+
+/* expose() flags */
+#define DFG_XPORT_READ		0x1U	/* peers read (get, loads) */
+#define DFG_XPORT_WRITE		0x2U	/* peers write (put, stores) */
+#define DFG_XPORT_KEEP		0x4U	/* caller keeps the memory until
+					 * unexpose: peers may cache (the
+					 * team's scratch, never user memory) */
+
+/* dfg_xkey.kind */
+#define DFG_XKEY_NONE		0	/* nothing exposed (zero length) */
+#define DFG_XKEY_REGION		1	/* a dfg region exported for this key */
+#define DFG_XKEY_ARENA		2	/* inside an arena of the team's graph */
+
+/* dfg_xkey.flags */
+#define DFG_XKEY_F_KEEP		0x1U	/* outlives the call: peers may cache */
+#define DFG_XKEY_F_WRITE	0x2U	/* peers may write (put, stores) */
+
+/* Arenas a transport can expose by offset. */
+#define DFG_TEAM_ARENAS_MAX	16
+
+/*
+ * struct dfg_xkey - how a peer reaches memory a rank exposed
+ * @kind:	DFG_XKEY_*
+ * @flags:	DFG_XKEY_F_*
+ * @id:		region or arena id in the team's graph
+ * @base:	region: mmap offset of the region; arena: byte offset of
+ *		the exposed start inside the arena
+ * @skew:	region: offset of the exposed start inside the region (the
+ *		region is page-aligned, the buffer need not be)
+ * @len:	bytes exposed
+ * @gen:	exposer-wide generation: a peer's cached mapping of
+ *		(rank, @id, @gen) is the same memory, any other is not
+ * @addr:	the exposer's own address of the start (meaningless to
+ *		peers; lets local code turn a key back into a pointer)
+ *
+ * Plain data: travels in messages as is.
+ */
+struct dfg_xkey {
+	__u16	kind;
+	__u16	flags;
+	__u32	id;
+	__u64	base;
+	__u64	skew;
+	__u64	len;
+	__u64	gen;
+	__u64	addr;
+};
+
+struct dfg_xport;
+
+/*
+ * struct dfg_xport_ops - one transport
+ * All return 0 (or a count) or -errno unless said otherwise.
+ */
+struct dfg_xport_ops {
+	const char	*name;
+	/* Register [@addr, @addr + @len) for DFG_XPORT_READ/WRITE access. */
+	int	(*expose)(struct dfg_xport *x, const void *addr, size_t len,
+			  unsigned int flags, struct dfg_xkey *key);
+	/* Revoke: peers must be done with it (the algorithms see to it). */
+	void	(*unexpose)(struct dfg_xport *x, struct dfg_xkey *key);
+	/*
+	 * Pointer to [@off, @off + @len) of @peer's @key, valid until
+	 * release(); NULL with *@err = 0 when this transport has no
+	 * load/store access, NULL with *@err < 0 on failure (-ERANGE
+	 * outside the key, -EINVAL bad key, mapping errors).
+	 */
+	void	*(*peer_ptr)(struct dfg_xport *x, unsigned int peer,
+			     const struct dfg_xkey *key, size_t off, size_t len,
+			     int *err);
+	/*
+	 * Post a read of @peer's @key at @off into @local (@lkey: the key
+	 * of the local memory, for transports that need registered local
+	 * memory; may be NULL on shm). Returns a ticket >= 0 for complete().
+	 */
+	int	(*get)(struct dfg_xport *x, unsigned int peer,
+		       const struct dfg_xkey *key, size_t off, void *local,
+		       const struct dfg_xkey *lkey, size_t len);
+	/* Post a write of @local to @peer's @key at @off; a ticket. */
+	int	(*put)(struct dfg_xport *x, unsigned int peer,
+		       const struct dfg_xkey *key, size_t off,
+		       const void *local, const struct dfg_xkey *lkey,
+		       size_t len);
+	/* Complete every get and put posted up to ticket @ticket. */
+	int	(*complete)(struct dfg_xport *x, int ticket);
+	/* Complete every get and put posted so far. */
+	int	(*flush)(struct dfg_xport *x);
+	/* @peer's inbox word (this rank, @slot) = @value (monotonic). */
+	int	(*notify)(struct dfg_xport *x, unsigned int peer,
+			  unsigned int slot, __u64 value);
+	/* @peer's atomic word @idx += @add; old value into *@old (or NULL). */
+	int	(*fadd)(struct dfg_xport *x, unsigned int peer, unsigned int idx,
+			__u64 add, __u64 *old);
+	/* Until own word @word >= @value; current value into *@now. */
+	int	(*wait)(struct dfg_xport *x, unsigned int word, __u64 value,
+			__u64 *now);
+	/* Read own word @word without waiting. */
+	__u64	(*peek)(struct dfg_xport *x, unsigned int word);
+	/* Eager message to @peer: FIFO per pair, blocks while the box is full. */
+	int	(*msg_send)(struct dfg_xport *x, unsigned int peer,
+			    const void *buf, size_t len);
+	/* Next message from @src into @buf: its length, or -EMSGSIZE. */
+	int	(*msg_recv)(struct dfg_xport *x, unsigned int src, void *buf,
+			    size_t cap);
+	/* Make every member's blocking operations of call @seq fail. */
+	int	(*abort)(struct dfg_xport *x, __u64 seq);
+	/* 0, or -EOWNERDEAD / -ECANCELED once the team is unusable. */
+	int	(*broken)(struct dfg_xport *x);
+	/* Drop peer mappings made by peer_ptr() for per-call keys. */
+	void	(*release)(struct dfg_xport *x);
+	void	(*destroy)(struct dfg_xport *x);
+};
+
+/*
+ * struct dfg_xport - what every transport has; implementations embed it
+ * @ops:	operations
+ * @rank:	this member
+ * @size:	members
+ * @seq:	sequence number of the current call (set by the caller;
+ *		abort() of a sequence number >= it fails our waits)
+ */
+struct dfg_xport {
+	const struct dfg_xport_ops	*ops;
+	unsigned int			rank;
+	unsigned int			size;
+	__u64				seq;
+};
+
+static inline unsigned int dfg_xport_inbox(unsigned int src,
+					   unsigned int slot)
+{
+	return src * DFG_XPORT_SLOTS + slot;
+}
+
+static inline unsigned int dfg_xport_atomic(const struct dfg_xport *x,
+					    unsigned int idx)
+{
+	return x->size * DFG_XPORT_SLOTS + idx;
+}
+
+/* Wait for inbox word (@src, @slot) >= @value. */
+static inline int dfg_xport_wait_from(struct dfg_xport *x, unsigned int src,
+				      unsigned int slot, __u64 value)
+{
+	return x->ops->wait(x, dfg_xport_inbox(src, slot), value, NULL);
+}
+
+struct dfg_kteam;
+struct dfg_arena;
+
+/*
+ * The shared-memory transport over a joined kernel team. @graph_fd is the
+ * team's graph (not owned); @arenas, @nr_arenas: arena views of that graph
+ * this process maps (not owned, may be NULL/0): buffers inside them are
+ * exposed by arena offset, without a region. @ctl: the control-area bytes
+ * reserved for the transport (dfg_xport_shm_ctl_size()). @no_ptr: hide
+ * peer_ptr() (tests run the get/put path the RDMA transport will take).
+ */
+size_t dfg_xport_shm_ctl_size(unsigned int size);
+int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
+			 unsigned int size, unsigned int rank, bool no_ptr,
+			 struct dfg_xport **out);
+int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a);
+
+#endif /* _DFG_COLL_XPORT_H */

@@ -1,0 +1,678 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg collectives: the shared-memory transport (xport.h) on one
+ * machine, over a kernel team (kteam.h) and dfg regions and arenas.
+ *
+ * Control area (the transport's part of the team's, zeroed at creation):
+ *
+ *   struct xshm_hdr			abort sequence number
+ *   struct xshm_rank[size]		per rank: doorbell, sleeping flag
+ *   __u64 words[size][WORDS(size)]	per rank: inbox and atomic words
+ *   struct xshm_mbox[size][size]	mailbox [src][dst]
+ *
+ * Waiting: a rank polls its word briefly, yields a little, then sleeps on
+ * its doorbell (a team WAIT) after setting its sleeping flag and looking
+ * once more; a notifier stores the word, then (full barrier) rings the
+ * doorbell of a rank whose flag is set. Either the sleeper sees the new
+ * value, or the notifier sees the flag: no wakeup is lost, and a rank
+ * nobody waits for costs its notifier no system call.
+ *
+ * Memory: a buffer inside an arena this process registered is exposed by
+ * arena offset; anything else is exported as a region for the call (the
+ * page-rounded range), revoked at unexpose. Peers map regions on first
+ * use and unmap them at release(), except keys with DFG_XKEY_F_KEEP (the
+ * team's scratch, which only unexpose ends): those mappings are kept
+ * while the (rank, id, generation) stays the same. User memory is never
+ * cached: the user may free and reuse an address between calls.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dfg/region.h>
+
+#include "internal.h"
+#include "../chan/chan.h"
+#include "coll.h"
+#include "kteam.h"
+
+#define XSHM_MBOX_DEPTH		4
+#define XSHM_SPIN		200	/* polls before yielding */
+#define XSHM_YIELDS		2	/* yields before sleeping */
+#define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
+#define XSHM_MAPS_MAX		64
+
+struct xshm_hdr {
+	_Atomic __u64	abort_seq;
+	__u64		pad[7];
+};
+
+struct xshm_rank {
+	_Atomic __u32	doorbell;
+	_Atomic __u32	sleeping;
+	__u32		pad[14];
+};
+
+struct xshm_msg {
+	__u32		len;
+	__u32		pad;
+	unsigned char	data[DFG_XPORT_MSG_MAX];
+};
+
+/* head: messages sent (sender writes); tail: consumed (receiver writes). */
+struct xshm_mbox {
+	_Atomic __u64	head;
+	__u64		pad0[7];
+	_Atomic __u64	tail;
+	__u64		pad1[7];
+	struct xshm_msg	ent[XSHM_MBOX_DEPTH];
+};
+
+/*
+ * struct xshm_map - a peer's memory mapped here
+ * @peer, @id, @gen, @kind: whose key it is
+ * @keep:	a DFG_XKEY_F_KEEP key: survives release()
+ * @view:	the mapping (region or arena view)
+ */
+struct xshm_map {
+	unsigned int		peer;
+	unsigned int		id;
+	__u64			gen;
+	__u16			kind;
+	bool			keep;
+	struct dfg_arena	*view;
+};
+
+/*
+ * struct xshm - the transport
+ * @x:		the common part
+ * @kt:		kernel team (not owned)
+ * @graph_fd:	the team's graph (not owned)
+ * @no_ptr:	hide peer_ptr() from the algorithms
+ * @hdr, @ranks, @words, @boxes: the control area, parsed
+ * @nwords:	words per rank
+ * @gen:	generation of the next key exposed
+ * @tickets:	last get/put ticket
+ * @arenas:	registered arena views (not owned)
+ * @maps:	peers' memory mapped here
+ */
+struct xshm {
+	struct dfg_xport	x;
+	struct dfg_kteam	*kt;
+	int			graph_fd;
+	bool			no_ptr;
+	struct xshm_hdr		*hdr;
+	struct xshm_rank	*ranks;
+	_Atomic __u64		*words;
+	struct xshm_mbox	*boxes;
+	unsigned int		nwords;
+	__u64			gen;
+	int			tickets;
+	struct dfg_arena	*arenas[DFG_TEAM_ARENAS_MAX];
+	unsigned int		nr_arenas;
+	struct xshm_map		maps[XSHM_MAPS_MAX];
+	unsigned int		nr_maps;
+};
+
+static inline struct xshm *to_xshm(struct dfg_xport *x)
+{
+	return (struct xshm *)x;
+}
+
+static size_t xshm_words_bytes(unsigned int size)
+{
+	size_t b = (size_t)size * DFG_XPORT_WORDS(size) * sizeof(__u64);
+
+	return (b + 63) & ~(size_t)63;
+}
+
+size_t dfg_xport_shm_ctl_size(unsigned int size)
+{
+	return sizeof(struct xshm_hdr) + size * sizeof(struct xshm_rank) +
+	       xshm_words_bytes(size) +
+	       (size_t)size * size * sizeof(struct xshm_mbox);
+}
+
+static inline void xshm_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static int xshm_broken(struct dfg_xport *x)
+{
+	struct xshm *s = to_xshm(x);
+	__u32 state = s->kt->hdr->state;
+
+	if (state == DFG_TEAM_S_DEAD)
+		return -ECANCELED;
+	return dfg_kteam_broken(s->kt) ? -EOWNERDEAD : 0;
+}
+
+static int xshm_check(struct xshm *s)
+{
+	__u64 a = atomic_load_explicit(&s->hdr->abort_seq,
+				       memory_order_acquire);
+
+	if (s->x.seq && a >= s->x.seq)
+		return -EPROTO;
+	return xshm_broken(&s->x);
+}
+
+/* Ring @peer's doorbell if it sleeps (after our store was made visible). */
+static void xshm_ring(struct xshm *s, unsigned int peer)
+{
+	struct xshm_rank *r = &s->ranks[peer];
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (!atomic_load_explicit(&r->sleeping, memory_order_relaxed))
+		return;
+	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
+	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
+}
+
+/* Until *@p >= @value: poll, yield, then sleep on our doorbell. */
+static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
+			 __u64 *now)
+{
+	struct xshm_rank *me = &s->ranks[s->x.rank];
+	unsigned int tries = 0;
+	__u64 v;
+	int ret;
+
+	for (;;) {
+		v = atomic_load_explicit(p, memory_order_acquire);
+		if (v >= value)
+			break;
+		if (tries < XSHM_SPIN + XSHM_YIELDS) {
+			if (tries++ < XSHM_SPIN) {
+				xshm_relax();
+				continue;
+			}
+			ret = xshm_check(s);
+			if (ret)
+				return ret;
+			sched_yield();
+			continue;
+		}
+		__u32 bell = atomic_load_explicit(&me->doorbell,
+						  memory_order_acquire);
+
+		atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		v = atomic_load_explicit(p, memory_order_acquire);
+		ret = v >= value ? 1 : xshm_check(s);
+		if (!ret)
+			ret = dfg_kteam_wait(s->kt, (const uint32_t *)&me->doorbell,
+					     bell, XSHM_SLEEP_NS);
+		atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR)
+			return ret;
+		if (ret < 0) {
+			ret = xshm_check(s);
+			if (ret)
+				return ret;
+		}
+	}
+	if (now)
+		*now = v;
+	return 0;
+}
+
+static _Atomic __u64 *xshm_word(struct xshm *s, unsigned int rank,
+				unsigned int word)
+{
+	return &s->words[(size_t)rank * s->nwords + word];
+}
+
+static int xshm_wait(struct dfg_xport *x, unsigned int word, __u64 value,
+		     __u64 *now)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (word >= s->nwords)
+		return -EINVAL;
+	return xshm_wait_u64(s, xshm_word(s, x->rank, word), value, now);
+}
+
+static __u64 xshm_peek(struct dfg_xport *x, unsigned int word)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (word >= s->nwords)
+		return 0;
+	return atomic_load_explicit(xshm_word(s, x->rank, word),
+				    memory_order_acquire);
+}
+
+static int xshm_notify(struct dfg_xport *x, unsigned int peer,
+		       unsigned int slot, __u64 value)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (peer >= x->size || slot >= DFG_XPORT_SLOTS)
+		return -EINVAL;
+	atomic_store_explicit(xshm_word(s, peer, dfg_xport_inbox(x->rank, slot)),
+			      value, memory_order_release);
+	xshm_ring(s, peer);
+	return 0;
+}
+
+static int xshm_fadd(struct dfg_xport *x, unsigned int peer, unsigned int idx,
+		     __u64 add, __u64 *old)
+{
+	struct xshm *s = to_xshm(x);
+	__u64 o;
+
+	if (peer >= x->size || idx >= DFG_XPORT_ATOMICS)
+		return -EINVAL;
+	o = atomic_fetch_add_explicit(xshm_word(s, peer,
+						dfg_xport_atomic(x, idx)),
+				      add, memory_order_acq_rel);
+	if (old)
+		*old = o;
+	xshm_ring(s, peer);
+	return 0;
+}
+
+static struct xshm_mbox *xshm_box(struct xshm *s, unsigned int src,
+				  unsigned int dst)
+{
+	return &s->boxes[(size_t)src * s->x.size + dst];
+}
+
+static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
+			 const void *buf, size_t len)
+{
+	struct xshm *s = to_xshm(x);
+	struct xshm_mbox *b;
+	struct xshm_msg *m;
+	__u64 head;
+	int ret;
+
+	if (peer >= x->size || len > DFG_XPORT_MSG_MAX)
+		return -EINVAL;
+	b = xshm_box(s, x->rank, peer);
+	head = atomic_load_explicit(&b->head, memory_order_relaxed);
+	if (head >= XSHM_MBOX_DEPTH) {
+		ret = xshm_wait_u64(s, &b->tail, head + 1 - XSHM_MBOX_DEPTH,
+				    NULL);
+		if (ret)
+			return ret;
+	}
+	m = &b->ent[head % XSHM_MBOX_DEPTH];
+	m->len = len;
+	memcpy(m->data, buf, len);
+	atomic_store_explicit(&b->head, head + 1, memory_order_release);
+	xshm_ring(s, peer);
+	return 0;
+}
+
+static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
+			 size_t cap)
+{
+	struct xshm *s = to_xshm(x);
+	struct xshm_mbox *b;
+	struct xshm_msg *m;
+	__u64 tail;
+	size_t len;
+	int ret;
+
+	if (src >= x->size)
+		return -EINVAL;
+	b = xshm_box(s, src, x->rank);
+	tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
+	ret = xshm_wait_u64(s, &b->head, tail + 1, NULL);
+	if (ret)
+		return ret;
+	m = &b->ent[tail % XSHM_MBOX_DEPTH];
+	/* The peer writes len: never trust it beyond the entry. */
+	len = m->len;
+	if (len > DFG_XPORT_MSG_MAX)
+		len = DFG_XPORT_MSG_MAX;
+	if (len <= cap)
+		memcpy(buf, m->data, len);
+	atomic_store_explicit(&b->tail, tail + 1, memory_order_release);
+	xshm_ring(s, src);
+	return len <= cap ? (int)len : -EMSGSIZE;
+}
+
+static int xshm_abort(struct dfg_xport *x, __u64 seq)
+{
+	struct xshm *s = to_xshm(x);
+	__u64 cur = atomic_load(&s->hdr->abort_seq);
+
+	while (cur < seq &&
+	       !atomic_compare_exchange_weak(&s->hdr->abort_seq, &cur, seq))
+		;
+	atomic_thread_fence(memory_order_seq_cst);
+	for (unsigned int r = 0; r < x->size; r++) {
+		if (r == x->rank)
+			continue;
+		atomic_fetch_add(&s->ranks[r].doorbell, 1);
+		dfg_kteam_wake(s->kt, (const uint32_t *)&s->ranks[r].doorbell);
+	}
+	return 0;
+}
+
+int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (!a || a->graph_fd < 0 || !a->id)
+		return -EINVAL;
+	for (unsigned int i = 0; i < s->nr_arenas; i++)
+		if (s->arenas[i] == a)
+			return -EEXIST;
+	if (s->nr_arenas == DFG_TEAM_ARENAS_MAX)
+		return -ENOSPC;
+	s->arenas[s->nr_arenas++] = a;
+	return 0;
+}
+
+static struct dfg_arena *xshm_arena_of(struct xshm *s, const void *addr,
+				       size_t len)
+{
+	uintptr_t p = (uintptr_t)addr;
+
+	for (unsigned int i = 0; i < s->nr_arenas; i++) {
+		struct dfg_arena *a = s->arenas[i];
+		uintptr_t b = (uintptr_t)a->base;
+
+		if (p >= b && p - b <= a->size && len <= a->size - (p - b))
+			return a;
+	}
+	return NULL;
+}
+
+static int xshm_expose(struct dfg_xport *x, const void *addr, size_t len,
+		       unsigned int flags, struct dfg_xkey *key)
+{
+	struct xshm *s = to_xshm(x);
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t start, end;
+	struct dfg_arena *a;
+	__u64 off;
+	int id;
+
+	if (flags & ~(DFG_XPORT_READ | DFG_XPORT_WRITE | DFG_XPORT_KEEP))
+		return -EINVAL;
+	*key = (struct dfg_xkey){
+		.kind = DFG_XKEY_NONE,
+		.len = len,
+		.gen = ++s->gen,
+		.addr = (uintptr_t)addr,
+	};
+	if (flags & DFG_XPORT_KEEP)
+		key->flags |= DFG_XKEY_F_KEEP;
+	if (flags & DFG_XPORT_WRITE)
+		key->flags |= DFG_XKEY_F_WRITE;
+	if (!len)
+		return 0;
+	a = xshm_arena_of(s, addr, len);
+	if (a) {
+		key->kind = DFG_XKEY_ARENA;
+		key->id = a->id;
+		key->base = (uintptr_t)addr - (uintptr_t)a->base;
+		key->skew = a->size;	/* peers map the whole arena */
+		return 0;
+	}
+	start = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
+	end = ((uintptr_t)addr + len + pg - 1) & ~(uintptr_t)(pg - 1);
+	if (end < start)
+		return -EINVAL;
+	id = dfg_region_export(s->graph_fd, (void *)start, end - start,
+			       flags & DFG_XPORT_WRITE ? DFG_REGION_F_WRITE : 0,
+			       &off);
+	if (id < 0)
+		return id;
+	key->kind = DFG_XKEY_REGION;
+	key->id = id;
+	key->base = off;
+	key->skew = (uintptr_t)addr - start;
+	return 0;
+}
+
+static void xshm_unexpose(struct dfg_xport *x, struct dfg_xkey *key)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (key->kind == DFG_XKEY_REGION)
+		dfg_region_unexport(s->graph_fd, key->id);
+	key->kind = DFG_XKEY_NONE;
+}
+
+static void xshm_unmap(struct xshm *s, unsigned int i)
+{
+	dfg_arena_unmap(s->maps[i].view);
+	s->maps[i] = s->maps[--s->nr_maps];
+}
+
+/* Map @peer's @key here (or find the mapping): its view, or NULL. */
+static struct dfg_arena *xshm_map(struct xshm *s, unsigned int peer,
+				  const struct dfg_xkey *key, int *err)
+{
+	bool keep = key->flags & DFG_XKEY_F_KEEP;
+	bool wr = key->flags & DFG_XKEY_F_WRITE;
+	struct dfg_arena *v = NULL;
+	unsigned int i;
+	int ret;
+
+	if (key->kind == DFG_XKEY_ARENA) {
+		for (i = 0; i < s->nr_arenas; i++)
+			if (s->arenas[i]->id == key->id &&
+			    (!wr || s->arenas[i]->writable))
+				return s->arenas[i];
+	}
+	for (i = 0; i < s->nr_maps; i++) {
+		struct xshm_map *m = &s->maps[i];
+
+		if (m->peer != peer || m->kind != key->kind)
+			continue;
+		if (m->id == key->id && m->gen == key->gen)
+			return m->view;
+		/* A newer scratch of that peer: the old one is revoked. */
+		if (keep && m->keep) {
+			xshm_unmap(s, i);
+			i--;
+		}
+	}
+	if (s->nr_maps == XSHM_MAPS_MAX) {
+		*err = -ENOSPC;
+		return NULL;
+	}
+	if (key->kind == DFG_XKEY_REGION)
+		ret = dfg_region_map(s->graph_fd, key->id, key->base,
+				     key->skew + key->len, wr, &v);
+	else if (key->kind == DFG_XKEY_ARENA)
+		ret = dfg_arena_map(s->graph_fd, key->id, key->skew, wr, &v);
+	else
+		ret = -EINVAL;
+	if (ret < 0) {
+		*err = ret;
+		return NULL;
+	}
+	s->maps[s->nr_maps++] = (struct xshm_map){
+		.peer = peer, .id = key->id, .gen = key->gen,
+		.kind = key->kind, .keep = keep, .view = v,
+	};
+	return v;
+}
+
+static void *xshm_ptr(struct xshm *s, unsigned int peer,
+		      const struct dfg_xkey *key, size_t off, size_t len,
+		      int *err)
+{
+	struct dfg_arena *v;
+	__u64 at;
+
+	*err = 0;
+	if (peer >= s->x.size) {
+		*err = -EINVAL;
+		return NULL;
+	}
+	if (off > key->len || len > key->len - off) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	if (peer == s->x.rank)
+		return (char *)(uintptr_t)key->addr + off;
+	if (!len)
+		return (char *)(uintptr_t)1;	/* never dereferenced */
+	v = xshm_map(s, peer, key, err);
+	if (!v)
+		return NULL;
+	at = (key->kind == DFG_XKEY_ARENA ? key->base : key->skew) + off;
+	if (at > v->size || len > v->size - at) {
+		*err = -ERANGE;
+		return NULL;
+	}
+	return (char *)v->base + at;
+}
+
+static void *xshm_peer_ptr(struct dfg_xport *x, unsigned int peer,
+			   const struct dfg_xkey *key, size_t off, size_t len,
+			   int *err)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (s->no_ptr && peer != x->rank) {
+		*err = 0;
+		return NULL;
+	}
+	return xshm_ptr(s, peer, key, off, len, err);
+}
+
+/* Transfers are done when posted: tickets only count them. */
+static int xshm_ticket(struct xshm *s)
+{
+	s->tickets = (s->tickets + 1) & INT32_MAX;
+	return s->tickets;
+}
+
+static int xshm_get(struct dfg_xport *x, unsigned int peer,
+		    const struct dfg_xkey *key, size_t off, void *local,
+		    const struct dfg_xkey *lkey, size_t len)
+{
+	struct xshm *s = to_xshm(x);
+	int err;
+	void *p = xshm_ptr(s, peer, key, off, len, &err);
+
+	(void)lkey;
+	if (!p)
+		return err;
+	if (len)
+		memcpy(local, p, len);
+	return xshm_ticket(s);
+}
+
+static int xshm_put(struct dfg_xport *x, unsigned int peer,
+		    const struct dfg_xkey *key, size_t off, const void *local,
+		    const struct dfg_xkey *lkey, size_t len)
+{
+	int err;
+	void *p;
+
+	(void)lkey;
+	if (!(key->flags & DFG_XKEY_F_WRITE))
+		return -EACCES;
+	p = xshm_ptr(to_xshm(x), peer, key, off, len, &err);
+	if (!p)
+		return err;
+	if (len)
+		memcpy(p, local, len);
+	return xshm_ticket(to_xshm(x));
+}
+
+/* get and put complete at once here; order them before what follows. */
+static int xshm_complete(struct dfg_xport *x, int ticket)
+{
+	(void)x;
+	(void)ticket;
+	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+static int xshm_flush(struct dfg_xport *x)
+{
+	(void)x;
+	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+static void xshm_release(struct dfg_xport *x)
+{
+	struct xshm *s = to_xshm(x);
+
+	for (unsigned int i = 0; i < s->nr_maps; i++) {
+		if (!s->maps[i].keep) {
+			xshm_unmap(s, i);
+			i--;
+		}
+	}
+}
+
+static void xshm_destroy(struct dfg_xport *x)
+{
+	struct xshm *s = to_xshm(x);
+
+	while (s->nr_maps)
+		xshm_unmap(s, 0);
+	free(s);
+}
+
+static const struct dfg_xport_ops xshm_ops = {
+	.name		= "shm",
+	.expose		= xshm_expose,
+	.unexpose	= xshm_unexpose,
+	.peer_ptr	= xshm_peer_ptr,
+	.get		= xshm_get,
+	.put		= xshm_put,
+	.complete	= xshm_complete,
+	.flush		= xshm_flush,
+	.notify		= xshm_notify,
+	.fadd		= xshm_fadd,
+	.wait		= xshm_wait,
+	.peek		= xshm_peek,
+	.msg_send	= xshm_msg_send,
+	.msg_recv	= xshm_msg_recv,
+	.abort		= xshm_abort,
+	.broken		= xshm_broken,
+	.release	= xshm_release,
+	.destroy	= xshm_destroy,
+};
+
+int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
+			 unsigned int size, unsigned int rank, bool no_ptr,
+			 struct dfg_xport **out)
+{
+	struct xshm *s;
+	char *p = ctl;
+
+	if (!kt || !ctl || !size || rank >= size)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->x = (struct dfg_xport){ .ops = &xshm_ops, .rank = rank,
+				   .size = size };
+	s->kt = kt;
+	s->graph_fd = graph_fd;
+	s->no_ptr = no_ptr;
+	s->nwords = DFG_XPORT_WORDS(size);
+	s->hdr = (struct xshm_hdr *)p;
+	p += sizeof(struct xshm_hdr);
+	s->ranks = (struct xshm_rank *)p;
+	p += size * sizeof(struct xshm_rank);
+	s->words = (_Atomic __u64 *)p;
+	p += xshm_words_bytes(size);
+	s->boxes = (struct xshm_mbox *)p;
+	*out = &s->x;
+	return 0;
+}
