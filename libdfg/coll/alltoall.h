@@ -208,6 +208,8 @@ enum a2a_kind { A2A_FIXED, A2A_V };
  * struct a2a_call - one alltoall(v) on one rank
  * Filled by the caller: @t, @seq, @algo, @kind, the buffers and sizes.
  * @block is the fixed block size; for A2A_V the four arrays count bytes.
+ * An @err set by the caller (unusable arguments) makes the rank take part
+ * with nothing to send and nothing received.
  */
 struct a2a_call {
 	struct a2a_team	*t;

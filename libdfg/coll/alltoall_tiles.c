@@ -177,7 +177,7 @@ static void direct_extent(const struct a2a_call *c, size_t threshold,
 	const uint8_t *a = NULL, *b = NULL;
 	unsigned int j;
 
-	for (j = 0; j < c->t->lay.n; j++) {
+	for (j = 0; j < c->t->lay.n && threshold != SIZE_MAX; j++) {
 		size_t n = send_len(c, j);
 		const uint8_t *p = send_ptr(c, j);
 
@@ -212,7 +212,7 @@ static int stage_pack(struct a2a_call *c, size_t threshold)
 	unsigned int j;
 	int ndirect = 0, ret;
 
-	direct_extent(c, threshold, &lo, &span);
+	direct_extent(c, c->err ? SIZE_MAX : threshold, &lo, &span);
 	if (span) {
 		ret = pt->expose(pt->ctx, lo, span, c->key);
 		if (ret)
@@ -220,7 +220,7 @@ static int stage_pack(struct a2a_call *c, size_t threshold)
 		c->is_exposed = true;
 	}
 	for (j = 0; j < t->lay.n; j++) {
-		size_t n = send_len(c, j);
+		size_t n = c->err ? 0 : send_len(c, j);
 
 		tab[j] = (struct a2a_entry){ .len = n, .src = t->rank };
 		if (n > threshold) {
@@ -708,7 +708,6 @@ int a2a_start(struct a2a_call *c)
 	struct a2a_team *t = c->t;
 	int ret;
 
-	c->err = 0;
 	c->nwork = 0;
 	c->is_exposed = false;
 	memset(c->key, 0, sizeof(c->key));

@@ -54,12 +54,6 @@
 #define DFG_SEGMENTS_MAX	64
 
 /*
- * alltoall(v): blocks of at least this many bytes go by direct exchange
- * (patent 003's threshold), smaller ones through the repacking tiles.
- */
-#define DFG_A2A_DIRECT_MIN	(8U << 10)
-
-/*
  * struct dfg_scratch - this rank's scratch memory, exposed with
  * DFG_XPORT_KEEP (we own it, so peers may cache their mapping)
  * @mem:	anonymous mapping, page-aligned
@@ -84,6 +78,7 @@ struct dfg_scratch {
  * @last:	per kind: the algorithm the last call used
  * @segments:	forced segments per half-exchange (0: the table's)
  * @scratch:	staging and intermediate memory
+ * @a2a:	all-to-all state, from the first alltoall(v) (alltoall.c)
  * @stash:	per source rank, a message of a later call received early
  */
 struct dfg_team {
@@ -98,6 +93,7 @@ struct dfg_team {
 	unsigned int		segments;
 	struct dfg_scratch	scratch;
 	struct dfg_stash	*stash;
+	struct dfg_a2a		*a2a;
 };
 
 /*
@@ -290,5 +286,7 @@ int dfg_direct_allgather(struct dfg_call *c);
 int dfg_direct_broadcast(struct dfg_call *c);
 int dfg_tree_broadcast(struct dfg_call *c);
 int dfg_coll_barrier(struct dfg_call *c);
+/* Free the team's all-to-all state (dfg_team_leave()). */
+void dfg_a2a_free(struct dfg_team *t);
 
 #endif /* _DFG_COLL_COLL_H */

@@ -118,6 +118,7 @@ int dfg_team_leave(struct dfg_team *t)
 
 	if (!t)
 		return -EINVAL;
+	dfg_a2a_free(t);
 	dfg_scratch_free(t);
 	t->x->ops->destroy(t->x);
 	ret = dfg_kteam_leave(t->kt);
