@@ -34,15 +34,18 @@
 #include <stdint.h>
 
 /*
- * Tile staging budget: bytes of one tile (dh * dv * block) that a repacker
- * holds in flight. The patent's cost model ([derived] 3.4) trades a
- * repacker's d^2 * a bytes of staging against N/d messages per rank
- * instead of N - 1; 64 KiB keeps a tile in a core's L2, and for the small
- * blocks the path is meant for (8 B .. 1 KiB, N <= 8) makes the whole
- * matrix one tile: one repacking pass, one message into and out of each
- * rank, each rank blocks once.
+ * Tile staging budget: bytes of one tile (dh * dv blocks) a repacker
+ * holds in flight. The patent's cost model ([derived] 3.4) trades d^2 * a
+ * bytes of repacker staging against N/d messages per rank instead of
+ * N - 1. The tile size must not depend on a rank's own block sizes (ranks
+ * whose arguments disagree must still cut the same tiles), so it is sized
+ * for the largest block the tiles carry, the threshold: 256 KiB, a core's
+ * L2, gives d = 8 at 4 KiB. Teams of up to 8 members (the small-block
+ * case the path is for) are one tile: one repacking pass, one message
+ * into and out of each rank, and each rank blocks once; larger teams get
+ * tiles of 8 x 8 that run on several members at once.
  */
-#define A2A_TILE_BUDGET		(64u << 10)
+#define A2A_TILE_BUDGET		(256u << 10)
 
 /*
  * Size threshold (patent 3.5: "only messages below a pre-specified

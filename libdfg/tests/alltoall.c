@@ -432,7 +432,7 @@ TEST(repack_kernel)
 	}
 }
 
-/* Tile size from the budget: small blocks make one tile of N = 8. */
+/* Tile size from the budget: one tile up to N = 8 at the threshold. */
 TEST(pick_tile)
 {
 	unsigned int dh, dv;
@@ -440,16 +440,19 @@ TEST(pick_tile)
 	a2a_pick_tile(8, 8, &dh, &dv);
 	EXPECT_EQ(8, dh);
 	EXPECT_EQ(8, dv);
-	a2a_pick_tile(8, 1024, &dh, &dv);
+	a2a_pick_tile(8, A2A_THRESHOLD, &dh, &dv);
 	EXPECT_EQ(8, dh);
-	a2a_pick_tile(8, 4096, &dh, &dv);
+	a2a_pick_tile(64, A2A_THRESHOLD, &dh, &dv);
+	EXPECT_EQ(8, dh);
+	EXPECT_EQ(8, dv);
+	a2a_pick_tile(64, 4 * A2A_THRESHOLD, &dh, &dv);
 	EXPECT_EQ(4, dh);
-	EXPECT_EQ(4, dv);
 	a2a_pick_tile(64, 0, &dh, &dv);
 	EXPECT_EQ(64, dh);
 	a2a_pick_tile(3, 1 << 20, &dh, &dv);
 	EXPECT_EQ(1, dh);
 	EXPECT_EQ(2u, a2a_nsg(11, 9));
+	EXPECT_EQ(4u, a2a_nsg(11, 3));
 	EXPECT_EQ(2u, a2a_sg_size(11, 3, 3));
 }
 
