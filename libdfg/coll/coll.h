@@ -204,6 +204,57 @@ int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
 int dfg_scratch_reserve(struct dfg_team *t, size_t size);
 
 /*
+ * struct dfg_ckeys - what a rank publishes to the peers that read it
+ * @src, @soff:	its input (key, byte offset of element 0 in it)
+ * @work, @woff: its work or result vector
+ */
+struct dfg_ckeys {
+	struct dfg_xkey	src;
+	struct dfg_xkey	work;
+	__u64		soff;
+	__u64		woff;
+};
+
+/*
+ * struct dfg_cbufs - a call's buffers as peers see them
+ * @src:	the input peers read (staged copy or the user's)
+ * @work:	the work vector (staged, scratch, or the user's)
+ * @extra:	@extra_bytes of scratch for the algorithm (landing slots)
+ * @out:	staged: copy @work there at the end (dfg_cbufs_out())
+ * @keys:	keys of @src and @work
+ * @exp_src, @exp_work: exposed for this call (undone at teardown)
+ */
+struct dfg_cbufs {
+	const char		*src;
+	char			*work;
+	char			*extra;
+	void			*out;
+	struct dfg_ckeys	keys;
+	bool			exp_src;
+	bool			exp_work;
+};
+
+/*
+ * Set up @b: @src_bytes of input at c->sbuf; @work_bytes of work vector,
+ * at @user_work (the user's buffer) or, when NULL, in scratch. Below
+ * DFG_STAGE_MAX both are staged in scratch (no export, one copy in and
+ * one out); above, user memory is exposed for the call only.
+ */
+int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
+		    void *user_work, size_t extra_bytes, struct dfg_cbufs *b);
+/* Undo the call's exposures (the algorithm copies @out itself). */
+void dfg_cbufs_teardown(struct dfg_call *c, struct dfg_cbufs *b);
+/* Send our keys to @to[], receive into @keys[r] from @from[] (by rank). */
+int dfg_ckeys_xchg(struct dfg_call *c, const struct dfg_ckeys *mine,
+		   const unsigned int *to, unsigned int nto,
+		   const unsigned int *from, unsigned int nfrom,
+		   struct dfg_ckeys *keys);
+/* Notify DONE (@val) to @to[], then wait for it from @from[]. */
+int dfg_call_done(struct dfg_call *c, __u32 val, const unsigned int *to,
+		  unsigned int nto, const unsigned int *from,
+		  unsigned int nfrom);
+
+/*
  * Pointer to [@off, @off + @len) of @peer's @key, or NULL with *@err = 0
  * when the transport has no load/store access (then get/put).
  */
@@ -284,7 +335,6 @@ int dfg_direct_allreduce(struct dfg_call *c);	/* also reduce */
 int dfg_direct_reduce_scatter(struct dfg_call *c);
 int dfg_direct_allgather(struct dfg_call *c);
 int dfg_direct_broadcast(struct dfg_call *c);
-int dfg_tree_broadcast(struct dfg_call *c);
 int dfg_coll_barrier(struct dfg_call *c);
 /* Free the team's all-to-all state (dfg_team_leave()). */
 void dfg_a2a_free(struct dfg_team *t);

@@ -46,18 +46,6 @@
 
 #include "coll.h"
 
-/*
- * struct rh_keys - what a rank publishes
- * @src, @soff:	its input (key, offset of element 0)
- * @work, @woff: its work vector W
- */
-struct rh_keys {
-	struct dfg_xkey	src;
-	struct dfg_xkey	work;
-	__u64		soff;
-	__u64		woff;
-};
-
 struct rh_note {
 	unsigned int	peer;
 	unsigned int	slot;
@@ -86,12 +74,11 @@ struct rh_pend {
  * @f, @v, @q:	fold, this rank's virtual rank (-1: folded out), log2(p2)
  * @segs:	segments per half-exchange (M)
  * @n, @e:	elements, bytes per element
- * @src, @work:	my input and work vector
- * @me, @keys:	my keys; every rank's as received (by real rank)
+ * @src, @work:	my input and work vector (from @b)
+ * @b:		the call's buffers
+ * @keys:	every rank's keys as received (by real rank)
  * @slot:	two landing slots for transports without load/store
  * @g:		transfers posted (selects the slot)
- * @out:	where the result goes at the end if W is staged, or NULL
- * @exp_src, @exp_work: per-call exposures to undo
  */
 struct rh {
 	struct dfg_call		*c;
@@ -104,14 +91,11 @@ struct rh {
 	size_t			e;
 	const char		*src;
 	char			*work;
-	struct rh_keys		me;
-	struct rh_keys		*keys;
+	struct dfg_cbufs	b;
+	struct dfg_ckeys	*keys;
 	char			*slot[2];
 	unsigned int		g;
 	struct rh_pend		pend;
-	void			*out;
-	bool			exp_src;
-	bool			exp_work;
 };
 
 static int rh_finish(struct rh *h)
@@ -219,7 +203,7 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 static int rh_copy_seg(struct rh *h, unsigned int peer, size_t lo,
 		       size_t hi, unsigned int wslot, __u64 wval)
 {
-	const struct rh_keys *k = &h->keys[peer];
+	const struct dfg_ckeys *k = &h->keys[peer];
 	void *dst = h->work + lo * h->e;
 	int ticket, err = 0;
 	const void *pp;
@@ -305,7 +289,7 @@ static struct rh_note rh_last_note(const struct rh *h, unsigned int m)
 static int rh_fold(struct rh *h)
 {
 	unsigned int rank = h->c->t->rank, even = rank - 1;
-	const struct rh_keys *k = &h->keys[even];
+	const struct dfg_ckeys *k = &h->keys[even];
 	int ret;
 
 	for (unsigned int m = 0; m < h->segs; m++) {
@@ -333,7 +317,7 @@ static int rh_distribute(struct rh *h)
 
 	for (unsigned int i = 0; i < h->q; i++) {
 		unsigned int p = rh_partner(h, i), bit = v >> i & 1;
-		const struct rh_keys *k = &h->keys[p];
+		const struct dfg_ckeys *k = &h->keys[p];
 		bool pfold = rh_folded_odd(h, p);
 		const struct dfg_xkey *pkey = i || pfold ? &k->work : &k->src;
 		__u64 poff = i || pfold ? k->woff : k->soff;
@@ -468,25 +452,6 @@ static int rh_collect_block(struct rh *h)
 	return 0;
 }
 
-/* Tell every peer in @peers we are done reading it, wait for the same. */
-static int rh_done(struct rh *h, const unsigned int *peers, unsigned int np)
-{
-	__u64 val = dfg_call_val(h->c, 1);
-	int ret;
-
-	for (unsigned int i = 0; i < np; i++) {
-		ret = h->x->ops->notify(h->x, peers[i], DFG_SLOT_DONE, val);
-		if (ret)
-			return ret;
-	}
-	for (unsigned int i = 0; i < np; i++) {
-		ret = dfg_xport_wait_from(h->x, peers[i], DFG_SLOT_DONE, val);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
 /* Everyone this rank exchanges keys with and reads from, or is read by. */
 static unsigned int rh_peers(const struct rh *h, unsigned int *peers)
 {
@@ -507,17 +472,12 @@ static unsigned int rh_peers(const struct rh *h, unsigned int *peers)
 	return np;
 }
 
-/*
- * Buffers: below DFG_STAGE_MAX the input and W are staged in the team's
- * scratch (exposed once for all calls); above, the user's buffers are
- * exposed for this call. W is rbuf where the caller has the whole result
- * (allreduce, the root of reduce), else scratch.
- */
+/* W is rbuf where the caller has the whole result, else scratch. */
 static int rh_setup(struct rh *h, struct dfg_call *c)
 {
 	struct dfg_team *t = c->t;
-	size_t bytes, off = 0, slot_bytes;
-	bool staged, user_w;
+	size_t bytes, slot_bytes;
+	bool user_w;
 	int ret;
 
 	h->c = c;
@@ -529,7 +489,6 @@ static int rh_setup(struct rh *h, struct dfg_call *c)
 	h->v = dfg_fold_vrank(&h->f, t->rank);
 	h->q = h->f.q;
 	h->segs = dfg_coll_segments(t, bytes);
-	staged = bytes <= DFG_STAGE_MAX;
 	user_w = c->kind == DFG_COLL_ALLREDUCE ||
 		 (c->kind == DFG_COLL_REDUCE && t->rank == c->root);
 	slot_bytes = dfg_block_len(h->n, h->segs, 0) * h->e;
@@ -537,56 +496,15 @@ static int rh_setup(struct rh *h, struct dfg_call *c)
 	h->keys = calloc(t->size, sizeof(*h->keys));
 	if (!h->keys)
 		return -ENOMEM;
-
-	if (staged)
-		off += (bytes + 63) & ~(size_t)63;
-	if (staged || !user_w)
-		off += (bytes + 63) & ~(size_t)63;
-	ret = dfg_scratch_reserve(t, off + 2 * slot_bytes);
+	ret = dfg_cbufs_setup(c, bytes, bytes, user_w ? c->rbuf : NULL,
+			      2 * slot_bytes, &h->b);
 	if (ret)
 		return ret;
-	h->slot[0] = (char *)t->scratch.mem + off;
-	h->slot[1] = h->slot[0] + slot_bytes;
-
-	if (staged) {
-		memcpy(t->scratch.mem, c->sbuf, bytes);
-		h->src = t->scratch.mem;
-		h->me.src = t->scratch.key;
-		h->me.soff = 0;
-	} else {
-		h->src = c->sbuf;
-		ret = h->x->ops->expose(h->x, h->src, bytes, DFG_XPORT_READ,
-					&h->me.src);
-		if (ret)
-			return ret;
-		h->exp_src = true;
-	}
-	if (staged || !user_w) {
-		h->me.woff = staged ? (bytes + 63) & ~(size_t)63 : 0;
-		h->work = (char *)t->scratch.mem + h->me.woff;
-		h->me.work = t->scratch.key;
-		h->out = user_w ? c->rbuf : NULL;
-	} else if ((const void *)c->rbuf == (const void *)h->src) {
-		h->work = c->rbuf;
-		h->me.work = h->me.src;
-	} else {
-		h->work = c->rbuf;
-		ret = h->x->ops->expose(h->x, h->work, bytes, DFG_XPORT_READ,
-					&h->me.work);
-		if (ret)
-			return ret;
-		h->exp_work = true;
-	}
+	h->src = h->b.src;
+	h->work = h->b.work;
+	h->slot[0] = h->b.extra;
+	h->slot[1] = h->b.extra + slot_bytes;
 	return 0;
-}
-
-static void rh_teardown(struct rh *h)
-{
-	if (h->exp_work)
-		h->x->ops->unexpose(h->x, &h->me.work);
-	if (h->exp_src)
-		h->x->ops->unexpose(h->x, &h->me.src);
-	free(h->keys);
 }
 
 static int rh_run(struct dfg_call *c)
@@ -599,18 +517,9 @@ static int rh_run(struct dfg_call *c)
 	if (ret)
 		goto out;
 	np = rh_peers(&h, peers);
-	for (unsigned int i = 0; i < np; i++) {
-		ret = dfg_call_send(c, peers[i], &h.me, sizeof(h.me));
-		if (ret)
-			goto out;
-	}
-	for (unsigned int i = 0; i < np; i++) {
-		ret = dfg_call_recv(c, peers[i], &h.keys[peers[i]],
-				    sizeof(h.keys[0]));
-		if (ret)
-			goto out;
-	}
-	h.keys[rank] = h.me;
+	ret = dfg_ckeys_xchg(c, &h.b.keys, peers, np, peers, np, h.keys);
+	if (ret)
+		goto out;
 
 	if (rh_folded_odd(&h, rank))
 		ret = rh_fold(&h);
@@ -647,11 +556,12 @@ static int rh_run(struct dfg_call *c)
 					  DFG_XPORT_SLOTS, 0);
 	}
 	if (!ret)
-		ret = rh_done(&h, peers, np);
-	if (!ret && h.out)
-		memcpy(h.out, h.work, h.n * h.e);
+		ret = dfg_call_done(c, 1, peers, np, peers, np);
+	if (!ret && h.b.out)
+		memcpy(h.b.out, h.work, h.n * h.e);
 out:
-	rh_teardown(&h);
+	dfg_cbufs_teardown(c, &h.b);
+	free(h.keys);
 	return ret;
 }
 

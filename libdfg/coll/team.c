@@ -502,3 +502,120 @@ int dfg_barrier(struct dfg_team *t)
 		return ret;
 	return dfg_call_end(&c, dfg_coll_barrier(&c));
 }
+
+/* Buffers of a call. */
+
+static size_t dfg_align64(size_t n)
+{
+	return (n + 63) & ~(size_t)63;
+}
+
+int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
+		    void *user_work, size_t extra_bytes, struct dfg_cbufs *b)
+{
+	struct dfg_xport *x = c->x;
+	struct dfg_team *t = c->t;
+	bool staged = src_bytes <= DFG_STAGE_MAX &&
+		      work_bytes <= DFG_STAGE_MAX;
+	size_t off = 0, soff = 0, woff;
+	int ret;
+
+	*b = (struct dfg_cbufs){ 0 };
+	if (staged)
+		off += dfg_align64(src_bytes);
+	woff = off;
+	if (staged || !user_work)
+		off += dfg_align64(work_bytes);
+	if (off > SIZE_MAX - extra_bytes)
+		return -ENOMEM;
+	ret = dfg_scratch_reserve(t, off + extra_bytes);
+	if (ret)
+		return ret;
+	b->extra = (char *)t->scratch.mem + off;
+
+	if (staged) {
+		if (src_bytes)
+			memcpy(t->scratch.mem, c->sbuf, src_bytes);
+		b->src = (char *)t->scratch.mem + soff;
+		b->keys.src = t->scratch.key;
+		b->keys.soff = soff;
+	} else {
+		b->src = c->sbuf;
+		ret = x->ops->expose(x, b->src, src_bytes, DFG_XPORT_READ,
+				     &b->keys.src);
+		if (ret)
+			return ret;
+		b->exp_src = true;
+	}
+	if (staged || !user_work) {
+		b->work = (char *)t->scratch.mem + woff;
+		b->keys.work = t->scratch.key;
+		b->keys.woff = woff;
+		b->out = user_work;
+	} else if ((const void *)user_work == (const void *)b->src) {
+		b->work = user_work;
+		b->keys.work = b->keys.src;
+	} else {
+		b->work = user_work;
+		ret = x->ops->expose(x, user_work, work_bytes, DFG_XPORT_READ,
+				     &b->keys.work);
+		if (ret) {
+			dfg_cbufs_teardown(c, b);
+			return ret;
+		}
+		b->exp_work = true;
+	}
+	return 0;
+}
+
+void dfg_cbufs_teardown(struct dfg_call *c, struct dfg_cbufs *b)
+{
+	if (b->exp_work)
+		c->x->ops->unexpose(c->x, &b->keys.work);
+	if (b->exp_src)
+		c->x->ops->unexpose(c->x, &b->keys.src);
+	b->exp_work = b->exp_src = false;
+}
+
+int dfg_ckeys_xchg(struct dfg_call *c, const struct dfg_ckeys *mine,
+		   const unsigned int *to, unsigned int nto,
+		   const unsigned int *from, unsigned int nfrom,
+		   struct dfg_ckeys *keys)
+{
+	int ret;
+
+	for (unsigned int i = 0; i < nto; i++) {
+		ret = dfg_call_send(c, to[i], mine, sizeof(*mine));
+		if (ret)
+			return ret;
+	}
+	for (unsigned int i = 0; i < nfrom; i++) {
+		ret = dfg_call_recv(c, from[i], &keys[from[i]],
+				    sizeof(*keys));
+		if (ret)
+			return ret;
+	}
+	keys[c->t->rank] = *mine;
+	return 0;
+}
+
+int dfg_call_done(struct dfg_call *c, __u32 val, const unsigned int *to,
+		  unsigned int nto, const unsigned int *from,
+		  unsigned int nfrom)
+{
+	int ret;
+
+	for (unsigned int i = 0; i < nto; i++) {
+		ret = c->x->ops->notify(c->x, to[i], DFG_SLOT_DONE,
+					dfg_call_val(c, val));
+		if (ret)
+			return ret;
+	}
+	for (unsigned int i = 0; i < nfrom; i++) {
+		ret = dfg_xport_wait_from(c->x, from[i], DFG_SLOT_DONE,
+					  dfg_call_val(c, val));
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
