@@ -57,12 +57,6 @@
 #define DFG_SEGMENTS_MAX	64
 
 /*
- * alltoall(v): blocks of at least this many bytes go by direct exchange
- * (patent 003's threshold), smaller ones through the repacking tiles.
- */
-#define DFG_A2A_DIRECT_MIN	(8U << 10)
-
-/*
  * struct dfg_scratch - this rank's scratch memory, exposed with
  * DFG_XPORT_KEEP (we own it, so peers may cache their mapping)
  * @mem:	anonymous mapping, page-aligned
@@ -111,6 +105,7 @@ struct dfg_zombie {
  * @last:	per kind: the algorithm the last call used
  * @segments:	forced segments per half-exchange (0: the table's)
  * @scratch:	staging and intermediate memory
+ * @a2a:	all-to-all state, from the first alltoall(v) (alltoall.c)
  * @stash:	per source rank, a message of a later call received early
  * @zombies, @nr_zombies, @cap_zombies: exposures of failed calls
  * @tainted:	a call failed since the last successful barrier: the
@@ -132,6 +127,7 @@ struct dfg_team {
 	unsigned int		nr_zombies;
 	unsigned int		cap_zombies;
 	bool			tainted;
+	struct dfg_a2a		*a2a;
 };
 
 /*
@@ -381,5 +377,7 @@ int dfg_direct_reduce_scatter(struct dfg_call *c);
 int dfg_direct_allgather(struct dfg_call *c);
 int dfg_direct_broadcast(struct dfg_call *c);
 int dfg_coll_barrier(struct dfg_call *c);
+/* Free the team's all-to-all state (dfg_team_leave()). */
+void dfg_a2a_free(struct dfg_team *t);
 
 #endif /* _DFG_COLL_COLL_H */

@@ -35,8 +35,8 @@ static const struct dfg_algo_rule dfg_algo_rules[] = {
 	{ DFG_COLL_REDUCE_SCATTER,	SIZE_MAX,	DFG_ALGO_RHALVING },
 	{ DFG_COLL_ALLGATHER,		SIZE_MAX,	DFG_ALGO_DIRECT },
 	{ DFG_COLL_BROADCAST,		SIZE_MAX,	DFG_ALGO_DIRECT },
-	{ DFG_COLL_ALLTOALL,		DFG_A2A_DIRECT_MIN - 1, DFG_ALGO_TILES },
-	{ DFG_COLL_ALLTOALL,		SIZE_MAX,	DFG_ALGO_DIRECT },
+	/* Blocks above the threshold go direct inside the tiles. */
+	{ DFG_COLL_ALLTOALL,		SIZE_MAX,	DFG_ALGO_TILES },
 };
 
 /* Bit (1 << algo) set where the algorithm implements the kind. */

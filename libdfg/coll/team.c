@@ -163,6 +163,7 @@ int dfg_team_leave(struct dfg_team *t)
 		t->scratch.mem = NULL;
 		t->scratch.size = 0;
 	}
+	dfg_a2a_free(t);
 	dfg_scratch_free(t);
 	dfg_zombies_free(t);
 	free(t->zombies);

@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg collectives: dfg_alltoall() and dfg_alltoallv(), the all-to-all
+ * engine (alltoall_tiles.c) bound to the team's transport (xport.h).
+ *
+ * At a team's first all-to-all every member maps and exposes its engine
+ * area (kept until the team is left) and sends its key to every peer in
+ * a call message. The engine's atomic words are the transport's
+ * DFG_ATOMIC_A2A_FIRST..; its waits are the transport's wait on this
+ * rank's EV word, which spins briefly and then sleeps.
+ *
+ * A rank whose arguments are unusable still takes part, with nothing to
+ * send and nothing received, and fails with -EINVAL: the others see the
+ * lengths disagree and fail too, instead of waiting for it. A transport
+ * failure (a member died, the call was aborted) leaves the engine's
+ * shared words of this call half done, so the team's all-to-all fails
+ * with -EPROTO from then on.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "coll.h"
+#include "alltoall.h"
+
+_Static_assert(sizeof(struct dfg_xkey) == A2A_KEY_SIZE, "key size");
+_Static_assert(DFG_ATOMIC_A2A_FIRST + A2A_W_NR <= DFG_XPORT_ATOMICS,
+	       "atomic words");
+_Static_assert(DFG_TEAM_SIZE_MAX <= A2A_TILES_MAX_N, "registration bits");
+
+/*
+ * struct dfg_a2a - a team's all-to-all state
+ * @eng:	the engine
+ * @port:	its operations, over @x
+ * @x:		the team's transport
+ * @area:	this rank's area (@size bytes, mapped here, exposed)
+ * @key:	its key
+ * @keys:	every rank's area key
+ * @ptr:	peers' areas where the transport maps them; NULL: not looked
+ *		up in this call (or get/put only)
+ * @broken:	a call failed half way: the shared words are inconsistent
+ */
+struct dfg_a2a {
+	struct a2a_team		eng;
+	struct a2a_port		port;
+	struct dfg_xport	*x;
+	uint8_t			*area;
+	size_t			size;
+	struct dfg_xkey		key;
+	struct dfg_xkey		*keys;
+	uint8_t			**ptr;
+	bool			broken;
+};
+
+static uint8_t *a2a_peer(struct dfg_a2a *a, unsigned int peer)
+{
+	int err = 0;
+
+	if (!a->ptr[peer])
+		a->ptr[peer] = a->x->ops->peer_ptr(a->x, peer, &a->keys[peer],
+						   0, a->size, &err);
+	return a->ptr[peer];
+}
+
+static int a2a_get(void *ctx, unsigned int peer, size_t off, void *dst,
+		   size_t len)
+{
+	struct dfg_a2a *a = ctx;
+	uint8_t *p = a2a_peer(a, peer);
+	int ret;
+
+	if (off > a->size || len > a->size - off)
+		return -EPROTO;
+	if (p) {
+		memcpy(dst, p + off, len);
+		return 0;
+	}
+	ret = a->x->ops->get(a->x, peer, &a->keys[peer], off, dst, NULL, len);
+	return ret ? ret : a->x->ops->flush(a->x);
+}
+
+static int a2a_put(void *ctx, unsigned int peer, size_t off,
+		   const void *src, size_t len)
+{
+	struct dfg_a2a *a = ctx;
+	uint8_t *p = a2a_peer(a, peer);
+
+	if (off > a->size || len > a->size - off)
+		return -EPROTO;
+	if (p) {
+		memcpy(p + off, src, len);
+		return 0;
+	}
+	/* Completed by the flush before the next fadd. */
+	return a->x->ops->put(a->x, peer, &a->keys[peer], off, src, NULL, len);
+}
+
+static int a2a_fadd(void *ctx, unsigned int peer, unsigned int idx,
+		    uint64_t add, uint64_t *old)
+{
+	struct dfg_a2a *a = ctx;
+	__u64 prev;
+	int ret = a->x->ops->flush(a->x);
+
+	if (!ret)
+		ret = a->x->ops->fadd(a->x, peer, DFG_ATOMIC_A2A_FIRST + idx,
+				      add, &prev);
+	if (!ret && old)
+		*old = prev;
+	return ret;
+}
+
+static uint64_t a2a_peek(void *ctx, unsigned int idx)
+{
+	struct dfg_a2a *a = ctx;
+
+	return a->x->ops->peek(a->x, dfg_xport_atomic(a->x,
+					DFG_ATOMIC_A2A_FIRST + idx));
+}
+
+static int a2a_get_mem(void *ctx, unsigned int peer, const void *key,
+		       uint64_t off, void *dst, size_t len)
+{
+	struct dfg_a2a *a = ctx;
+	struct dfg_xkey k;
+	void *p;
+	int err = 0, ret;
+
+	memcpy(&k, key, sizeof(k));
+	p = a->x->ops->peer_ptr(a->x, peer, &k, off, len, &err);
+	if (p) {
+		memcpy(dst, p, len);
+		return 0;
+	}
+	if (err)
+		return err;
+	ret = a->x->ops->get(a->x, peer, &k, off, dst, NULL, len);
+	return ret ? ret : a->x->ops->flush(a->x);
+}
+
+static int a2a_expose(void *ctx, const void *buf, size_t len, void *key)
+{
+	struct dfg_a2a *a = ctx;
+	struct dfg_xkey k;
+	int ret;
+
+	ret = a->x->ops->expose(a->x, buf, len, DFG_XPORT_READ, &k);
+	if (!ret)
+		memcpy(key, &k, sizeof(k));
+	return ret;
+}
+
+static void a2a_unexpose(void *ctx, void *key)
+{
+	struct dfg_a2a *a = ctx;
+	struct dfg_xkey k;
+
+	memcpy(&k, key, sizeof(k));
+	a->x->ops->unexpose(a->x, &k);
+}
+
+void dfg_a2a_free(struct dfg_team *t)
+{
+	struct dfg_a2a *a = t->a2a;
+
+	if (!a)
+		return;
+	if (a->area) {
+		a->x->ops->unexpose(a->x, &a->key);
+		__dfg_sys_munmap(a->area, a->size);
+	}
+	a2a_team_fini(&a->eng);
+	free(a->keys);
+	free(a->ptr);
+	free(a);
+	t->a2a = NULL;
+}
+
+/*
+ * The team's state, created at its first all-to-all (a call every member
+ * makes, so the key exchange is part of it).
+ */
+static int dfg_a2a_get(struct dfg_call *c, struct dfg_a2a **out)
+{
+	struct dfg_team *t = c->t;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	struct dfg_a2a *a = t->a2a;
+	unsigned int i;
+	int saved = errno, ret;
+
+	if (a) {
+		*out = a;
+		return a->broken ? -EPROTO : 0;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return -ENOMEM;
+	t->a2a = a;
+	a->x = t->x;
+	a->port = (struct a2a_port){
+		.ctx = a, .fadd = a2a_fadd, .peek = a2a_peek, .get = a2a_get,
+		.put = a2a_put, .get_mem = a2a_get_mem, .expose = a2a_expose,
+		.unexpose = a2a_unexpose,
+	};
+	a->keys = calloc(t->size, sizeof(*a->keys));
+	a->ptr = calloc(t->size, sizeof(*a->ptr));
+	if (!a->keys || !a->ptr)
+		return -ENOMEM;
+	ret = a2a_team_init(&a->eng, &a->port, t->rank, t->size,
+			    A2A_THRESHOLD, NULL);
+	if (ret)
+		return ret;
+	a->size = (a->eng.lay.size + pg - 1) & ~(pg - 1);
+	a->area = mmap(NULL, a->size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (a->area == MAP_FAILED) {
+		a->area = NULL;
+		ret = -errno;
+		errno = saved;
+		return ret;
+	}
+	ret = t->x->ops->expose(t->x, a->area, a->size, DFG_XPORT_READ |
+				DFG_XPORT_WRITE | DFG_XPORT_KEEP, &a->key);
+	if (ret) {
+		__dfg_sys_munmap(a->area, a->size);
+		a->area = NULL;
+		return ret;
+	}
+	a->eng.area = a->area;
+	a->keys[t->rank] = a->key;
+	for (i = 1; i < t->size && !ret; i++)
+		ret = dfg_call_send(c, (t->rank + i) % t->size, &a->key,
+				    sizeof(a->key));
+	for (i = 1; i < t->size && !ret; i++) {
+		unsigned int src = (t->rank + t->size - i) % t->size;
+
+		ret = dfg_call_recv(c, src, &a->keys[src], sizeof(a->keys[src]));
+	}
+	if (ret)
+		return ret;
+	*out = a;
+	return 0;
+}
+
+static int dfg_a2a_run(struct dfg_call *c, struct a2a_call *ac)
+{
+	struct dfg_a2a *a = NULL;
+	struct dfg_xport *x = c->x;
+	unsigned int ev;
+	int ret;
+
+	ret = dfg_a2a_get(c, &a);
+	if (ret) {
+		if (c->t->a2a && ret != -EPROTO)
+			c->t->a2a->broken = true;
+		return ret;
+	}
+	ev = dfg_xport_atomic(x, DFG_ATOMIC_A2A_FIRST + A2A_W_EV);
+	memset(a->ptr, 0, c->t->size * sizeof(*a->ptr));
+	ac->t = &a->eng;
+	ac->seq = (uint32_t)c->seq;
+	ac->algo = c->algo == DFG_ALGO_DIRECT ? A2A_ALGO_DIRECT :
+						A2A_ALGO_TILES;
+	ret = a2a_start(ac);
+	while (!ret) {
+		ret = x->ops->wait(x, ev, ac->ev + 1, NULL);
+		if (!ret)
+			ret = a2a_progress(ac);
+	}
+	a2a_call_fini(ac);
+	if (ret < 0) {
+		a->broken = true;
+		return ret;
+	}
+	/* The protocol ran to its end: nobody waits for us, no abort. */
+	c->started = false;
+	return ac->err;
+}
+
+static bool dfg_a2a_span_ok(const size_t *counts, const size_t *displs,
+			    unsigned int n, const void *buf)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (counts[i] > SIZE_MAX - displs[i])
+			return false;
+		if (counts[i] && !buf)
+			return false;
+	}
+	return true;
+}
+
+/* The algorithm: forced, or the patent's tiles (blocks above the
+ * threshold go by direct exchange inside them). */
+static void dfg_a2a_algo(struct dfg_call *c)
+{
+	if (c->algo != DFG_ALGO_DIRECT)
+		c->algo = DFG_ALGO_TILES;
+	c->t->last[DFG_COLL_ALLTOALL] = c->algo;
+}
+
+int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
+		 size_t block)
+{
+	struct a2a_call ac = { .kind = A2A_FIXED, .block = block };
+	struct dfg_call c;
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, block);
+	if (ret)
+		return ret;
+	dfg_a2a_algo(&c);
+	ac.sbuf = sbuf;
+	ac.rbuf = rbuf;
+	if (block > SIZE_MAX / t->size || sbuf == DFG_IN_PLACE ||
+	    (block && (!sbuf || !rbuf)))
+		ac.err = -EINVAL;
+	ret = dfg_a2a_run(&c, &ac);
+	return dfg_call_end(&c, ret);
+}
+
+int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
+		  const size_t *sdispls, void *rbuf, const size_t *rcounts,
+		  const size_t *rdispls)
+{
+	struct a2a_call ac = { .kind = A2A_V };
+	static const size_t zero[DFG_TEAM_SIZE_MAX];
+	struct dfg_call c;
+	int ret;
+
+	if (!t)
+		return -EINVAL;
+	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
+	if (ret)
+		return ret;
+	dfg_a2a_algo(&c);
+	ac.sbuf = sbuf;
+	ac.rbuf = rbuf;
+	ac.scounts = scounts;
+	ac.sdispls = sdispls;
+	ac.rcounts = rcounts;
+	ac.rdispls = rdispls;
+	if (!scounts || !sdispls || !rcounts || !rdispls ||
+	    sbuf == DFG_IN_PLACE ||
+	    !dfg_a2a_span_ok(scounts, sdispls, t->size, sbuf) ||
+	    !dfg_a2a_span_ok(rcounts, rdispls, t->size, rbuf)) {
+		/* Take part with nothing: the others must not hang. */
+		ac.err = -EINVAL;
+		ac.scounts = ac.sdispls = ac.rcounts = ac.rdispls = zero;
+	}
+	ret = dfg_a2a_run(&c, &ac);
+	return dfg_call_end(&c, ret);
+}

@@ -1,0 +1,444 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg test of dfg_alltoall() and dfg_alltoallv() against the loaded dfg
+ * module (run it in the test VM: tools/vm/dfg-vm --cpus 2 --
+ * build/libdfg/tests/alltoall_module). N forked ranks form a team; every
+ * result is checked against the definition, gaps included. SKIPs when the
+ * device cannot be opened or has no teams.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dfg/dfg.h>
+#include <dfg/coll.h>
+
+#include "kselftest_harness.h"
+
+#define MAXN	8
+#define CANARY	0xa5
+
+/* Exit codes of a rank. */
+enum { RANK_OK, RANK_FAIL, RANK_SKIP };
+
+FIXTURE(a2a) {
+	struct dfg *d;
+	char name[DFG_NAME_MAX];
+	int gfd;
+};
+
+FIXTURE_SETUP(a2a)
+{
+	static int seq;
+	int ret;
+
+	self->d = NULL;
+	self->gfd = -1;
+	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
+	if (ret == -ENOENT || ret == -ENODEV)
+		SKIP(return, "no dfg device (%s)", strerror(-ret));
+	ASSERT_EQ(0, ret);
+	snprintf(self->name, sizeof(self->name), "libdfg-a2a-%d-%d",
+		 getpid(), seq++);
+	self->gfd = dfg_graph_create(self->d, self->name, 0600,
+				     DFG_GRAPH_O_CLOEXEC);
+	ASSERT_LE(0, self->gfd) TH_LOG("%s", strerror(-self->gfd));
+}
+
+FIXTURE_TEARDOWN(a2a)
+{
+	if (self->gfd >= 0)
+		close(self->gfd);
+	dfg_close(self->d);
+}
+
+static uint8_t pattern(unsigned int k, unsigned int i, unsigned int j,
+		       size_t b)
+{
+	return (uint8_t)(k * 131 + i * 37 + j * 11 + b * 7 + 1);
+}
+
+/* Counts every rank derives alike from (seed, call): i sends j. */
+static size_t vcount(unsigned int seed, unsigned int k, unsigned int i,
+		     unsigned int j)
+{
+	unsigned int h = seed * 2654435761u ^ k * 40503u ^ i * 977u ^ j * 131u;
+
+	h ^= h >> 13;
+	h *= 0x5bd1e995;
+	h ^= h >> 15;
+	if (h % 4 == 0)
+		return 0;
+	return h % 7 == 0 ? 4096 + h % 9000 : h % 700;
+}
+
+/*
+ * One call @k on rank @r of @n: alltoallv with vcount() lengths placed in
+ * reverse order with gaps (or alltoall of @block when @v is 0), checked.
+ * Returns 0, the call's error, or -EBADMSG on wrong data.
+ */
+static int one_call(struct dfg_team *t, unsigned int n, unsigned int r,
+		    unsigned int k, int v, size_t block, unsigned int seed)
+{
+	size_t sc[MAXN], sd[MAXN], rc[MAXN], rd[MAXN], slen = 1, rlen = 1, b;
+	uint8_t *sbuf, *rbuf;
+	unsigned int j;
+	int ret;
+
+	for (j = n; j-- > 0;) {
+		sc[j] = v ? vcount(seed, k, r, j) : block;
+		rc[j] = v ? vcount(seed, k, j, r) : block;
+		sd[j] = v ? slen : j * block;
+		rd[j] = v ? rlen : j * block;
+		slen = v ? slen + sc[j] + 3 : n * block + 1;
+		rlen = v ? rlen + rc[j] + 5 : n * block + 1;
+	}
+	sbuf = malloc(slen);
+	rbuf = malloc(rlen);
+	if (!sbuf || !rbuf)
+		return -ENOMEM;
+	memset(sbuf, CANARY, slen);
+	memset(rbuf, CANARY, rlen);
+	for (j = 0; j < n; j++)
+		for (b = 0; b < sc[j]; b++)
+			sbuf[sd[j] + b] = pattern(k, r, j, b);
+	if (v)
+		ret = dfg_alltoallv(t, sbuf, sc, sd, rbuf, rc, rd);
+	else
+		ret = dfg_alltoall(t, sbuf, rbuf, block);
+	if (!ret) {
+		uint8_t *want = malloc(rlen);
+
+		memset(want, CANARY, rlen);
+		for (j = 0; j < n; j++)
+			for (b = 0; b < rc[j]; b++)
+				want[rd[j] + b] = pattern(k, j, r, b);
+		if (memcmp(want, rbuf, rlen))
+			ret = -EBADMSG;
+		free(want);
+	}
+	free(sbuf);
+	free(rbuf);
+	return ret;
+}
+
+typedef int (*rank_fn)(struct dfg_team *t, unsigned int n, unsigned int r,
+		       void *arg);
+
+/*
+ * Fork @n ranks that join a team and run @fn; @kill_rank (if < n) is
+ * killed @kill_ms after the start. Returns how many ranks failed, or -1
+ * when the module has no teams.
+ */
+static int run_ranks(int gfd, const char *name, unsigned int n, rank_fn fn,
+		     void *arg, unsigned int kill_rank, int kill_ms)
+{
+	pid_t pid[MAXN];
+	unsigned int r;
+	int failed = 0, skipped = 0, st;
+
+	for (r = 0; r < n; r++) {
+		pid[r] = fork();
+		if (pid[r] < 0)
+			return n;
+		if (!pid[r]) {
+			struct dfg_team *t;
+			int ret;
+
+			ret = dfg_team_join(gfd, name, n, r, 10000, &t);
+			if (ret == -ENOTTY || ret == -EOPNOTSUPP)
+				_exit(RANK_SKIP);
+			if (ret) {
+				fprintf(stderr, "rank %u: join: %s\n", r,
+					strerror(-ret));
+				_exit(RANK_FAIL);
+			}
+			ret = fn(t, n, r, arg);
+			if (ret == 0)
+				ret = dfg_team_leave(t);
+			_exit(ret ? RANK_FAIL : RANK_OK);
+		}
+	}
+	if (kill_rank < n) {
+		usleep(kill_ms * 1000);
+		kill(pid[kill_rank], SIGKILL);
+	}
+	for (r = 0; r < n; r++) {
+		waitpid(pid[r], &st, 0);
+		if (r == kill_rank)
+			continue;
+		if (!WIFEXITED(st) || WEXITSTATUS(st) == RANK_FAIL)
+			failed++;
+		else if (WEXITSTATUS(st) == RANK_SKIP)
+			skipped++;
+	}
+	return skipped ? -1 : failed;
+}
+
+struct correct_arg {
+	enum dfg_coll_algo algo;
+};
+
+static int rank_correct(struct dfg_team *t, unsigned int n, unsigned int r,
+			void *arg)
+{
+	static const size_t blocks[] = { 0, 1, 8, 100, 1024, 4097, 20000 };
+	struct correct_arg *a = arg;
+	unsigned int k, i;
+	int ret;
+
+	ret = dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, a->algo);
+	for (i = 0, k = 0; !ret && i < sizeof(blocks) / sizeof(*blocks);
+	     i++, k++) {
+		ret = one_call(t, n, r, k, 0, blocks[i], 0);
+		if (ret)
+			fprintf(stderr, "n=%u r=%u block %zu: %s\n", n, r,
+				blocks[i], strerror(-ret));
+	}
+	for (i = 0; !ret && i < 10; i++, k++) {
+		ret = one_call(t, n, r, k, 1, 0, i);
+		if (ret)
+			fprintf(stderr, "n=%u r=%u v %u: %s\n", n, r, i,
+				strerror(-ret));
+	}
+	if (!ret && a->algo != DFG_ALGO_AUTO &&
+	    dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) != a->algo)
+		ret = -EINVAL;
+	return ret;
+}
+
+#define SKIP_IF_NO_DEV() do {						\
+	if (self->gfd < 0)						\
+		SKIP(return, "%s", "no dfg device");			\
+} while (0)
+
+/* Results equal to the definition for N = 1..8, both algorithms. */
+TEST_F(a2a, correct_every_n)
+{
+	struct correct_arg a;
+	unsigned int n, algo;
+	int failed;
+
+	SKIP_IF_NO_DEV();
+	for (algo = 0; algo < 3; algo++) {
+		a.algo = algo == 0 ? DFG_ALGO_AUTO : algo == 1 ?
+			 DFG_ALGO_TILES : DFG_ALGO_DIRECT;
+		for (n = 1; n <= MAXN; n++) {
+			char name[DFG_NAME_MAX];
+
+			snprintf(name, sizeof(name), "c%u-%u", algo, n);
+			failed = run_ranks(self->gfd, name, n, rank_correct,
+					   &a, MAXN, 0);
+			if (failed < 0)
+				SKIP(return, "module without teams");
+			EXPECT_EQ(0, failed) TH_LOG("n=%u algo=%u", n, a.algo);
+		}
+	}
+}
+
+static int rank_hang_then_die(struct dfg_team *t, unsigned int n,
+			      unsigned int r, void *arg)
+{
+	struct timespec t0, t1;
+	long ms;
+	int ret;
+
+	(void)arg;
+	/* One good call, then rank 1 never comes to the second one. */
+	ret = one_call(t, n, r, 0, 0, 64, 0);
+	if (ret)
+		return ret;
+	if (r == 1)
+		pause();
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = one_call(t, n, r, 1, 1, 0, 3);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	if (ret != -EOWNERDEAD) {
+		fprintf(stderr, "rank %u: %d instead of -EOWNERDEAD\n", r, ret);
+		return -EINVAL;
+	}
+	/* Killed after 300 ms: the failure must follow within 2 s. */
+	if (ms > 2300) {
+		fprintf(stderr, "rank %u: failed after %ld ms\n", r, ms);
+		return -ETIMEDOUT;
+	}
+	/* And the next call fails at once. */
+	ret = one_call(t, n, r, 2, 0, 8, 0);
+	if (ret != -EOWNERDEAD)
+		return -EINVAL;
+	dfg_team_leave(t);
+	_exit(RANK_OK);
+}
+
+/* A member killed mid-alltoall fails the others with -EOWNERDEAD. */
+TEST_F(a2a, member_killed)
+{
+	unsigned int n;
+	int failed;
+
+	SKIP_IF_NO_DEV();
+	for (n = 2; n <= 5; n += 3) {
+		char name[DFG_NAME_MAX];
+
+		snprintf(name, sizeof(name), "kill-%u", n);
+		failed = run_ranks(self->gfd, name, n, rank_hang_then_die,
+				   NULL, 1, 300);
+		if (failed < 0)
+			SKIP(return, "module without teams");
+		EXPECT_EQ(0, failed) TH_LOG("n=%u", n);
+	}
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	while (d && readdir(d))
+		n++;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static long rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long size = 0, rss = 0;
+
+	if (f) {
+		if (fscanf(f, "%ld %ld", &size, &rss) != 2)
+			rss = 0;
+		fclose(f);
+	}
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int rank_many(struct dfg_team *t, unsigned int n, unsigned int r,
+		     void *arg)
+{
+	int fds = 0, ret = 0;
+	long rss = 0;
+	unsigned int k;
+
+	(void)arg;
+	for (k = 0; k < 1000 && !ret; k++) {
+		if (k == 100) {
+			fds = count_fds();
+			rss = rss_kb();
+		}
+		ret = one_call(t, n, r, k, k % 2, k % 300, k);
+	}
+	if (ret)
+		return ret;
+	if (count_fds() != fds || rss_kb() > rss + 512) {
+		fprintf(stderr, "rank %u: fds %d -> %d, rss %ld -> %ld kB\n",
+			r, fds, count_fds(), rss, rss_kb());
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+/* 1000 calls in a row: no descriptor or memory leak. */
+TEST_F(a2a, thousand_calls)
+{
+	int failed;
+
+	SKIP_IF_NO_DEV();
+	failed = run_ranks(self->gfd, "many", 4, rank_many, NULL, MAXN, 0);
+	if (failed < 0)
+		SKIP(return, "module without teams");
+	EXPECT_EQ(0, failed);
+}
+
+static int rank_bad(struct dfg_team *t, unsigned int n, unsigned int r,
+		    void *arg)
+{
+	size_t c[MAXN] = { 0 }, d[MAXN] = { 0 };
+	uint8_t sbuf[64 * MAXN] = { 0 }, rbuf[64 * MAXN];
+	int ret;
+
+	(void)arg;
+	/* Rank 0's block differs: every rank fails, none hangs. */
+	ret = dfg_alltoall(t, sbuf, rbuf, r == 0 ? 16 : 8);
+	if (ret != -EINVAL)
+		return -EPROTO;
+	/* Rank 1 passes no counts: it fails, the others see a mismatch. */
+	for (unsigned int j = 0; j < n; j++) {
+		c[j] = 4;
+		d[j] = 4 * j;
+	}
+	ret = dfg_alltoallv(t, sbuf, r == 1 ? NULL : c, d, rbuf, c, d);
+	if (ret != -EINVAL)
+		return -EPROTO;
+	/* Zero-length blocks everywhere. */
+	ret = dfg_alltoall(t, sbuf, rbuf, 0);
+	if (ret)
+		return ret;
+	if (dfg_alltoall(NULL, sbuf, rbuf, 8) != -EINVAL)
+		return -EPROTO;
+	/* The team still works. */
+	return one_call(t, n, r, 9, 1, 0, 1);
+}
+
+/* Bad and mismatched arguments give errors, never a hang or a crash. */
+TEST_F(a2a, bad_arguments)
+{
+	int failed;
+
+	SKIP_IF_NO_DEV();
+	failed = run_ranks(self->gfd, "bad", 3, rank_bad, NULL, MAXN, 0);
+	if (failed < 0)
+		SKIP(return, "module without teams");
+	EXPECT_EQ(0, failed);
+}
+
+static int rank_time(struct dfg_team *t, unsigned int n, unsigned int r,
+		     void *arg)
+{
+	static const size_t blocks[] = { 8, 64, 1024 };
+	uint8_t *sbuf = calloc(n, 1024), *rbuf = calloc(n, 1024);
+	unsigned int i, k, iters = 300;
+	int ret = 0;
+
+	(void)arg;
+	for (i = 0; i < 3 && !ret; i++) {
+		struct timespec t0, t1;
+
+		for (k = 0; k < 20 && !ret; k++)
+			ret = dfg_alltoall(t, sbuf, rbuf, blocks[i]);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (k = 0; k < iters && !ret; k++)
+			ret = dfg_alltoall(t, sbuf, rbuf, blocks[i]);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (r == 0 && !ret)
+			printf("# alltoall n=%u block=%zu: %.1f us/call\n", n,
+			       blocks[i], ((t1.tv_sec - t0.tv_sec) * 1e9 +
+					   (t1.tv_nsec - t0.tv_nsec)) /
+			       iters / 1000.0);
+	}
+	free(sbuf);
+	free(rbuf);
+	return ret;
+}
+
+/* Small-block latency with N = 8 (reported, compared by bench/). */
+TEST_F(a2a, small_block_latency)
+{
+	int failed;
+
+	SKIP_IF_NO_DEV();
+	failed = run_ranks(self->gfd, "time", MAXN, rank_time, NULL, MAXN, 0);
+	if (failed < 0)
+		SKIP(return, "module without teams");
+	EXPECT_EQ(0, failed);
+}
+
+TEST_HARNESS_MAIN
