@@ -28,7 +28,7 @@ set multiplot layout 2,2 title what.(subtitle eq '' ? '' : "\n".subtitle)
 sel(c, n) = (strcol(1) eq c && $2 == n) ? $3 : NaN
 do for [c in 'allreduce reduce_scatter alltoall alltoallv'] {
 	set title c
-	plot for [n in '2 4 8'] csv skip 1 using (sel(c, n + 0)):(column(ycol)) with linespoints title 'N='.n, \
+	plot for [n in '2 4 8'] csv skip 1 using (sel(c, n + 0)):(column(ycol)) with linespoints title c.' N='.n, \
 	     1 with lines dt 2 lc rgb '#7f7f7f' notitle
 }
 unset multiplot
