@@ -179,8 +179,69 @@ run_flow() {
 	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
 }
 
+# run_coll: dfg's collectives against Open MPI's, N = 2, 4, 8, into
+# coll_raw.csv (every row of both), coll_ratio.csv (dfg over MPI, per
+# collective, N and size) and coll_algos.csv (the patent algorithms over
+# dfg's own ring/direct ones), with plots. Quick runs stop at 64 KiB.
+run_coll() {
+	local dfg=$BUILD/bin/coll_bench mpi=$BUILD/bin/coll_mpi
+	local max=$((64 << 20)) t=0.2 n tmp rc=0 raw=$out/coll_raw.csv
+	if [ ! -x "$dfg" ] || [ ! -x "$mpi" ] || ! command -v mpirun >/dev/null; then
+		echo "bench: no coll_bench, coll_mpi or mpirun (make tools, make deps)" >&2
+		return 1
+	fi
+	[ -n "$quick" ] && { max=65536; t=0.02; }
+	tmp=$(mktemp -d) || return 1
+	echo "# bench: coll (dfg vs Open MPI)"
+	for n in 2 4 8; do
+		OMPI_MCA_rmaps_base_oversubscribe=1 mpirun --allow-run-as-root \
+			--oversubscribe -np "$n" "$mpi" -M "$max" -t "$t" \
+			-o "$tmp/mpi$n.csv" || rc=1
+		"$dfg" -n "$n" -M "$max" -t "$t" -o "$tmp/dfg$n.csv" || rc=1
+		DFG_COLL_ALGO=allreduce=ring,reduce_scatter=ring,alltoall=direct \
+			"$dfg" -n "$n" -M "$max" -t "$t" -o "$tmp/alt$n.csv" || rc=1
+		DFG_COLL_ALGO=allreduce=rhalving,reduce_scatter=rhalving,alltoall=tiles \
+			"$dfg" -n "$n" -M "$max" -t "$t" -o "$tmp/pat$n.csv" || rc=1
+	done
+	{
+		head -n 1 "$tmp/mpi2.csv"
+		for f in "$tmp"/mpi*.csv "$tmp"/dfg*.csv "$tmp"/alt*.csv "$tmp"/pat*.csv; do
+			[ -f "$f" ] && tail -n +2 "$f" | sed "s/^dfg,/$(basename "$f" .csv | tr -d 0-9),/"
+		done
+	} >"$raw"
+	"$here/coll_ratio.awk" "$raw" "$out/coll_ratio.csv" "$out/coll_algos.csv" || rc=1
+	rm -rf "$tmp"
+	{
+		echo "# Reproduce on the host, from the repository root:"
+		echo "#   make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
+		echo "# which runs, inside the test VM (tools/vm/dfg-vm):"
+		echo "#   tools/bench/run.sh"
+		echo "# which ran, for N in 2 4 8 (rows of coll_raw.csv: impl mpi, dfg = default table, alt = ring/direct forced, pat = patent algorithms forced):"
+		echo "command: mpirun --allow-run-as-root --oversubscribe -np N ${mpi#"$top"/} -M $max -t $t"
+		echo "command: ${dfg#"$top"/} -n N -M $max -t $t"
+		echo "command: DFG_COLL_ALGO=allreduce=ring,reduce_scatter=ring,alltoall=direct ${dfg#"$top"/} -n N -M $max -t $t"
+		echo "command: DFG_COLL_ALGO=allreduce=rhalving,reduce_scatter=rhalving,alltoall=tiles ${dfg#"$top"/} -n N -M $max -t $t"
+		echo "ratios: tools/bench/coll_ratio.awk coll_raw.csv coll_ratio.csv coll_algos.csv"
+		echo "openmpi: $(mpirun --version 2>/dev/null | head -n 1)"
+		describe_machine
+	} | tee "$out/coll_raw.cmd" >"$out/coll_ratio.cmd"
+	cp "$out/coll_raw.cmd" "$out/coll_algos.cmd"
+	# One script plots both: the algorithms' figure is column 9.
+	gnuplot -e "csv='$out/coll_ratio.csv'; png='$out/coll_ratio.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
+		"$here/coll_ratio.gp" || { echo "bench: plot of coll_ratio failed" >&2; rc=1; }
+	gnuplot -e "csv='$out/coll_algos.csv'; png='$out/coll_algos.png'; term='$(gp_term)'; ycol=9; what='dfg patent algorithms vs its ring/direct: speedup (alt latency / patent latency)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
+		"$here/coll_ratio.gp" || { echo "bench: plot of coll_algos failed" >&2; rc=1; }
+	echo "# bench: coll -> ${out#"$top"/}/coll_{raw,ratio,algos}.{csv,cmd,png}"
+	return "$rc"
+}
+
 fail=0
+case "${DFG_BENCH_ONLY:-}" in
+coll)	run_coll || fail=1; exit "$fail" ;;
+flow)	run_flow || fail=1; exit "$fail" ;;
+esac
 run_bench cmd_roundtrip $quick || fail=1
 run_chan $quick || fail=1
 run_flow || fail=1
+run_coll || fail=1
 exit "$fail"
