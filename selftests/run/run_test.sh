@@ -5,9 +5,12 @@
 # DFG_RUN_SHORT=N sets how many short graphs the leak test runs (1000).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-top=$(cd "$here/../../.." && pwd)
-dfg=$top/build/bin/dfg
-work=$top/build/selftests/run/work
+# Run from the source tree (selftests/run.sh) or from the build tree.
+top=$here
+while [ "$top" != / ] && [ ! -f "$top/Kbuild" ]; do top=$(dirname "$top"); done
+BUILD=${BUILD:-$top/build}
+dfg=$BUILD/bin/dfg
+work=$BUILD/selftests/run/work
 short=${DFG_RUN_SHORT:-1000}
 export LC_ALL=C
 
