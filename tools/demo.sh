@@ -17,9 +17,12 @@ echo "== arena shared by two processes (examples/arena_demo.c)"
 "$bin/arena_demo"
 echo "== zero-copy pipeline over channels (examples/pipeline_demo.c)"
 "$bin/pipeline_demo" 20000
+echo "== a team of 4 processes: allreduce and alltoall, checked (examples/coll_demo.c)"
+"$bin/coll_demo" 4 4
 echo "== benchmarks, quick: command round trip, channels vs pipe/socket/CMA"
 # Quick runs into build/: the figures in bench/results/ come from make bench.
-DFG_BENCH_QUICK=1 DFG_BENCH_OUT=$top/build/demo-bench "$top/tools/bench/run.sh"
+DFG_BENCH_ONLY=core DFG_BENCH_QUICK=1 DFG_BENCH_OUT=$top/build/demo-bench \
+	"$top/tools/bench/run.sh"
 echo "== dfgctl stats"
 "$bin/dfgctl" stats
 echo "== dfg run: word frequency over the fortunes corpus (examples/wordfreq)"

@@ -23,6 +23,7 @@ check arena_demo 'peer [0-9]+: read at offset [0-9]+: "hello from [0-9]+"' \
 	"$BUILD/bin/arena_demo"
 check pipeline_demo '^zero copy: every message arrived at the offset it was written at' \
 	"$BUILD/bin/pipeline_demo" 20000
+check coll_demo '^coll_demo: ok$' "$BUILD/bin/coll_demo" 4 1
 check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
 # dfgctl objects lists an arena and a region of a live graph, one line each.
 check dfgctl_objects_arena \

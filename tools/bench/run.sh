@@ -239,6 +239,9 @@ fail=0
 case "${DFG_BENCH_ONLY:-}" in
 coll)	run_coll || fail=1; exit "$fail" ;;
 flow)	run_flow || fail=1; exit "$fail" ;;
+core)	run_bench cmd_roundtrip $quick || fail=1
+	run_chan $quick || fail=1
+	exit "$fail" ;;
 esac
 run_bench cmd_roundtrip $quick || fail=1
 run_chan $quick || fail=1
