@@ -4,12 +4,13 @@
  *
  * Forked workers, two at a time, each run a chunk of iterations from their
  * own seed (DFG_FUZZ_SEED ^ chunk). An iteration picks a target descriptor
- * from a pool (/dev/dfg, graph and endpoint descriptors the fuzzer made,
- * dups of them, a just-closed number, /dev/null, a pipe, the ring itself)
- * and a command value (mostly one of the header's DFG_IOC_*, including
- * regions, channels and teams; sometimes a random nr/size/direction with our
- * magic; sometimes another magic), fills the argument struct with random
- * bytes or with valid values and one corrupted field (reserved nonzero,
+ * from a pool (/dev/dfg, graph, endpoint, team member and scheduler
+ * descriptors the fuzzer made, dups of them, a just-closed number,
+ * /dev/null, a pipe, the ring itself) and a command value (mostly one of
+ * the header's DFG_IOC_*, including regions, channels, teams and the set
+ * scheduler; sometimes a random nr/size/direction with our magic;
+ * sometimes another magic), fills the argument struct with random bytes
+ * or with valid values and one corrupted field (reserved nonzero,
  * huge lengths, offsets near 2^64, ids of another graph's objects, bad
  * addresses), places it (normal buffer, NULL, unmapped, kernel address,
  * read-only page, straddling a guard page) and issues it over ioctl,
@@ -18,8 +19,8 @@
  * (pages touched in a child: SIGBUS/SIGSEGV stay there), munmap, close,
  * dup, and fork children that issue commands and exit.
  *
- * Nothing may block forever: NOP PARK, long NOP ASYNC, CHAN_WAIT and
- * TEAM_WAIT without a short timeout only
+ * Nothing may block forever: NOP PARK, long NOP ASYNC, CHAN_WAIT,
+ * TEAM_WAIT without a short timeout and SCHED_NEXT without NOWAIT only
  * go through io_uring, where the worker leaves them parked; the kernel
  * must cancel them when the worker exits. Every uring wait has a timeout
  * and every worker a deadline.
@@ -81,6 +82,7 @@ enum fkind {
 	F_NPROD,
 	F_ROLE,
 	F_DELAY,
+	F_COUNT,	/* number of array elements */
 };
 
 struct field {
@@ -211,11 +213,59 @@ static const struct field tleave_f[] = {
 	FLD(struct dfg_team_leave, reserved, F_RSV),
 };
 
+static const struct field sattach_f[] = {
+	FLD(struct dfg_sched_attach, flags, F_FLAGS),
+	FLD(struct dfg_sched_attach, reserved0, F_RSV),
+	FLD(struct dfg_sched_attach, reserved, F_RSV),
+};
+
+static const struct field sreg_f[] = {
+	FLD(struct dfg_set_register, size, F_SIZE),
+	FLD(struct dfg_set_register, flags, F_FLAGS),
+	FLD(struct dfg_set_register, priority, F_VAL),
+	FLD(struct dfg_set_register, nr_comps, F_COUNT),
+	FLD(struct dfg_set_register, nr_inputs, F_COUNT),
+	FLD(struct dfg_set_register, nr_outputs, F_COUNT),
+	FLD(struct dfg_set_register, inputs, F_ADDR),
+	FLD(struct dfg_set_register, outputs, F_ADDR),
+	FLD(struct dfg_set_register, comp_names, F_ADDR),
+	FLD(struct dfg_set_register, cpumask, F_VAL),
+	FLD(struct dfg_set_register, quantum, F_LEN),
+	FLD(struct dfg_set_register, id, F_OUT),
+	FLD(struct dfg_set_register, reserved0, F_RSV),
+	FLD(struct dfg_set_register, mmap_offset, F_OUT),
+	FLD(struct dfg_set_register, name, F_NAME),
+	FLD(struct dfg_set_register, reserved, F_RSV),
+};
+
+static const struct field setid_f[] = {
+	FLD(struct dfg_set_id, id, F_ID),
+	FLD(struct dfg_set_id, reserved0, F_RSV),
+	FLD(struct dfg_set_id, reserved, F_RSV),
+};
+
+static const struct field snext_f[] = {
+	FLD(struct dfg_sched_next, flags, F_FLAGS),
+	FLD(struct dfg_sched_next, cpu, F_VAL),
+	FLD(struct dfg_sched_next, yield_id, F_ID),
+	FLD(struct dfg_sched_next, yield_reason, F_VAL),
+	FLD(struct dfg_sched_next, id, F_OUT),
+	FLD(struct dfg_sched_next, reserved0, F_RSV),
+	FLD(struct dfg_sched_next, quantum, F_OUT),
+	FLD(struct dfg_sched_next, reserved, F_RSV),
+};
+
+static const struct field syield_f[] = {
+	FLD(struct dfg_sched_yield, id, F_ID),
+	FLD(struct dfg_sched_yield, reason, F_VAL),
+	FLD(struct dfg_sched_yield, reserved, F_RSV),
+};
+
 /* Which kind of descriptor a command is meant for. */
-enum tkind { T_DEV, T_GRAPH, T_EP, T_TEAM, T_OTHER };
+enum tkind { T_DEV, T_GRAPH, T_EP, T_TEAM, T_SCHED, T_OTHER };
 
 /* Object kinds, for ids. */
-enum okind { O_ARENA, O_REGION, O_CHAN };
+enum okind { O_ARENA, O_REGION, O_CHAN, O_SET };
 
 struct cmd_desc {
 	const char		*name;
@@ -248,6 +298,11 @@ static const struct cmd_desc cmds[] = {
 	CMD(TEAM_WAIT, T_TEAM, DFG_F_TEAM, twait_f),
 	CMD(TEAM_WAKE, T_TEAM, DFG_F_TEAM, twake_f),
 	CMD(TEAM_LEAVE, T_TEAM, DFG_F_TEAM, tleave_f),
+	CMD(SCHED_ATTACH, T_GRAPH, DFG_F_SCHED, sattach_f),
+	CMD(SET_REGISTER, T_SCHED, DFG_F_SCHED, sreg_f),
+	CMD(SET_UNREGISTER, T_SCHED, DFG_F_SCHED, setid_f),
+	CMD(SCHED_NEXT, T_SCHED, DFG_F_SCHED, snext_f),
+	CMD(SCHED_YIELD, T_SCHED, DFG_F_SCHED, syield_f),
 };
 
 #define NCMDS		ARRAY_SIZE(cmds)
@@ -277,6 +332,7 @@ static bool errno_documented(int e)
 	case EFBIG: case ENOMEM: case EAGAIN: case ERANGE: case ECANCELED:
 	case EINTR: case ENAMETOOLONG: case EBADF: case EPROTO:
 	case EADDRINUSE: case EOWNERDEAD: case ENOTCONN: case ETIMEDOUT:
+	case ENODATA: case ETIME: case EIO:
 		return true;
 	}
 	return false;
@@ -291,16 +347,17 @@ static const char * const path_names[] = {
 };
 
 enum fdkind { K_DEV, K_GRAPH, K_EP, K_CLOSED, K_NULL, K_PIPE, K_RING,
-	      K_TEAM };
+	      K_TEAM, K_SCHED };
 
 static const char * const kind_names[] = {
 	"dev", "graph", "endpoint", "closed", "devnull", "pipe", "ring",
-	"team",
+	"team", "sched",
 };
 
 static bool kind_is_dfg(enum fdkind k)
 {
-	return k == K_DEV || k == K_GRAPH || k == K_EP || k == K_TEAM;
+	return k == K_DEV || k == K_GRAPH || k == K_EP || k == K_TEAM ||
+	       k == K_SCHED;
 }
 
 /* ------------------------------------------------------------------------
@@ -355,7 +412,7 @@ static void count_op(unsigned int op)
 struct pool_fd {
 	int		fd;
 	enum fdkind	kind;
-	__u32		graph;		/* K_GRAPH: module graph id */
+	__u32		graph;		/* K_GRAPH, K_SCHED: module graph id */
 	__u64		map_size;	/* K_EP, K_TEAM: mapping size */
 };
 
@@ -397,6 +454,9 @@ struct worker {
 	__u8		*ropage;	/* PROT_READ */
 	__u8		*unmapped;	/* PROT_NONE */
 	__u8		*rbuf;		/* 32 pages for regions */
+	__u8		*sbuf;		/* 2 pages: a set's arrays */
+	__u32		run_graph;	/* the set SCHED_NEXT last gave us */
+	__u32		run_id;
 };
 
 static __u64 rnd(struct worker *w)
@@ -540,8 +600,9 @@ static void pool_drop(struct worker *w, unsigned int i)
 	w->pool[i] = w->pool[--w->npool];
 }
 
+/* @graph: of a K_SCHED (a K_GRAPH asks the module). */
 static void pool_add(struct worker *w, int fd, enum fdkind kind,
-		     __u64 map_size)
+		     __u64 map_size, __u32 graph)
 {
 	struct pool_fd *p;
 
@@ -551,7 +612,8 @@ static void pool_add(struct worker *w, int fd, enum fdkind kind,
 	p->fd = fd;
 	p->kind = kind;
 	p->map_size = map_size;
-	p->graph = kind == K_GRAPH ? graph_id_of(fd) : ~0U;
+	p->graph = kind == K_GRAPH ? graph_id_of(fd) :
+		   kind == K_SCHED ? graph : ~0U;
 }
 
 static void obj_add(struct worker *w, __u32 graph, __u32 id, enum okind kind,
@@ -696,6 +758,13 @@ static __u64 bad_value(struct worker *w, const struct field *f, __u32 graph)
 		return chance(w, 50) ? 0 : 3 + below(w, 100);
 	case F_DELAY:
 		return DFG_NOP_DELAY_MAX_MS + 1 + below(w, 100);
+	case F_COUNT:
+		switch (below(w, 4)) {
+		case 0: return 0;
+		case 1: return DFG_SET_PORTS_MAX + 1;
+		case 2: return DFG_SET_COMPS_MAX + 1 + below(w, 1000);
+		default: return rnd(w);
+		}
 	default:	/* F_RSV, F_OUT, F_VAL */
 		return rnd(w) | 1;
 	}
@@ -733,6 +802,60 @@ static void gen_name(struct worker *w, char *name, bool bad)
 		fill_random(w, name, n);
 		break;
 	}
+}
+
+/*
+ * A set of a few components on channels of @graph, mostly ROOT (runnable
+ * at once, so SCHED_NEXT finds work); its arrays live in w->sbuf.
+ */
+static void gen_set(struct worker *w, struct dfg_set_register *r,
+		    __u32 graph)
+{
+	__u32 *inputs = (__u32 *)w->sbuf;
+	struct dfg_set_output *outputs = (void *)(w->sbuf + 256);
+	char *names = (char *)w->sbuf + PAGE;
+	struct obj *o;
+	unsigned int i;
+
+	r->size = sizeof(*r);
+	r->flags = chance(w, 60) ? DFG_SET_F_ROOT : 0;
+	if (chance(w, 30))
+		r->flags |= DFG_SET_F_QUANTUM_NS;
+	r->priority = below(w, DFG_SET_PRIO_MAX + 1);
+	r->nr_comps = 1 + below(w, 4);
+	r->nr_inputs = below(w, 3);
+	r->nr_outputs = below(w, 3);
+	for (i = 0; i < r->nr_inputs; i++) {
+		o = obj_pick(w, graph, O_CHAN, false);
+		inputs[i] = o ? o->id : below(w, 16);
+	}
+	for (i = 0; i < r->nr_outputs; i++) {
+		o = obj_pick(w, graph, O_CHAN, false);
+		outputs[i].chan = o ? o->id : below(w, 16);
+		outputs[i].slot = chance(w, 80) ? 0 : below(w, 4);
+	}
+	memset(names, 0, (size_t)r->nr_comps * DFG_NAME_MAX);
+	for (i = 0; i < r->nr_comps; i++)
+		snprintf(names + i * DFG_NAME_MAX, DFG_NAME_MAX, "c%u", i);
+	r->inputs = (__u64)(uintptr_t)inputs;
+	r->outputs = (__u64)(uintptr_t)outputs;
+	r->comp_names = (__u64)(uintptr_t)names;
+	r->cpumask = chance(w, 70) ? 0 : chance(w, 80) ? 1ULL << below(w, 2) :
+					 1ULL << 63;
+	r->quantum = (r->flags & DFG_SET_F_QUANTUM_NS) ?
+		     1000 + below(w, 1000000) : 1 + below(w, 64);
+	snprintf(r->name, sizeof(r->name), "set%u", below(w, 8));
+}
+
+/* The set we run, mostly: a yield may give it back. */
+static __u32 yield_id(struct worker *w, __u32 graph)
+{
+	struct obj *o;
+
+	if (w->run_id && w->run_graph == graph && chance(w, 80))
+		return w->run_id;
+	o = obj_pick(w, graph, O_SET, false);
+	return o ? o->id : below(w, 16);
 }
 
 /* Valid-looking arguments for cmds[@slot] on a target in @graph. */
@@ -857,6 +980,39 @@ static void gen_valid(struct worker *w, unsigned int slot, void *args,
 	case DFG_IOC_TEAM_WAKE:
 		((struct dfg_team_wake *)args)->offset = 4 * below(w, PAGE / 4);
 		break;
+	case DFG_IOC_SCHED_ATTACH:
+		((struct dfg_sched_attach *)args)->flags =
+			below(w, DFG_SCHED_O_ALL + 1);
+		break;
+	case DFG_IOC_SET_REGISTER:
+		gen_set(w, args, graph);
+		break;
+	case DFG_IOC_SET_UNREGISTER:
+		o = obj_pick(w, graph, O_SET, false);
+		((struct dfg_set_id *)args)->id = o ? o->id : below(w, 16);
+		break;
+	case DFG_IOC_SCHED_NEXT: {
+		struct dfg_sched_next *n = args;
+
+		/* mostly NOWAIT: without it only io_uring may send it */
+		n->flags = chance(w, 80) ? DFG_NEXT_F_NOWAIT : 0;
+		if (chance(w, 20)) {
+			n->flags |= DFG_NEXT_F_CPU;
+			n->cpu = below(w, 3);
+		}
+		if (chance(w, 30)) {
+			n->yield_id = yield_id(w, graph);
+			n->yield_reason = 1 + below(w, DFG_YIELD_ERROR);
+		}
+		break;
+	}
+	case DFG_IOC_SCHED_YIELD: {
+		struct dfg_sched_yield *y = args;
+
+		y->id = yield_id(w, graph);
+		y->reason = 1 + below(w, DFG_YIELD_ERROR);
+		break;
+	}
 	default:	/* CHAN_WAIT, CHAN_WAKE, TEAM_LEAVE: all zero */
 		break;
 	}
@@ -944,6 +1100,11 @@ static bool may_block(const struct issue *is, const __u8 *args)
 
 		return t->timeout_ns < 0 || t->timeout_ns > 20000000;
 	}
+	if (is->cmd == DFG_IOC_SCHED_NEXT) {
+		const struct dfg_sched_next *s = (const void *)args;
+
+		return !(s->flags & DFG_NEXT_F_NOWAIT);
+	}
 	if (is->cmd != DFG_IOC_NOP)
 		return false;
 	return (n->flags & DFG_NOP_F_PARK) ||
@@ -1017,7 +1178,7 @@ static void harvest(struct worker *w, const struct issue *is, int res,
 	switch (is->cmd) {
 	case DFG_IOC_GRAPH_CREATE:
 	case DFG_IOC_GRAPH_ATTACH:
-		pool_add(w, res, K_GRAPH, 0);
+		pool_add(w, res, K_GRAPH, 0, ~0U);
 		break;
 	case DFG_IOC_CHAN_OPEN: {
 		const struct dfg_chan_open *o = (const void *)is->args;
@@ -1028,12 +1189,25 @@ static void harvest(struct worker *w, const struct issue *is, int res,
 			if (w->objs[i].kind == O_CHAN &&
 			    w->objs[i].id == o->id && w->objs[i].graph == graph)
 				map_size = w->objs[i].size;
-		pool_add(w, res, K_EP, map_size);
+		pool_add(w, res, K_EP, map_size, ~0U);
 		break;
 	}
 	case DFG_IOC_TEAM_JOIN:
 		pool_add(w, res, K_TEAM, out ?
-			 ((const struct dfg_team_join *)a)->map_size : PAGE);
+			 ((const struct dfg_team_join *)a)->map_size : PAGE,
+			 ~0U);
+		break;
+	case DFG_IOC_SCHED_ATTACH:
+		pool_add(w, res, K_SCHED, DFG_SET_PAGE_SIZE, graph);
+		break;
+	case DFG_IOC_SET_REGISTER:
+		obj_add(w, graph, (__u32)res, O_SET, DFG_SET_PAGE_SIZE);
+		break;
+	case DFG_IOC_SCHED_NEXT:
+		if (res > 0) {
+			w->run_graph = graph;
+			w->run_id = (__u32)res;
+		}
 		break;
 	case DFG_IOC_ARENA_CREATE:
 		obj_add(w, graph, (__u32)res, O_ARENA, out ?
@@ -1120,7 +1294,7 @@ static void do_command(struct worker *w)
 	r = below(w, 100);
 	if (r < 75) {
 		static const enum fdkind want[] = { K_DEV, K_GRAPH, K_EP,
-						    K_TEAM };
+						    K_TEAM, K_SCHED };
 
 		p = pool_pick(w, want[cmds[slot].target]);
 	}
@@ -1250,9 +1424,9 @@ static void do_mmap(struct worker *w)
 		PROT_READ | PROT_EXEC, PROT_READ | PROT_WRITE,
 	};
 	static const enum fdkind mappable[] = { K_GRAPH, K_GRAPH, K_EP,
-						K_TEAM };
+						K_TEAM, K_SCHED };
 	struct pool_fd *p = pool_pick(w, chance(w, 85) ?
-				      (int)mappable[below(w, 4)] : -1);
+				      (int)mappable[below(w, 5)] : -1);
 	__u64 off, len;
 	int prot = prots[below(w, ARRAY_SIZE(prots))];
 	int flags = chance(w, 90) ? MAP_SHARED : MAP_PRIVATE;
@@ -1270,6 +1444,14 @@ static void do_mmap(struct worker *w)
 		off = chance(w, 80) ? 0 : (chance(w, 50) ? PAGE * below(w, 8) :
 					   DFG_MMAP_OFFSET(1 + below(w, 4)));
 		len = chance(w, 70) ? p->map_size : PAGE * (1 + below(w, 40));
+	} else if (p->kind == K_SCHED) {
+		/* a set's page; sometimes another graph's set or no set */
+		o = obj_pick(w, p->graph, O_SET, chance(w, 10));
+		off = DFG_MMAP_OFFSET(o ? o->id : below(w, 16));
+		len = chance(w, 85) ? DFG_SET_PAGE_SIZE :
+				      PAGE * (2 + below(w, 3));
+		if (chance(w, 10))
+			off += PAGE * (1 + below(w, 3));
 	} else {
 		o = obj_pick(w, p->graph, -1, chance(w, 10));
 		off = o ? DFG_MMAP_OFFSET(o->id) : DFG_MMAP_OFFSET(below(w, 8));
@@ -1341,21 +1523,21 @@ static void worker_init_pool(struct worker *w)
 
 	fd = sys_dfg_open();
 	if (fd >= 0)
-		pool_add(w, fd, K_DEV, 0);
+		pool_add(w, fd, K_DEV, 0, ~0U);
 	fd = sys_dfg_open();
 	if (fd >= 0)
-		pool_add(w, fd, K_DEV, 0);
+		pool_add(w, fd, K_DEV, 0, ~0U);
 	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
 	if (fd >= 0)
-		pool_add(w, fd, K_NULL, 0);
+		pool_add(w, fd, K_NULL, 0, ~0U);
 	if (!pipe2(pfd, O_CLOEXEC)) {
-		pool_add(w, pfd[0], K_PIPE, 0);
-		pool_add(w, pfd[1], K_PIPE, 0);
+		pool_add(w, pfd[0], K_PIPE, 0, ~0U);
+		pool_add(w, pfd[1], K_PIPE, 0, ~0U);
 	}
 	if (w->have_ring) {
 		fd = dup(w->ring.ring_fd);
 		if (fd >= 0)
-			pool_add(w, fd, K_RING, 0);
+			pool_add(w, fd, K_RING, 0, ~0U);
 	}
 }
 
@@ -1418,14 +1600,15 @@ static void one_iteration(struct worker *w)
 		} else {
 			fd = sys_dfg_open();
 			if (fd >= 0)
-				pool_add(w, fd, K_DEV, 0);
+				pool_add(w, fd, K_DEV, 0, ~0U);
 		}
 	} else if (r < 994) {
 		p = pool_pick(w, -1);
 		if (p) {
 			fd = dup(p->fd);
 			if (fd >= 0)
-				pool_add(w, fd, p->kind, p->map_size);
+				pool_add(w, fd, p->kind, p->map_size,
+					 p->graph);
 			count_op(OP_DUP);
 		}
 	} else {
@@ -1452,8 +1635,11 @@ static void worker_main(__u64 seed, unsigned int chunk, unsigned int n,
 			   -1, 0);
 	w->rbuf = mmap(NULL, 32 * PAGE, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	w->sbuf = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (w->argbuf == MAP_FAILED || w->ropage == MAP_FAILED ||
-	    w->unmapped == MAP_FAILED || w->rbuf == MAP_FAILED)
+	    w->unmapped == MAP_FAILED || w->rbuf == MAP_FAILED ||
+	    w->sbuf == MAP_FAILED)
 		_exit(2);
 	/*
 	 * Never munmap()ed: a freed range would be reused by later mappings
@@ -1616,7 +1802,8 @@ TEST(features_match_table)
 		memset(args, 0, sizeof(args));
 		ret = sys_dfg_ioctl(d->target == T_DEV ? dev : gfd, d->cmd,
 				    args);
-		if (ret >= 0 && d->cmd == DFG_IOC_GRAPH_ATTACH)
+		if (ret >= 0 && (d->cmd == DFG_IOC_GRAPH_ATTACH ||
+				 d->cmd == DFG_IOC_SCHED_ATTACH))
 			close(ret);
 		if (claimed) {
 			EXPECT_NE(-EOPNOTSUPP, ret)
