@@ -489,18 +489,18 @@ static void dfg_set_watch_fire(struct dfg_chan_watch *watch)
 	spin_unlock(&sc->lock);
 }
 
+/*
+ * Disarm every watch of @set. Each port goes through the channel's lock
+ * even when its watch looks unarmed: a watch that fired was unlinked
+ * before its ->fire ran, so only the lock says that ->fire has returned,
+ * and callers about to drop the set or its client rely on that.
+ */
 static void dfg_set_disarm(struct dfg_set *set)
 {
 	u32 i;
 
-	for (i = 0; i < set->nr_inputs + set->nr_outputs; i++) {
-		struct dfg_set_port *port = &set->ports[i];
-
-		/* Empty is final while nobody arms: no lock needed to skip. */
-		if (list_empty_careful(&port->watch.node))
-			continue;
-		dfg_chan_watch_disarm(&port->watch);
-	}
+	for (i = 0; i < set->nr_inputs + set->nr_outputs; i++)
+		dfg_chan_watch_disarm(&set->ports[i].watch);
 }
 
 /* Any watch still armed (from an earlier wait ended by another one)? */
