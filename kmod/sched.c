@@ -603,7 +603,11 @@ static void dfg_sched_sample_work(struct work_struct *work)
 		if (set->state != DFG_SET_S_RUNNING)
 			continue;
 		dfg_set_sample(set);
-		if (!lost && dfg_task_leaving(set->runner))
+		/*
+		 * ->arming: a give-back has dropped ->lock to disarm and will
+		 * stop the set itself; failing it here would stop it twice.
+		 */
+		if (!lost && !set->arming && dfg_task_leaving(set->runner))
 			lost = set;
 	}
 	if (lost) {
