@@ -29,6 +29,10 @@
  *			counters and the component figures. Parked waiters
  *			are completed under it (dfg_park_complete() works in
  *			any context: dfg_sched_client.lock -> dfg_file.lock).
+ *   Lock order: dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock (a
+ *			disarm under the mutex) -> dfg_sched_client.lock (the
+ *			watch callback) -> dfg_file.lock. No path holds a
+ *			client lock while it arms or disarms a watch.
  *   struct dfg_set	one per registered set, a dfg_object of its graph.
  *     ->kobj		memory and sysfs graphs/<gid>/set<id>. References:
  *			the graph's (publication until the set leaves the
