@@ -980,6 +980,73 @@ TEST_F(sched, register_cycles)
 	EXPECT_EQ(-ENODATA, NEXT_NOW(0, 0, NULL));
 }
 
+/* The producer side of unregister_races_watch_fire: push and WAKE. */
+struct fire_race {
+	struct chan_ep	*prod;
+	int		rounds;
+	int		go;	/* round the pusher may run, -1: stop */
+	int		done;	/* rounds the pusher finished */
+	int		err;
+};
+
+static void *fire_pusher(void *arg)
+{
+	struct fire_race *r = arg;
+	int i;
+
+	for (i = 0; i < r->rounds; i++) {
+		while (__atomic_load_n(&r->go, __ATOMIC_ACQUIRE) < i)
+			;
+		if (chan_push_wake(r->prod, 0, 64, i) && !r->err)
+			r->err = i + 1;
+		__atomic_store_n(&r->done, i + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/*
+ * A watch fires (the producer's WAKE) while its set leaves the client
+ * (UNREGISTER, the client's close): the leaving side must wait for the
+ * callback, which uses the set and its client, before dropping them.
+ */
+TEST_F(sched, unregister_races_watch_fire)
+{
+	struct set_desc d = { .nr_in = 1, .in = { CH_A } };
+	struct fire_race r = { .rounds = 3000, .go = -1 };
+	struct chan_ep prod, cons;
+	struct dfg_desc dd;
+	pthread_t th;
+	int i, sc, id;
+
+	if (variant->path != DFG_PATH_IOCTL)
+		SKIP(return, "no command of this test is parked");
+	ASSERT_EQ(0, chan_ep_open(self->g, CH_A, DFG_CHAN_CONSUMER, MAPSZ,
+				  &cons));
+	ASSERT_EQ(0, chan_ep_open(self->g, CH_A, DFG_CHAN_PRODUCER, MAPSZ,
+				  &prod));
+	r.prod = &prod;
+	ASSERT_EQ(0, pthread_create(&th, NULL, fire_pusher, &r));
+	for (i = 0; i < r.rounds; i++) {
+		sc = sched_attach(self->g);
+		ASSERT_LE(0, sc);
+		id = reg(sc, &d);
+		ASSERT_LT(0, id);
+		/* Empty input: the watch is armed, the flag raised. */
+		__atomic_store_n(&r.go, i, __ATOMIC_RELEASE);
+		ASSERT_EQ(0, unreg(sc, id));
+		while (__atomic_load_n(&r.done, __ATOMIC_ACQUIRE) <= i)
+			;
+		ASSERT_EQ(0, chan_pop(&cons, &dd));
+		EXPECT_EQ((__u64)i, dd.tag);
+		ASSERT_EQ(0, close(sc));
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, r.err);
+	EXPECT_EQ(0, cons.hdr->cons_waiting);
+	chan_ep_close(&prod);
+	chan_ep_close(&cons);
+}
+
 /* The graph dies under registered sets and a waiting worker. */
 TEST_F(sched, graph_death)
 {
