@@ -850,12 +850,19 @@ TEST_F(sched, cpumask)
 	EXPECT_EQ(0, yield_ioctl(self->sc, id, DFG_YIELD_EOF));
 }
 
+/* Spin for @ns of this thread's CPU time (not wall time: a loaded host
+ * may take the vCPU away, and the module charges CPU time). */
 static void spin_ns(__u64 ns)
 {
-	__u64 t = dfg_now_ns();
+	struct timespec ts;
+	__u64 t0, t;
 
-	while (dfg_now_ns() - t < ns)
-		;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	t0 = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	do {
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+		t = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	} while (t - t0 < ns);
 }
 
 /* Two always-runnable sets: comparable runs; priority doubles a share. */
@@ -921,13 +928,19 @@ TEST_F(sched, component_cpu_sampling)
 	pg = mmap(NULL, DFG_SET_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		  self->sc, DFG_MMAP_OFFSET(id));
 	ASSERT_NE(MAP_FAILED, pg);
-	for (i = 0; i < 20; i++) {
+	/*
+	 * The module reads a thread's CPU time, which advances once per tick
+	 * (4 ms at HZ=250): each switch of @active may misplace up to a tick,
+	 * so few, long phases (80 ms vs 8 ms, 5 rounds: at most 40 ms of
+	 * 440 misplaced).
+	 */
+	for (i = 0; i < 5; i++) {
 		ASSERT_EQ(id, NEXT_NOW(i ? id : 0, i ? DFG_YIELD_QUANTUM : 0,
 				       NULL));
 		__atomic_store_n(&pg->active, 1, __ATOMIC_RELAXED);
-		spin_ns(2000000);
+		spin_ns(8000000);
 		__atomic_store_n(&pg->active, 0, __ATOMIC_RELAXED);
-		spin_ns(20000000);
+		spin_ns(80000000);
 		__atomic_store_n(&pg->active, DFG_SET_COMP_NONE,
 				 __ATOMIC_RELAXED);
 	}
