@@ -24,11 +24,21 @@ no_leftovers() {
 	[ "$g" = 0 ] && ! pgrep -x dfg >/dev/null
 }
 
+# Wait (up to 60 s) until directory $1 holds a file named $2.
+wait_file() {
+	local i
+	for i in $(seq 600); do
+		[ -e "$1/$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..14"
+echo "1..18"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -77,6 +87,36 @@ digraph light {
 G
 "$dfg" run -q --no-fold light.dot && seq 0 49999 | sed 's/^/item /' >light.ref
 check "10-component pipeline, unfolded: output = seq" "cmp -s light.out light.ref"
+
+# Two phases: phase 1 starts once phase 0 has ended, the flows between
+# them are spooled (far more than a channel holds), straight and
+# round-robin into 2 instances.
+cat >phases.dot <<'G'
+digraph phases {
+	gen  [type=generate, count=60000, pattern="item {}"];
+	m0   [type=map, expr="$0"];
+	w1   [type=write_lines, file="ph.a.out", phase=1];
+	f1   [type=filter, expr="1", degree=2, phase=1];
+	w2   [type=write_lines, file="ph.b.out", phase=1];
+	gen -> m0;
+	m0 -> w1;
+	m0 -> f1 [flow=roundrobin];
+	f1 -> w2 [flow=gather];
+}
+G
+seq 0 59999 | sed 's/^/item /' >ph.ref
+sort ph.ref >ph.sorted
+TMPDIR=$work "$dfg" run -v phases.dot 2>ph.log
+rc=$?
+check "two phases: exit 0, 60000 elements spooled across ($rc)" \
+	"[ $rc = 0 ] && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted"
+check "two phases: 5 processes, spool files removed" \
+	"grep -q '^summary: 5 processes' ph.log && ! ls -d dfg-spool-* 2>/dev/null"
+rm -f ph.a.out ph.b.out
+"$dfg" run -q --checkpoint-every 7000 --state-dir ph.state phases.dot
+rc=$?
+check "two phases, checkpoints: same output, state removed ($rc)" \
+	"[ $rc = 0 ] && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted && [ ! -e ph.state ]"
 
 # A component error: a numeric sort of words.
 cat >bad.dot <<'G'
@@ -130,7 +170,7 @@ cp wf.out wf.ck-ref
 check "checkpointing run: output = coreutils" "cmp -s wf.ck-ref wf.ref"
 "$dfg" run -q --checkpoint-every 3000 --state-dir ck.state wf.dot &
 pid=$!
-sleep 1.5
+wait_file ck.state 's0.0.2.ckpt'
 kill -9 $pid
 wait $pid 2>/dev/null
 sleep 0.5
@@ -138,7 +178,21 @@ ls ck.state >ck.files 2>&1
 "$dfg" run -q --resume --checkpoint-every 3000 --state-dir ck.state wf.dot
 rc=$?
 check "resume after kill: exit 0, same output ($(grep -c ckpt ck.files) checkpoint files)" \
-	"[ $rc = 0 ] && cmp -s wf.out wf.ck-ref"
+	"[ $rc = 0 ] && grep -q ckpt ck.files && cmp -s wf.out wf.ck-ref"
+
+# The same across phases: killed while phase 1 reads the spools.
+rm -f ph.a.out ph.b.out
+"$dfg" run -q --checkpoint-every 7000 --state-dir ph.state phases.dot &
+pid=$!
+wait_file ph.state 's2.1.2.ckpt'
+kill -9 $pid
+wait $pid 2>/dev/null
+sleep 0.5
+ls ph.state >ph.files 2>&1
+"$dfg" run -q --resume --checkpoint-every 7000 --state-dir ph.state phases.dot
+rc=$?
+check "two phases, resume after kill in phase 1: same output ($(grep -c ckpt ph.files) checkpoint files)" \
+	"[ $rc = 0 ] && grep -q 's2.1.*ckpt' ph.files && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted"
 
 # Many short graphs in a row: nothing leaks.
 cat >short.dot <<'G'

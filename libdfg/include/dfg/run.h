@@ -19,7 +19,14 @@
  *  - each process registers its set with the kernel set scheduler and its
  *    worker threads run it when the module says it is runnable, for a
  *    bounded quantum;
- *  - phases run one after another;
+ *  - phases run one after another: the processes of phase p+1 start once
+ *    every process of phase p has ended; a flow from one phase to a later
+ *    one is spooled (the upstream phase writes it to files, one per
+ *    downstream instance and upstream instance, the downstream phase
+ *    reads them), so any volume crosses. The spool files live in the
+ *    state directory with checkpoints (and stay there for a resume),
+ *    else in @state_dir, else in a directory of their own under $TMPDIR;
+ *    they are removed when the run ends;
  *  - the root protocol of the patent drives every set: KEEP_GOING, ERROR,
  *    REACHED_EOF (then shutdown() in topological order and end of stream
  *    on every outgoing channel), GOT_BLIP (process_blip() in topological
@@ -86,7 +93,7 @@ struct dfg_run_opts {
  * struct dfg_run_summary - figures of a finished run
  * @elements:	elements that crossed a flow (in-set or boundary)
  * @bytes:	their bytes
- * @boundary:	elements that crossed a channel
+ * @boundary:	elements that crossed a channel or a spool file
  * @forwarded:	of those, buffers forwarded without a copy
  * @processes:	processes used (one per set instance)
  * @sets:	sets in the plan
