@@ -17,8 +17,9 @@
  *    the set go into arena buffers whose descriptors cross the channels (a
  *    received element passed on unchanged is forwarded, not copied);
  *  - each process registers its set with the kernel set scheduler and its
- *    worker threads run it when the module says it is runnable, for a
- *    bounded quantum;
+ *    worker thread runs it when the module says it is runnable, for a
+ *    bounded quantum (one thread: the module never hands a set to two
+ *    workers at once, and a process runs one set instance);
  *  - phases run one after another: the processes of phase p+1 start once
  *    every process of phase p has ended; a flow from one phase to a later
  *    one is spooled (the upstream phase writes it to files, one per
@@ -72,8 +73,8 @@ extern "C" {
  * @size:	sizeof(struct dfg_run_opts)
  * @flags:	DFG_RUN_*
  * @checkpoint_every: root elements between checkpoints, 0 for none
- * @workers:	worker threads per process, 0 for 1
- * @state_dir:	checkpoint directory; NULL: "<graph file>.state"
+ * @state_dir:	checkpoint directory (NULL: "<graph file>.state"); spools
+ *		go there too, see above
  * @log:	plan (verbose), progress and summary go here; NULL: nothing
  * @err:	out: why the run failed, NUL-terminated; may be NULL
  * @errlen:	bytes at @err
@@ -82,7 +83,6 @@ struct dfg_run_opts {
 	unsigned int	size;
 	unsigned int	flags;
 	__u64		checkpoint_every;
-	unsigned int	workers;
 	const char	*state_dir;
 	FILE		*log;
 	char		*err;
