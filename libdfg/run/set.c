@@ -45,12 +45,14 @@
 
 #include <dfg/dfg.h>
 
+#include <dfg/sched.h>
+
 #include "fifo.h"
 #include "run.h"
-#include "sched.h"
 
 #define RUN_ROOT_BUDGET		256	/* elements per run() call */
 #define RUN_QUANTUM		4096	/* elements per quantum */
+#define RUN_PRIORITY		(DFG_SET_PRIO_MAX / 2)
 #define RUN_RECV_BATCH		64
 #define RUN_SEND_BATCH		64
 #define RUN_PEND_MAX		16384	/* queued descriptors per channel */
@@ -129,7 +131,10 @@ struct rt_set {
 	struct rt_out		*out;
 	unsigned int		nr_out;
 	struct run_set_stats	*st;
-	struct run_sched	*sched;
+	struct dfg_sched	*sched;		/* this process's client */
+	struct dfg_set		*kset;		/* the set, registered */
+	struct dfg_set_page	*page;		/* its shared page */
+	bool			done;		/* yielded EOF */
 
 	/* the buffer being worked on, while its compute() runs */
 	const void		*cur_data;
@@ -148,10 +153,13 @@ struct rt_set {
 static struct rt_set *prof_set;
 static volatile int prof_active = -1;
 
+/* The member called now (-1: none), for SIGPROF and the module. */
 static void set_active(struct rt_set *s, int idx)
 {
 	prof_active = idx;
-	run_sched_active(s->sched, idx);
+	if (s->page)
+		dfg_set_enter(s->page, idx < 0 ? DFG_SET_COMP_NONE :
+			      (unsigned int)idx);
 }
 
 static void prof_tick(int sig)
@@ -1318,8 +1326,7 @@ static void publish(struct rt_set *s)
 	unsigned int i;
 
 	for (i = 0; i < s->nr_m; i++) {
-		struct dfg_set_comp_stats *p =
-			run_sched_comp_stats(s->sched, i);
+		struct dfg_set_comp_stats *p = &s->page->comps[i];
 		const struct run_comp_stats *c = s->m[i].st;
 
 		p->elems_in = c->in_elems;
@@ -1327,6 +1334,31 @@ static void publish(struct rt_set *s)
 		p->elems_out = c->out_elems;
 		p->bytes_out = c->out_bytes;
 	}
+}
+
+/*
+ * Give the set back (@reason DFG_YIELD_*, 0 the first time) and wait
+ * until the module hands it out again. Returns its quantum in elements
+ * (> 0), 0 when it is done for good (after DFG_YIELD_EOF), or -errno:
+ * -EIO another set failed the graph, -ECANCELED the graph died.
+ */
+static long sched_next(struct rt_set *s, unsigned int reason)
+{
+	unsigned long long q = 0;
+	struct dfg_set *set;
+	int r;
+
+	if (reason == DFG_YIELD_EOF)
+		s->done = true;
+	do
+		r = dfg_sched_next(s->sched, reason ? s->kset : NULL, reason,
+				   0, &set, &q);
+	while (r == -EINTR);
+	if (r == -ENODATA && s->done)
+		return 0;
+	if (r < 0)
+		return r;
+	return q ? (long)q : RUN_QUANTUM;
 }
 
 static int worker(struct rt_set *s)
@@ -1337,7 +1369,7 @@ static int worker(struct rt_set *s)
 
 	for (;;) {
 		publish(s);
-		q = run_sched_next(s->sched, reason);
+		q = sched_next(s, reason);
 		if (q == 0)
 			return 0;
 		if (q == -EIO && !s->err) {
@@ -1354,7 +1386,7 @@ static int worker(struct rt_set *s)
 		s->st->runs++;
 		r = quantum(s, (unsigned long)q);
 		if (r < 0) {
-			run_sched_next(s->sched, DFG_YIELD_ERROR);
+			sched_next(s, DFG_YIELD_ERROR);
 			return r;
 		}
 		if (r == DFG_YIELD_INPUT_EMPTY || r == DFG_YIELD_OUTPUT_FULL)
@@ -1401,7 +1433,7 @@ static void teardown(struct rt_set *s)
 	free(s->m);
 	free(s->in);
 	free(s->out);
-	run_sched_close(s->sched);
+	dfg_sched_detach(s->sched);
 }
 
 /* A set that finished before the resume point: only end its streams. */
@@ -1437,20 +1469,39 @@ static void start_profiling(struct rt_set *s)
 		setitimer(ITIMER_PROF, &it, NULL);
 }
 
+/* Object names allow [A-Za-z0-9._-]: anything else becomes '_'. */
+static void name_copy(char *dst, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i < DFG_NAME_MAX - 1; i++) {
+		char c = src[i];
+
+		dst[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+			 c == '-' ? c : '_';
+	}
+	dst[i] = '\0';
+	if (!i)
+		strcpy(dst, "_");
+}
+
 /* Register with the kernel set scheduler: channels, members' names. */
 static int sched_open(struct rt_set *s)
 {
-	const struct dfg_fg *fg = s->env->g->fg;
-	struct run_sched_set rs = {
+	struct dfg_set_desc d = {
 		/* spooled inputs are work of its own, as a root's */
-		.root = s->nr_chan_in < s->nr_in || !s->nr_in,
+		.flags = s->nr_chan_in < s->nr_in || !s->nr_in ?
+			 DFG_SET_F_ROOT : 0,
+		.priority = RUN_PRIORITY,
+		.quantum = RUN_QUANTUM,
 		.nr_comps = s->nr_m,
 	};
+	const struct dfg_fg *fg = s->env->g->fg;
+	char name[DFG_NAME_MAX], (*cnames)[DFG_NAME_MAX];
 	struct dfg_set_output *outs;
 	const char **names;
-	char name[DFG_NAME_MAX];
-	unsigned int i, j, n = 0;
-	__u32 *ins;
+	unsigned int i, j, n = 0, *ins;
 	int r;
 
 	for (i = 0; i < s->nr_out; i++)
@@ -1458,13 +1509,14 @@ static int sched_open(struct rt_set *s)
 	ins = calloc(s->nr_in + 1, sizeof(*ins));
 	outs = calloc(n + 1, sizeof(*outs));
 	names = calloc(s->nr_m + 1, sizeof(*names));
-	if (!ins || !outs || !names) {
+	cnames = calloc(s->nr_m + 1, sizeof(*cnames));
+	if (!ins || !outs || !names || !cnames) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (i = 0, j = 0; i < s->nr_in; i++)
 		if (s->in[i].ch)
-			ins[j++] = (__u32)s->env->chan_ids[
+			ins[j++] = (unsigned int)s->env->chan_ids[
 				s->env->g->chan[s->in[i].f->index] + s->inst];
 	n = 0;
 	for (i = 0; i < s->nr_out; i++)
@@ -1476,20 +1528,28 @@ static int sched_open(struct rt_set *s)
 			outs[n].chan = (__u32)s->env->chan_ids[slot];
 			outs[n].slot = (__u32)dfg_chan_slot(s->out[i].ch[j]);
 		}
-	for (i = 0; i < s->nr_m; i++)
-		names[i] = fg->comps[s->m[i].comp].name;
+	for (i = 0; i < s->nr_m; i++) {
+		name_copy(cnames[i], fg->comps[s->m[i].comp].name);
+		names[i] = cnames[i];
+	}
 	snprintf(name, sizeof(name), "%s.%u", s->ps->name, s->inst);
-	rs.name = name;
-	rs.comp_names = names;
-	rs.nr_inputs = s->nr_chan_in;
-	rs.inputs = ins;
-	rs.nr_outputs = n;
-	rs.outputs = outs;
-	r = run_sched_open(&s->sched, s->env->graph_fd, &rs);
+	name_copy(name, name);
+	d.name = name;
+	d.comp_names = names;
+	d.nr_inputs = s->nr_chan_in;
+	d.inputs = ins;
+	d.nr_outputs = n;
+	d.outputs = outs;
+	r = dfg_sched_attach(s->env->graph_fd, &s->sched);
+	if (!r)
+		r = dfg_set_register(s->sched, &d, &s->kset);
+	if (!r)
+		s->page = dfg_set_page(s->kset);
 out:
 	free(ins);
 	free(outs);
 	free(names);
+	free(cnames);
 	return r;
 }
 
@@ -1522,13 +1582,15 @@ int run_set_main(const struct run_env *env, unsigned int set,
 	if (!r && skip) {
 		r = already_done(&s);
 		if (!r)
-			r = run_sched_next(s.sched, DFG_YIELD_EOF) < 0 ? -EIO : 0;
+			/* taken from the module before it is given back */
+			r = sched_next(&s, 0) < 0 ||
+			    sched_next(&s, DFG_YIELD_EOF) < 0 ? -EIO : 0;
 	} else if (!r) {
 		start_profiling(&s);
 		s.st->state = RUN_S_RUNNING;
 		r = init_members(&s);
 		if (r)
-			run_sched_next(s.sched, DFG_YIELD_ERROR);
+			sched_next(&s, DFG_YIELD_ERROR);
 		else
 			r = worker(&s);
 	}
