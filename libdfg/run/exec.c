@@ -30,7 +30,10 @@
 
 #include "run.h"
 
-#define RUN_ARENA_SIZE		(64UL << 20)
+/* Arena: a base, and more per channel, up to a bound; none without any. */
+#define RUN_ARENA_BASE		(8UL << 20)
+#define RUN_ARENA_PER_CHAN	(4UL << 20)
+#define RUN_ARENA_MAX		(64UL << 20)
 #define RUN_CHAN_DEPTH		1024
 
 __u64 run_now_ns(void)
@@ -226,6 +229,7 @@ static int kernel_objects(struct run_ctx *x)
 {
 	static unsigned int serial;
 	const struct dfg_fg *fg = x->g.fg;
+	unsigned long size;
 	char name[64];
 	unsigned int i, j;
 	int r;
@@ -239,7 +243,11 @@ static int kernel_objects(struct run_ctx *x)
 	if (r < 0)
 		return fail(x, r, "graph %s: %s", name, strerror(-r));
 	x->graph_fd = r;
-	r = dfg_arena_create(x->graph_fd, RUN_ARENA_SIZE, &x->env.arena);
+	if (!x->g.nr_chans)
+		return 0;	/* everything in one set, or spooled */
+	size = RUN_ARENA_BASE + RUN_ARENA_PER_CHAN * x->g.nr_chans;
+	r = dfg_arena_create(x->graph_fd, size < RUN_ARENA_MAX ? size :
+			     RUN_ARENA_MAX, &x->env.arena);
 	if (!r)
 		r = dfg_alloc_init(x->env.arena);
 	if (r)

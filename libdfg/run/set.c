@@ -47,6 +47,7 @@
 
 #include <dfg/sched.h>
 
+#include "../comp/internal.h"
 #include "fifo.h"
 #include "run.h"
 
@@ -154,7 +155,7 @@ static struct rt_set *prof_set;
 static volatile int prof_active = -1;
 
 /* The member called now (-1: none), for SIGPROF and the module. */
-static void set_active(struct rt_set *s, int idx)
+static inline void set_active(struct rt_set *s, int idx)
 {
 	prof_active = idx;
 	if (s->page)
@@ -454,7 +455,7 @@ static int deliver(struct rt_member *t, unsigned int port,
 	t->st->in_elems++;
 	t->st->in_bytes += e->len;
 	set_active(s, (int)member_idx(t));
-	r = dfg_comp_compute(t->c, port, e);
+	r = __dfg_comp_compute(t->c, port, e);
 	set_active(s, prev);
 	if (r < 0 && !s->failed)
 		s->failed = t;

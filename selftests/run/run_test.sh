@@ -38,7 +38,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..18"
+echo "1..19"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -87,6 +87,9 @@ digraph light {
 G
 "$dfg" run -q --no-fold light.dot && seq 0 49999 | sed 's/^/item /' >light.ref
 check "10-component pipeline, unfolded: output = seq" "cmp -s light.out light.ref"
+rm -f light.out
+"$dfg" run -q light.dot
+check "10-component pipeline, folded: output = seq" "cmp -s light.out light.ref"
 
 # Two phases: phase 1 starts once phase 0 has ended, the flows between
 # them are spooled (far more than a channel holds), straight and

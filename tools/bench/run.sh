@@ -7,6 +7,8 @@
 #   <name>.cmd   the command that reproduces them, kernel and CPU
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
+# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow) runs only
+# those.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -145,12 +147,16 @@ run_flow() {
 			(cd "$work" && "$dfg" run $([ $mode = unfolded ] && echo --no-fold) \
 				"$job.dot" 2>"$job.$mode.log") ||
 				{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
+			# same components, same data: the same output
+			mv "$work/$job.out" "$work/$job.$mode.out" || return 1
 			awk -v job=$job -v mode=$mode '
 				/^summary: [0-9]+ elements/ { el = $2; t = $7 }
 				/^summary: [0-9]+ processes/ { p = $2; su = $8; cs = $(NF - 2) }
 				END { printf "%s,%s,%d,%.4f,%.0f,%.6f,%d,%.4f\n", job, mode, el, t, el / t, cs / el, p, su }' \
 				"$work/$job.$mode.log" >>"$csv"
 		done
+		cmp -s "$work/$job.folded.out" "$work/$job.unfolded.out" ||
+			{ echo "bench: $job: folded and unfolded outputs differ" >&2; return 1; }
 	done
 	# the same jobs as shell pipelines (elements: those of the folded run)
 	local el t cs
@@ -179,8 +185,13 @@ run_flow() {
 	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
 }
 
+# Is benchmark $1 selected (DFG_BENCH_ONLY)?
+want() {
+	[ -z "${DFG_BENCH_ONLY:-}" ] || [[ ",$DFG_BENCH_ONLY," == *",$1,"* ]]
+}
+
 fail=0
-run_bench cmd_roundtrip $quick || fail=1
-run_chan $quick || fail=1
-run_flow || fail=1
+if want roundtrip; then run_bench cmd_roundtrip $quick || fail=1; fi
+if want chan; then run_chan $quick || fail=1; fi
+if want flow; then run_flow || fail=1; fi
 exit "$fail"
