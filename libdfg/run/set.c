@@ -58,6 +58,7 @@
 #define RUN_SEND_BATCH		64
 #define RUN_PEND_MAX		16384	/* queued descriptors per channel */
 #define RUN_SPOOL_BUF		(256U << 10)	/* stdio buffer of a spool */
+#define RUN_PROF_US		5000	/* SIGPROF sampling period */
 #define RUN_CKPT_MAGIC		0x44464743504b5432ULL	/* "DFGCPKT2" */
 
 struct rt_set;
@@ -1458,8 +1459,8 @@ static int already_done(struct rt_set *s)
 static void start_profiling(struct rt_set *s)
 {
 	struct itimerval it = {
-		.it_interval = { .tv_usec = 1000 },
-		.it_value = { .tv_usec = 1000 },
+		.it_interval = { .tv_usec = RUN_PROF_US },
+		.it_value = { .tv_usec = RUN_PROF_US },
 	};
 	struct sigaction sa = { .sa_handler = prof_tick,
 				.sa_flags = SA_RESTART };
