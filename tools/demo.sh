@@ -21,7 +21,7 @@ echo "== a team of 4 processes: allreduce and alltoall, checked (examples/coll_d
 "$bin/coll_demo" 4 4
 echo "== benchmarks, quick: command round trip, channels vs pipe/socket/CMA"
 # Quick runs into build/: the figures in bench/results/ come from make bench.
-DFG_BENCH_ONLY=core DFG_BENCH_QUICK=1 DFG_BENCH_OUT=$top/build/demo-bench \
+DFG_BENCH_ONLY=roundtrip,chan DFG_BENCH_QUICK=1 DFG_BENCH_OUT=$top/build/demo-bench \
 	"$top/tools/bench/run.sh"
 echo "== dfgctl stats"
 "$bin/dfgctl" stats

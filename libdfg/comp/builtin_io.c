@@ -380,6 +380,24 @@ static int gen_init(struct dfg_comp *c, void **state)
 	return ret;
 }
 
+/* @k in decimal at @o, as "%lld" without stdio's per-call set-up. */
+static size_t put_lld(char *o, long long k)
+{
+	unsigned long long u = k < 0 ? 0ULL - (unsigned long long)k :
+			       (unsigned long long)k;
+	char tmp[20], *t = tmp + sizeof(tmp);
+	size_t n = 0;
+
+	do {
+		*--t = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (k < 0)
+		o[n++] = '-';
+	memcpy(o + n, t, (size_t)(tmp + sizeof(tmp) - t));
+	return n + (size_t)(tmp + sizeof(tmp) - t);
+}
+
 static size_t gen_format(const struct generator *g, long long k, char *out)
 {
 	const char *p;
@@ -387,7 +405,7 @@ static size_t gen_format(const struct generator *g, long long k, char *out)
 
 	for (p = g->pattern; *p; p++) {
 		if (p[0] == '{' && p[1] == '}') {
-			o += sprintf(o, "%lld", k);
+			o += put_lld(o, k);
 			p++;
 		} else {
 			*o++ = *p;

@@ -193,6 +193,11 @@ static int finish(struct dfg_comp *c, int ret, int saved_errno)
 	return ret;
 }
 
+int __dfg_comp_failed(struct dfg_comp *c, int ret)
+{
+	return finish(c, ret, errno);
+}
+
 /**
  * dfg_comp_init() - check the instance against its type, then init()
  *

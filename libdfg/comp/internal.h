@@ -7,6 +7,7 @@
 #ifndef _DFG_COMP_INTERNAL_H
 #define _DFG_COMP_INTERNAL_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -55,6 +56,26 @@ struct dfg_comp {
 	struct dfg_blip			blip;
 	char				errmsg[DFG_COMP_ERRMSG_MAX];
 };
+
+/*
+ * The executor's per-element call (libdfg/run/): dfg_comp_compute()
+ * without its errno save and restore, which the executor, not a public
+ * caller, has no use for; the checks are the same, a failure goes through
+ * __dfg_comp_failed() as in dfg_comp_compute().
+ */
+int __dfg_comp_failed(struct dfg_comp *c, int ret);
+
+static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
+				     const struct dfg_elem *e)
+{
+	int ret;
+
+	if (__builtin_expect(c->phase != COMP_READY || port >= c->nr_in ||
+			     c->ended[port] || !c->type->compute, 0))
+		return -EINVAL;
+	ret = c->type->compute(c, port, e);
+	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
+}
 
 /* Checkpoint internals for the instance record (ckpt.c). */
 int __dfg_ckpt_patch_u64(struct dfg_ckpt *w, size_t at, __u64 v);

@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -29,7 +30,10 @@
 
 #include "run.h"
 
-#define RUN_ARENA_SIZE		(64UL << 20)
+/* Arena: a base, and more per channel, up to a bound; none without any. */
+#define RUN_ARENA_BASE		(8UL << 20)
+#define RUN_ARENA_PER_CHAN	(4UL << 20)
+#define RUN_ARENA_MAX		(64UL << 20)
 #define RUN_CHAN_DEPTH		1024
 
 __u64 run_now_ns(void)
@@ -64,6 +68,8 @@ struct run_ctx {
 	void			*stats;
 	size_t			stats_len;
 	char			state_dir[4096];
+	char			spool_dir[4096];
+	bool			spool_made;	/* we created spool_dir */
 	__u64			t0;
 };
 
@@ -191,7 +197,8 @@ static int layout(struct run_ctx *x)
 	for (i = 0; i < fg->nflows; i++) {
 		const struct dfg_fg_flow *f = &fg->flows[i];
 
-		if (g->plan->set_of[f->src] == g->plan->set_of[f->dst])
+		if (g->plan->set_of[f->src] == g->plan->set_of[f->dst] ||
+		    run_flow_spooled(g, f))
 			continue;
 		g->chan[i] = g->nr_chans;
 		g->nr_chans += fg->comps[f->dst].degree;
@@ -222,6 +229,7 @@ static int kernel_objects(struct run_ctx *x)
 {
 	static unsigned int serial;
 	const struct dfg_fg *fg = x->g.fg;
+	unsigned long size;
 	char name[64];
 	unsigned int i, j;
 	int r;
@@ -235,7 +243,11 @@ static int kernel_objects(struct run_ctx *x)
 	if (r < 0)
 		return fail(x, r, "graph %s: %s", name, strerror(-r));
 	x->graph_fd = r;
-	r = dfg_arena_create(x->graph_fd, RUN_ARENA_SIZE, &x->env.arena);
+	if (!x->g.nr_chans)
+		return 0;	/* everything in one set, or spooled */
+	size = RUN_ARENA_BASE + RUN_ARENA_PER_CHAN * x->g.nr_chans;
+	r = dfg_arena_create(x->graph_fd, size < RUN_ARENA_MAX ? size :
+			     RUN_ARENA_MAX, &x->env.arena);
 	if (!r)
 		r = dfg_alloc_init(x->env.arena);
 	if (r)
@@ -247,7 +259,8 @@ static int kernel_objects(struct run_ctx *x)
 		const struct dfg_fg_flow *f = &fg->flows[i];
 		unsigned int nprod;
 
-		if (x->g.plan->set_of[f->src] == x->g.plan->set_of[f->dst])
+		if (x->g.plan->set_of[f->src] == x->g.plan->set_of[f->dst] ||
+		    run_flow_spooled(&x->g, f))
 			continue;
 		nprod = f->kind == DFG_FG_STRAIGHT ? 1 :
 			fg->comps[f->src].degree;
@@ -418,7 +431,8 @@ reap:
 				close(go[1]);
 				go[1] = -1;
 				go_open = false;
-				sum->start_ns = run_now_ns() - x->t0;
+				if (!sum->start_ns)	/* of the first phase */
+					sum->start_ns = run_now_ns() - x->t0;
 			}
 		}
 		for (i = 0; i < n; i++) {
@@ -526,7 +540,7 @@ static void print_summary(const struct run_ctx *x,
 	if (x->o->flags & DFG_RUN_PROGRESS)
 		say(x, "\n");
 	say(x, "summary: %llu elements, %.2f MB in %.3f s (%.0f elements/s); "
-	    "%llu through channels, %llu forwarded without a copy\n",
+	    "%llu through channels or spools, %llu forwarded without a copy\n",
 	    (unsigned long long)sum->elements, (double)sum->bytes / 1e6, secs,
 	    secs > 0 ? (double)sum->elements / secs : 0.0,
 	    (unsigned long long)sum->boundary,
@@ -564,8 +578,61 @@ static void print_summary(const struct run_ctx *x,
 	}
 }
 
+/*
+ * Where the flows between phases are spooled: the state directory (with
+ * checkpoints, so a resumed run finds them), else --state-dir, else a
+ * directory of our own under $TMPDIR.
+ */
+static int spool_prepare(struct run_ctx *x)
+{
+	const struct dfg_fg *fg = x->g.fg;
+	const char *tmp = getenv("TMPDIR");
+	unsigned int i;
+	int n;
+
+	for (i = 0; i < fg->nflows; i++)
+		if (run_flow_spooled(&x->g, &fg->flows[i]))
+			break;
+	if (i == fg->nflows)
+		return 0;
+	if (x->env.state_dir) {
+		x->env.spool_dir = x->env.state_dir;
+		return 0;
+	}
+	if (x->o->state_dir) {
+		n = snprintf(x->spool_dir, sizeof(x->spool_dir), "%s",
+			     x->o->state_dir);
+		if (n < 0 || (size_t)n >= sizeof(x->spool_dir))
+			return fail(x, -ENAMETOOLONG, "%s: %s",
+				    x->o->state_dir, strerror(ENAMETOOLONG));
+		if (!mkdir(x->spool_dir, 0700))
+			x->spool_made = true;
+		else if (errno != EEXIST)
+			return fail(x, -errno, "%s: %s", x->spool_dir,
+				    strerror(errno));
+	} else {
+		n = snprintf(x->spool_dir, sizeof(x->spool_dir),
+			     "%s/dfg-spool-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (n < 0 || (size_t)n >= sizeof(x->spool_dir))
+			return fail(x, -ENAMETOOLONG, "$TMPDIR: %s",
+				    strerror(ENAMETOOLONG));
+		if (!mkdtemp(x->spool_dir))
+			return fail(x, -errno, "%s: %s", x->spool_dir,
+				    strerror(errno));
+		x->spool_made = true;
+	}
+	x->env.spool_dir = x->spool_dir;
+	return 0;
+}
+
 static void cleanup(struct run_ctx *x)
 {
+	/* spools of a run with checkpoints stay for --resume */
+	if (x->env.spool_dir && !x->env.state_dir) {
+		run_spool_clear(x->env.spool_dir);
+		if (x->spool_made)
+			rmdir(x->env.spool_dir);
+	}
 	if (x->env.arena)
 		dfg_arena_unmap(x->env.arena);
 	if (x->graph_fd >= 0)
@@ -655,7 +722,9 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	}
 	x.env.g = &x.g;
 	x.env.opts = x.o;
-	x.env.workers = x.o->workers ? x.o->workers : 1;
+	r = spool_prepare(&x);
+	if (r)
+		goto out;
 	r = kernel_objects(&x);
 	if (r)
 		goto out;

@@ -6,8 +6,8 @@
  *            failure handling, progress and summary
  *   set.c    one set instance in its own process: members, emit hooks,
  *            root pump, channel inputs and outputs, checkpoints
- *   state.c  the checkpoint directory: files, the resume point
- *   sched.c  the scheduling point: the kernel set scheduler
+ *   state.c  the state directory: checkpoint files, the resume point,
+ *            spool files
  *
  * Everything is indices into the plan (<dfg/flow.h>), built before the
  * processes fork, so each forked process uses it as it is.
@@ -83,8 +83,27 @@ struct run_env {
 	struct run_comp_stats	*cstats;	/* shared, MAP_SHARED */
 	struct run_set_stats	*sstats;	/* shared, MAP_SHARED */
 	const char		*state_dir;	/* NULL: no checkpoints */
+	const char		*spool_dir;	/* flows between phases */
 	__u64			resume_seq;	/* 0: from the start */
-	unsigned int		workers;
+};
+
+/*
+ * A flow between phases is spooled: the upstream phase writes it to files
+ * (one per downstream instance and upstream producer slot, as channels
+ * would be), the downstream phase reads them once it runs. Every other
+ * flow between sets is a channel.
+ */
+static inline bool run_flow_spooled(const struct run_graph *g,
+				    const struct dfg_fg_flow *f)
+{
+	return g->fg->comps[f->src].phase != g->fg->comps[f->dst].phase;
+}
+
+/* A record of a spool file: its data (@len bytes) follows. */
+struct run_spool_rec {
+	__u32	len;
+	__u32	flags;		/* RUN_D_* kind */
+	__u64	tag;		/* element tag, blip sequence */
 };
 
 /* Descriptor kinds: struct dfg_desc.flags & RUN_D_KIND. */
@@ -114,7 +133,7 @@ void run_barrier(int ready_fd, int go_fd);
 unsigned int run_hash_route(const struct dfg_fg_flow *f,
 			    const struct dfg_elem *e, unsigned int n);
 
-/* state.c: the checkpoint directory. */
+/* state.c: the state directory. */
 int run_state_prepare(const char *dir, const struct run_graph *g,
 		      bool resume, __u64 *resume_seq, char *err,
 		      size_t errlen);
@@ -127,5 +146,8 @@ int run_state_done(const char *dir, unsigned int set, unsigned int inst,
 int run_state_is_done(const char *dir, unsigned int set, unsigned int inst,
 		      __u64 before_seq);
 void run_state_clear(const char *dir);
+int run_spool_path(char *buf, size_t len, const char *dir, unsigned int flow,
+		   unsigned int inst, unsigned int prod);
+void run_spool_clear(const char *dir);
 
 #endif /* _DFG_RUN_INT_H */

@@ -32,6 +32,7 @@
  * and the stashes are replayed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,16 +45,21 @@
 
 #include <dfg/dfg.h>
 
+#include <dfg/sched.h>
+
+#include "../comp/internal.h"
 #include "fifo.h"
 #include "run.h"
-#include "sched.h"
 
 #define RUN_ROOT_BUDGET		256	/* elements per run() call */
 #define RUN_QUANTUM		4096	/* elements per quantum */
+#define RUN_PRIORITY		(DFG_SET_PRIO_MAX / 2)
 #define RUN_RECV_BATCH		64
 #define RUN_SEND_BATCH		64
 #define RUN_PEND_MAX		16384	/* queued descriptors per channel */
-#define RUN_CKPT_MAGIC		0x44464743504b5431ULL	/* "DFGCPKT1" */
+#define RUN_SPOOL_BUF		(256U << 10)	/* stdio buffer of a spool */
+#define RUN_PROF_US		5000	/* SIGPROF sampling period */
+#define RUN_CKPT_MAGIC		0x44464743504b5432ULL	/* "DFGCPKT2" */
 
 struct rt_set;
 struct rt_out;
@@ -82,18 +88,23 @@ struct rt_member {
 	__u64			root_count;	/* elements it produced */
 };
 
-/* A boundary flow leaving the set: one producer per reachable instance. */
+/*
+ * A boundary flow leaving the set: one producer per reachable instance,
+ * on a channel, or on a spool file for a flow into a later phase.
+ */
 struct rt_out {
 	const struct dfg_fg_flow *f;
 	unsigned int		nr;
-	struct dfg_chan		**ch;
+	struct dfg_chan		**ch;		/* NULL: spooled */
 	struct run_fifo		*pend;
+	FILE			**spool;	/* spooled: per instance */
 	__u64			rr;
 };
 
-/* One upstream instance of an input channel. */
+/* One upstream instance of an input channel, or its spool file. */
 struct rt_src {
 	struct run_fifo		stash;
+	FILE			*spool;
 	__u64			at_seq;		/* blip reached, waiting */
 	bool			eof;
 };
@@ -101,11 +112,13 @@ struct rt_src {
 struct rt_in {
 	const struct dfg_fg_flow *f;
 	struct rt_member	*to;
-	struct dfg_chan		*ch;
+	struct dfg_chan		*ch;		/* NULL: spooled */
 	unsigned int		nprod;
 	struct rt_src		*src;
 	unsigned int		nr_eof;
 	bool			closed;		/* recv said end of stream */
+	void			*buf;		/* spooled: the element read */
+	size_t			buf_len;
 };
 
 struct rt_set {
@@ -116,10 +129,14 @@ struct rt_set {
 	unsigned int		nr_m;
 	struct rt_in		*in;
 	unsigned int		nr_in;
+	unsigned int		nr_chan_in;	/* of @in, on channels */
 	struct rt_out		*out;
 	unsigned int		nr_out;
 	struct run_set_stats	*st;
-	struct run_sched	*sched;
+	struct dfg_sched	*sched;		/* this process's client */
+	struct dfg_set		*kset;		/* the set, registered */
+	struct dfg_set_page	*page;		/* its shared page */
+	bool			done;		/* yielded EOF */
 
 	/* the buffer being worked on, while its compute() runs */
 	const void		*cur_data;
@@ -138,10 +155,13 @@ struct rt_set {
 static struct rt_set *prof_set;
 static volatile int prof_active = -1;
 
-static void set_active(struct rt_set *s, int idx)
+/* The member called now (-1: none), for SIGPROF and the module. */
+static inline void set_active(struct rt_set *s, int idx)
 {
 	prof_active = idx;
-	run_sched_active(s->sched, idx);
+	if (s->page)
+		dfg_set_enter(s->page, idx < 0 ? DFG_SET_COMP_NONE :
+			      (unsigned int)idx);
 }
 
 static void prof_tick(int sig)
@@ -203,12 +223,55 @@ static unsigned int prod_of(const struct rt_set *s,
 	return f->kind == DFG_FG_STRAIGHT ? 0 : s->inst;
 }
 
+/* Append a record to spool file @j of @o. */
+static int spool_put(struct rt_set *s, struct rt_out *o, unsigned int j,
+		     unsigned int kind, __u64 tag, const void *data,
+		     size_t len)
+{
+	struct run_spool_rec h = {
+		.len = (__u32)len,
+		.flags = kind,
+		.tag = tag,
+	};
+
+	if (len > UINT32_MAX)
+		return set_fail(s, -EMSGSIZE, dfg_comp_name(s->m[0].c),
+				"element of %zu bytes for '%s'", len,
+				s->env->g->fg->comps[o->f->dst].name);
+	if (fwrite(&h, sizeof(h), 1, o->spool[j]) != 1 ||
+	    (len && fwrite(data, len, 1, o->spool[j]) != 1))
+		return set_fail(s, errno ? -errno : -EIO,
+				dfg_comp_name(s->m[0].c),
+				"spooling to '%s': %s",
+				s->env->g->fg->comps[o->f->dst].name,
+				strerror(errno ? errno : EIO));
+	s->st->boundary_out++;
+	return 0;
+}
+
+/* Everything spooled so far is in the file (durable if @sync). */
+static int spool_flush(struct rt_set *s, struct rt_out *o, bool sync)
+{
+	unsigned int j;
+
+	for (j = 0; j < o->nr; j++)
+		if (fflush(o->spool[j]) ||
+		    (sync && fdatasync(fileno(o->spool[j]))))
+			return set_fail(s, -errno, dfg_comp_name(s->m[0].c),
+					"spooling to '%s': %s",
+					s->env->g->fg->comps[o->f->dst].name,
+					strerror(errno));
+	return 0;
+}
+
 /* Send what is queued for channel @j; block only if @block. */
 static int out_flush(struct rt_set *s, struct rt_out *o, unsigned int j,
 		     bool block)
 {
 	struct run_fifo *q = &o->pend[j];
 
+	if (!o->ch)
+		return 0;
 	while (run_fifo_len(q)) {
 		unsigned int n = run_fifo_span(q, RUN_SEND_BATCH);
 		int r = dfg_chan_send(o->ch[j], run_fifo_peek(q), n,
@@ -253,7 +316,8 @@ static int out_control(struct rt_set *s, struct rt_out *o, unsigned int kind,
 	int r;
 
 	for (j = 0; j < o->nr; j++) {
-		r = out_queue(s, o, j, &d);
+		r = o->ch ? out_queue(s, o, j, &d) :
+			    spool_put(s, o, j, kind, tag, NULL, 0);
 		if (r)
 			return r;
 	}
@@ -305,7 +369,7 @@ static int out_put(struct rt_set *s, struct rt_out *o,
 		.flags = RUN_D_DATA | prod_of(s, o->f) << RUN_D_PROD_SHIFT,
 		.tag = e->tag,
 	};
-	unsigned int j, first = 0, last;
+	unsigned int j, first = 0;
 	int r;
 
 	switch (o->f->kind) {
@@ -318,6 +382,13 @@ static int out_put(struct rt_set *s, struct rt_out *o,
 	case DFG_FG_BROADCAST:
 		for (j = 0; j < o->nr; j++) {
 			/* every copy is freed by its own consumer */
+			if (!o->ch) {
+				r = spool_put(s, o, j, RUN_D_DATA, e->tag,
+					      e->data, e->len);
+				if (r)
+					return r;
+				continue;
+			}
 			r = elem_buf(s, e, &d.off);
 			if (!r)
 				r = out_queue(s, o, j, &d);
@@ -328,8 +399,9 @@ static int out_put(struct rt_set *s, struct rt_out *o,
 	default:	/* straight, gather: the one channel */
 		break;
 	}
-	last = first;
-	(void)last;
+	if (!o->ch)
+		return spool_put(s, o, first, RUN_D_DATA, e->tag, e->data,
+				 e->len);
 	r = elem_buf(s, e, &d.off);
 	if (r)
 		return set_fail(s, r, dfg_comp_name(s->m[0].c),
@@ -384,7 +456,7 @@ static int deliver(struct rt_member *t, unsigned int port,
 	t->st->in_elems++;
 	t->st->in_bytes += e->len;
 	set_active(s, (int)member_idx(t));
-	r = dfg_comp_compute(t->c, port, e);
+	r = __dfg_comp_compute(t->c, port, e);
 	set_active(s, prev);
 	if (r < 0 && !s->failed)
 		s->failed = t;
@@ -470,15 +542,21 @@ static int put_u64(struct dfg_ckpt *w, __u64 v)
 	return dfg_ckpt_put_u64(w, v);
 }
 
-/* The file: magic, seq, members, then per member its root count, the
- * round-robin counters, and its own checkpoint bytes. */
+/*
+ * The file: magic, seq, members, outputs, the round-robin counters, how
+ * far each spool file was written (outputs) and read (inputs), then per
+ * member its root count and its own checkpoint bytes. A spool gets the
+ * blip (and is made durable) before the file is written: nobody reads it
+ * before this phase ends, and the offsets then include the blip, as the
+ * reader's offsets in its own checkpoint do.
+ */
 static int ckpt_take(struct rt_set *s, __u64 seq)
 {
 	struct dfg_blip b = { .kind = DFG_BLIP_CHECKPOINT, .seq = seq };
 	struct dfg_ckpt *w = NULL, *mw;
 	const void *data;
 	size_t len;
-	unsigned int i;
+	unsigned int i, j;
 	int r;
 
 	for (i = 0; i < s->nr_m; i++) {
@@ -487,6 +565,15 @@ static int ckpt_take(struct rt_set *s, __u64 seq)
 		if (r < 0)
 			return member_fail(s, &s->m[i], r);
 	}
+	for (i = 0; i < s->nr_out; i++) {
+		if (s->out[i].ch)
+			continue;
+		r = out_control(s, &s->out[i], RUN_D_BLIP, seq);
+		if (!r)
+			r = spool_flush(s, &s->out[i], true);
+		if (r)
+			return r;
+	}
 	r = dfg_ckpt_new(&w);
 	if (r)
 		goto fail;
@@ -494,6 +581,12 @@ static int ckpt_take(struct rt_set *s, __u64 seq)
 	    put_u64(w, s->nr_m) ?: put_u64(w, s->nr_out);
 	for (i = 0; !r && i < s->nr_out; i++)
 		r = put_u64(w, s->out[i].rr);
+	for (i = 0; !r && i < s->nr_out; i++)
+		for (j = 0; !r && !s->out[i].ch && j < s->out[i].nr; j++)
+			r = put_u64(w, (__u64)ftello(s->out[i].spool[j]));
+	for (i = 0; !r && i < s->nr_in; i++)
+		for (j = 0; !r && !s->in[i].ch && j < s->in[i].nprod; j++)
+			r = put_u64(w, (__u64)ftello(s->in[i].src[j].spool));
 	for (i = 0; !r && i < s->nr_m; i++) {
 		set_active(s, (int)i);
 		r = dfg_ckpt_new(&mw);
@@ -521,6 +614,8 @@ static int ckpt_take(struct rt_set *s, __u64 seq)
 	w = NULL;
 	/* durable: now the blip may leave the set */
 	for (i = 0; i < s->nr_out; i++) {
+		if (!s->out[i].ch)
+			continue;	/* has it already */
 		r = out_control(s, &s->out[i], RUN_D_BLIP, seq);
 		if (r)
 			return r;
@@ -544,7 +639,7 @@ static int ckpt_restore(struct rt_set *s, __u64 seq)
 	const void *p;
 	void *data = NULL;
 	size_t len, plen;
-	unsigned int i;
+	unsigned int i, j;
 	int r;
 
 	r = run_state_read(s->env->state_dir, s->set, s->inst, seq, &data,
@@ -561,6 +656,23 @@ static int ckpt_restore(struct rt_set *s, __u64 seq)
 		r = -EPROTO;
 	for (i = 0; !r && i < s->nr_out; i++)
 		r = dfg_ckpt_get_u64(rd, &s->out[i].rr);
+	for (i = 0; !r && i < s->nr_out; i++)
+		for (j = 0; !r && !s->out[i].ch && j < s->out[i].nr; j++) {
+			FILE *f = s->out[i].spool[j];
+
+			r = dfg_ckpt_get_u64(rd, &x);
+			/* what was written after the checkpoint goes */
+			if (!r && (ftruncate(fileno(f), (off_t)x) ||
+				   fseeko(f, (off_t)x, SEEK_SET)))
+				r = -errno;
+		}
+	for (i = 0; !r && i < s->nr_in; i++)
+		for (j = 0; !r && !s->in[i].ch && j < s->in[i].nprod; j++) {
+			r = dfg_ckpt_get_u64(rd, &x);
+			if (!r && fseeko(s->in[i].src[j].spool, (off_t)x,
+					 SEEK_SET))
+				r = -errno;
+		}
 	for (i = 0; !r && i < s->nr_m; i++) {
 		r = dfg_ckpt_get_u64(rd, &x) ?:
 		    dfg_ckpt_get_bytes(rd, &p, &plen);
@@ -660,6 +772,36 @@ static int maybe_checkpoint(struct rt_set *s)
 	return 0;
 }
 
+/* A blip or the end of a source's stream. */
+static int in_control(struct rt_set *s, struct rt_in *in, struct rt_src *src,
+		      unsigned int kind, __u64 tag)
+{
+	int r;
+
+	switch (kind) {
+	case RUN_D_BLIP:
+		src->at_seq = tag;
+		if (tag != s->ckpt_seq + 1)
+			return set_fail(s, -EPROTO, dfg_comp_name(in->to->c),
+					"checkpoint %llu out of order",
+					(unsigned long long)tag);
+		return maybe_checkpoint(s);
+	case RUN_D_EOF:
+		src->eof = true;
+		if (++in->nr_eof == in->nprod) {
+			set_active(s, (int)member_idx(in->to));
+			r = dfg_comp_end_input(in->to->c, in->f->dst_port);
+			set_active(s, -1);
+			if (r < 0)
+				return member_fail(s, in->to, r);
+		}
+		return maybe_checkpoint(s);
+	default:
+		return set_fail(s, -EBADMSG, dfg_comp_name(in->to->c),
+				"bad descriptor kind %u", kind);
+	}
+}
+
 static int in_desc(struct rt_set *s, struct rt_in *in,
 		   const struct dfg_desc *d)
 {
@@ -679,30 +821,67 @@ static int in_desc(struct rt_set *s, struct rt_in *in,
 		return r ? set_fail(s, r, dfg_comp_name(in->to->c),
 				    "out of memory") : 0;
 	}
-	switch (d->flags & RUN_D_KIND) {
-	case RUN_D_DATA:
+	if ((d->flags & RUN_D_KIND) == RUN_D_DATA)
 		return in_data(s, in, d);
-	case RUN_D_BLIP:
-		src->at_seq = d->tag;
-		if (d->tag != s->ckpt_seq + 1)
-			return set_fail(s, -EPROTO, dfg_comp_name(in->to->c),
-					"checkpoint %llu out of order",
-					(unsigned long long)d->tag);
-		return maybe_checkpoint(s);
-	case RUN_D_EOF:
-		src->eof = true;
-		if (++in->nr_eof == in->nprod) {
-			set_active(s, (int)member_idx(in->to));
-			r = dfg_comp_end_input(in->to->c, in->f->dst_port);
-			set_active(s, -1);
-			if (r < 0)
-				return member_fail(s, in->to, r);
-		}
-		return maybe_checkpoint(s);
-	default:
-		return set_fail(s, -EBADMSG, dfg_comp_name(in->to->c),
-				"bad descriptor kind %u", d->flags & RUN_D_KIND);
+	return in_control(s, in, src, d->flags & RUN_D_KIND, d->tag);
+}
+
+/* The next record of a spool file; its producer ended with RUN_D_EOF. */
+static int spool_get(struct rt_set *s, struct rt_in *in, struct rt_src *src)
+{
+	struct run_spool_rec h;
+	struct dfg_elem e;
+	int r;
+
+	if (fread(&h, sizeof(h), 1, src->spool) != 1) {
+		r = ferror(src->spool) ? -errno : -EPIPE;
+		goto fail;
 	}
+	if (h.len > in->buf_len) {
+		void *buf = realloc(in->buf, h.len);
+
+		if (!buf) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		in->buf = buf;
+		in->buf_len = h.len;
+	}
+	if (h.len && fread(in->buf, h.len, 1, src->spool) != 1) {
+		r = ferror(src->spool) ? -errno : -EPIPE;
+		goto fail;
+	}
+	if ((h.flags & RUN_D_KIND) != RUN_D_DATA)
+		return in_control(s, in, src, h.flags & RUN_D_KIND, h.tag);
+	e.data = in->buf;
+	e.len = h.len;
+	e.tag = h.tag;
+	r = deliver(in->to, in->f->dst_port, &e);
+	return r < 0 ? member_fail(s, in->to, r) : 0;
+fail:
+	return set_fail(s, r, dfg_comp_name(in->to->c),
+			"spooled input from '%s': %s",
+			s->env->g->fg->comps[in->f->src].name,
+			r == -EPIPE ? "cut short" : strerror(-r));
+}
+
+/* Up to @budget records of a spooled input; how many, or -errno. */
+static int spool_pump(struct rt_set *s, struct rt_in *in, unsigned int budget)
+{
+	unsigned int done = 0, p;
+	int r;
+
+	for (p = 0; p < in->nprod; p++) {
+		struct rt_src *src = &in->src[p];
+
+		while (done < budget && !src->at_seq && !src->eof) {
+			r = spool_get(s, in, src);
+			if (r)
+				return r;
+			done++;
+		}
+	}
+	return (int)done;
 }
 
 /* Up to @budget descriptors from input @in; returns how many, or -errno. */
@@ -712,6 +891,8 @@ static int in_pump(struct rt_set *s, struct rt_in *in, unsigned int budget)
 	unsigned int done = 0;
 	int n, i, r;
 
+	if (!in->ch)
+		return spool_pump(s, in, budget);
 	while (!in->closed && done < budget) {
 		n = dfg_chan_recv(in->ch, d, RUN_RECV_BATCH, DFG_CHAN_NONBLOCK);
 		if (n == -EAGAIN)
@@ -794,6 +975,46 @@ static struct rt_member *member_of(struct rt_set *s, unsigned int comp)
 	return NULL;
 }
 
+/*
+ * A spool file, for writing (from the start, or as the checkpoint being
+ * restored leaves it) or for reading.
+ */
+static FILE *spool_open(struct rt_set *s, const struct dfg_fg_flow *f,
+			unsigned int inst, unsigned int prod, bool out)
+{
+	const struct run_graph *g = s->env->g;
+	char path[4096];
+	FILE *fp = NULL;
+	int fd, r;
+
+	r = run_spool_path(path, sizeof(path), s->env->spool_dir, f->index,
+			   inst, prod);
+	if (r) {
+		errno = -r;
+		goto fail;
+	}
+	fd = open(path, out ? O_WRONLY | O_CREAT | O_CLOEXEC :
+			      O_RDONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto fail;
+	if (out && !s->env->resume_seq && ftruncate(fd, 0)) {
+		close(fd);
+		goto fail;
+	}
+	fp = fdopen(fd, out ? "w" : "r");
+	if (!fp) {
+		close(fd);
+		goto fail;
+	}
+	setvbuf(fp, NULL, _IOFBF, RUN_SPOOL_BUF);
+	return fp;
+fail:
+	set_fail(s, -errno, g->fg->comps[out ? f->src : f->dst].name,
+		 "spool of '%s' -> '%s': %s: %s", g->fg->comps[f->src].name,
+		 g->fg->comps[f->dst].name, path, strerror(errno));
+	return NULL;
+}
+
 static int setup_out(struct rt_set *s, struct rt_out *o,
 		     const struct dfg_fg_flow *f)
 {
@@ -803,12 +1024,21 @@ static int setup_out(struct rt_set *s, struct rt_out *o,
 
 	o->f = f;
 	o->nr = f->kind == DFG_FG_STRAIGHT ? 1 : dst_deg;
-	o->ch = calloc(o->nr, sizeof(*o->ch));
 	o->pend = calloc(o->nr, sizeof(*o->pend));
-	if (!o->ch || !o->pend)
+	if (run_flow_spooled(g, f))
+		o->spool = calloc(o->nr, sizeof(*o->spool));
+	else
+		o->ch = calloc(o->nr, sizeof(*o->ch));
+	if ((!o->ch && !o->spool) || !o->pend)
 		return set_fail(s, -ENOMEM, g->fg->comps[f->src].name,
 				"out of memory");
-	for (j = 0; j < o->nr; j++) {
+	for (j = 0; o->spool && j < o->nr; j++) {
+		o->spool[j] = spool_open(s, f, f->kind == DFG_FG_STRAIGHT ?
+					 s->inst : j, prod_of(s, f), true);
+		if (!o->spool[j])
+			return s->err;
+	}
+	for (j = 0; o->ch && j < o->nr; j++) {
 		unsigned int slot = g->chan[f->index] +
 			(f->kind == DFG_FG_STRAIGHT ? s->inst : j);
 
@@ -828,7 +1058,7 @@ static int setup_in(struct rt_set *s, struct rt_in *in,
 		    const struct dfg_fg_flow *f)
 {
 	const struct run_graph *g = s->env->g;
-	unsigned int slot = g->chan[f->index] + s->inst;
+	unsigned int slot = g->chan[f->index] + s->inst, p;
 	int r;
 
 	in->f = f;
@@ -839,6 +1069,15 @@ static int setup_in(struct rt_set *s, struct rt_in *in,
 	if (!in->src)
 		return set_fail(s, -ENOMEM, g->fg->comps[f->dst].name,
 				"out of memory");
+	if (run_flow_spooled(g, f)) {
+		for (p = 0; p < in->nprod; p++) {
+			in->src[p].spool = spool_open(s, f, s->inst, p, false);
+			if (!in->src[p].spool)
+				return s->err;
+		}
+		return 0;
+	}
+	s->nr_chan_in++;
 	r = dfg_chan_open(s->env->graph_fd, (unsigned int)s->env->chan_ids[slot],
 			  DFG_CHAN_CONSUMER, s->env->arena, &in->ch);
 	if (r)
@@ -955,6 +1194,9 @@ static int finish(struct rt_set *s)
 		r = out_control(s, &s->out[i], RUN_D_EOF, 0);
 		for (j = 0; !r && j < s->out[i].nr; j++)
 			r = out_flush(s, &s->out[i], j, true);
+		/* complete before the done marker says so */
+		if (!r && !s->out[i].ch)
+			r = spool_flush(s, &s->out[i], s->env->state_dir);
 		if (r)
 			return r;
 	}
@@ -1075,7 +1317,7 @@ static int quantum(struct rt_set *s, unsigned long budget)
 		}
 	if (pending)
 		return DFG_YIELD_OUTPUT_FULL;
-	if (work >= budget || !s->nr_in)
+	if (work >= budget || !s->nr_chan_in)
 		return DFG_YIELD_QUANTUM;
 	return DFG_YIELD_INPUT_EMPTY;
 }
@@ -1086,8 +1328,7 @@ static void publish(struct rt_set *s)
 	unsigned int i;
 
 	for (i = 0; i < s->nr_m; i++) {
-		struct dfg_set_comp_stats *p =
-			run_sched_comp_stats(s->sched, i);
+		struct dfg_set_comp_stats *p = &s->page->comps[i];
 		const struct run_comp_stats *c = s->m[i].st;
 
 		p->elems_in = c->in_elems;
@@ -1095,6 +1336,31 @@ static void publish(struct rt_set *s)
 		p->elems_out = c->out_elems;
 		p->bytes_out = c->out_bytes;
 	}
+}
+
+/*
+ * Give the set back (@reason DFG_YIELD_*, 0 the first time) and wait
+ * until the module hands it out again. Returns its quantum in elements
+ * (> 0), 0 when it is done for good (after DFG_YIELD_EOF), or -errno:
+ * -EIO another set failed the graph, -ECANCELED the graph died.
+ */
+static long sched_next(struct rt_set *s, unsigned int reason)
+{
+	unsigned long long q = 0;
+	struct dfg_set *set;
+	int r;
+
+	if (reason == DFG_YIELD_EOF)
+		s->done = true;
+	do
+		r = dfg_sched_next(s->sched, reason ? s->kset : NULL, reason,
+				   0, &set, &q);
+	while (r == -EINTR);
+	if (r == -ENODATA && s->done)
+		return 0;
+	if (r < 0)
+		return r;
+	return q ? (long)q : RUN_QUANTUM;
 }
 
 static int worker(struct rt_set *s)
@@ -1105,7 +1371,7 @@ static int worker(struct rt_set *s)
 
 	for (;;) {
 		publish(s);
-		q = run_sched_next(s->sched, reason);
+		q = sched_next(s, reason);
 		if (q == 0)
 			return 0;
 		if (q == -EIO && !s->err) {
@@ -1122,7 +1388,7 @@ static int worker(struct rt_set *s)
 		s->st->runs++;
 		r = quantum(s, (unsigned long)q);
 		if (r < 0) {
-			run_sched_next(s->sched, DFG_YIELD_ERROR);
+			sched_next(s, DFG_YIELD_ERROR);
 			return r;
 		}
 		if (r == DFG_YIELD_INPUT_EMPTY || r == DFG_YIELD_OUTPUT_FULL)
@@ -1137,17 +1403,26 @@ static void teardown(struct rt_set *s)
 
 	for (i = 0; i < s->nr_out; i++) {
 		for (j = 0; j < s->out[i].nr; j++) {
-			dfg_chan_close(s->out[i].ch[j]);
-			run_fifo_free(&s->out[i].pend[j]);
+			if (s->out[i].ch)
+				dfg_chan_close(s->out[i].ch[j]);
+			if (s->out[i].spool && s->out[i].spool[j])
+				fclose(s->out[i].spool[j]);
+			if (s->out[i].pend)
+				run_fifo_free(&s->out[i].pend[j]);
 		}
 		free(s->out[i].ch);
+		free(s->out[i].spool);
 		free(s->out[i].pend);
 	}
 	for (i = 0; i < s->nr_in; i++) {
 		dfg_chan_close(s->in[i].ch);
-		for (j = 0; j < s->in[i].nprod; j++)
+		for (j = 0; s->in[i].src && j < s->in[i].nprod; j++) {
 			run_fifo_free(&s->in[i].src[j].stash);
+			if (s->in[i].src[j].spool)
+				fclose(s->in[i].src[j].spool);
+		}
 		free(s->in[i].src);
+		free(s->in[i].buf);
 	}
 	for (i = 0; i < s->nr_m; i++) {
 		dfg_comp_destroy(s->m[i].c);
@@ -1160,7 +1435,7 @@ static void teardown(struct rt_set *s)
 	free(s->m);
 	free(s->in);
 	free(s->out);
-	run_sched_close(s->sched);
+	dfg_sched_detach(s->sched);
 }
 
 /* A set that finished before the resume point: only end its streams. */
@@ -1170,6 +1445,8 @@ static int already_done(struct rt_set *s)
 	int r;
 
 	for (i = 0; i < s->nr_out; i++) {
+		if (!s->out[i].ch)
+			continue;	/* its spool files are complete */
 		r = out_control(s, &s->out[i], RUN_D_EOF, 0);
 		for (j = 0; !r && j < s->out[i].nr; j++)
 			r = out_flush(s, &s->out[i], j, true);
@@ -1182,8 +1459,8 @@ static int already_done(struct rt_set *s)
 static void start_profiling(struct rt_set *s)
 {
 	struct itimerval it = {
-		.it_interval = { .tv_usec = 1000 },
-		.it_value = { .tv_usec = 1000 },
+		.it_interval = { .tv_usec = RUN_PROF_US },
+		.it_value = { .tv_usec = RUN_PROF_US },
 	};
 	struct sigaction sa = { .sa_handler = prof_tick,
 				.sa_flags = SA_RESTART };
@@ -1194,19 +1471,39 @@ static void start_profiling(struct rt_set *s)
 		setitimer(ITIMER_PROF, &it, NULL);
 }
 
+/* Object names allow [A-Za-z0-9._-]: anything else becomes '_'. */
+static void name_copy(char *dst, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src[i] && i < DFG_NAME_MAX - 1; i++) {
+		char c = src[i];
+
+		dst[i] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+			 (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+			 c == '-' ? c : '_';
+	}
+	dst[i] = '\0';
+	if (!i)
+		strcpy(dst, "_");
+}
+
 /* Register with the kernel set scheduler: channels, members' names. */
 static int sched_open(struct rt_set *s)
 {
-	const struct dfg_fg *fg = s->env->g->fg;
-	struct run_sched_set rs = {
-		.root = s->nr_in == 0,
+	struct dfg_set_desc d = {
+		/* spooled inputs are work of its own, as a root's */
+		.flags = s->nr_chan_in < s->nr_in || !s->nr_in ?
+			 DFG_SET_F_ROOT : 0,
+		.priority = RUN_PRIORITY,
+		.quantum = RUN_QUANTUM,
 		.nr_comps = s->nr_m,
 	};
+	const struct dfg_fg *fg = s->env->g->fg;
+	char name[DFG_NAME_MAX], (*cnames)[DFG_NAME_MAX];
 	struct dfg_set_output *outs;
 	const char **names;
-	char name[DFG_NAME_MAX];
-	unsigned int i, j, n = 0;
-	__u32 *ins;
+	unsigned int i, j, n = 0, *ins;
 	int r;
 
 	for (i = 0; i < s->nr_out; i++)
@@ -1214,16 +1511,18 @@ static int sched_open(struct rt_set *s)
 	ins = calloc(s->nr_in + 1, sizeof(*ins));
 	outs = calloc(n + 1, sizeof(*outs));
 	names = calloc(s->nr_m + 1, sizeof(*names));
-	if (!ins || !outs || !names) {
+	cnames = calloc(s->nr_m + 1, sizeof(*cnames));
+	if (!ins || !outs || !names || !cnames) {
 		r = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < s->nr_in; i++)
-		ins[i] = (__u32)s->env->chan_ids[s->env->g->chan[s->in[i].f->index]
-						   + s->inst];
+	for (i = 0, j = 0; i < s->nr_in; i++)
+		if (s->in[i].ch)
+			ins[j++] = (unsigned int)s->env->chan_ids[
+				s->env->g->chan[s->in[i].f->index] + s->inst];
 	n = 0;
 	for (i = 0; i < s->nr_out; i++)
-		for (j = 0; j < s->out[i].nr; j++, n++) {
+		for (j = 0; s->out[i].ch && j < s->out[i].nr; j++, n++) {
 			const struct dfg_fg_flow *f = s->out[i].f;
 			unsigned int slot = s->env->g->chan[f->index] +
 				(f->kind == DFG_FG_STRAIGHT ? s->inst : j);
@@ -1231,20 +1530,28 @@ static int sched_open(struct rt_set *s)
 			outs[n].chan = (__u32)s->env->chan_ids[slot];
 			outs[n].slot = (__u32)dfg_chan_slot(s->out[i].ch[j]);
 		}
-	for (i = 0; i < s->nr_m; i++)
-		names[i] = fg->comps[s->m[i].comp].name;
+	for (i = 0; i < s->nr_m; i++) {
+		name_copy(cnames[i], fg->comps[s->m[i].comp].name);
+		names[i] = cnames[i];
+	}
 	snprintf(name, sizeof(name), "%s.%u", s->ps->name, s->inst);
-	rs.name = name;
-	rs.comp_names = names;
-	rs.nr_inputs = s->nr_in;
-	rs.inputs = ins;
-	rs.nr_outputs = n;
-	rs.outputs = outs;
-	r = run_sched_open(&s->sched, s->env->graph_fd, &rs);
+	name_copy(name, name);
+	d.name = name;
+	d.comp_names = names;
+	d.nr_inputs = s->nr_chan_in;
+	d.inputs = ins;
+	d.nr_outputs = n;
+	d.outputs = outs;
+	r = dfg_sched_attach(s->env->graph_fd, &s->sched);
+	if (!r)
+		r = dfg_set_register(s->sched, &d, &s->kset);
+	if (!r)
+		s->page = dfg_set_page(s->kset);
 out:
 	free(ins);
 	free(outs);
 	free(names);
+	free(cnames);
 	return r;
 }
 
@@ -1277,13 +1584,15 @@ int run_set_main(const struct run_env *env, unsigned int set,
 	if (!r && skip) {
 		r = already_done(&s);
 		if (!r)
-			r = run_sched_next(s.sched, DFG_YIELD_EOF) < 0 ? -EIO : 0;
+			/* taken from the module before it is given back */
+			r = sched_next(&s, 0) < 0 ||
+			    sched_next(&s, DFG_YIELD_EOF) < 0 ? -EIO : 0;
 	} else if (!r) {
 		start_profiling(&s);
 		s.st->state = RUN_S_RUNNING;
 		r = init_members(&s);
 		if (r)
-			run_sched_next(s.sched, DFG_YIELD_ERROR);
+			sched_next(&s, DFG_YIELD_ERROR);
 		else
 			r = worker(&s);
 	}

@@ -9,6 +9,11 @@
  *                       synced, renamed, directory synced
  *   s<S>.<I>.done       instance I of set S finished; holds the number of
  *                       its last checkpoint
+ *   spool.f<F>.<J>.<P>  flow F between phases, for downstream instance J
+ *                       from upstream producer slot P: records (struct
+ *                       run_spool_rec and the data), ended by RUN_D_EOF;
+ *                       a checkpoint holds how far each was written and
+ *                       read, so a resumed run truncates and seeks them
  *
  * Checkpoint K is complete when every set instance has its file K or
  * finished before taking K (a finished upstream has delivered all its
@@ -256,6 +261,8 @@ static void prune(const char *dir, const struct run_graph *g, __u64 keep_max,
 			       !run_state_is_done(dir, s, i, keep_max);
 		else if (strstr(de->d_name, ".tmp"))
 			drop = true;
+		else if (!strncmp(de->d_name, "spool.", 6))
+			drop = plan_too;
 		else if (!strcmp(de->d_name, "plan"))
 			drop = plan_too;
 		if (drop && snprintf(path, sizeof(path), "%s/%s", dir,
@@ -349,5 +356,32 @@ void run_state_clear(const char *dir)
 
 	prune(dir, NULL, 0, true);
 	rmdir(dir);
+	errno = e;
+}
+
+int run_spool_path(char *buf, size_t len, const char *dir, unsigned int flow,
+		   unsigned int inst, unsigned int prod)
+{
+	int n = snprintf(buf, len, "%s/spool.f%u.%u.%u", dir, flow, inst, prod);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* Remove the spool files in @dir (a run without checkpoints, done). */
+void run_spool_clear(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char path[PATHLEN];
+	int e = errno;
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!strncmp(de->d_name, "spool.", 6) &&
+		    snprintf(path, sizeof(path), "%s/%s", dir,
+			     de->d_name) < (int)sizeof(path))
+			unlink(path);
+	closedir(d);
 	errno = e;
 }

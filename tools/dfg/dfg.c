@@ -18,7 +18,7 @@ static const struct subcmd {
 	  "plan GRAPH.dot [--no-fold] [-o PLAN.dot] [--png PLAN.png]" },
 	{ "run", dfg_cmd_run,
 	  "run GRAPH.dot [--no-fold] [--resume] [--checkpoint-every N]\n"
-	  "          [--state-dir DIR] [--workers K] [--progress] [-q] [-v]" },
+	  "          [--state-dir DIR] [--progress] [-q] [-v]" },
 };
 
 void dfg_tool_err(const char *fmt, ...)

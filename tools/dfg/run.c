@@ -21,7 +21,6 @@ int dfg_cmd_run(int argc, char **argv)
 		{ "resume", no_argument, NULL, 'r' },
 		{ "checkpoint-every", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, 'd' },
-		{ "workers", required_argument, NULL, 'w' },
 		{ "progress", no_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -41,7 +40,7 @@ int dfg_cmd_run(int argc, char **argv)
 	/* a progress line when someone watches */
 	if (isatty(STDERR_FILENO))
 		o.flags |= DFG_RUN_PROGRESS;
-	while ((c = getopt_long(argc, argv, "nrc:d:w:pqv", longopts,
+	while ((c = getopt_long(argc, argv, "nrc:d:pqv", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -61,14 +60,6 @@ int dfg_cmd_run(int argc, char **argv)
 			break;
 		case 'd':
 			o.state_dir = optarg;
-			break;
-		case 'w':
-			o.workers = (unsigned int)strtoul(optarg, &end, 10);
-			if (*end || !*optarg || !o.workers || o.workers > 64) {
-				dfg_tool_err("--workers: 1..64, not '%s'",
-					     optarg);
-				return DFG_EXIT_USAGE;
-			}
 			break;
 		case 'p':
 			o.flags |= DFG_RUN_PROGRESS;

@@ -17,9 +17,17 @@
  *    the set go into arena buffers whose descriptors cross the channels (a
  *    received element passed on unchanged is forwarded, not copied);
  *  - each process registers its set with the kernel set scheduler and its
- *    worker threads run it when the module says it is runnable, for a
- *    bounded quantum;
- *  - phases run one after another;
+ *    worker thread runs it when the module says it is runnable, for a
+ *    bounded quantum (one thread: the module never hands a set to two
+ *    workers at once, and a process runs one set instance);
+ *  - phases run one after another: the processes of phase p+1 start once
+ *    every process of phase p has ended; a flow from one phase to a later
+ *    one is spooled (the upstream phase writes it to files, one per
+ *    downstream instance and upstream instance, the downstream phase
+ *    reads them), so any volume crosses. The spool files live in the
+ *    state directory with checkpoints (and stay there for a resume),
+ *    else in @state_dir, else in a directory of their own under $TMPDIR;
+ *    they are removed when the run ends;
  *  - the root protocol of the patent drives every set: KEEP_GOING, ERROR,
  *    REACHED_EOF (then shutdown() in topological order and end of stream
  *    on every outgoing channel), GOT_BLIP (process_blip() in topological
@@ -65,8 +73,8 @@ extern "C" {
  * @size:	sizeof(struct dfg_run_opts)
  * @flags:	DFG_RUN_*
  * @checkpoint_every: root elements between checkpoints, 0 for none
- * @workers:	worker threads per process, 0 for 1
- * @state_dir:	checkpoint directory; NULL: "<graph file>.state"
+ * @state_dir:	checkpoint directory (NULL: "<graph file>.state"); spools
+ *		go there too, see above
  * @log:	plan (verbose), progress and summary go here; NULL: nothing
  * @err:	out: why the run failed, NUL-terminated; may be NULL
  * @errlen:	bytes at @err
@@ -75,7 +83,6 @@ struct dfg_run_opts {
 	unsigned int	size;
 	unsigned int	flags;
 	__u64		checkpoint_every;
-	unsigned int	workers;
 	const char	*state_dir;
 	FILE		*log;
 	char		*err;
@@ -86,7 +93,7 @@ struct dfg_run_opts {
  * struct dfg_run_summary - figures of a finished run
  * @elements:	elements that crossed a flow (in-set or boundary)
  * @bytes:	their bytes
- * @boundary:	elements that crossed a channel
+ * @boundary:	elements that crossed a channel or a spool file
  * @forwarded:	of those, buffers forwarded without a copy
  * @processes:	processes used (one per set instance)
  * @sets:	sets in the plan
