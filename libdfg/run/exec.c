@@ -120,6 +120,11 @@ static int type_lookup(void *arg, const char *type,
 
 static const struct dfg_fg_types run_types = { .lookup = type_lookup };
 
+const struct dfg_fg_types *dfg_run_types(void)
+{
+	return &run_types;
+}
+
 static int load(struct run_ctx *x, const char *path, struct dfg_fg **fgp)
 {
 	struct dfg_fg_errors *errs = NULL;

@@ -44,7 +44,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..19"
+echo "1..20"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -126,6 +126,21 @@ rm -f ph.a.out ph.b.out
 rc=$?
 check "two phases, checkpoints: same output, state removed ($rc)" \
 	"[ $rc = 0 ] && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted && [ ! -e ph.state ]"
+
+# A plugin's component (examples/plugins/uniq.c: rot13) in a folded set.
+cat >plug.dot <<'EOF2'
+digraph plug {
+	gen [type=generate, count=1000, pattern="abc {}"];
+	r   [type=rot13];
+	out [type=write_lines, file="plug.out"];
+	gen -> r -> out;
+}
+EOF2
+"$dfg" run -q --plugin "$BUILD/lib/dfg/plugins/uniq.so" plug.dot
+rc=$?
+seq 0 999 | sed 's/^/nop /' >plug.ref
+check "plugin component: exit $rc, output = rot13 reference" \
+	"[ $rc = 0 ] && cmp -s plug.out plug.ref"
 
 # A component error: a numeric sort of words.
 cat >bad.dot <<'G'

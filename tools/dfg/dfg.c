@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <dfg/component.h>
+
 #include "dfg.h"
 
 static const struct subcmd {
@@ -15,10 +17,11 @@ static const struct subcmd {
 	const char	*usage;
 } subcmds[] = {
 	{ "plan", dfg_cmd_plan,
-	  "plan GRAPH.dot [--no-fold] [-o PLAN.dot] [--png PLAN.png]" },
+	  "plan GRAPH.dot [--no-fold] [--plugin SO]... [--any-types]\n"
+	  "          [-o PLAN.dot] [--png PLAN.png]" },
 	{ "run", dfg_cmd_run,
-	  "run GRAPH.dot [--no-fold] [--resume] [--checkpoint-every N]\n"
-	  "          [--state-dir DIR] [--progress] [-q] [-v]" },
+	  "run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
+	  "          [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]" },
 };
 
 void dfg_tool_err(const char *fmt, ...)
@@ -30,6 +33,18 @@ void dfg_tool_err(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int dfg_tool_load_plugin(const char *path)
+{
+	char err[512] = "";
+	int ret = dfg_comp_load(path, err, sizeof(err));
+
+	if (ret < 0) {	/* else the number of types it registered */
+		dfg_tool_err("--plugin %s: %s", path, err[0] ? err : strerror(-ret));
+		return -1;
+	}
+	return 0;
 }
 
 static void usage(FILE *f)

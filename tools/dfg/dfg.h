@@ -17,6 +17,9 @@ enum {
 int dfg_cmd_plan(int argc, char **argv);
 int dfg_cmd_run(int argc, char **argv);
 
+/* dfg_comp_load() of --plugin SO, with the error on stderr; 0 or -1. */
+int dfg_tool_load_plugin(const char *path);
+
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <dfg/flow.h>
+#include <dfg/run.h>
 
 #include "dfg.h"
 
@@ -138,6 +139,8 @@ int dfg_cmd_plan(int argc, char **argv)
 		{ "no-fold",	no_argument,		NULL, 'n' },
 		{ "output",	required_argument,	NULL, 'o' },
 		{ "png",	required_argument,	NULL, 'p' },
+		{ "plugin",	required_argument,	NULL, 'P' },
+		{ "any-types",	no_argument,		NULL, 'A' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -145,6 +148,7 @@ int dfg_cmd_plan(int argc, char **argv)
 	struct dfg_fg_errors *errs = NULL;
 	struct dfg_plan *plan = NULL;
 	struct dfg_fg *fg = NULL;
+	const struct dfg_fg_types *types = dfg_run_types();
 	unsigned int flags = 0;
 	int c, ret, status = DFG_EXIT_FAIL;
 
@@ -160,9 +164,16 @@ int dfg_cmd_plan(int argc, char **argv)
 		case 'p':
 			png = optarg;
 			break;
+		case 'P':
+			if (dfg_tool_load_plugin(optarg))
+				return DFG_EXIT_FAIL;
+			break;
+		case 'A':
+			types = NULL;	/* abstract graphs: every type foldable */
+			break;
 		case 'h':
-			printf("usage: dfg plan GRAPH.dot [--no-fold] "
-			       "[-o PLAN.dot] [--png PLAN.png]\n");
+			printf("usage: dfg plan GRAPH.dot [--no-fold] [--plugin SO]... "
+			       "[--any-types] [-o PLAN.dot] [--png PLAN.png]\n");
 			return DFG_EXIT_OK;
 		default:
 			return DFG_EXIT_USAGE;
@@ -173,7 +184,9 @@ int dfg_cmd_plan(int argc, char **argv)
 		return DFG_EXIT_USAGE;
 	}
 
-	ret = dfg_fg_load(argv[optind], NULL, &fg, &errs);
+	/* Checked against the registry (built-ins, --plugin types) unless
+	 * --any-types: then any type, foldable unless the graph says not. */
+	ret = dfg_fg_load(argv[optind], types, &fg, &errs);
 	if (ret == -EINVAL && errs) {
 		dfg_fg_errors_print(errs, stderr);
 		dfg_tool_err("%s: %u error%s, nothing planned", argv[optind],

@@ -24,6 +24,8 @@ int dfg_cmd_run(int argc, char **argv)
 		{ "progress", no_argument, NULL, 'p' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "plugin", required_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[1024] = "";
@@ -40,7 +42,7 @@ int dfg_cmd_run(int argc, char **argv)
 	/* a progress line when someone watches */
 	if (isatty(STDERR_FILENO))
 		o.flags |= DFG_RUN_PROGRESS;
-	while ((c = getopt_long(argc, argv, "nrc:d:pqv", longopts,
+	while ((c = getopt_long(argc, argv, "nrc:d:pqvh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'n':
@@ -70,6 +72,14 @@ int dfg_cmd_run(int argc, char **argv)
 		case 'v':
 			o.flags |= DFG_RUN_VERBOSE;
 			break;
+		case 'P':
+			if (dfg_tool_load_plugin(optarg))
+				return DFG_EXIT_FAIL;
+			break;
+		case 'h':
+			printf("usage: dfg run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
+			       "           [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]\n");
+			return DFG_EXIT_OK;
 		default:
 			return DFG_EXIT_USAGE;
 		}

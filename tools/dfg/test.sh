@@ -52,24 +52,37 @@ is_png() {
 echo "TAP version 13"
 echo "1..16"
 check plan_fig2b 0 "s0: degree 1: 204A (root) 204B 204E 204F 204G 204C 204D" \
-	-- "$dfg" plan "$graphs/fig2.dot" -o "$tmp/plan.dot" --png "$tmp/plan.png"
+	-- "$dfg" plan --any-types "$graphs/fig2.dot" -o "$tmp/plan.dot" --png "$tmp/plan.png"
 check plan_fig2b_sets 0 "folded (procedure 400): 3 sets, 3 instances" \
-	-- "$dfg" plan "$graphs/fig2.dot"
+	-- "$dfg" plan --any-types "$graphs/fig2.dot"
 file_check plan_dot_written grep -q cluster_2 "$tmp/plan.dot"
 file_check plan_dot_valid dot -Tcanon -o /dev/null "$tmp/plan.dot"
 file_check plan_png_written is_png "$tmp/plan.png"
 check plan_fig3 0 "s0: degree 4: 304A (root) 304B 304C" \
 	-- "$dfg" plan "$graphs/fig3.dot"
 check no_fold 0 "not folded: 10 sets, 10 instances" \
-	-- "$dfg" plan --no-fold "$graphs/fig2.dot"
+	-- "$dfg" plan --any-types --no-fold "$graphs/fig2.dot"
 check graph_errors 1 "lines.dot:5: node 'b': attribute 'degree': not a number: 'two'" \
 	-- "$dfg" plan "$bad"
 check graph_errors_count 1 "3 errors, nothing planned" -- "$dfg" plan "$bad"
 check missing_file 1 "No such file or directory" \
 	-- "$dfg" plan "$tmp/missing.dot"
-check bad_output 1 "" -- "$dfg" plan "$graphs/fig2.dot" -o "$tmp/no/plan.dot"
+check bad_output 1 "" -- "$dfg" plan --any-types "$graphs/fig2.dot" -o "$tmp/no/plan.dot"
 check bad_png 1 "failed" \
-	-- "$dfg" plan "$graphs/fig2.dot" --png "$tmp/no/plan.png"
+	-- "$dfg" plan --any-types "$graphs/fig2.dot" --png "$tmp/no/plan.png"
+# Plugins: a type the registry gets from a shared object; the registry
+# also knows exec is not foldable.
+plugdot=$tmp/plugin.dot
+printf '%s\n' 'digraph p {' \
+	'  gen [type=generate, count=3]; r [type=rot13];' \
+	'  sh [type=exec, cmd="cat"]; out [type=write_lines, file="x"];' \
+	'  gen -> r -> sh -> out; }' >"$plugdot"
+check plugin_unknown_type 1 "unknown component type 'rot13'" \
+	-- "$dfg" plan "$plugdot"
+check plugin_loaded 0 "s1: degree 1, not foldable: sh (root)" \
+	-- "$dfg" plan --plugin "$top/build/lib/dfg/plugins/uniq.so" "$plugdot"
+check plugin_missing 1 "--plugin $tmp/none.so:" \
+	-- "$dfg" plan --plugin "$tmp/none.so" "$plugdot"
 check no_args 2 "usage" -- "$dfg"
 check unknown_command 2 "unknown command 'frobnicate'" -- "$dfg" frobnicate
 check two_graphs 2 "one graph file expected" \
