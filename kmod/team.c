@@ -48,9 +48,9 @@
  *			follow park.c: task-exit monitor, dfg.max_parked.
  *   struct dfg_team_waiter  one WAIT that sleeps or parks, on a bucket of
  *			->waiters (by word offset) under ->lock. io_uring:
- *			allocated, embeds its dfg_park and a timeout work,
- *			freed by the park's release after stopping the work
- *			and unlinking. ioctl: on the sleeper's stack,
+ *			allocated, embeds its dfg_park, a timeout hrtimer
+ *			and work, freed by the park's release after
+ *			stopping both and unlinking. ioctl: on the sleeper's stack,
  *			unlinked by the sleeper under ->lock before it
  *			returns.
  *
@@ -169,6 +169,10 @@ struct dfg_team_member {
  * @done:	ioctl: completed by a waker
  * @park:	io_uring: the parked command
  * @args:	io_uring: the argument struct
+ * @timer:	io_uring: the timeout, on CLOCK_MONOTONIC like the caller's
+ *		clock (jiffies-based delays end early when a TCG guest's ticks
+ *		catch up); it only queues @timeout, since ->lock is not
+ *		taken in hard interrupt context
  * @timeout:	io_uring: completes the wait with -ETIMEDOUT
  */
 struct dfg_team_waiter {
@@ -181,7 +185,8 @@ struct dfg_team_waiter {
 	bool			done;
 	struct dfg_park		park;
 	struct dfg_team_wait	args;
-	struct delayed_work	timeout;
+	struct hrtimer		timer;
+	struct work_struct	timeout;
 };
 
 static const struct file_operations dfg_team_fops;
@@ -830,7 +835,8 @@ static void dfg_team_waiter_release(struct dfg_park *p)
 						 park);
 	struct dfg_team *t = w->team;
 
-	cancel_delayed_work_sync(&w->timeout);
+	hrtimer_cancel(&w->timer);
+	cancel_work_sync(&w->timeout);
 	/* Still listed when a cancel (task exit, ring teardown) claimed it. */
 	spin_lock(&t->lock);
 	list_del_init(&w->node);
@@ -842,10 +848,18 @@ static const struct dfg_park_ops dfg_team_park_ops = {
 	.release = dfg_team_waiter_release,
 };
 
+static enum hrtimer_restart dfg_team_timer(struct hrtimer *timer)
+{
+	struct dfg_team_waiter *w = container_of(timer, struct dfg_team_waiter,
+						 timer);
+
+	queue_work(dfg_wq, &w->timeout);
+	return HRTIMER_NORESTART;
+}
+
 static void dfg_team_timeout(struct work_struct *work)
 {
-	struct dfg_team_waiter *w = container_of(to_delayed_work(work),
-						 struct dfg_team_waiter,
+	struct dfg_team_waiter *w = container_of(work, struct dfg_team_waiter,
 						 timeout);
 	struct dfg_team *t = w->team;
 
@@ -913,7 +927,9 @@ int dfg_team_wait(struct dfg_cmd_ctx *c)
 		if (!w)
 			return -ENOMEM;
 		w->args = *a;
-		INIT_DELAYED_WORK(&w->timeout, dfg_team_timeout);
+		INIT_WORK(&w->timeout, dfg_team_timeout);
+		hrtimer_init(&w->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
+		w->timer.function = dfg_team_timer;
 	}
 	INIT_LIST_HEAD(&w->node);
 	w->team = t;
@@ -937,10 +953,8 @@ int dfg_team_wait(struct dfg_cmd_ctx *c)
 		list_add_tail(&w->node, dfg_team_bucket(t, a->offset));
 		t->waits++;
 		if (a->timeout_ns > 0)
-			queue_delayed_work(dfg_wq, &w->timeout,
-					   min_t(u64, MAX_JIFFY_OFFSET,
-						 nsecs_to_jiffies(a->timeout_ns) +
-						 1));
+			hrtimer_start(&w->timer, ns_to_ktime(a->timeout_ns),
+				      HRTIMER_MODE_REL);
 		spin_unlock(&t->lock);
 		trace_dfg_team_wait(t->graph->id, t->obj.id, a->offset,
 				    a->value, true);
