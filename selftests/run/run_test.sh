@@ -237,4 +237,6 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 check "$short short graphs in a row, $((ms / short)) ms each (first failure: $bad)" "[ $bad = 0 ]"
 check "after $short graphs: no graph in sysfs, no process" no_leftovers
 
+# The line selftests/run.sh (and make check) sums.
+echo "# Totals: pass:$((n - fails)) fail:$fails xfail:0 xpass:0 skip:0 error:0"
 [ $fails = 0 ]
