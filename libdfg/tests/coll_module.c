@@ -379,8 +379,13 @@ static int dies(struct dfg_team *t, unsigned int n, unsigned int r,
 	CHECK(!dfg_allreduce(t, s, d, 16, DFG_INT32, DFG_SUM));
 	ret = dfg_allreduce(t, s, d, cnt, DFG_INT32, op);
 	CHECK(r != n - 1);	/* the killer never gets here */
-	CHECK(ret == -EOWNERDEAD);
-	CHECK(*death_at > 0 && now_s() - *death_at < 2.0);
+	/*
+	 * A rank that had everything it needed before the death (the killer
+	 * dies in a later reduction step) may finish the call; the others
+	 * fail within 2 s of the death.
+	 */
+	CHECK(ret == -EOWNERDEAD || ret == 0);
+	CHECK(!ret || (*death_at > 0 && now_s() - *death_at < 2.0));
 	CHECK(dfg_barrier(t) == -EOWNERDEAD);
 	CHECK(dfg_allreduce(t, s, d, 4, DFG_INT32, DFG_SUM) == -EOWNERDEAD);
 	/* A broken team's member still frees what it holds. */
