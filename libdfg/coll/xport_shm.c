@@ -179,22 +179,28 @@ static int xshm_broken(struct dfg_xport *x)
 static int xshm_check(struct xshm *s, unsigned int src)
 {
 	__u64 w = s->x.seq;
+	bool aborted = false;
+	int ret;
 
 	if (w && src < s->x.size) {
 		struct xshm_rank *r = &s->ranks[src];
 
-		if (atomic_load_explicit(&r->aborted_seq,
-					 memory_order_acquire) >= w ||
-		    atomic_load_explicit(&r->cur_seq,
-					 memory_order_acquire) > w)
-			return -EPROTO;
+		aborted = atomic_load_explicit(&r->aborted_seq,
+					       memory_order_acquire) >= w ||
+			  atomic_load_explicit(&r->cur_seq,
+					       memory_order_acquire) > w;
 	} else if (w) {
-		for (unsigned int i = 0; i < s->x.size; i++)
-			if (atomic_load_explicit(&s->ranks[i].aborted_seq,
-						 memory_order_acquire) == w)
-				return -EPROTO;
+		for (unsigned int i = 0; i < s->x.size && !aborted; i++)
+			aborted = atomic_load_explicit(&s->ranks[i].aborted_seq,
+						       memory_order_acquire) == w;
 	}
-	return xshm_broken(&s->x);
+	/*
+	 * Read after the abort: a rank that aborted because a member died
+	 * saw the team broken first, and so do we now; the death is the
+	 * reason to report.
+	 */
+	ret = xshm_broken(&s->x);
+	return ret ? ret : aborted ? -EPROTO : 0;
 }
 
 /* What a rank sleeping on @p publishes in its sleep_on. */
