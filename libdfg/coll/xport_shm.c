@@ -46,8 +46,9 @@
 #include "kteam.h"
 
 #define XSHM_MBOX_DEPTH		4
-#define XSHM_SPIN		2000	/* polls before sleeping, CPUs to spare */
-#define XSHM_SPIN_CROWDED	16	/* polls before sleeping, oversubscribed */
+/* Polls before sleeping: with CPUs to spare, and oversubscribed. */
+#define XSHM_SPIN		2000
+#define XSHM_SPIN_CROWDED	16
 #define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
 #define XSHM_MAPS_MAX		64
 
@@ -190,9 +191,12 @@ static int xshm_check(struct xshm *s, unsigned int src)
 			  atomic_load_explicit(&r->cur_seq,
 					       memory_order_acquire) > w;
 	} else if (w) {
-		for (unsigned int i = 0; i < s->x.size && !aborted; i++)
-			aborted = atomic_load_explicit(&s->ranks[i].aborted_seq,
-						       memory_order_acquire) == w;
+		for (unsigned int i = 0; i < s->x.size && !aborted; i++) {
+			_Atomic __u64 *a = &s->ranks[i].aborted_seq;
+
+			aborted = atomic_load_explicit(a, memory_order_acquire)
+				  == w;
+		}
 	}
 	/*
 	 * Read after the abort: a rank that aborted because a member died

@@ -87,9 +87,10 @@ TEST(kernels)
 
 /* The scalar definition of one element of dst = a (op) b. */
 #define KREF(T, U, op, u, v)						\
-	((op) == DFG_SUM ? (T)((U)(u) + (U)(v)) :				\
-	 (op) == DFG_PROD ? (T)((U)(u) * (U)(v)) :				\
-	 (op) == DFG_MIN ? ((v) < (u) ? (v) : (u)) : ((v) > (u) ? (v) : (u)))
+	((op) == DFG_SUM ? (T)((U)(u) + (U)(v)) :			\
+	 (op) == DFG_PROD ? (T)((U)(u) * (U)(v)) :			\
+	 (op) == DFG_MIN ? ((v) < (u) ? (v) : (u)) :			\
+	 ((v) > (u) ? (v) : (u)))
 
 #define KCHECK(T, U, dt, op, n, fill)					\
 do {									\
