@@ -125,6 +125,8 @@ static u32 dfg_region_next_key;		/* xa_alloc_cyclic() cursor */
 #define DFG_REGION_KEY_MAX	((1U << (62 - DFG_MMAP_SHIFT)) - 1)
 #define DFG_REGION_PGBIT	(DFG_MMAP_REGION >> PAGE_SHIFT)
 #define DFG_REGION_PGSHIFT	(DFG_MMAP_SHIFT - PAGE_SHIFT)
+/* Pages one fault maps (the faulting one and those after it): 1 MiB. */
+#define DFG_REGION_PREFAULT	256
 
 /**
  * struct dfg_xregion - one exported range (see the top of this file)
@@ -617,25 +619,41 @@ out_put:
 }
 
 /*
- * Insert the page frame of page @vmf->pgoff; offsets count from the
- * region's base (vm_pgoff of a split vma moves, the base does not). The
- * read side of ->map_lock covers the check and the pte: see the top.
+ * Insert the page frame of page @vmf->pgoff, and those of up to
+ * DFG_REGION_PREFAULT - 1 pages after it in the vma: peers read regions
+ * front to back, and a fault per page costs more than the copy of it.
+ * Offsets count from the region's base (vm_pgoff of a split vma moves,
+ * the base does not). The read side of ->map_lock covers the check and
+ * every pte inserted: see the top.
  */
 static vm_fault_t dfg_region_fault(struct vm_fault *vmf)
 {
-	struct dfg_xregion *r = vmf->vma->vm_private_data;
+	struct vm_area_struct *vma = vmf->vma;
+	struct dfg_xregion *r = vma->vm_private_data;
 	pgoff_t base = dfg_region_offset(r) >> PAGE_SHIFT;
 	pgoff_t idx = vmf->pgoff - base;
+	unsigned long addr = vmf->address & PAGE_MASK;
 	vm_fault_t ret;
+	unsigned int i;
 
 	if (vmf->pgoff < base || idx >= r->nr_pages)
 		return VM_FAULT_SIGBUS;
 	down_read(&r->map_lock);
-	if (r->revoked)
-		ret = VM_FAULT_SIGBUS;
-	else
-		ret = vmf_insert_pfn(vmf->vma, vmf->address,
-				     page_to_pfn(r->pages[idx]));
+	if (r->revoked) {
+		up_read(&r->map_lock);
+		return VM_FAULT_SIGBUS;
+	}
+	ret = vmf_insert_pfn(vma, addr, page_to_pfn(r->pages[idx]));
+	for (i = 1; i < DFG_REGION_PREFAULT && !(ret & VM_FAULT_ERROR); i++) {
+		addr += PAGE_SIZE;
+		if (addr >= vma->vm_end || idx + i >= r->nr_pages)
+			break;
+		/* A pte already there is left as is (VM_FAULT_NOPAGE). */
+		if (vmf_insert_pfn(vma, addr,
+				   page_to_pfn(r->pages[idx + i])) &
+		    VM_FAULT_ERROR)
+			break;
+	}
 	up_read(&r->map_lock);
 	return ret;
 }

@@ -31,7 +31,9 @@
  *			->watching. Waits are completed under it: a waiter on
  *			a bucket cannot be freed meanwhile, because its park
  *			release and its ioctl sleeper unlink it under ->lock
- *			first.
+ *			first. WAKE wakes the sleeping tasks it completed
+ *			after dropping it, through a task reference (never
+ *			the waiter, which may be gone by then).
  *     ->mem, ->base	header and control area (struct dfg_mem, accounted
  *			like an arena) and their vmap. Shared with userspace,
  *			so never trusted: the kernel only compares WAIT's word
@@ -71,6 +73,7 @@
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -84,6 +87,8 @@ static_assert(DFG_TEAM_SIZE_MAX <= 64);	/* ->ranks is one u64 */
 
 /* Waiter buckets per team, by word: teams are small, waits few. */
 #define DFG_TEAM_BUCKETS	16
+/* Sleepers one WAKE wakes after dropping ->lock; more are woken under it. */
+#define DFG_TEAM_WAKE_BATCH	8
 
 static DEFINE_MUTEX(dfg_teams_lock);
 
@@ -209,9 +214,12 @@ static u32 dfg_team_word(struct dfg_team *t, u64 offset)
 /*
  * Complete one waiter with @res; caller holds ->lock. Returns true if
  * this call completed it (false: a cancel claimed its parked command
- * first; the park's release then unlinks nothing).
+ * first; the park's release then unlinks nothing). A sleeping task is
+ * woken here unless @later is given: the task, with a reference the
+ * caller drops after waking it, is then returned in *@later.
  */
-static bool dfg_team_complete(struct dfg_team_waiter *w, int res)
+static bool dfg_team_complete_task(struct dfg_team_waiter *w, int res,
+				   struct task_struct **later)
 {
 	lockdep_assert_held(&w->team->lock);
 	list_del_init(&w->node);
@@ -220,10 +228,18 @@ static bool dfg_team_complete(struct dfg_team_waiter *w, int res)
 		w->res = res;
 		/* Pairs with the sleeper's lockless acquire of @done. */
 		smp_store_release(&w->done, true);
-		wake_up_process(w->task);
+		if (later)
+			*later = get_task_struct(w->task);
+		else
+			wake_up_process(w->task);
 		return true;
 	}
 	return dfg_park_complete(&w->park, res, 0);
+}
+
+static bool dfg_team_complete(struct dfg_team_waiter *w, int res)
+{
+	return dfg_team_complete_task(w, res, NULL);
 }
 
 static void dfg_team_complete_all(struct dfg_team *t, int res)
@@ -979,7 +995,9 @@ int dfg_team_wake(struct dfg_cmd_ctx *c)
 	struct dfg_team_wake *a = c->args;
 	struct dfg_team_member *m = c->tm;
 	struct dfg_team *t = m->team;
+	struct task_struct *later[DFG_TEAM_WAKE_BATCH];
 	struct dfg_team_waiter *w, *tmp;
+	unsigned int nlater = 0, i;
 	u32 n = 0;
 	int ret;
 
@@ -995,12 +1013,30 @@ int dfg_team_wake(struct dfg_cmd_ctx *c)
 	ret = dfg_team_check(t, m);
 	if (!ret) {
 		list_for_each_entry_safe(w, tmp, dfg_team_bucket(t, a->offset),
-					 node)
-			if (w->offset == a->offset)
-				n += dfg_team_complete(w, 0);
+					 node) {
+			struct task_struct **tp = NULL;
+
+			if (w->offset != a->offset)
+				continue;
+			/*
+			 * Wake sleepers after unlocking: a wakeup takes a
+			 * while (runqueue locks, an IPI), during which every
+			 * WAIT and WAKE of the team would spin on ->lock.
+			 */
+			if (w->task && nlater < DFG_TEAM_WAKE_BATCH)
+				tp = &later[nlater];
+			if (dfg_team_complete_task(w, 0, tp)) {
+				n++;
+				nlater += !!tp;
+			}
+		}
 		t->wakes += n;
 	}
 	spin_unlock(&t->lock);
+	for (i = 0; i < nlater; i++) {
+		wake_up_process(later[i]);
+		put_task_struct(later[i]);
+	}
 	if (ret)
 		return ret;
 	trace_dfg_team_wake(t->graph->id, t->obj.id, a->offset, n);

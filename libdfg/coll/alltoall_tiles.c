@@ -311,13 +311,32 @@ static int run_tile(struct a2a_call *c, unsigned int tile)
 		}
 		ret = pt->put(pt->ctx, dst, l->off_land + s * slot_size(l, c->dh),
 			      m, (size_t)(pay - (uint8_t *)m) + o);
-		if (!ret)
-			ret = signal(c, dst, A2A_EV_LAND);
+		if (ret)
+			return ret;
+	}
+	/*
+	 * One event word update per rank of S u D, LAND and DONE together
+	 * where it is both: each is woken once, with all it waits for.
+	 */
+	for (q = 0; q < vs; q++) {
+		unsigned int dst = order[d * c->dv + q];
+		uint64_t ev = A2A_EV_LAND;
+
+		for (p = 0; p < hs; p++)
+			if (order[s * c->dh + p] == dst)
+				ev |= A2A_EV_DONE;
+		ret = signal(c, dst, ev);
 		if (ret)
 			return ret;
 	}
 	for (p = 0; p < hs; p++) {
-		ret = signal(c, order[s * c->dh + p], A2A_EV_DONE);
+		unsigned int src = order[s * c->dh + p];
+
+		for (q = 0; q < vs && order[d * c->dv + q] != src; q++)
+			;
+		if (q < vs)
+			continue;
+		ret = signal(c, src, A2A_EV_DONE);
 		if (ret)
 			return ret;
 	}

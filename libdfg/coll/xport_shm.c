@@ -6,17 +6,23 @@
  * Control area (the transport's part of the team's, zeroed at creation):
  *
  *   struct xshm_hdr			reserved
- *   struct xshm_rank[size]		per rank: doorbell, sleeping flag,
- *					current and aborted call
+ *   struct xshm_rank[size]		per rank: doorbell, what it sleeps
+ *					on, current and aborted call
  *   __u64 words[size][WORDS(size)]	per rank: inbox and atomic words
  *   struct xshm_mbox[size][size]	mailbox [src][dst]
  *
- * Waiting: a rank polls its word briefly, yields a little, then sleeps on
- * its doorbell (a team WAIT) after setting its sleeping flag and looking
- * once more; a notifier stores the word, then (full barrier) rings the
- * doorbell of a rank whose flag is set. Either the sleeper sees the new
- * value, or the notifier sees the flag: no wakeup is lost, and a rank
- * nobody waits for costs its notifier no system call.
+ * Waiting: a rank polls its word briefly, then sleeps on its doorbell (a
+ * team WAIT) after publishing which word it sleeps on and looking once
+ * more; a notifier stores the word, then (full barrier) rings the
+ * doorbell of a rank that sleeps on that very word. Either the sleeper
+ * sees the new value, or the notifier sees it sleeping there: no wakeup
+ * is lost, and a store nobody sleeps on (a rank that is running, or one
+ * that waits for another word) costs its notifier no system call.
+ *
+ * When the team has more members than the machine has CPUs, the rank
+ * everybody waits for is likely to wait for a CPU: polling would burn
+ * the time it needs, and so would yielding (every poller would be picked
+ * in turn), so ranks then sleep at once.
  *
  * Memory: a buffer inside an arena this process registered is exposed by
  * arena offset; anything else is exported as a region for the call (the
@@ -27,7 +33,6 @@
  * cached: the user may free and reuse an address between calls.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,8 +46,9 @@
 #include "kteam.h"
 
 #define XSHM_MBOX_DEPTH		4
-#define XSHM_SPIN		200	/* polls before yielding */
-#define XSHM_YIELDS		2	/* yields before sleeping */
+/* Polls before sleeping: with CPUs to spare, and oversubscribed. */
+#define XSHM_SPIN		2000
+#define XSHM_SPIN_CROWDED	16
 #define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
 #define XSHM_MAPS_MAX		64
 
@@ -51,12 +57,13 @@ struct xshm_hdr {
 };
 
 /*
- * Per rank: @doorbell and @sleeping as above; @cur_seq, the call it is
+ * Per rank: @doorbell as above; @sleep_on, 1 + the control-area offset
+ * of the word it sleeps on (0: not sleeping); @cur_seq, the call it is
  * in (stored at begin); @aborted_seq, the last call it aborted.
  */
 struct xshm_rank {
 	_Atomic __u32	doorbell;
-	_Atomic __u32	sleeping;
+	_Atomic __u32	sleep_on;
 	_Atomic __u64	cur_seq;
 	_Atomic __u64	aborted_seq;
 	__u64		pad[5];
@@ -98,6 +105,7 @@ struct xshm_map {
  * @kt:		kernel team (not owned)
  * @graph_fd:	the team's graph (not owned)
  * @no_ptr:	hide peer_ptr() from the algorithms
+ * @spin:	polls of a word before sleeping on it
  * @hdr, @ranks, @words, @boxes: the control area, parsed
  * @nwords:	words per rank
  * @gen:	generation of the next key exposed
@@ -110,6 +118,7 @@ struct xshm {
 	struct dfg_kteam	*kt;
 	int			graph_fd;
 	bool			no_ptr;
+	unsigned int		spin;
 	struct xshm_hdr		*hdr;
 	struct xshm_rank	*ranks;
 	_Atomic __u64		*words;
@@ -171,39 +180,58 @@ static int xshm_broken(struct dfg_xport *x)
 static int xshm_check(struct xshm *s, unsigned int src)
 {
 	__u64 w = s->x.seq;
+	bool aborted = false;
+	int ret;
 
 	if (w && src < s->x.size) {
 		struct xshm_rank *r = &s->ranks[src];
 
-		if (atomic_load_explicit(&r->aborted_seq,
-					 memory_order_acquire) >= w ||
-		    atomic_load_explicit(&r->cur_seq,
-					 memory_order_acquire) > w)
-			return -EPROTO;
+		aborted = atomic_load_explicit(&r->aborted_seq,
+					       memory_order_acquire) >= w ||
+			  atomic_load_explicit(&r->cur_seq,
+					       memory_order_acquire) > w;
 	} else if (w) {
-		for (unsigned int i = 0; i < s->x.size; i++)
-			if (atomic_load_explicit(&s->ranks[i].aborted_seq,
-						 memory_order_acquire) == w)
-				return -EPROTO;
+		for (unsigned int i = 0; i < s->x.size && !aborted; i++) {
+			_Atomic __u64 *a = &s->ranks[i].aborted_seq;
+
+			aborted = atomic_load_explicit(a, memory_order_acquire)
+				  == w;
+		}
 	}
-	return xshm_broken(&s->x);
+	/*
+	 * Read after the abort: a rank that aborted because a member died
+	 * saw the team broken first, and so do we now; the death is the
+	 * reason to report.
+	 */
+	ret = xshm_broken(&s->x);
+	return ret ? ret : aborted ? -EPROTO : 0;
 }
 
-/* Ring @peer's doorbell if it sleeps (after our store was made visible). */
-static void xshm_ring(struct xshm *s, unsigned int peer)
+/* What a rank sleeping on @p publishes in its sleep_on. */
+static __u32 xshm_sleep_tag(const struct xshm *s, const void *p)
+{
+	return (__u32)((const char *)p - (const char *)s->hdr) + 1;
+}
+
+/*
+ * Ring @peer's doorbell if it sleeps on @p, which we just stored to (the
+ * fence orders that store before the look at sleep_on).
+ */
+static void xshm_ring(struct xshm *s, unsigned int peer, const void *p)
 {
 	struct xshm_rank *r = &s->ranks[peer];
 
 	atomic_thread_fence(memory_order_seq_cst);
-	if (!atomic_load_explicit(&r->sleeping, memory_order_relaxed))
+	if (atomic_load_explicit(&r->sleep_on, memory_order_relaxed) !=
+	    xshm_sleep_tag(s, p))
 		return;
 	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
 	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
 }
 
 /*
- * Until *@p >= @value, written by @src (size: anyone): poll, yield, then
- * sleep on our doorbell.
+ * Until *@p >= @value, written by @src (size: anyone): poll, then sleep
+ * on our doorbell.
  */
 static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 			 unsigned int src, __u64 *now)
@@ -217,7 +245,7 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 		v = atomic_load_explicit(p, memory_order_acquire);
 		if (v >= value)
 			break;
-		if (tries < XSHM_SPIN) {
+		if (tries < s->spin) {
 			tries++;
 			xshm_relax();
 			continue;
@@ -230,15 +258,11 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 				break;
 			return ret;
 		}
-		if (tries < XSHM_SPIN + XSHM_YIELDS) {
-			tries++;
-			sched_yield();
-			continue;
-		}
 		__u32 bell = atomic_load_explicit(&me->doorbell,
 						  memory_order_acquire);
 
-		atomic_store_explicit(&me->sleeping, 1, memory_order_seq_cst);
+		atomic_store_explicit(&me->sleep_on, xshm_sleep_tag(s, p),
+				      memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		v = atomic_load_explicit(p, memory_order_acquire);
 		ret = v >= value ? 1 : xshm_check(s, src);
@@ -246,7 +270,7 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 			ret = dfg_kteam_wait(s->kt,
 					     (const uint32_t *)&me->doorbell,
 					     bell, XSHM_SLEEP_NS);
-		atomic_store_explicit(&me->sleeping, 0, memory_order_relaxed);
+		atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
 		/* -EPROTO from our check is looked at again at the top. */
 		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
 		    ret != -EPROTO)
@@ -289,12 +313,13 @@ static int xshm_notify(struct dfg_xport *x, unsigned int peer,
 		       unsigned int slot, __u64 value)
 {
 	struct xshm *s = to_xshm(x);
+	_Atomic __u64 *w;
 
 	if (peer >= x->size || slot >= DFG_XPORT_SLOTS)
 		return -EINVAL;
-	atomic_store_explicit(xshm_word(s, peer, dfg_xport_inbox(x->rank, slot)),
-			      value, memory_order_release);
-	xshm_ring(s, peer);
+	w = xshm_word(s, peer, dfg_xport_inbox(x->rank, slot));
+	atomic_store_explicit(w, value, memory_order_release);
+	xshm_ring(s, peer, w);
 	return 0;
 }
 
@@ -302,16 +327,16 @@ static int xshm_fadd(struct dfg_xport *x, unsigned int peer, unsigned int idx,
 		     __u64 add, __u64 *old)
 {
 	struct xshm *s = to_xshm(x);
+	_Atomic __u64 *w;
 	__u64 o;
 
 	if (peer >= x->size || idx >= DFG_XPORT_ATOMICS)
 		return -EINVAL;
-	o = atomic_fetch_add_explicit(xshm_word(s, peer,
-						dfg_xport_atomic(x, idx)),
-				      add, memory_order_acq_rel);
+	w = xshm_word(s, peer, dfg_xport_atomic(x, idx));
+	o = atomic_fetch_add_explicit(w, add, memory_order_acq_rel);
 	if (old)
 		*old = o;
-	xshm_ring(s, peer);
+	xshm_ring(s, peer, w);
 	return 0;
 }
 
@@ -344,7 +369,7 @@ static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 	m->len = len;
 	memcpy(m->data, buf, len);
 	atomic_store_explicit(&b->head, head + 1, memory_order_release);
-	xshm_ring(s, peer);
+	xshm_ring(s, peer, &b->head);
 	return 0;
 }
 
@@ -373,7 +398,7 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	if (len <= cap)
 		memcpy(buf, m->data, len);
 	atomic_store_explicit(&b->tail, tail + 1, memory_order_release);
-	xshm_ring(s, src);
+	xshm_ring(s, src, &b->tail);
 	return len <= cap ? (int)len : -EMSGSIZE;
 }
 
@@ -698,6 +723,7 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 {
 	struct xshm *s;
 	char *p = ctl;
+	long cpus;
 
 	if (!kt || !ctl || !size || rank >= size)
 		return -EINVAL;
@@ -709,6 +735,8 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->kt = kt;
 	s->graph_fd = graph_fd;
 	s->no_ptr = no_ptr;
+	cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	s->spin = cpus > 0 && size <= cpus ? XSHM_SPIN : XSHM_SPIN_CROWDED;
 	s->nwords = DFG_XPORT_WORDS(size);
 	s->hdr = (struct xshm_hdr *)p;
 	p += sizeof(struct xshm_hdr);

@@ -9,6 +9,7 @@
  * references in the same reduction order, under ASan/UBSan.
  */
 #include <errno.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -82,6 +83,57 @@ TEST(kernels)
 	EXPECT_EQ(-EINVAL, dfg_reducer_get(-1, DFG_INT32, &r));
 	EXPECT_EQ(-EINVAL, dfg_reducer_get(DFG_SUM, DFG_DTYPE_NR, &r));
 	EXPECT_EQ(-EINVAL, dfg_reducer_get(DFG_OP_USER, DFG_INT32, &r));
+}
+
+/* The scalar definition of one element of dst = a (op) b. */
+#define KREF(T, U, op, u, v)						\
+	((op) == DFG_SUM ? (T)((U)(u) + (U)(v)) :			\
+	 (op) == DFG_PROD ? (T)((U)(u) * (U)(v)) :			\
+	 (op) == DFG_MIN ? ((v) < (u) ? (v) : (u)) :			\
+	 ((v) > (u) ? (v) : (u)))
+
+#define KCHECK(T, U, dt, op, n, fill)					\
+do {									\
+	T a[n], b[n], d[n], want[n], ina[n];				\
+	struct dfg_reducer r;						\
+									\
+	for (size_t i = 0; i < (n); i++) {				\
+		a[i] = fill(i, 1);					\
+		b[i] = fill(i, 2);					\
+	}								\
+	for (size_t i = 0; i < (n); i++)				\
+		want[i] = KREF(T, U, op, a[i], b[i]);			\
+	ASSERT_EQ(0, dfg_reducer_get(op, dt, &r));			\
+	dfg_reducer_run(&r, d, a, b, (n));				\
+	EXPECT_EQ(0, memcmp(d, want, sizeof(d))) TH_LOG("op %d", op);	\
+	/* In place, on either operand. */				\
+	memcpy(ina, a, sizeof(a));					\
+	dfg_reducer_run(&r, ina, ina, b, (n));				\
+	EXPECT_EQ(0, memcmp(ina, want, sizeof(ina))) TH_LOG("op %d", op); \
+	memcpy(ina, b, sizeof(b));					\
+	dfg_reducer_run(&r, ina, a, ina, (n));				\
+	EXPECT_EQ(0, memcmp(ina, want, sizeof(ina))) TH_LOG("op %d", op); \
+} while (0)
+
+/* Signed values of both signs, large enough to wrap in sum and product. */
+#define FILL_INT(i, k)	(((i) * 2654435761u * (k)) ^ ((i) & 4 ? ~0u : 0))
+#define FILL_I64(i, k)	((int64_t)((uint64_t)FILL_INT(i, k) << 31 ^	\
+				   FILL_INT(i + 7, k)))
+/* Floats of both signs, a NaN on either side, equal pairs. */
+#define FILL_FLT(i, k)	((i) % 13 == (k) ? NAN : (i) % 5 == 0 ? 1.5 :	\
+			 ((double)(i) - 20) * (k) / 3)
+
+/* Every kernel on lengths around its vector width (vector and tail). */
+TEST(kernels_vector)
+{
+	for (int op = DFG_SUM; op <= DFG_MAX; op++) {
+		KCHECK(int32_t, uint32_t, DFG_INT32, op, 37, (int32_t)FILL_INT);
+		KCHECK(int64_t, uint64_t, DFG_INT64, op, 37, FILL_I64);
+		KCHECK(float, float, DFG_FLOAT32, op, 37, (float)FILL_FLT);
+		KCHECK(double, double, DFG_FLOAT64, op, 37, FILL_FLT);
+		KCHECK(float, float, DFG_FLOAT32, op, 8, (float)FILL_FLT);
+		KCHECK(double, double, DFG_FLOAT64, op, 3, FILL_FLT);
+	}
 }
 
 static void xor_op(void *inout, const void *in, size_t n,

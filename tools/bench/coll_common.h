@@ -178,6 +178,7 @@ static int coll_run(struct coll_backend *b, const struct coll_opts *o,
 		for (bytes = lo; bytes <= max; bytes *= 2) {
 			unsigned int iters = 0, want;
 			double t0, t, per;
+			const char *algo;
 
 			if (k == COLL_ALLTOALLV)
 				coll_v_layout(b, bytes, v);
@@ -211,6 +212,8 @@ static int coll_run(struct coll_backend *b, const struct coll_opts *o,
 					goto out;
 			}
 			t = coll_now() - t0;
+			/* Before max_double(), itself a collective. */
+			algo = b->algo(b->ctx, k);
 			ret = b->max_double(b->ctx, &t);
 			if (ret)
 				goto out;
@@ -219,7 +222,7 @@ static int coll_run(struct coll_backend *b, const struct coll_opts *o,
 				double alg = bytes / per / 1e6;
 
 				fprintf(csv, "%s,%s,%s,%u,%zu,%zu,%u,%.3f,%.3f,%.3f\n",
-					b->impl, b->algo(b->ctx, k),
+					b->impl, algo,
 					coll_names[k], n, bytes,
 					k >= COLL_ALLTOALL ? bytes / n : bytes,
 					iters, per * 1e6, alg,
