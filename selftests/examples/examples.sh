@@ -24,6 +24,12 @@ check arena_demo 'peer [0-9]+: read at offset [0-9]+: "hello from [0-9]+"' \
 check pipeline_demo '^zero copy: every message arrived at the offset it was written at' \
 	"$BUILD/bin/pipeline_demo" 20000
 check coll_demo '^coll_demo: ok$' "$BUILD/bin/coll_demo" 4 1
+# A team from MPI_COMM_WORLD (<dfg/coll_mpi.h>), where Open MPI is there.
+if command -v mpirun >/dev/null && [ -x "$BUILD/bin/coll_from_mpi" ]; then
+	check coll_from_mpi 'dfg_allreduce equals MPI_Allreduce' \
+		mpirun --allow-run-as-root --oversubscribe -np 4 \
+		"$BUILD/bin/coll_from_mpi"
+fi
 check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
 # dfgctl objects lists an arena and a region of a live graph, one line each.
 check dfgctl_objects_arena \

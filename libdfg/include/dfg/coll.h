@@ -10,6 +10,9 @@
  * is broken and every pending and later collective on it fails with
  * -EOWNERDEAD, on every other member, within 2 s.
  *
+ * Applications that use MPI can form the team from a communicator
+ * instead: dfg_team_from_mpi() in <dfg/coll_mpi.h>.
+ *
  * Collectives are called by every member in the same order (a per-team
  * sequence number checks it: a mismatch is -EPROTO). Buffers are the
  * caller's own memory (exported to peers as dfg regions, so peers read
