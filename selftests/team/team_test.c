@@ -924,6 +924,7 @@ TEST(kill9_parked)
 	int dev, g, r, p[2], status, fd;
 	bool nl;
 	__u64 t0;
+	__u64 pages0 = sysfs_u64("pages");
 
 	dev = sys_dfg_open();
 	if (dev < 0)
@@ -985,6 +986,8 @@ TEST(kill9_parked)
 	close(p[1]);
 	close(g);
 	close(dev);
+	/* Gone before the next test reads its baseline. */
+	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
 }
 
 /* A member killed while the others are still forming the team. */
@@ -994,6 +997,7 @@ TEST(kill_while_joining)
 	pid_t victim;
 	int dev, g, fd1, p[2], status, ret;
 	__u64 t0;
+	__u64 pages0 = sysfs_u64("pages");
 
 	dev = sys_dfg_open();
 	if (dev < 0)
@@ -1030,6 +1034,8 @@ TEST(kill_while_joining)
 	close(p[1]);
 	close(g);
 	close(dev);
+	/* Gone before the next test reads its baseline. */
+	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
 }
 
 /*
@@ -1042,6 +1048,7 @@ TEST(joiner_exits_child_holds)
 	pid_t joiner, child = 0;
 	int dev, g, fd1, p[2], status, ret;
 	__u64 t0;
+	__u64 pages0 = sysfs_u64("pages");
 
 	dev = sys_dfg_open();
 	if (dev < 0)
@@ -1091,6 +1098,8 @@ TEST(joiner_exits_child_holds)
 	close(p[1]);
 	close(g);
 	close(dev);
+	/* Gone before the next test reads its baseline. */
+	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
 }
 
 TEST_HARNESS_MAIN
