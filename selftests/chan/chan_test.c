@@ -46,40 +46,16 @@ static int graph_new(int dev, const char *tag)
 	return g;
 }
 
-static int graph_id(int g)
-{
-	struct dfg_graph_info info = { .size = sizeof(info) };
-	int ret = sys_dfg_ioctl(g, DFG_IOC_GRAPH_INFO, &info);
-
-	return ret < 0 ? ret : (int)info.id;
-}
-
 static long long chan_attr(int g, int cid, const char *attr)
 {
 	char name[128];
 	__u64 v = 0;
 	int ret;
 
-	snprintf(name, sizeof(name), "graphs/%d/chan%d/%s", graph_id(g), cid,
+	snprintf(name, sizeof(name), "graphs/%d/chan%d/%s", dfg_graph_id(g), cid,
 		 attr);
 	ret = dfg_sysfs_read_u64(name, &v);
 	return ret < 0 ? ret : (long long)v;
-}
-
-static __u64 sysfs_u64(const char *name)
-{
-	__u64 v = ~0ULL;
-
-	dfg_sysfs_read_u64(name, &v);
-	return v;
-}
-
-static __u64 wait_sysfs(const char *name, __u64 want)
-{
-	__u64 last = ~0ULL;
-
-	dfg_sysfs_wait_u64(name, want, 5000, &last);
-	return last;
 }
 
 static void sigusr1(int sig)
@@ -225,8 +201,8 @@ FIXTURE_SETUP(chan)
 		ASSERT_EQ(0, dfg_ring_init(&self->ring, 16));
 		self->have_ring = true;
 	}
-	self->pages0 = sysfs_u64("pages");
-	self->parked0 = sysfs_u64("parked");
+	self->pages0 = dfg_sysfs_u64("pages");
+	self->parked0 = dfg_sysfs_u64("parked");
 	self->g = graph_new(self->dev, "chan");
 	ASSERT_LE(0, self->g);
 	self->id = chan_create(self->g, 1, DEPTH, NPROD, NULL);
@@ -240,8 +216,8 @@ FIXTURE_TEARDOWN(chan)
 	if (self->have_ring)
 		io_uring_queue_exit(&self->ring);
 	close(self->dev);
-	EXPECT_EQ(self->pages0, wait_sysfs("pages", self->pages0));
-	EXPECT_EQ(self->parked0, wait_sysfs("parked", self->parked0));
+	EXPECT_EQ(self->pages0, dfg_sysfs_wait("pages", self->pages0));
+	EXPECT_EQ(self->parked0, dfg_sysfs_wait("parked", self->parked0));
 }
 
 /* CREATE and OPEN over the variant's path. */
@@ -436,7 +412,7 @@ TEST_F(chan, mmap_bounds)
 	ASSERT_NE(MAP_FAILED, m);
 	munmap(m, PAGE);
 	/* Ring pages count in sysfs pages while the channel lives. */
-	EXPECT_EQ(self->pages0 + 16 + MAPSZ / PAGE, sysfs_u64("pages"));
+	EXPECT_EQ(self->pages0 + 16 + MAPSZ / PAGE, dfg_sysfs_u64("pages"));
 	chan_ep_close(&c);
 }
 
@@ -716,7 +692,7 @@ TEST_F(chan, graph_death_cancels)
 	EXPECT_EQ(-ECANCELED, chan_cmd(c.fd, DFG_IOC_CHAN_WAIT));
 	EXPECT_EQ(0, chan_cmd(p.fd, DFG_IOC_CHAN_WAKE));
 	/* Memory stays while endpoints map it, then goes. */
-	EXPECT_NE(self->pages0, sysfs_u64("pages"));
+	EXPECT_NE(self->pages0, dfg_sysfs_u64("pages"));
 	wait_abort(&wc);
 	wait_abort(&wp);
 	chan_ep_close(&p);
@@ -801,7 +777,7 @@ static void child_park(int g, int id, __u32 role, int wfd)
 
 static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 {
-	__u64 parked0 = sysfs_u64("parked"), pages0 = sysfs_u64("pages");
+	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
 	struct dfg_nl_event ev;
 	struct dfg_nl_mon mon;
 	struct chan_ep other;
@@ -832,7 +808,7 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 	close(pfd[1]);
 	ASSERT_EQ(sizeof(n), read(pfd[0], &n, sizeof(n)));
 	close(pfd[0]);
-	EXPECT_EQ(parked0 + 1, wait_sysfs("parked", parked0 + 1));
+	EXPECT_EQ(parked0 + 1, dfg_sysfs_wait("parked", parked0 + 1));
 	EXPECT_EQ(1, chan_attr(g, id, "parks"));
 
 	start = dfg_now_ns();
@@ -842,7 +818,7 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 	}
 	EXPECT_GT(1000, dfg_ms_since(start));
 	EXPECT_TRUE(WIFSIGNALED(status));
-	EXPECT_EQ(parked0, wait_sysfs("parked", parked0));
+	EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
 	EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_PEER_DEATH, pid, 2000, &ev));
 	if (role == DFG_CHAN_PRODUCER) {
 		EXPECT_EQ(DFG_CHAN_S_CLOSED, chan_ring(other.hdr, 0)->state);
@@ -855,7 +831,7 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 		char dir[128];
 
 		snprintf(dir, sizeof(dir), DFG_SYSFS_DIR "/graphs/%d/chan%d",
-			 graph_id(g), id);
+			 dfg_graph_id(g), id);
 		EXPECT_EQ(0, access(dir, F_OK));
 		close(g);
 		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CHAN_DESTROY, 0, 2000,
@@ -863,7 +839,7 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 		EXPECT_NE(0, access(dir, F_OK));
 	}
 	close(dev);
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 	dfg_nl_mon_close(&mon);
 }
 
@@ -912,7 +888,7 @@ static int pop_uring(struct chan_ep *ep, struct io_uring *ring,
 /* Pairs pushing and popping with parking, killed at random points. */
 TEST(kill9_under_load)
 {
-	__u64 parked0 = sysfs_u64("parked"), pages0 = sysfs_u64("pages");
+	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
 	pid_t pids[2 * PAIRS];
 	int dev, g, ids[PAIRS], i, status, round;
 
@@ -975,8 +951,8 @@ TEST(kill9_under_load)
 		}
 		close(g);
 		close(dev);
-		EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
-		EXPECT_EQ(parked0, wait_sysfs("parked", parked0));
+		EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
+		EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
 	}
 }
 

@@ -401,6 +401,33 @@ static inline int dfg_sysfs_wait_u64(const char *name, __u64 want,
 	}
 }
 
+/* The id of graph descriptor @g (its sysfs directory), or -errno. */
+static inline int dfg_graph_id(int g)
+{
+	struct dfg_graph_info info = { .size = sizeof(info) };
+	int ret = sys_dfg_ioctl(g, DFG_IOC_GRAPH_INFO, &info);
+
+	return ret < 0 ? ret : (int)info.id;
+}
+
+/* sysfs @name as a number, ~0 if it cannot be read (a test then fails). */
+static inline __u64 dfg_sysfs_u64(const char *name)
+{
+	__u64 v = ~0ULL;
+
+	dfg_sysfs_read_u64(name, &v);
+	return v;
+}
+
+/* Polls sysfs @name for up to 5 s until it reads @want; the last value. */
+static inline __u64 dfg_sysfs_wait(const char *name, __u64 want)
+{
+	__u64 last = ~0ULL;
+
+	dfg_sysfs_wait_u64(name, want, 5000, &last);
+	return last;
+}
+
 /* ------------------------------------------------------------------------
  * Processes
  * ------------------------------------------------------------------------

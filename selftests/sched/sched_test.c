@@ -47,35 +47,11 @@ static int graph_new(int dev, const char *tag)
 	return g;
 }
 
-static int graph_id(int g)
-{
-	struct dfg_graph_info info = { .size = sizeof(info) };
-	int ret = sys_dfg_ioctl(g, DFG_IOC_GRAPH_INFO, &info);
-
-	return ret < 0 ? ret : (int)info.id;
-}
-
 static int sched_attach(int g)
 {
 	struct dfg_sched_attach a = { .flags = DFG_SCHED_O_CLOEXEC };
 
 	return sys_dfg_ioctl(g, DFG_IOC_SCHED_ATTACH, &a);
-}
-
-static __u64 sysfs_u64(const char *name)
-{
-	__u64 v = ~0ULL;
-
-	dfg_sysfs_read_u64(name, &v);
-	return v;
-}
-
-static __u64 wait_sysfs(const char *name, __u64 want)
-{
-	__u64 last = ~0ULL;
-
-	dfg_sysfs_wait_u64(name, want, 5000, &last);
-	return last;
 }
 
 /* graphs/<gid>/set<id>/<attr>, as a number; -errno if unreadable. */
@@ -317,11 +293,11 @@ FIXTURE_SETUP(sched)
 		ASSERT_EQ(0, dfg_ring_init(&self->ring, 16));
 		self->have_ring = true;
 	}
-	self->pages0 = sysfs_u64("pages");
-	self->parked0 = sysfs_u64("parked");
+	self->pages0 = dfg_sysfs_u64("pages");
+	self->parked0 = dfg_sysfs_u64("parked");
 	self->g = graph_new(self->dev, "sched");
 	ASSERT_LE(0, self->g);
-	self->gid = graph_id(self->g);
+	self->gid = dfg_graph_id(self->g);
 	ASSERT_EQ(CH_A, chan_create(self->g, 1, DEPTH, 1, NULL));
 	ASSERT_EQ(CH_B, chan_create(self->g, 1, DEPTH, 1, NULL));
 	self->sc = sched_attach(self->g);
@@ -337,8 +313,8 @@ FIXTURE_TEARDOWN(sched)
 	if (self->have_ring)
 		io_uring_queue_exit(&self->ring);
 	close(self->dev);
-	EXPECT_EQ(self->pages0, wait_sysfs("pages", self->pages0));
-	EXPECT_EQ(self->parked0, wait_sysfs("parked", self->parked0));
+	EXPECT_EQ(self->pages0, dfg_sysfs_wait("pages", self->pages0));
+	EXPECT_EQ(self->parked0, dfg_sysfs_wait("parked", self->parked0));
 }
 
 #define NEXT_NOW(yid, why, q) \
@@ -582,7 +558,7 @@ TEST_F(sched, input_gates_and_wakes)
 	/* Only io_uring commands park; an ioctl sleeps. */
 	if (variant->path != DFG_PATH_IOCTL)
 		EXPECT_EQ(self->parked0 + 1,
-			  wait_sysfs("parked", self->parked0 + 1));
+			  dfg_sysfs_wait("parked", self->parked0 + 1));
 	/* The producer's send sees the flag and WAKEs: the set is handed. */
 	ASSERT_EQ(0, chan_push_wake(&prod, 0, 64, 1));
 	ASSERT_EQ(0, next_end(&p, 5000, &res));
@@ -755,7 +731,7 @@ static void pipeline(struct __test_metadata *_metadata, int g, int workers)
 				.nr_out = 1 };
 	struct set_desc dst = { .name = "dst", .nr_in = 1, .in = { CH_A } };
 	pthread_t th[8];
-	int i, gid = graph_id(g);
+	int i, gid = dfg_graph_id(g);
 
 	r.sc = sched_attach(g);
 	ASSERT_LE(0, r.sc);
@@ -1115,7 +1091,7 @@ static void *grab_and_exit(void *arg)
 static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 			bool uring)
 {
-	__u64 parked0 = sysfs_u64("parked"), pages0 = sysfs_u64("pages");
+	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
 	struct set_desc wait = { .nr_in = 1, .in = { CH_A } };
 	struct set_desc root = { .flags = DFG_SET_F_ROOT };
 	struct dfg_nl_mon mon;
@@ -1131,7 +1107,7 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	ASSERT_LE(0, dev);
 	g = graph_new(dev, "kill");
 	ASSERT_LE(0, g);
-	gid = graph_id(g);
+	gid = dfg_graph_id(g);
 	ASSERT_EQ(CH_A, chan_create(g, 1, DEPTH, 1, NULL));
 	sc = sched_attach(g);
 	ASSERT_LE(0, sc);
@@ -1188,7 +1164,7 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	if (kp != KILL_THREAD_EXIT) {
 		/* Only the child's io_uring NEXT counts as parked. */
 		if (kp == KILL_PARKED && uring)
-			EXPECT_EQ(parked0 + 1, wait_sysfs("parked",
+			EXPECT_EQ(parked0 + 1, dfg_sysfs_wait("parked",
 							  parked0 + 1));
 		kill(pid, SIGKILL);
 	}
@@ -1210,8 +1186,8 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	close(sc);
 	close(g);
 	close(dev);
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
-	EXPECT_EQ(parked0, wait_sysfs("parked", parked0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
+	EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
 	dfg_nl_mon_close(&mon);
 }
 
@@ -1238,7 +1214,7 @@ TEST(worker_thread_exits_holding_a_set)
 /* A worker loop over io_uring: parks, is woken by channel traffic. */
 TEST(uring_worker)
 {
-	__u64 parked0 = sysfs_u64("parked"), pages0 = sysfs_u64("pages");
+	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
 	struct set_desc dst = { .name = "dst", .nr_in = 1, .in = { CH_A } };
 	struct chan_ep prod, cons;
 	struct io_uring ring;
@@ -1277,15 +1253,15 @@ TEST(uring_worker)
 	}
 	EXPECT_EQ(50, got);
 	EXPECT_EQ(0, yield_ioctl(sc, id, DFG_YIELD_EOF));
-	EXPECT_EQ(50, set_attr(graph_id(g), id, "runs"));
+	EXPECT_EQ(50, set_attr(dfg_graph_id(g), id, "runs"));
 	chan_ep_close(&prod);
 	chan_ep_close(&cons);
 	close(sc);
 	io_uring_queue_exit(&ring);
 	close(g);
 	close(dev);
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
-	EXPECT_EQ(parked0, wait_sysfs("parked", parked0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
+	EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
 }
 
 TEST_HARNESS_MAIN

@@ -40,14 +40,6 @@ static int graph_new(int dev, char *name, size_t len)
 	return sys_dfg_ioctl(dev, DFG_IOC_GRAPH_CREATE, &o);
 }
 
-static int graph_id(int g)
-{
-	struct dfg_graph_info info = { .size = sizeof(info) };
-	int ret = sys_dfg_ioctl(g, DFG_IOC_GRAPH_INFO, &info);
-
-	return ret < 0 ? ret : (int)info.id;
-}
-
 static struct dfg_team_join join_args(const char *name, __u32 size,
 				      __u32 rank, __u64 ctl)
 {
@@ -126,7 +118,7 @@ static long long team_attr(int g, int tid, const char *attr)
 	__u64 v = 0;
 	int ret;
 
-	snprintf(name, sizeof(name), "graphs/%d/team%d/%s", graph_id(g), tid,
+	snprintf(name, sizeof(name), "graphs/%d/team%d/%s", dfg_graph_id(g), tid,
 		 attr);
 	ret = dfg_sysfs_read_u64(name, &v);
 	return ret < 0 ? ret : (long long)v;
@@ -137,25 +129,9 @@ static int team_attr_str(int g, int tid, const char *attr, char *buf,
 {
 	char name[128];
 
-	snprintf(name, sizeof(name), "graphs/%d/team%d/%s", graph_id(g), tid,
+	snprintf(name, sizeof(name), "graphs/%d/team%d/%s", dfg_graph_id(g), tid,
 		 attr);
 	return dfg_sysfs_read(name, buf, len);
-}
-
-static __u64 sysfs_u64(const char *name)
-{
-	__u64 v = ~0ULL;
-
-	dfg_sysfs_read_u64(name, &v);
-	return v;
-}
-
-static __u64 wait_sysfs(const char *name, __u64 want)
-{
-	__u64 last = ~0ULL;
-
-	dfg_sysfs_wait_u64(name, want, 5000, &last);
-	return last;
 }
 
 static void sigusr1(int sig)
@@ -294,7 +270,7 @@ FIXTURE_SETUP(team)
 	ASSERT_EQ(0, dfg_get_info(self->dev, &info));
 	if (!(info.features & DFG_F_TEAM))
 		SKIP(return, "module without DFG_F_TEAM");
-	self->pages0 = sysfs_u64("pages");
+	self->pages0 = dfg_sysfs_u64("pages");
 	self->g = graph_new(self->dev, self->gname, sizeof(self->gname));
 	ASSERT_LE(0, self->g);
 	if (variant->path != DFG_PATH_IOCTL) {
@@ -310,7 +286,7 @@ FIXTURE_TEARDOWN(team)
 	if (self->g >= 0)
 		close(self->g);
 	if (self->dev >= 0) {
-		EXPECT_EQ(self->pages0, wait_sysfs("pages", self->pages0));
+		EXPECT_EQ(self->pages0, dfg_sysfs_wait("pages", self->pages0));
 		close(self->dev);
 	}
 }
@@ -407,7 +383,7 @@ TEST_F(team, join_header_sysfs)
 {
 	struct dfg_team_join j = join_args("hdr", 2, 1, CTL);
 	struct dfg_team_hdr *h;
-	__u64 pages_before = sysfs_u64("pages");
+	__u64 pages_before = dfg_sysfs_u64("pages");
 	char buf[64];
 	int fd, fd0, tid;
 
@@ -416,7 +392,7 @@ TEST_F(team, join_header_sysfs)
 	EXPECT_EQ(FD_CLOEXEC, fcntl(fd, F_GETFD) & FD_CLOEXEC);
 	tid = j.id;
 	EXPECT_EQ(MAPSZ, j.map_size);
-	EXPECT_EQ(pages_before + MAPSZ / PAGE, sysfs_u64("pages"));
+	EXPECT_EQ(pages_before + MAPSZ / PAGE, dfg_sysfs_u64("pages"));
 
 	/* mmap: shared only, offset 0, at most map_size. */
 	EXPECT_EQ(MAP_FAILED, mmap(NULL, PAGE, PROT_READ, MAP_PRIVATE, fd, 0));
@@ -473,13 +449,13 @@ TEST_F(team, join_header_sysfs)
 	EXPECT_EQ(-ENOENT, team_attr(self->g, tid, "joined"));
 	EXPECT_EQ(0, h->joined);
 	EXPECT_EQ(DFG_TEAM_S_ACTIVE, h->state);
-	EXPECT_EQ(pages_before + MAPSZ / PAGE, sysfs_u64("pages"));
+	EXPECT_EQ(pages_before + MAPSZ / PAGE, dfg_sysfs_u64("pages"));
 	close(fd0);
 	close(fd);
 	/* The mapping holds its descriptor, hence the pages. */
-	EXPECT_EQ(pages_before + MAPSZ / PAGE, sysfs_u64("pages"));
+	EXPECT_EQ(pages_before + MAPSZ / PAGE, dfg_sysfs_u64("pages"));
 	munmap(h, MAPSZ);
-	EXPECT_EQ(pages_before, wait_sysfs("pages", pages_before));
+	EXPECT_EQ(pages_before, dfg_sysfs_wait("pages", pages_before));
 
 	/* Same name again: a new team, zeroed. */
 	fd = join(self->g, "hdr", 2, 0, CTL);
@@ -773,7 +749,7 @@ TEST_F(team, graph_death)
 	store32(h, MAPSZ - 4, 1);	/* still mapped, still memory */
 	close(fd0);
 	close(fd1);
-	EXPECT_LT(self->pages0, sysfs_u64("pages"));
+	EXPECT_LT(self->pages0, dfg_sysfs_u64("pages"));
 	munmap(h, MAPSZ);
 }
 
@@ -796,7 +772,7 @@ TEST_F(team, cycles)
 		close(fd0);
 		close(fd1);
 	}
-	EXPECT_EQ(self->pages0, wait_sysfs("pages", self->pages0));
+	EXPECT_EQ(self->pages0, dfg_sysfs_wait("pages", self->pages0));
 	{
 		struct dfg_graph_info info = { .size = sizeof(info) };
 
@@ -857,7 +833,7 @@ TEST(form_n)
 	dev = sys_dfg_open();
 	if (dev < 0)
 		SKIP(return, "no %s", DFG_DEV_PATH);
-	pages0 = sysfs_u64("pages");
+	pages0 = dfg_sysfs_u64("pages");
 	g = graph_new(dev, NULL, 0);
 	ASSERT_LE(0, g);
 	for (n = 1; n <= 8; n++) {
@@ -878,7 +854,7 @@ TEST(form_n)
 		}
 	}
 	close(g);
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 	close(dev);
 }
 
@@ -924,7 +900,7 @@ TEST(kill9_parked)
 	int dev, g, r, p[2], status, fd;
 	bool nl;
 	__u64 t0;
-	__u64 pages0 = sysfs_u64("pages");
+	__u64 pages0 = dfg_sysfs_u64("pages");
 
 	dev = sys_dfg_open();
 	if (dev < 0)
@@ -971,7 +947,7 @@ TEST(kill9_parked)
 		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_TEAM_BROKEN, victim,
 					    2000, &ev));
 		EXPECT_EQ(0, ev.rank);
-		EXPECT_EQ((__u32)graph_id(g), ev.graph);
+		EXPECT_EQ((__u32)dfg_graph_id(g), ev.graph);
 		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_TEAM_JOIN, pids[1],
 					    2000, &ev));
 		EXPECT_EQ(1, ev.rank);
@@ -987,7 +963,7 @@ TEST(kill9_parked)
 	close(g);
 	close(dev);
 	/* Gone before the next test reads its baseline. */
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 }
 
 /* A member killed while the others are still forming the team. */
@@ -997,7 +973,7 @@ TEST(kill_while_joining)
 	pid_t victim;
 	int dev, g, fd1, p[2], status, ret;
 	__u64 t0;
-	__u64 pages0 = sysfs_u64("pages");
+	__u64 pages0 = dfg_sysfs_u64("pages");
 
 	dev = sys_dfg_open();
 	if (dev < 0)
@@ -1035,7 +1011,7 @@ TEST(kill_while_joining)
 	close(g);
 	close(dev);
 	/* Gone before the next test reads its baseline. */
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 }
 
 /*
@@ -1048,7 +1024,7 @@ TEST(joiner_exits_child_holds)
 	pid_t joiner, child = 0;
 	int dev, g, fd1, p[2], status, ret;
 	__u64 t0;
-	__u64 pages0 = sysfs_u64("pages");
+	__u64 pages0 = dfg_sysfs_u64("pages");
 
 	dev = sys_dfg_open();
 	if (dev < 0)
@@ -1099,7 +1075,7 @@ TEST(joiner_exits_child_holds)
 	close(g);
 	close(dev);
 	/* Gone before the next test reads its baseline. */
-	EXPECT_EQ(pages0, wait_sysfs("pages", pages0));
+	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 }
 
 TEST_HARNESS_MAIN
