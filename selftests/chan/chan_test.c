@@ -68,78 +68,31 @@ static void sigusr1(int sig)
  * ------------------------------------------------------------------------
  */
 struct pending {
-	enum dfg_path		path;
-	struct io_uring		*ring;
-	int			fd;
+	struct dfg_pending	cmd;
 	struct dfg_chan_wait	args;
-	pthread_t		thread;
-	int			res;
-	int			done;		/* atomic */
-	bool			active;
 };
-
-static void *wait_thread(void *arg)
-{
-	struct pending *p = arg;
-
-	p->res = chan_cmd(p->fd, DFG_IOC_CHAN_WAIT);
-	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
 
 static int wait_start(struct pending *p, enum dfg_path path,
 		      struct io_uring *ring, int fd)
 {
-	struct io_uring_sqe *sqe;
-	int ret;
-
-	memset(p, 0, sizeof(*p));
-	p->path = path;
-	p->ring = ring;
-	p->fd = fd;
-	p->active = true;
-	if (path == DFG_PATH_IOCTL)
-		return -pthread_create(&p->thread, NULL, wait_thread, p);
-	if (path == DFG_PATH_INLINE)
-		sqe = dfg_prep_inline(ring, fd, DFG_IOC_CHAN_WAIT, &p->args,
-				      sizeof(p->args), 0x77);
-	else
-		sqe = dfg_prep_indirect(ring, fd, DFG_IOC_CHAN_WAIT, &p->args,
-					sizeof(p->args), 0x77);
-	if (!sqe)
-		return -EBUSY;
-	ret = io_uring_submit(ring);
-	return ret == 1 ? 0 : -EIO;
+	memset(&p->args, 0, sizeof(p->args));
+	return dfg_pending_start(&p->cmd, path, ring, fd, DFG_IOC_CHAN_WAIT,
+				 &p->args, sizeof(p->args), 0x77);
 }
 
-/* 0 with *@res once the WAIT completed within @ms, -ETIME otherwise. */
+/*
+ * 0 with *@res once the WAIT completed within @ms, -ETIME otherwise. The
+ * events come back in res2 (inline) or in the struct (ioctl, indirect).
+ */
 static int wait_end(struct pending *p, int ms, int *res)
 {
-	struct dfg_cqe cqe;
-	__u64 start = dfg_now_ns();
-	int ret;
+	int ret = dfg_pending_end(&p->cmd, ms, res);
 
-	if (p->path != DFG_PATH_IOCTL) {
-		ret = dfg_ring_wait(p->ring, &cqe, ms);
-		if (ret)
-			return ret;
-		p->active = false;
-		*res = cqe.res;
-		if (cqe.res > 0 && cqe.res2 != (__u64)cqe.res)
-			*res = -EPROTO;
-		if (cqe.res > 0 && p->path == DFG_PATH_INDIRECT &&
-		    p->args.events != (__u32)cqe.res)
-			*res = -EPROTO;
-		return 0;
-	}
-	while (!__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
-		if (dfg_ms_since(start) >= (__u64)ms)
-			return -ETIME;
-		usleep(1000);
-	}
-	pthread_join(p->thread, NULL);
-	p->active = false;
-	*res = p->res;
+	if (ret || *res <= 0)
+		return ret;
+	if (p->cmd.path == DFG_PATH_INLINE
+	    ? p->cmd.cqe.res2 != (__u64)*res : p->args.events != (__u32)*res)
+		*res = -EPROTO;
 	return 0;
 }
 
@@ -148,10 +101,10 @@ static void wait_abort(struct pending *p)
 {
 	int res;
 
-	if (!p->active || p->path != DFG_PATH_IOCTL)
+	if (!p->cmd.active || p->cmd.path != DFG_PATH_IOCTL)
 		return;
 	while (wait_end(p, 10, &res) == -ETIME)
-		pthread_kill(p->thread, SIGUSR1);
+		pthread_kill(p->cmd.thread, SIGUSR1);
 }
 
 /* ------------------------------------------------------------------------

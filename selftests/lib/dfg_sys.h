@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <liburing.h>
+#include <pthread.h>
 #include <linux/dfg.h>
 
 #ifndef ARRAY_SIZE
@@ -290,6 +291,89 @@ static inline int dfg_cmd_ex(enum dfg_path path, int fd, struct io_uring *ring,
 	if (res2)
 		*res2 = cqe.res2;
 	return cqe.res;
+}
+
+/*
+ * A command that may block (CHAN_WAIT, TEAM_WAIT, SCHED_NEXT), started now
+ * and collected later: over io_uring its SQE stays in the ring, over ioctl
+ * it runs in a thread. @args belongs to the caller and must outlive the
+ * command (the kernel writes results into it, except inline).
+ */
+struct dfg_pending {
+	enum dfg_path		path;
+	struct io_uring		*ring;
+	int			fd;
+	__u32			cmd;
+	void			*args;
+	__u32			len;
+	pthread_t		thread;	/* ioctl */
+	int			res;	/* ioctl */
+	int			done;	/* ioctl, atomic */
+	bool			active;
+	struct dfg_cqe		cqe;	/* io_uring, once collected */
+};
+
+static inline void *dfg_pending_thread(void *arg)
+{
+	struct dfg_pending *p = arg;
+
+	p->res = sys_dfg_ioctl(p->fd, p->cmd, p->args);
+	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Starts @cmd on @fd; @user_data tags the uring SQE. 0 or -errno. */
+static inline int dfg_pending_start(struct dfg_pending *p, enum dfg_path path,
+				    struct io_uring *ring, int fd, __u32 cmd,
+				    void *args, __u32 len, __u64 user_data)
+{
+	struct io_uring_sqe *sqe;
+
+	memset(p, 0, sizeof(*p));
+	p->path = path;
+	p->ring = ring;
+	p->fd = fd;
+	p->cmd = cmd;
+	p->args = args;
+	p->len = len;
+	p->active = true;
+	if (path == DFG_PATH_IOCTL)
+		return -pthread_create(&p->thread, NULL, dfg_pending_thread, p);
+	if (path == DFG_PATH_INLINE)
+		sqe = dfg_prep_inline(ring, fd, cmd, args, len, user_data);
+	else
+		sqe = dfg_prep_indirect(ring, fd, cmd, args, len, user_data);
+	if (!sqe)
+		return -EBUSY;
+	return io_uring_submit(ring) == 1 ? 0 : -EIO;
+}
+
+/*
+ * 0 with the command's result in *@res once it completed within @ms
+ * (io_uring: its CQE also in @p->cqe), -ETIME while it still runs.
+ */
+static inline int dfg_pending_end(struct dfg_pending *p, int ms, int *res)
+{
+	__u64 start = dfg_now_ns();
+	int ret;
+
+	if (p->path != DFG_PATH_IOCTL) {
+		ret = dfg_ring_wait(p->ring, &p->cqe, ms);
+		if (ret)
+			return ret;
+		p->active = false;
+		*res = p->cqe.res;
+		return 0;
+	}
+	while (!__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
+		if (dfg_ms_since(start) >= (__u64)ms)
+			return -ETIME;
+		usleep(1000);
+	}
+	pthread_join(p->thread, NULL);
+	p->active = false;
+	*res = p->res;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -173,75 +173,28 @@ static int next_now(enum dfg_path path, struct io_uring *ring, int sc,
  * ------------------------------------------------------------------------
  */
 struct pending {
-	enum dfg_path		path;
-	struct io_uring		*ring;
-	int			fd;
+	struct dfg_pending	cmd;
 	struct dfg_sched_next	args;
-	pthread_t		thread;
-	int			res;
-	int			done;		/* atomic */
-	bool			active;
 };
 
-static void *next_thread(void *arg)
-{
-	struct pending *p = arg;
-
-	p->res = sys_dfg_ioctl(p->fd, DFG_IOC_SCHED_NEXT, &p->args);
-	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
-
+/* Starts a plain NEXT (no flags, no yield). */
 static int next_start(struct pending *p, enum dfg_path path,
 		      struct io_uring *ring, int fd)
 {
-	struct io_uring_sqe *sqe;
-
-	memset(p, 0, sizeof(*p));
-	p->path = path;
-	p->ring = ring;
-	p->fd = fd;
-	p->active = true;
-	if (path == DFG_PATH_IOCTL)
-		return -pthread_create(&p->thread, NULL, next_thread, p);
-	if (path == DFG_PATH_INLINE)
-		sqe = dfg_prep_inline(ring, fd, DFG_IOC_SCHED_NEXT, &p->args,
-				      sizeof(p->args), 0x55);
-	else
-		sqe = dfg_prep_indirect(ring, fd, DFG_IOC_SCHED_NEXT, &p->args,
-					sizeof(p->args), 0x55);
-	if (!sqe)
-		return -EBUSY;
-	return io_uring_submit(ring) == 1 ? 0 : -EIO;
+	memset(&p->args, 0, sizeof(p->args));
+	return dfg_pending_start(&p->cmd, path, ring, fd, DFG_IOC_SCHED_NEXT,
+				 &p->args, sizeof(p->args), 0x55);
 }
 
 /* 0 with *@res once the NEXT completed within @ms, -ETIME otherwise. */
 static int next_end(struct pending *p, int ms, int *res)
 {
-	__u64 start = dfg_now_ns();
-	struct dfg_cqe cqe;
-	int ret;
+	int ret = dfg_pending_end(&p->cmd, ms, res);
 
-	if (p->path != DFG_PATH_IOCTL) {
-		ret = dfg_ring_wait(p->ring, &cqe, ms);
-		if (ret)
-			return ret;
-		p->active = false;
-		*res = cqe.res;
-		if (cqe.res > 0 && p->path == DFG_PATH_INDIRECT &&
-		    p->args.id != (__u32)cqe.res)
-			*res = -EPROTO;
-		return 0;
-	}
-	while (!__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
-		if (dfg_ms_since(start) >= (__u64)ms)
-			return -ETIME;
-		usleep(1000);
-	}
-	pthread_join(p->thread, NULL);
-	p->active = false;
-	*res = p->res;
-	return 0;
+	if (!ret && *res > 0 && p->cmd.path == DFG_PATH_INDIRECT &&
+	    p->args.id != (__u32)*res)
+		*res = -EPROTO;
+	return ret;
 }
 
 /* ------------------------------------------------------------------------

@@ -144,76 +144,28 @@ static void sigusr1(int sig)
  * ------------------------------------------------------------------------
  */
 struct pending {
-	enum dfg_path		path;
-	struct io_uring		*ring;
-	int			fd;
+	struct dfg_pending	cmd;
 	struct dfg_team_wait	args;
-	pthread_t		thread;
-	int			res;
-	int			done;		/* atomic */
-	bool			active;
 };
-
-static void *wait_thread(void *arg)
-{
-	struct pending *p = arg;
-
-	p->res = sys_dfg_ioctl(p->fd, DFG_IOC_TEAM_WAIT, &p->args);
-	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
-	return NULL;
-}
 
 static int wait_start(struct pending *p, enum dfg_path path,
 		      struct io_uring *ring, int fd, __u64 off, __u32 val,
 		      __s64 tmo)
 {
-	struct io_uring_sqe *sqe;
-	int ret;
-
-	memset(p, 0, sizeof(*p));
-	p->path = path;
-	p->ring = ring;
-	p->fd = fd;
 	p->args = wait_args(off, val, tmo);
-	p->active = true;
-	if (path == DFG_PATH_IOCTL)
-		return -pthread_create(&p->thread, NULL, wait_thread, p);
-	if (path == DFG_PATH_INLINE)
-		sqe = dfg_prep_inline(ring, fd, DFG_IOC_TEAM_WAIT, &p->args,
-				      sizeof(p->args), 0x77);
-	else
-		sqe = dfg_prep_indirect(ring, fd, DFG_IOC_TEAM_WAIT, &p->args,
-					sizeof(p->args), 0x77);
-	if (!sqe)
-		return -EBUSY;
-	ret = io_uring_submit(ring);
-	return ret == 1 ? 0 : -EIO;
+	return dfg_pending_start(&p->cmd, path, ring, fd, DFG_IOC_TEAM_WAIT,
+				 &p->args, sizeof(p->args), 0x77);
 }
 
 /* 0 with *@res once the WAIT completed within @ms, -ETIME otherwise. */
 static int wait_end(struct pending *p, int ms, int *res)
 {
-	__u64 start = dfg_now_ns();
-	struct dfg_cqe cqe;
-	int ret;
+	int ret = dfg_pending_end(&p->cmd, ms, res);
 
-	if (p->path != DFG_PATH_IOCTL) {
-		ret = dfg_ring_wait(p->ring, &cqe, ms);
-		if (ret)
-			return ret;
-		p->active = false;
-		*res = cqe.user_data == 0x77 ? cqe.res : -EPROTO;
-		return 0;
-	}
-	while (!__atomic_load_n(&p->done, __ATOMIC_ACQUIRE)) {
-		if (dfg_ms_since(start) >= (__u64)ms)
-			return -ETIME;
-		usleep(1000);
-	}
-	pthread_join(p->thread, NULL);
-	p->active = false;
-	*res = p->res;
-	return 0;
+	if (!ret && p->cmd.path != DFG_PATH_IOCTL &&
+	    p->cmd.cqe.user_data != 0x77)
+		*res = -EPROTO;
+	return ret;
 }
 
 /* Until the team's sysfs "waits" reaches @n: the WAIT really sleeps. */
@@ -588,7 +540,7 @@ TEST_F(team, wait_wake)
 	ASSERT_EQ(0, wait_start(&q, DFG_PATH_IOCTL, NULL, fd0, OFF_WORD, 5,
 				-1));
 	ASSERT_TRUE(wait_parked(self->g, tid, 5));
-	pthread_kill(q.thread, SIGUSR1);
+	pthread_kill(q.cmd.thread, SIGUSR1);
 	ASSERT_EQ(0, wait_end(&q, 2000, &res));
 	EXPECT_EQ(-EINTR, res);
 
