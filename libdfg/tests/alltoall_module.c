@@ -20,6 +20,7 @@
 #include <dfg/coll.h>
 
 #include "kselftest_harness.h"
+#include "devgraph.h"
 
 #define MAXN	8
 #define CANARY	0xa5
@@ -35,20 +36,7 @@ FIXTURE(a2a) {
 
 FIXTURE_SETUP(a2a)
 {
-	static int seq;
-	int ret;
-
-	self->d = NULL;
-	self->gfd = -1;
-	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
-	if (ret == -ENOENT || ret == -ENODEV)
-		SKIP(return, "no dfg device (%s)", strerror(-ret));
-	ASSERT_EQ(0, ret);
-	snprintf(self->name, sizeof(self->name), "libdfg-a2a-%d-%d",
-		 getpid(), seq++);
-	self->gfd = dfg_graph_create(self->d, self->name, 0600,
-				     DFG_GRAPH_O_CLOEXEC);
-	ASSERT_LE(0, self->gfd) TH_LOG("%s", strerror(-self->gfd));
+	DEVGRAPH_SETUP(DFG_F_TEAM, "a2a", self->name, sizeof(self->name));
 }
 
 FIXTURE_TEARDOWN(a2a)

@@ -23,6 +23,7 @@
 #include <dfg/dfg.h>
 
 #include "kselftest_harness.h"
+#include "devgraph.h"
 
 #define POOL_SIZE	(4U << 20)
 #define NPROD		8
@@ -45,24 +46,10 @@ FIXTURE(chan) {
 FIXTURE_SETUP(chan)
 {
 	struct dfg_graph_info gi;
-	struct dfg_info info;
-	int ret;
 
-	self->d = NULL;
-	self->gfd = -1;
 	self->pool = NULL;
 	self->shm = NULL;
-	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
-	if (ret == -ENOENT || ret == -ENODEV)
-		SKIP(return, "no dfg device (%s)", strerror(-ret));
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, dfg_info(self->d, &info));
-	if (!(info.features & DFG_F_CHAN))
-		SKIP(return, "module without DFG_F_CHAN");
-	snprintf(self->name, sizeof(self->name), "libdfg-chan-%d", getpid());
-	self->gfd = dfg_graph_create(self->d, self->name, 0600,
-				     DFG_GRAPH_O_CLOEXEC);
-	ASSERT_LE(0, self->gfd) TH_LOG("%s", strerror(-self->gfd));
+	DEVGRAPH_SETUP(DFG_F_CHAN, "chan", self->name, sizeof(self->name));
 	ASSERT_EQ(0, dfg_graph_info(self->gfd, &gi));
 	self->gid = gi.id;
 	ASSERT_EQ(0, dfg_arena_create(self->gfd, POOL_SIZE, &self->pool));

@@ -14,6 +14,7 @@
 #include <dfg/dfg.h>
 
 #include "kselftest_harness.h"
+#include "devgraph.h"
 
 #define SKIP_IF_NO_GRAPH() do {						\
 	if (self->gfd < 0)						\
@@ -30,22 +31,7 @@ FIXTURE(graph) {
 
 FIXTURE_SETUP(graph)
 {
-	struct dfg_info info;
-	int ret;
-
-	self->d = NULL;
-	self->gfd = -1;
-	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
-	if (ret == -ENOENT || ret == -ENODEV)
-		SKIP(return, "no dfg device (%s)", strerror(-ret));
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, dfg_info(self->d, &info));
-	if (!(info.features & DFG_F_GRAPH))
-		SKIP(return, "module without DFG_F_GRAPH");
-	snprintf(self->name, sizeof(self->name), "libdfg-test-%d", getpid());
-	self->gfd = dfg_graph_create(self->d, self->name, 0600,
-				     DFG_GRAPH_O_CLOEXEC);
-	ASSERT_LE(0, self->gfd) TH_LOG("%s", strerror(-self->gfd));
+	DEVGRAPH_SETUP(DFG_F_GRAPH, "graph", self->name, sizeof(self->name));
 }
 
 FIXTURE_TEARDOWN(graph)

@@ -16,6 +16,7 @@
 #include <dfg/dfg.h>
 
 #include "kselftest_harness.h"
+#include "devgraph.h"
 
 #define PAGE	4096UL
 
@@ -33,27 +34,12 @@ FIXTURE(region) {
 
 FIXTURE_SETUP(region)
 {
-	struct dfg_info info;
-	static int seq;
-	int ret;
-
 	self->d = NULL;
 	self->gfd = -1;
 	self->mem = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	ASSERT_NE(MAP_FAILED, self->mem);
-	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
-	if (ret == -ENOENT || ret == -ENODEV)
-		SKIP(return, "no dfg device (%s)", strerror(-ret));
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, dfg_info(self->d, &info));
-	if (!(info.features & DFG_F_REGION))
-		SKIP(return, "module without DFG_F_REGION");
-	snprintf(self->name, sizeof(self->name), "libdfg-region-%d-%d",
-		 getpid(), seq++);
-	self->gfd = dfg_graph_create(self->d, self->name, 0600,
-				     DFG_GRAPH_O_CLOEXEC);
-	ASSERT_LE(0, self->gfd) TH_LOG("%s", strerror(-self->gfd));
+	DEVGRAPH_SETUP(DFG_F_REGION, "region", self->name, sizeof(self->name));
 }
 
 FIXTURE_TEARDOWN(region)

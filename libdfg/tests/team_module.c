@@ -21,6 +21,7 @@
 
 #include "../coll/kteam.h"
 #include "kselftest_harness.h"
+#include "devgraph.h"
 
 #define CTL	8192
 
@@ -36,22 +37,9 @@ FIXTURE(kteam) {
 
 FIXTURE_SETUP(kteam)
 {
-	struct dfg_info info;
 	char name[DFG_NAME_MAX];
-	int ret;
 
-	self->d = NULL;
-	self->gfd = -1;
-	ret = dfg_open(&self->d, DFG_OPEN_NO_RING);
-	if (ret == -ENOENT || ret == -ENODEV)
-		SKIP(return, "no dfg device (%s)", strerror(-ret));
-	ASSERT_EQ(0, ret);
-	ASSERT_EQ(0, dfg_info(self->d, &info));
-	if (!(info.features & DFG_F_TEAM))
-		SKIP(return, "%s", "module without teams");
-	snprintf(name, sizeof(name), "kteam-%d", getpid());
-	self->gfd = dfg_graph_create(self->d, name, 0600, 0);
-	ASSERT_LE(0, self->gfd);
+	DEVGRAPH_SETUP(DFG_F_TEAM, "kteam", name, sizeof(name));
 }
 
 FIXTURE_TEARDOWN(kteam)
