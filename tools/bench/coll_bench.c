@@ -134,10 +134,7 @@ static int rank_main(const char *gname, unsigned int n, unsigned int rank,
 
 int main(int argc, char **argv)
 {
-	struct coll_opts o = {
-		.min_bytes = 8, .max_bytes = 1UL << 20, .min_time = 0.2,
-		.min_iters = 3, .max_iters = 10000, .mask = (1U << COLL_NR) - 1,
-	};
+	struct coll_opts o = COLL_OPTS_DEFAULT;
 	unsigned int n = 2, i;
 	const char *out = NULL;
 	char gname[64];
@@ -146,28 +143,10 @@ int main(int argc, char **argv)
 	int opt, g, ret, fail = 0;
 
 	while ((opt = getopt(argc, argv, "n:c:m:M:t:o:")) != -1) {
-		switch (opt) {
-		case 'n':
+		if (opt == 'n')
 			n = strtoul(optarg, NULL, 0);
-			break;
-		case 'c':
-			o.mask = coll_parse_mask(optarg);
-			break;
-		case 'm':
-			o.min_bytes = strtoul(optarg, NULL, 0);
-			break;
-		case 'M':
-			o.max_bytes = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			o.min_time = strtod(optarg, NULL);
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
+		else if (!coll_opt(opt, optarg, &o, &out))
 			o.mask = 0;
-		}
 	}
 	if (!o.mask || !n || n > DFG_TEAM_SIZE_MAX || !o.min_bytes ||
 	    o.max_bytes < o.min_bytes) {

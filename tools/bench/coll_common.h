@@ -20,6 +20,7 @@
 #define COLL_COMMON_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,39 @@ out:
 	free(r);
 	free(v);
 	return ret;
+}
+
+static inline unsigned int coll_parse_mask(const char *list);
+
+/* The defaults of both programs: 8 B to 1 MiB, 0.2 s per size. */
+#define COLL_OPTS_DEFAULT {						\
+	.min_bytes = 8, .max_bytes = 1UL << 20, .min_time = 0.2,	\
+	.min_iters = 3, .max_iters = 10000, .mask = (1U << COLL_NR) - 1 \
+}
+
+/* The options both programs share (getopt "c:m:M:t:o:"); false if @opt is
+ * not one of them. A bad -c leaves an empty mask, for the usage check. */
+static inline bool coll_opt(int opt, const char *arg, struct coll_opts *o,
+			    const char **out)
+{
+	switch (opt) {
+	case 'c':
+		o->mask = coll_parse_mask(arg);
+		return true;
+	case 'm':
+		o->min_bytes = strtoul(arg, NULL, 0);
+		return true;
+	case 'M':
+		o->max_bytes = strtoul(arg, NULL, 0);
+		return true;
+	case 't':
+		o->min_time = strtod(arg, NULL);
+		return true;
+	case 'o':
+		*out = arg;
+		return true;
+	}
+	return false;
 }
 
 /* -c allreduce,alltoall -> mask; 0 on an unknown name. */

@@ -96,10 +96,7 @@ static const char *mpi_algo(void *ctx, enum coll_kind kind)
 
 int main(int argc, char **argv)
 {
-	struct coll_opts o = {
-		.min_bytes = 8, .max_bytes = 1UL << 20, .min_time = 0.2,
-		.min_iters = 3, .max_iters = 10000, .mask = (1U << COLL_NR) - 1,
-	};
+	struct coll_opts o = COLL_OPTS_DEFAULT;
 	struct coll_backend b = {
 		.impl = "mpi",
 		.allreduce = mpi_allreduce,
@@ -119,25 +116,8 @@ int main(int argc, char **argv)
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	while ((opt = getopt(argc, argv, "c:m:M:t:o:")) != -1) {
-		switch (opt) {
-		case 'c':
-			o.mask = coll_parse_mask(optarg);
-			break;
-		case 'm':
-			o.min_bytes = strtoul(optarg, NULL, 0);
-			break;
-		case 'M':
-			o.max_bytes = strtoul(optarg, NULL, 0);
-			break;
-		case 't':
-			o.min_time = strtod(optarg, NULL);
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		default:
+		if (!coll_opt(opt, optarg, &o, &out))
 			o.mask = 0;
-		}
 	}
 	if (!o.mask || !o.min_bytes || o.max_bytes < o.min_bytes) {
 		if (!rank)
