@@ -60,10 +60,12 @@
  *			sleeper's stack, unlinked by the sleeper under ->lock
  *			before it returns.
  *
- * Producer slots: a producer takes the lowest DFG_CHAN_S_FREE slot; a
- * CLOSED slot is never reused (its ring may still hold data, and EOF is
- * defined over opened rings), so a channel takes at most @max_producers
- * producer opens in its life: -EBUSY after that.
+ * Producer slots: a producer takes the lowest DFG_CHAN_S_FREE slot, else
+ * the lowest CLOSED slot whose ring the consumer has drained (what an old
+ * producer sent is never lost or mixed with a new stream). The new
+ * producer goes on from the ring's indices as they are: rewriting them
+ * under a consumer that may be reading them would show it a bogus fill
+ * level. -EBUSY when every slot is open or closed with data left.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -598,6 +600,33 @@ out_put:
 	return ret;
 }
 
+/*
+ * The slot a new producer takes: the lowest never opened, else the lowest
+ * closed and drained; ->max_producers if none. Caller holds ->lock.
+ */
+static u32 dfg_chan_free_slot(struct dfg_chan *ch)
+{
+	struct dfg_chan_ring *r;
+	u32 i;
+
+	lockdep_assert_held(&ch->lock);
+	for (i = 0; i < ch->max_producers; i++)
+		if (ch->ring_state[i] == DFG_CHAN_S_FREE)
+			return i;
+	for (i = 0; i < ch->max_producers; i++) {
+		if (ch->ring_state[i] != DFG_CHAN_S_CLOSED)
+			continue;
+		r = dfg_chan_ring(ch, i);
+		/*
+		 * Its producer is gone (a mapping pins the endpoint file), so
+		 * tail is final; head == tail once the consumer has taken all.
+		 */
+		if (READ_ONCE(r->head) == READ_ONCE(r->tail))
+			return i;
+	}
+	return i;
+}
+
 /* Caller holds ->lock; takes the role for @ep or returns an errno. */
 static int dfg_chan_claim(struct dfg_chan *ch, struct dfg_chan_ep *ep,
 			  u32 role)
@@ -615,11 +644,11 @@ static int dfg_chan_claim(struct dfg_chan *ch, struct dfg_chan_ep *ep,
 	} else {
 		if (ch->consumer_state == DFG_CHAN_S_CLOSED)
 			return -EPIPE;
-		for (i = 0; i < ch->max_producers; i++)
-			if (ch->ring_state[i] == DFG_CHAN_S_FREE)
-				break;
+		i = dfg_chan_free_slot(ch);
 		if (i == ch->max_producers)
 			return -EBUSY;
+		/* A producer killed while it waited left its flag up. */
+		WRITE_ONCE(dfg_chan_ring(ch, i)->prod_waiting, 0);
 		ch->ring_state[i] = DFG_CHAN_S_OPEN;
 		ch->ring_pid[i] = task_tgid_nr(current);
 		ch->nr_producers++;

@@ -23,13 +23,20 @@
  * above the depth is -EPROTO; ring entries are always masked; the round
  * robin start is reduced modulo the ring count.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "chan.h"
 
 #define DFG_CHAN_FWD_BATCH	64
+/* Adaptive polling: clock read every this many polls; back-off cap. */
+#define DFG_CHAN_SPIN_CLOCK_EVERY	32
+#define DFG_CHAN_SPIN_FAILS_MAX		6
+#define DFG_CHAN_SPIN_SHORT_DIV		16
 
 #define LOAD_ACQ(p)	__atomic_load_n((p), __ATOMIC_ACQUIRE)
 #define LOAD(p)		__atomic_load_n((p), __ATOMIC_RELAXED)
@@ -103,6 +110,79 @@ static int chan_park(struct dfg_chan *c, __u32 *flag,
 	return ret == -EINTR ? 0 : ret;
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * Poll @can_go before parking. Fixed mode: c->spin polls. Adaptive mode:
+ * up to c->spin_ns; a full-length poll that ends in a park anyway makes
+ * the next full ones rarer (one wait in 2^k after k in a row, k capped)
+ * and the waits in between poll only a sixteenth of the budget. A side
+ * whose waits are long so burns little, a ping-pong whose peer answers
+ * within the budget never parks, and two sides that both park recover:
+ * the short polls catch a peer that is polling itself. Returns @can_go's
+ * last answer.
+ */
+static bool chan_spin(struct dfg_chan *c, bool (*can_go)(struct dfg_chan *c))
+{
+	unsigned int s, budget = c->spin_ns;
+	bool full = true;
+	__u64 end;
+
+	if (!c->spin_auto) {
+		for (s = 0; s < c->spin; s++) {
+			if (can_go(c))
+				return true;
+			cpu_relax();
+		}
+		return can_go(c);
+	}
+	if (c->spin_skip) {
+		c->spin_skip--;
+		budget /= DFG_CHAN_SPIN_SHORT_DIV;
+		full = false;
+	}
+	if (!budget)
+		return can_go(c);
+	end = mono_ns() + budget;
+	for (s = 1;; s++) {
+		if (can_go(c)) {
+			c->spin_fails = 0;
+			c->spin_skip = 0;
+			return true;
+		}
+		cpu_relax();
+		if (!(s % DFG_CHAN_SPIN_CLOCK_EVERY) && mono_ns() >= end)
+			break;
+	}
+	if (full) {
+		if (c->spin_fails < DFG_CHAN_SPIN_FAILS_MAX)
+			c->spin_fails++;
+		c->spin_skip = (1U << c->spin_fails) - 1;
+	}
+	return can_go(c);
+}
+
+/* DFG_CHAN_SPIN_NS from the environment (0..1 s), else the default. */
+static unsigned int chan_spin_default(void)
+{
+	const char *v = getenv("DFG_CHAN_SPIN_NS");
+	unsigned long ns;
+	char *end;
+
+	if (!v || !*v)
+		return DFG_CHAN_SPIN_NS_DEFAULT;
+	ns = strtoul(v, &end, 10);
+	if (*end || ns > 1000000000UL)
+		return DFG_CHAN_SPIN_NS_DEFAULT;
+	return (unsigned int)ns;
+}
+
 /* ------------------------------------------------------------------------
  * Endpoints
  * ------------------------------------------------------------------------
@@ -121,6 +201,7 @@ int __dfg_chan_attach(void *map, size_t size, int fd, int role,
 	const struct dfg_chan_hdr *h = map;
 	struct dfg_chan *c;
 	__u32 depth, nprod;
+	int saved_errno;
 
 	if (!map || !pool || !out)
 		return -EINVAL;
@@ -157,6 +238,17 @@ int __dfg_chan_attach(void *map, size_t size, int fd, int role,
 	c->pool = pool;
 	c->ops = ops ? ops : &chan_sys_ops;
 	c->priv = priv;
+	/*
+	 * Views with their own entry points (tests) park at once, and so
+	 * does everyone on a machine with one CPU online: the peer cannot
+	 * run while we poll. (One allowed CPU is no reason: the peer may
+	 * be pinned to another.)
+	 */
+	c->spin_auto = !ops;
+	saved_errno = errno;	/* libc calls below; errno is the caller's */
+	if (!ops && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		c->spin_ns = chan_spin_default();
+	errno = saved_errno;
 	*out = c;
 	return 0;
 }
@@ -258,8 +350,20 @@ int dfg_chan_slot(const struct dfg_chan *c)
 
 void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins)
 {
-	if (c)
-		c->spin = spins;
+	if (!c)
+		return;
+	c->spin_auto = false;
+	c->spin = spins;
+}
+
+void dfg_chan_set_spin_auto(struct dfg_chan *c, unsigned int max_ns)
+{
+	if (!c)
+		return;
+	c->spin_auto = true;
+	c->spin_ns = max_ns;
+	c->spin_fails = 0;
+	c->spin_skip = 0;
 }
 
 void *dfg_chan_buf(const struct dfg_chan *c, const struct dfg_desc *d)
@@ -335,7 +439,7 @@ int dfg_chan_send(struct dfg_chan *c, const struct dfg_desc *d,
 		  unsigned int n, unsigned int flags)
 {
 	struct dfg_chan_ring *r;
-	unsigned int sent = 0, s;
+	unsigned int sent = 0;
 	int ret;
 
 	if (!c || !d || c->role != DFG_CHAN_PRODUCER ||
@@ -358,9 +462,7 @@ int dfg_chan_send(struct dfg_chan *c, const struct dfg_desc *d,
 		STORE(&r->full_stalls, LOAD(&r->full_stalls) + 1);
 		if (flags & DFG_CHAN_NONBLOCK)
 			return sent ? (int)sent : -EAGAIN;
-		for (s = 0; s < c->spin && !prod_can_go(c); s++)
-			cpu_relax();
-		if (prod_can_go(c))
+		if (chan_spin(c, prod_can_go))
 			continue;
 		ret = chan_park(c, &r->prod_waiting, prod_can_go);
 		if (ret == -EPIPE)
@@ -505,7 +607,6 @@ int dfg_chan_recv(struct dfg_chan *c, struct dfg_desc *d, unsigned int n,
 {
 	struct dfg_chan_ring *r0;
 	bool eof = false;
-	unsigned int s;
 	int ret;
 
 	if (!c || !d || !n || c->role != DFG_CHAN_CONSUMER ||
@@ -522,9 +623,7 @@ int dfg_chan_recv(struct dfg_chan *c, struct dfg_desc *d, unsigned int n,
 		STORE(&r0->empty_stalls, LOAD(&r0->empty_stalls) + 1);
 		if (flags & DFG_CHAN_NONBLOCK)
 			return -EAGAIN;
-		for (s = 0; s < c->spin && !cons_can_go(c); s++)
-			cpu_relax();
-		if (cons_can_go(c))
+		if (chan_spin(c, cons_can_go))
 			continue;
 		ret = chan_park(c, &c->hdr->cons_waiting, cons_can_go);
 		if (ret < 0)

@@ -83,7 +83,12 @@ struct dfg_chan_ops {
  * @slot:	producer: its ring; consumer: 0
  * @depth:	entries per ring (checked power of two), @mask = @depth - 1
  * @nrings:	rings (max_producers), checked against the mapping size
- * @spin:	polls before parking
+ * @spin:	fixed polls before parking (when !@spin_auto)
+ * @spin_auto:	adaptive polling: up to @spin_ns before parking, skipped on
+ *		all but one wait in 2^@spin_fails after spins that failed
+ * @spin_ns:	adaptive polling budget per wait, 0: park at once
+ * @spin_fails:	consecutive adaptive spins that ended in a park (capped)
+ * @spin_skip:	waits left that park without polling (back-off)
  * @hdr:	the mapping (page 0)
  * @map_size:	its length; @mapped: unmap it on close
  * @ring_size:	bytes per ring
@@ -102,6 +107,10 @@ struct dfg_chan {
 	unsigned int			mask;
 	unsigned int			nrings;
 	unsigned int			spin;
+	bool				spin_auto;
+	unsigned int			spin_ns;
+	unsigned int			spin_fails;
+	unsigned int			spin_skip;
 	struct dfg_chan_hdr		*hdr;
 	size_t				map_size;
 	size_t				ring_size;

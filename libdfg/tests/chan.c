@@ -10,11 +10,13 @@
  * fork() included. The test plays the kernel's part for the state words.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dfg/dfg.h>
@@ -478,7 +480,8 @@ TEST_F(chan, wakes_parked_side)
  * Blocking both ways across fork(): a ring of 4 or 8 entries, 20000
  * descriptors, a consumer that is slower at times and faster at times,
  * so both sides park; in order; EOF once the producer's ring is closed.
- * Then the same with busy polling, which parks less.
+ * Then the same with busy polling, which parks less, and with adaptive
+ * polling (@spin ~0U).
  */
 static void run_blocking(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(chan) *self, unsigned int spin)
@@ -492,8 +495,13 @@ static void run_blocking(struct __test_metadata *_metadata,
 
 	for (i = 1; i < (int)self->nprod; i++)
 		ring_at(self->map, self->depth, i)->state = DFG_CHAN_S_FREE;
-	dfg_chan_set_spin(self->prod[0], spin);
-	dfg_chan_set_spin(self->cons, spin);
+	if (spin == ~0U) {
+		dfg_chan_set_spin_auto(self->prod[0], 200000);
+		dfg_chan_set_spin_auto(self->cons, 200000);
+	} else {
+		dfg_chan_set_spin(self->prod[0], spin);
+		dfg_chan_set_spin(self->cons, spin);
+	}
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
@@ -538,9 +546,110 @@ TEST_F(chan, blocking_across_fork)
 	run_blocking(_metadata, self, 0);
 }
 
+/* The same with adaptive polling (200 us budget); the pauses make it park. */
+TEST_F(chan, blocking_adaptive)
+{
+	run_blocking(_metadata, self, ~0U);
+}
+
 TEST_F(chan, blocking_busy_poll)
 {
 	run_blocking(_metadata, self, 1000);
+}
+
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/* push_wait's producer: a WAIT of the consumer is answered by a push. */
+static struct dfg_chan *wait_pusher;
+
+static int push_wait(struct dfg_chan *c)
+{
+	struct fake_kernel *k = c->priv;
+	unsigned int n = __atomic_add_fetch(&k->waits, 1, __ATOMIC_RELAXED);
+
+	return send_tags(wait_pusher, n, 1, DFG_CHAN_NONBLOCK) == 1 ? 0 : -EIO;
+}
+
+static const struct dfg_chan_ops push_wait_ops = {
+	.wait	= push_wait,
+	.wake	= fake_wake,
+};
+
+static void *push_later(void *arg)
+{
+	usleep(1000);
+	return (void *)(long)send_tags(arg, 7, 1, 0);
+}
+
+/*
+ * Adaptive polling: a full-budget poll that ends in a park makes the next
+ * full ones rarer (one wait in 2^k, k capped at 6), the waits in between
+ * poll a sixteenth of the budget; every wait here parks. Then a push that
+ * comes while the endpoint polls is taken without a park, and resets k.
+ */
+TEST_F(chan, adaptive_backoff)
+{
+	const unsigned int budget = 2000000;
+	unsigned int i, k = 0, skip = 0;
+	struct dfg_chan *c;
+	struct dfg_desc d;
+	pthread_t t;
+	void *sent;
+	__u64 t0;
+
+	ASSERT_EQ(0, __dfg_chan_attach(self->map, self->map_size, -1,
+				       DFG_CHAN_CONSUMER, 0, self->pool,
+				       &push_wait_ops, self->k, &c));
+	EXPECT_FALSE(c->spin_auto);	/* views park at once */
+	dfg_chan_set_spin_auto(c, budget);
+	wait_pusher = self->prod[0];
+	for (i = 0; i < 130; i++) {
+		bool full = !skip;
+
+		t0 = mono_ns();
+		ASSERT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+		ASSERT_EQ(i + 1, self->k->waits);
+		EXPECT_EQ(i + 1, d.tag);
+		if (full) {
+			EXPECT_LE(budget, mono_ns() - t0);
+			k = k < 6 ? k + 1 : 6;
+			skip = (1U << k) - 1;
+		} else {
+			EXPECT_LE(budget / 16, mono_ns() - t0);
+			skip--;
+		}
+		ASSERT_EQ(k, c->spin_fails);
+		ASSERT_EQ(skip, c->spin_skip);
+	}
+	EXPECT_EQ(6, k);
+
+	/* Data during a full poll: no park, back-off reset. */
+	dfg_chan_set_spin_auto(c, 1000000000);
+	ASSERT_EQ(0, pthread_create(&t, NULL, push_later, self->prod[0]));
+	ASSERT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	ASSERT_EQ(0, pthread_join(t, &sent));
+	EXPECT_EQ(1, (long)sent);
+	EXPECT_EQ(7, d.tag);
+	EXPECT_EQ(130, self->k->waits);
+	EXPECT_EQ(0, c->spin_fails);
+	EXPECT_EQ(0, c->spin_skip);
+
+	/* Budget 0 and fixed spins: straight to the park. */
+	dfg_chan_set_spin_auto(c, 0);
+	ASSERT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	EXPECT_EQ(131, self->k->waits);
+	dfg_chan_set_spin(c, 0);
+	EXPECT_FALSE(c->spin_auto);
+	ASSERT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	EXPECT_EQ(132, self->k->waits);
+	dfg_chan_set_spin_auto(NULL, 1);
+	dfg_chan_close(c);
 }
 
 /* A forwarding stage: descriptors pass unchanged between two channels. */

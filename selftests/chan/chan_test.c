@@ -112,6 +112,19 @@ static void wait_abort(struct pending *p)
  * ------------------------------------------------------------------------
  */
 
+/* The consumer, then a producer, of channel @id; 0 or -errno. */
+static int open_pair(int g, int id, struct chan_ep *c, struct chan_ep *p)
+{
+	int ret = chan_ep_open(g, id, DFG_CHAN_CONSUMER, MAPSZ, c);
+
+	if (ret)
+		return ret;
+	ret = chan_ep_open(g, id, DFG_CHAN_PRODUCER, MAPSZ, p);
+	if (ret)
+		chan_ep_close(c);
+	return ret;
+}
+
 FIXTURE(chan) {
 	int dev;		/* /dev/dfg */
 	int g;			/* graph with arena 1 (16 pages) */
@@ -282,10 +295,20 @@ TEST_F(chan, open_roles)
 	EXPECT_EQ(-EBUSY, RUN(self->g, DFG_IOC_CHAN_OPEN, &o, NULL));
 	EXPECT_EQ(NPROD, chan_attr(self->g, self->id, "producers"));
 	EXPECT_EQ(1, chan_attr(self->g, self->id, "consumer"));
-	/* A closed slot is not reused. */
+	/* A closed slot with an empty ring is taken again. */
 	close(p[0]);
-	EXPECT_EQ(1, chan_attr(self->g, self->id, "producers"));
+	EXPECT_EQ(NPROD - 1, chan_attr(self->g, self->id, "producers"));
+	res2 = 99;
+	fd = RUN(self->g, DFG_IOC_CHAN_OPEN, &o, &res2);
+	ASSERT_LE(0, fd);
+	if (variant->path == DFG_PATH_INLINE) {
+		EXPECT_EQ(0, res2);
+	} else {
+		EXPECT_EQ(0, o.slot);
+	}
 	EXPECT_EQ(-EBUSY, RUN(self->g, DFG_IOC_CHAN_OPEN, &o, NULL));
+	close(fd);
+	o.slot = 0;
 
 	o.role = 3;
 	EXPECT_EQ(-EINVAL, RUN(self->g, DFG_IOC_CHAN_OPEN, &o, NULL));
@@ -448,10 +471,7 @@ TEST_F(chan, wait_now)
 	struct dfg_desc d;
 	int res;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	EXPECT_EQ(DFG_CHAN_S_OPEN, chan_ring(c.hdr, 0)->state);
 	EXPECT_EQ((__u32)getpid(), chan_ring(c.hdr, 0)->pid);
 	ASSERT_EQ(0, chan_push(&p, 0, 100, 1));
@@ -481,10 +501,7 @@ TEST_F(chan, consumer_parked_woken)
 	struct pending w;
 	int res;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	c.hdr->cons_waiting = 1;
 	ASSERT_EQ(0, wait_start(&w, variant->path, &self->ring, c.fd));
 	EXPECT_EQ(-ETIME, wait_end(&w, 100, &res));
@@ -510,10 +527,7 @@ TEST_F(chan, race_published_before_wait)
 	struct pending w;
 	int res, i;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	for (i = 0; i < 20; i++) {
 		struct dfg_desc d;
 
@@ -540,10 +554,7 @@ TEST_F(chan, producer_full_woken)
 	struct dfg_desc d;
 	int res, i;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	for (i = 0; i < DEPTH; i++)
 		ASSERT_EQ(0, chan_push(&p, 0, 1, i));
 	EXPECT_EQ(-EAGAIN, chan_push(&p, 0, 1, 99));
@@ -558,6 +569,66 @@ TEST_F(chan, producer_full_woken)
 	EXPECT_EQ(DEPTH, chan_attr(self->g, self->id, "hwm"));
 	wait_abort(&w);
 	chan_ep_close(&p);
+	chan_ep_close(&c);
+}
+
+/*
+ * A closed producer's slot is taken again only once the consumer drained
+ * it; the new producer goes on from its indices, nothing is lost or
+ * mixed, and the consumer sees EOF only after the new one closes too.
+ */
+TEST_F(chan, slot_reuse)
+{
+	struct chan_ep c, p, q;
+	struct pending w;
+	struct dfg_desc d;
+	int res, i;
+
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
+	/* Fill every slot; the one in slot 0 sends two and goes. */
+	ASSERT_EQ(0, p.slot);
+	for (i = 1; i < NPROD; i++) {
+		struct dfg_chan_open po = { .id = self->id,
+					    .role = DFG_CHAN_PRODUCER };
+		int fd = sys_dfg_ioctl(self->g, DFG_IOC_CHAN_OPEN, &po);
+
+		ASSERT_LE(0, fd);
+		close(fd);	/* closed, empty: reusable */
+	}
+	ASSERT_EQ(0, chan_push(&p, 0, 1, 1));
+	ASSERT_EQ(0, chan_push(&p, 0, 1, 2));
+	chan_ring(p.hdr, 0)->prod_waiting = 1;	/* as if killed parked */
+	chan_ep_close(&p);
+	/* Slot 0 holds data: the lowest closed drained slot is 1. */
+	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
+				  &q));
+	EXPECT_EQ(1, q.slot);
+	chan_ep_close(&q);
+	ASSERT_EQ(0, chan_pop(&c, &d));
+	EXPECT_EQ(1, d.tag);
+	ASSERT_EQ(0, chan_pop(&c, &d));
+	EXPECT_EQ(2, d.tag);
+	/* Drained: slot 0 is taken again, from where its ring stands. */
+	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
+				  &q));
+	EXPECT_EQ(0, q.slot);
+	EXPECT_EQ(2, chan_ring(q.hdr, 0)->tail);
+	EXPECT_EQ(0, chan_ring(q.hdr, 0)->prod_waiting);
+	EXPECT_EQ(DFG_CHAN_S_OPEN, chan_ring(c.hdr, 0)->state);
+	/* Not the end of the stream while it is open. */
+	c.hdr->cons_waiting = 1;
+	ASSERT_EQ(0, wait_start(&w, variant->path, &self->ring, c.fd));
+	EXPECT_EQ(-ETIME, wait_end(&w, 100, &res));
+	ASSERT_EQ(0, chan_push_wake(&q, 0, 1, 3));
+	ASSERT_EQ(0, wait_end(&w, 2000, &res));
+	c.hdr->cons_waiting = 0;
+	EXPECT_EQ(DFG_CHAN_EV_READABLE, res);
+	ASSERT_EQ(0, chan_pop(&c, &d));
+	EXPECT_EQ(3, d.tag);
+	chan_ep_close(&q);
+	ASSERT_EQ(0, wait_start(&w, variant->path, &self->ring, c.fd));
+	ASSERT_EQ(0, wait_end(&w, 2000, &res));
+	EXPECT_EQ(DFG_CHAN_EV_EOF, res);
 	chan_ep_close(&c);
 }
 
@@ -598,10 +669,7 @@ TEST_F(chan, epipe)
 	__u64 start;
 	int res, i;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	for (i = 0; i < DEPTH; i++)
 		ASSERT_EQ(0, chan_push(&p, 0, 1, i));
 	ASSERT_EQ(0, wait_start(&w, variant->path, &self->ring, p.fd));
@@ -624,10 +692,7 @@ TEST_F(chan, graph_death_cancels)
 	struct pending wc, wp;
 	int res, i;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	ASSERT_EQ(0, wait_start(&wc, variant->path, &self->ring, c.fd));
 	EXPECT_EQ(-ETIME, wait_end(&wc, 100, &res));
 	/* Full ring, no WAKE sent: both stay parked. */
@@ -660,10 +725,7 @@ TEST_F(chan, corrupted_ring)
 	struct pending w;
 	int res;
 
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_CONSUMER, MAPSZ,
-				  &c));
-	ASSERT_EQ(0, chan_ep_open(self->g, self->id, DFG_CHAN_PRODUCER, MAPSZ,
-				  &p));
+	ASSERT_EQ(0, open_pair(self->g, self->id, &c, &p));
 	/* Ring addresses before the header's ring_offset turns to garbage. */
 	r0 = chan_ring(c.hdr, 0);
 	r1 = chan_ring(c.hdr, 1);

@@ -21,8 +21,11 @@
  *		an idle vCPU, which under TCG costs milliseconds and hides the
  *		rest). Busy-poll: every method
  *		retries a non-blocking receive (O_NONBLOCK, DFG_CHAN_NONBLOCK,
- *		the ring without sleeping). Blocking: dfg with spin 0 (parks
- *		at once), the ring sleeps on its eventfd.
+ *		the ring without sleeping). Blocking: dfg endpoints as a
+ *		user gets them, polling adaptively before they park (up to
+ *		DFG_CHAN_SPIN_NS_DEFAULT, with back-off: see
+ *		dfg_chan_set_spin_auto()); dfg_park the same with spin 0
+ *		(parks at once); the ring sleeps on its eventfd at once.
  *		Baseline: pipe, same size and mode.
  *
  *  throughput	one-way stream of 64 B, 4 KiB, 64 KiB, 1 MiB messages. The
@@ -32,6 +35,7 @@
  *		it) and checks the sequence number, for every method:
  *		  dfg	  dfg_buf_alloc() in the arena, write, send the
  *			  descriptor; receive, touch in place, dfg_buf_free()
+ *			  (dfg_park: the same, endpoints with spin 0)
  *		  pipe	  write(2) from a buffer, read(2) into one (the pipe
  *			  is enlarged to fs.pipe-max-size, up to 1 MiB)
  *		  unix	  the same over SOCK_STREAM (SO_SNDBUF/SO_RCVBUF 1 MiB
@@ -41,11 +45,11 @@
  *			  process_vm_readv(2), then frees the slot
  *		  shmring payload written in place in the shared ring's slot,
  *			  touched in place (zero-copy without a kernel object)
- *		Baseline: pipe, same size. Blocking mode (dfg spin 0).
+ *		Baseline: pipe, same size. Blocking mode.
  *
  *  pipeline	source -> K forwarding stages -> sink, K = 5 and 1, 64 KiB
- *		and 1 MiB messages: dfg stages call dfg_chan_forward()
- *		(zero-copy), pipe stages read(2) the bytes and write(2) them
+ *		and 1 MiB messages: dfg (and dfg_park) stages call
+ *		dfg_chan_forward() (zero-copy), pipe stages read(2) the bytes and write(2) them
  *		on. Source and sink as in throughput. Baselines: pipe with
  *		the same K (ratio_to_baseline) and dfg with K = 1
  *		(ratio_to_1stage).
@@ -711,7 +715,8 @@ static int dfgl_create(struct link *l)
 	return 0;
 }
 
-static int dfgl_open(struct link *l, int tx)
+/* @park: spin 0 (park at once), else the endpoint's default polling. */
+static int dfgl_open_ep(struct link *l, int tx, bool park)
 {
 	struct dfg_chan *c;
 	int ret;
@@ -722,9 +727,20 @@ static int dfgl_open(struct link *l, int tx)
 			    l->dc->arena, &c);
 	if (ret)
 		return ret;
-	dfg_chan_set_spin(c, 0);
+	if (park)
+		dfg_chan_set_spin(c, 0);
 	l->chan = c;
 	return 0;
+}
+
+static int dfgl_open(struct link *l, int tx)
+{
+	return dfgl_open_ep(l, tx, false);
+}
+
+static int dfgl_open_park(struct link *l, int tx)
+{
+	return dfgl_open_ep(l, tx, true);
 }
 
 static int dfgl_tx(struct link *l, const void *src, size_t len, uint64_t seq)
@@ -816,6 +832,11 @@ static const struct link_ops dfg_ops = {
 	dfgl_close,
 };
 
+static const struct link_ops dfg_park_ops = {
+	"dfg_park", true, dfgl_create, dfgl_open_park, dfgl_tx, dfgl_rx,
+	dfgl_stop, dfgl_close,
+};
+
 static bool dfg_probe(void)
 {
 	struct dfg_info info;
@@ -865,6 +886,7 @@ static bool dfg_probe(void)
 }
 
 static const struct link_ops dfg_ops = { "dfg", true };
+static const struct link_ops dfg_park_ops = { "dfg_park", true };
 #endif
 
 /* ------------------------------------------------------------------------
@@ -1380,10 +1402,10 @@ static const char *size_str(size_t s)
 }
 
 static const struct link_ops *const lat_methods[] = {
-	&dfg_ops, &pipe_ops, &unix_ops, &ring_ops,
+	&dfg_ops, &dfg_park_ops, &pipe_ops, &unix_ops, &ring_ops,
 };
 static const struct link_ops *const tput_methods[] = {
-	&dfg_ops, &pipe_ops, &unix_ops, &cma_ops, &ring_ops,
+	&dfg_ops, &dfg_park_ops, &pipe_ops, &unix_ops, &cma_ops, &ring_ops,
 };
 static const size_t lat_sizes[] = { 8, 4 * KiB };
 static const size_t tput_sizes[] = { 64, 4 * KiB, 64 * KiB, MiB };
@@ -1425,6 +1447,9 @@ static int bench_latency(void)
 				int ret;
 
 				if (lat_methods[m]->is_dfg && !dfg_ok)
+					continue;
+				/* Busy-poll never parks: one dfg row. */
+				if (lat_methods[m] == &dfg_park_ops && b == 1)
 					continue;
 				memset(&c, 0, sizeof(c));
 				c.ops = lat_methods[m];
@@ -1549,8 +1574,11 @@ static int bench_throughput(void)
 
 static int bench_pipeline(void)
 {
-	static const struct link_ops *const meth[] = { &dfg_ops, &pipe_ops };
-	struct row rows[2 * ARRAY_SIZE(pipe_sizes) * ARRAY_SIZE(pipe_stages)];
+	static const struct link_ops *const meth[] = {
+		&dfg_ops, &dfg_park_ops, &pipe_ops,
+	};
+	struct row rows[ARRAY_SIZE(meth) * ARRAY_SIZE(pipe_sizes) *
+			ARRAY_SIZE(pipe_stages)];
 	unsigned int n = 0, i, j, m, s;
 	int fail = 0;
 	FILE *f;

@@ -19,7 +19,7 @@ set datafile separator ','
 
 sz(s) = s >= 1048576 ? sprintf("%dMiB", s / 1048576) : s >= 1024 ? sprintf("%dKiB", s / 1024) : sprintf("%dB", s)
 label(m, s, md) = sprintf("%s %s %s", m, sz(s), md)
-col(m) = m eq 'dfg' ? 0xc00000 : m eq 'pipe' ? 0x4472c4 : 0x7f7f7f
+col(m) = m eq 'dfg' ? 0xc00000 : m eq 'dfg_park' ? 0xf4a0a0 : m eq 'pipe' ? 0x4472c4 : 0x7f7f7f
 
 set style fill solid 0.8 border -1
 set boxwidth 0.7
@@ -28,7 +28,7 @@ set xtics nomirror rotate by -35
 set bmargin 8
 set key off
 set offsets 0, 0, graph 0.08, 0
-set multiplot layout 1,3 title 'dfg channels: K-stage pipeline (dfg_chan_forward red, pipe stages blue)'.(subtitle eq '' ? '' : "\n".subtitle)
+set multiplot layout 1,3 title 'dfg channels: K-stage pipeline (dfg_chan_forward red, dfg_park pink, pipe stages blue)'.(subtitle eq '' ? '' : "\n".subtitle)
 
 set title 'MB/s (median of repetitions)'
 set ylabel 'MB/s'

@@ -479,10 +479,11 @@ struct dfg_region_copy {
  * (DFG_CHAN_O_CLOEXEC). Out: @slot (producer: its ring; consumer: 0; in
  * res2 on inline CQE32 rings, where nothing is copied back). Result: the
  * endpoint descriptor. A producer takes the lowest slot never opened
- * (DFG_CHAN_S_FREE); a closed slot is not reused, so a channel takes
- * @max_producers producer opens in its life. A consumer may open again
- * after the previous one closed. Errors: -ENOENT no such channel, -EBUSY
- * every producer slot taken or a consumer already open, -EPIPE producer on
+ * (DFG_CHAN_S_FREE), else the lowest closed slot whose ring the consumer
+ * has drained (it goes on from that ring's indices). A consumer may open
+ * again after the previous one closed. Errors: -ENOENT no such channel,
+ * -EBUSY every producer slot open or closed with data left, or a consumer
+ * already open, -EPIPE producer on
  * a channel whose consumer has gone, -EACCES read-only graph descriptor.
  */
 #define DFG_IOC_CHAN_OPEN	_IOWR(DFG_IOC_MAGIC, 0x41, struct dfg_chan_open)

@@ -21,8 +21,9 @@
  * kernel is entered only to park a side that has to wait
  * (DFG_IOC_CHAN_WAIT, as a synchronous ioctl here) and to wake a parked
  * one (DFG_IOC_CHAN_WAKE), under the waiting-flag protocol of
- * <linux/dfg.h>. dfg_chan_set_spin() makes a side poll a while before it
- * parks. Applications with their own io_uring can park asynchronously with
+ * <linux/dfg.h>. Before it parks, a side polls its ring(s) for a while:
+ * adaptively by default (dfg_chan_set_spin_auto()), or a fixed number of
+ * times (dfg_chan_set_spin(), 0 to park at once). Applications with their own io_uring can park asynchronously with
  * dfg_prep_chan_wait() from <dfg/prep.h> and retry with DFG_CHAN_NONBLOCK.
  *
  * End of stream: once at least one producer has opened, and every opened
@@ -111,12 +112,30 @@ int dfg_chan_fd(const struct dfg_chan *c);
 int dfg_chan_slot(const struct dfg_chan *c);
 
 /**
- * dfg_chan_set_spin() - busy-poll before parking
+ * dfg_chan_set_spin() - busy-poll a fixed number of times before parking
  * @c:		endpoint
  * @spins:	polls of the ring(s) before entering the kernel to wait;
- *		0 (the default) parks at once
+ *		0 parks at once. Turns adaptive polling off.
  */
 void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins);
+
+/* Adaptive polling budget of a new endpoint, in ns. */
+#define DFG_CHAN_SPIN_NS_DEFAULT	50000U
+
+/**
+ * dfg_chan_set_spin_auto() - poll adaptively before parking (the default)
+ * @c:		endpoint
+ * @max_ns:	polling budget per wait; 0 parks at once
+ *
+ * A side that must wait polls up to @max_ns, then parks. When a poll ends
+ * in a park anyway, the next waits poll more rarely: after k such polls
+ * in a row, only one wait in 2^k polls (k at most 6); a poll that finds
+ * work resets k. So a ping-pong whose peer answers within the budget never
+ * enters the kernel, and a side whose waits are long burns at most @max_ns
+ * per 64 waits. New endpoints use DFG_CHAN_SPIN_NS_DEFAULT, or 0 when the
+ * machine has one CPU online or the opening process may run on only one.
+ */
+void dfg_chan_set_spin_auto(struct dfg_chan *c, unsigned int max_ns);
 
 /**
  * dfg_chan_send() - producer: publish descriptors
@@ -125,7 +144,7 @@ void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins);
  * @n:		how many
  * @flags:	DFG_CHAN_NONBLOCK or 0
  *
- * Waits for room as needed (busy-polling first if dfg_chan_set_spin()) and
+ * Waits for room as needed (polling first, see dfg_chan_set_spin_auto()) and
  * wakes a parked consumer. Descriptors are checked before they are
  * published: one outside the pool stops the call before it.
  *
@@ -148,8 +167,8 @@ int dfg_chan_send(struct dfg_chan *c, const struct dfg_desc *d,
  * @flags:	DFG_CHAN_NONBLOCK or 0
  *
  * Takes what is there, up to @n, from the rings in turn starting after
- * the one served last; waits only when every ring is empty (busy-polling
- * first if dfg_chan_set_spin()), and wakes producers waiting for room.
+ * the one served last; waits only when every ring is empty (polling
+ * first, see dfg_chan_set_spin_auto()), and wakes producers waiting for room.
  * A descriptor outside the pool is never handed out: the call returns
  * what it took before it, and the next call consumes it and fails with
  * -EBADMSG.
