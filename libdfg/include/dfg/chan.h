@@ -132,8 +132,9 @@ void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins);
  * in a row, only one wait in 2^k polls (k at most 6); a poll that finds
  * work resets k. So a ping-pong whose peer answers within the budget never
  * enters the kernel, and a side whose waits are long burns at most @max_ns
- * per 64 waits. New endpoints use DFG_CHAN_SPIN_NS_DEFAULT, or 0 when the
- * machine has one CPU online or the opening process may run on only one.
+ * per 64 waits. New endpoints use DFG_CHAN_SPIN_NS_DEFAULT, or the value
+ * of the environment variable DFG_CHAN_SPIN_NS (ns, at most 10^9), or 0
+ * when the machine has one CPU online.
  */
 void dfg_chan_set_spin_auto(struct dfg_chan *c, unsigned int max_ns);
 
