@@ -24,6 +24,7 @@
  * robin start is reduced modulo the ring count.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +34,7 @@
 #include "chan.h"
 
 #define DFG_CHAN_FWD_BATCH	64
-/* Adaptive polling: clock read every this many polls; back-off cap. */
+/* Adaptive polling: clock read and yield every N polls; back-off cap. */
 #define DFG_CHAN_SPIN_CLOCK_EVERY	32
 #define DFG_CHAN_SPIN_FAILS_MAX		6
 #define DFG_CHAN_SPIN_SHORT_DIV		16
@@ -120,7 +121,8 @@ static __u64 mono_ns(void)
 
 /*
  * Poll @can_go before parking. Fixed mode: c->spin polls. Adaptive mode:
- * up to c->spin_ns; a full-length poll that ends in a park anyway makes
+ * up to c->spin_ns, yielding the CPU every few polls (a peer that shares
+ * it runs meanwhile, and needs no wakeup); a full-length poll that ends in a park anyway makes
  * the next full ones rarer (one wait in 2^k after k in a row, k capped)
  * and the waits in between poll only a sixteenth of the budget. A side
  * whose waits are long so burns little, a ping-pong whose peer answers
@@ -157,8 +159,12 @@ static bool chan_spin(struct dfg_chan *c, bool (*can_go)(struct dfg_chan *c))
 			return true;
 		}
 		cpu_relax();
-		if (!(s % DFG_CHAN_SPIN_CLOCK_EVERY) && mono_ns() >= end)
+		if (s % DFG_CHAN_SPIN_CLOCK_EVERY)
+			continue;
+		if (mono_ns() >= end)
 			break;
+		/* A peer runnable on this CPU gets it while we poll. */
+		sched_yield();
 	}
 	if (full) {
 		if (c->spin_fails < DFG_CHAN_SPIN_FAILS_MAX)

@@ -127,7 +127,8 @@ void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins);
  * @c:		endpoint
  * @max_ns:	polling budget per wait; 0 parks at once
  *
- * A side that must wait polls up to @max_ns, then parks. When a poll ends
+ * A side that must wait polls up to @max_ns, yielding the CPU now and then
+ * (sched_yield(): a peer on the same CPU runs meanwhile), then parks. When a poll ends
  * in a park anyway, the next waits poll more rarely: after k such polls
  * in a row, only one wait in 2^k polls (k at most 6); a poll that finds
  * work resets k. So a ping-pong whose peer answers within the budget never
