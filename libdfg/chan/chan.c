@@ -122,9 +122,10 @@ static __u64 mono_ns(void)
 /*
  * Poll @can_go before parking. Fixed mode: c->spin polls. Adaptive mode:
  * up to c->spin_ns, yielding the CPU every few polls (a peer that shares
- * it runs meanwhile, and needs no wakeup); a full-length poll that ends in a park anyway makes
- * the next full ones rarer (one wait in 2^k after k in a row, k capped)
- * and the waits in between poll only a sixteenth of the budget. A side
+ * it runs meanwhile, and needs no wakeup); a full-length poll that ends
+ * in a park anyway makes the next full ones rarer (one wait in 2^k after
+ * k in a row, k capped) and the waits in between poll only a sixteenth of
+ * the budget. A side
  * whose waits are long so burns little, a ping-pong whose peer answers
  * within the budget never parks, and two sides that both park recover:
  * the short polls catch a peer that is polling itself. Returns @can_go's

@@ -49,9 +49,10 @@
  *
  *  pipeline	source -> K forwarding stages -> sink, K = 5 and 1, 64 KiB
  *		and 1 MiB messages: dfg (and dfg_park) stages call
- *		dfg_chan_forward() (zero-copy), pipe stages read(2) the bytes and write(2) them
- *		on. Source and sink as in throughput. Baselines: pipe with
- *		the same K (ratio_to_baseline) and dfg with K = 1
+ *		dfg_chan_forward() (zero-copy), pipe stages read(2) the
+ *		bytes and write(2) them on. Source and sink as in
+ *		throughput. Baselines: pipe with the same K
+ *		(ratio_to_baseline) and the same dfg method with K = 1
  *		(ratio_to_1stage).
  *
  * Processes, not threads (fork). Latency (but block1) and throughput pin

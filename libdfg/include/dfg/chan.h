@@ -5,10 +5,11 @@
  * A channel (see <linux/dfg.h>, "Commands: channels") carries struct
  * dfg_desc descriptors (offset, length, flags, tag) that point into one
  * arena or exported region of the graph, its pool (a region's view comes
- * from dfg_region_map(), which records the region id for the pool check). Payload never moves: a producer allocates
- * a buffer in the pool (dfg_buf_alloc()), fills it and sends its
- * descriptor; the consumer gets the descriptor, reads the buffer through
- * dfg_chan_buf() and frees it or forwards it to the next channel.
+ * from dfg_region_map(), which records the region id for the pool check).
+ * Payload never moves: a producer allocates a buffer in the pool
+ * (dfg_buf_alloc()), fills it and sends its descriptor; the consumer gets
+ * the descriptor, reads the buffer through dfg_chan_buf() and frees it or
+ * forwards it to the next channel.
  *
  * dfg_chan_create() makes a channel on a graph descriptor; every process
  * that takes part opens an endpoint with dfg_chan_open(): up to
@@ -23,8 +24,9 @@
  * one (DFG_IOC_CHAN_WAKE), under the waiting-flag protocol of
  * <linux/dfg.h>. Before it parks, a side polls its ring(s) for a while:
  * adaptively by default (dfg_chan_set_spin_auto()), or a fixed number of
- * times (dfg_chan_set_spin(), 0 to park at once). Applications with their own io_uring can park asynchronously with
- * dfg_prep_chan_wait() from <dfg/prep.h> and retry with DFG_CHAN_NONBLOCK.
+ * times (dfg_chan_set_spin(), 0 to park at once). Applications with their
+ * own io_uring can park asynchronously with dfg_prep_chan_wait() from
+ * <dfg/prep.h> and retry with DFG_CHAN_NONBLOCK.
  *
  * End of stream: once at least one producer has opened, and every opened
  * producer has closed (or died) and its ring is drained, dfg_chan_recv()
@@ -128,14 +130,16 @@ void dfg_chan_set_spin(struct dfg_chan *c, unsigned int spins);
  * @max_ns:	polling budget per wait; 0 parks at once
  *
  * A side that must wait polls up to @max_ns, yielding the CPU now and then
- * (sched_yield(): a peer on the same CPU runs meanwhile), then parks. When a poll ends
- * in a park anyway, the next waits poll more rarely: after k such polls
- * in a row, only one wait in 2^k polls (k at most 6); a poll that finds
- * work resets k. So a ping-pong whose peer answers within the budget never
- * enters the kernel, and a side whose waits are long burns at most @max_ns
- * per 64 waits. New endpoints use DFG_CHAN_SPIN_NS_DEFAULT, or the value
- * of the environment variable DFG_CHAN_SPIN_NS (ns, at most 10^9), or 0
- * when the machine has one CPU online.
+ * (sched_yield(): a peer on the same CPU runs meanwhile), then parks. When
+ * a poll ends in a park anyway, the next waits poll more rarely: after k
+ * such polls in a row, only one wait in 2^k polls the whole budget (k at
+ * most 6), the others a sixteenth of it; a poll that finds work resets k.
+ * So a ping-pong whose peer answers within the budget never enters the
+ * kernel, and a side whose waits are long burns at most @max_ns per 64
+ * waits, plus a sixteenth of it per wait. New endpoints use
+ * DFG_CHAN_SPIN_NS_DEFAULT, or the value of the environment variable
+ * DFG_CHAN_SPIN_NS (ns, at most 10^9), or 0 when the machine has one CPU
+ * online.
  */
 void dfg_chan_set_spin_auto(struct dfg_chan *c, unsigned int max_ns);
 
