@@ -5,8 +5,8 @@
 # which ran (writes chan_latency, chan_throughput, chan_pipeline):
 command: build/bin/chan_bench -d bench/results 
 pinning: latency (block, busy) and throughput pin the two processes to CPUs 0 and 1, latency block1 pins both to CPU 0; pipeline processes are not pinned
-date: 2026-11-22T04:35:09Z
-git: d7a68bf
+date: 2026-11-22T05:04:30Z
+git: dcffb81 (kmod/uapi/tools/bench modified)
 kernel: Linux 6.1.0-56-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16) x86_64
 cpu: QEMU TCG CPU version 2.5+
 cpus: 2
