@@ -374,69 +374,6 @@ static int parse_unary(struct parser *p)
 	return inner(p, op, start, &a, 1);
 }
 
-static int parse_mul(struct parser *p)
-{
-	int a = parse_unary(p);
-
-	for (;;) {
-		size_t pos;
-		enum op op;
-
-		if (a < 0)
-			return -1;
-		skip_blanks(p);
-		pos = p->pos;
-		if (accept(p, "*"))
-			op = OP_MUL;
-		else if (accept(p, "/"))
-			op = OP_DIV;
-		else if (accept(p, "%"))
-			op = OP_MOD;
-		else
-			return a;
-		a = binary(p, op, pos, a, parse_unary(p));
-	}
-}
-
-static int parse_add(struct parser *p)
-{
-	int a = parse_mul(p);
-
-	for (;;) {
-		size_t pos;
-		enum op op;
-
-		if (a < 0)
-			return -1;
-		skip_blanks(p);
-		pos = p->pos;
-		if (accept(p, "+"))
-			op = OP_ADD;
-		else if (accept(p, "-"))
-			op = OP_SUB;
-		else
-			return a;
-		a = binary(p, op, pos, a, parse_mul(p));
-	}
-}
-
-static int parse_cat(struct parser *p)
-{
-	int a = parse_add(p);
-
-	for (;;) {
-		size_t pos;
-
-		if (a < 0)
-			return -1;
-		skip_blanks(p);
-		pos = p->pos;
-		if (!accept(p, "."))
-			return a;
-		a = binary(p, OP_CAT, pos, a, parse_add(p));
-	}
-}
-
 static int parse_match(struct parser *p, enum op op, size_t pos, int a)
 {
 	struct node *pat;
@@ -469,66 +406,82 @@ static int parse_match(struct parser *p, enum op op, size_t pos, int a)
 	return n;
 }
 
-static int parse_cmp(struct parser *p)
+/* One binary operator: its token and node. */
+struct bin_op {
+	const char	*tok;
+	enum op		op;
+};
+
+/*
+ * struct bin_level - binary operators of one precedence
+ * @ops:	longest token first where one is a prefix of another
+ * @nr:		how many
+ * @chain:	left-associative (a - b - c); else at most one (comparisons)
+ */
+struct bin_level {
+	const struct bin_op	*ops;
+	unsigned int		nr;
+	bool			chain;
+};
+
+static const struct bin_op mul_ops[] = {
+	{ "*", OP_MUL }, { "/", OP_DIV }, { "%", OP_MOD },
+};
+static const struct bin_op add_ops[] = { { "+", OP_ADD }, { "-", OP_SUB } };
+static const struct bin_op cat_ops[] = { { ".", OP_CAT } };
+static const struct bin_op cmp_ops[] = {
+	{ "==", OP_EQ }, { "!=", OP_NE }, { "<=", OP_LE },
+	{ ">=", OP_GE }, { "!~", OP_NOMATCH }, { "<", OP_LT },
+	{ ">", OP_GT }, { "~", OP_MATCH },
+};
+static const struct bin_op and_ops[] = { { "&&", OP_AND } };
+static const struct bin_op or_ops[] = { { "||", OP_OR } };
+
+#define BIN_LEVEL(o, c)	{ o, sizeof(o) / sizeof((o)[0]), c }
+
+/* Tightest first; parse_binary(p, BIN_LEVELS - 1) parses a whole "||". */
+static const struct bin_level bin_levels[] = {
+	BIN_LEVEL(mul_ops, true),
+	BIN_LEVEL(add_ops, true),
+	BIN_LEVEL(cat_ops, true),
+	BIN_LEVEL(cmp_ops, false),
+	BIN_LEVEL(and_ops, true),
+	BIN_LEVEL(or_ops, true),
+};
+
+#define BIN_LEVELS	(sizeof(bin_levels) / sizeof(bin_levels[0]))
+
+static int parse_binary(struct parser *p, unsigned int level);
+
+/* An operand of @level: the next tighter level, or a unary term. */
+static int parse_operand(struct parser *p, unsigned int level)
 {
-	static const struct {
-		const char	*tok;
-		enum op		op;
-	} ops[] = {	/* two-character operators first */
-		{ "==", OP_EQ }, { "!=", OP_NE }, { "<=", OP_LE },
-		{ ">=", OP_GE }, { "!~", OP_NOMATCH }, { "<", OP_LT },
-		{ ">", OP_GT }, { "~", OP_MATCH },
-	};
-	int a = parse_cat(p);
+	return level ? parse_binary(p, level - 1) : parse_unary(p);
+}
+
+static int parse_binary(struct parser *p, unsigned int level)
+{
+	const struct bin_level *l = &bin_levels[level];
+	int a = parse_operand(p, level);
+	const struct bin_op *o;
 	unsigned int i;
 	size_t pos;
 
-	if (a < 0)
-		return -1;
-	skip_blanks(p);
-	pos = p->pos;
-	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++) {
-		if (!accept(p, ops[i].tok))
-			continue;
-		if (ops[i].op == OP_MATCH || ops[i].op == OP_NOMATCH)
-			return parse_match(p, ops[i].op, pos, a);
-		return binary(p, ops[i].op, pos, a, parse_cat(p));
-	}
-	return a;
-}
-
-static int parse_and(struct parser *p)
-{
-	int a = parse_cmp(p);
-
-	for (;;) {
-		size_t pos;
-
-		if (a < 0)
-			return -1;
+	while (a >= 0) {
 		skip_blanks(p);
 		pos = p->pos;
-		if (!accept(p, "&&"))
+		for (i = 0; i < l->nr && !accept(p, l->ops[i].tok); i++)
+			;
+		if (i == l->nr)
 			return a;
-		a = binary(p, OP_AND, pos, a, parse_cmp(p));
-	}
-}
-
-static int parse_or(struct parser *p)
-{
-	int a = parse_and(p);
-
-	for (;;) {
-		size_t pos;
-
-		if (a < 0)
-			return -1;
-		skip_blanks(p);
-		pos = p->pos;
-		if (!accept(p, "||"))
+		o = &l->ops[i];
+		if (o->op == OP_MATCH || o->op == OP_NOMATCH)
+			return parse_match(p, o->op, pos, a);
+		a = binary(p, o->op, pos, a, parse_operand(p, level));
+		if (!l->chain)
 			return a;
-		a = binary(p, OP_OR, pos, a, parse_and(p));
 	}
+	return -1;
 }
 
 static int parse_expr(struct parser *p)
@@ -539,7 +492,7 @@ static int parse_expr(struct parser *p)
 
 	if (++p->depth > DFG_EXPR_MAX_DEPTH)
 		return perr(p, p->pos, -EINVAL, "expression nested too deeply");
-	c = parse_or(p);
+	c = parse_binary(p, BIN_LEVELS - 1);
 	if (c < 0)
 		return -1;
 	skip_blanks(p);
