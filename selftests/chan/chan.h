@@ -26,6 +26,29 @@ static inline struct dfg_chan_ring *chan_ring(struct dfg_chan_hdr *h, __u32 i)
 					(size_t)i * h->ring_size);
 }
 
+/*
+ * A new graph named "@tag-<pid>-<n>" (mode 0600) with arena 1 of 16 pages,
+ * the pool the channel tests use; its descriptor or -errno.
+ */
+static inline int chan_graph_new(int dev, const char *tag)
+{
+	static int seq;
+	struct dfg_graph_open o = { .size = sizeof(o), .mode = 0600 };
+	struct dfg_arena_create a = { .size = 16 * 4096 };
+	int g, ret;
+
+	snprintf(o.name, sizeof(o.name), "%s-%d-%d", tag, getpid(), seq++);
+	g = sys_dfg_ioctl(dev, DFG_IOC_GRAPH_CREATE, &o);
+	if (g < 0)
+		return g;
+	ret = sys_dfg_ioctl(g, DFG_IOC_ARENA_CREATE, &a);
+	if (ret != 1) {
+		close(g);
+		return ret < 0 ? ret : -EPROTO;
+	}
+	return g;
+}
+
 static inline int chan_create(int gfd, __u32 pool, __u32 depth, __u32 nprod,
 			      struct dfg_chan_create *out)
 {

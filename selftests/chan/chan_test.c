@@ -26,26 +26,6 @@
 #define NPROD		2
 #define MAPSZ		DFG_CHAN_MAP_SIZE(DEPTH, NPROD)
 
-static int name_seq;
-
-static int graph_new(int dev, const char *tag)
-{
-	struct dfg_graph_open o = { .size = sizeof(o), .mode = 0600 };
-	struct dfg_arena_create a = { .size = 16 * PAGE };
-	int g, ret;
-
-	snprintf(o.name, sizeof(o.name), "%s-%d-%d", tag, getpid(), name_seq++);
-	g = sys_dfg_ioctl(dev, DFG_IOC_GRAPH_CREATE, &o);
-	if (g < 0)
-		return g;
-	ret = sys_dfg_ioctl(g, DFG_IOC_ARENA_CREATE, &a);
-	if (ret != 1) {
-		close(g);
-		return ret < 0 ? ret : -EPROTO;
-	}
-	return g;
-}
-
 static long long chan_attr(int g, int cid, const char *attr)
 {
 	char name[128];
@@ -56,11 +36,6 @@ static long long chan_attr(int g, int cid, const char *attr)
 		 attr);
 	ret = dfg_sysfs_read_u64(name, &v);
 	return ret < 0 ? ret : (long long)v;
-}
-
-static void sigusr1(int sig)
-{
-	(void)sig;
 }
 
 /* ------------------------------------------------------------------------
@@ -94,17 +69,6 @@ static int wait_end(struct pending *p, int ms, int *res)
 	    ? p->cmd.cqe.res2 != (__u64)*res : p->args.events != (__u32)*res)
 		*res = -EPROTO;
 	return 0;
-}
-
-/* Teardown of a wait still pending: a signal ends the ioctl (-EINTR). */
-static void wait_abort(struct pending *p)
-{
-	int res;
-
-	if (!p->cmd.active || p->cmd.path != DFG_PATH_IOCTL)
-		return;
-	while (wait_end(p, 10, &res) == -ETIME)
-		pthread_kill(p->cmd.thread, SIGUSR1);
 }
 
 /* ------------------------------------------------------------------------
@@ -153,10 +117,8 @@ FIXTURE_VARIANT_ADD(chan, uring_indirect) {
 
 FIXTURE_SETUP(chan)
 {
-	struct sigaction sa = { .sa_handler = sigusr1 };
 	struct dfg_info info;
 
-	sigaction(SIGUSR1, &sa, NULL);
 	self->g = -1;
 	self->dev = sys_dfg_open();
 	ASSERT_LE(0, self->dev);
@@ -169,7 +131,7 @@ FIXTURE_SETUP(chan)
 	}
 	self->pages0 = dfg_sysfs_u64("pages");
 	self->parked0 = dfg_sysfs_u64("parked");
-	self->g = graph_new(self->dev, "chan");
+	self->g = chan_graph_new(self->dev, "chan");
 	ASSERT_LE(0, self->g);
 	self->id = chan_create(self->g, 1, DEPTH, NPROD, NULL);
 	ASSERT_LT(1, self->id);
@@ -511,7 +473,7 @@ TEST_F(chan, consumer_parked_woken)
 	ASSERT_EQ(0, wait_end(&w, 2000, &res));
 	EXPECT_EQ(DFG_CHAN_EV_READABLE, res);
 	EXPECT_EQ(1, chan_attr(self->g, self->id, "wakeups"));
-	wait_abort(&w);
+	dfg_pending_abort(&w.cmd);
 	chan_ep_close(&p);
 	chan_ep_close(&c);
 }
@@ -567,7 +529,7 @@ TEST_F(chan, producer_full_woken)
 	ASSERT_EQ(0, wait_end(&w, 2000, &res));
 	EXPECT_EQ(DFG_CHAN_EV_WRITABLE, res);
 	EXPECT_EQ(DEPTH, chan_attr(self->g, self->id, "hwm"));
-	wait_abort(&w);
+	dfg_pending_abort(&w.cmd);
 	chan_ep_close(&p);
 	chan_ep_close(&c);
 }
@@ -681,7 +643,7 @@ TEST_F(chan, epipe)
 	EXPECT_GT(1000, dfg_ms_since(start));
 	EXPECT_EQ(DFG_CHAN_S_CLOSED, p.hdr->consumer_state);
 	EXPECT_EQ(-EPIPE, chan_cmd(p.fd, DFG_IOC_CHAN_WAIT));
-	wait_abort(&w);
+	dfg_pending_abort(&w.cmd);
 	chan_ep_close(&p);
 }
 
@@ -711,8 +673,8 @@ TEST_F(chan, graph_death_cancels)
 	EXPECT_EQ(0, chan_cmd(p.fd, DFG_IOC_CHAN_WAKE));
 	/* Memory stays while endpoints map it, then goes. */
 	EXPECT_NE(self->pages0, dfg_sysfs_u64("pages"));
-	wait_abort(&wc);
-	wait_abort(&wp);
+	dfg_pending_abort(&wc.cmd);
+	dfg_pending_abort(&wp.cmd);
 	chan_ep_close(&p);
 	chan_ep_close(&c);
 }
@@ -803,7 +765,7 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
 	dev = sys_dfg_open();
 	ASSERT_LE(0, dev);
-	g = graph_new(dev, "kill");
+	g = chan_graph_new(dev, "kill");
 	ASSERT_LE(0, g);
 	id = chan_create(g, 1, DEPTH, NPROD, NULL);
 	ASSERT_LT(0, id);
@@ -911,7 +873,7 @@ TEST(kill9_under_load)
 	for (round = 0; round < 3; round++) {
 		dev = sys_dfg_open();
 		ASSERT_LE(0, dev);
-		g = graph_new(dev, "load");
+		g = chan_graph_new(dev, "load");
 		ASSERT_LE(0, g);
 		for (i = 0; i < PAIRS; i++) {
 			ids[i] = chan_create(g, 1, 4, 1, NULL);

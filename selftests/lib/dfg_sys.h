@@ -322,7 +322,17 @@ static inline void *dfg_pending_thread(void *arg)
 	return NULL;
 }
 
-/* Starts @cmd on @fd; @user_data tags the uring SQE. 0 or -errno. */
+/* SIGUSR1 ends a pending ioctl with -EINTR: caught, nothing done. */
+static inline void dfg_pending_sigusr1(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Starts @cmd on @fd; @user_data tags the uring SQE. 0 or -errno. An ioctl
+ * runs in a thread, which SIGUSR1 interrupts (the handler is installed
+ * without SA_RESTART).
+ */
 static inline int dfg_pending_start(struct dfg_pending *p, enum dfg_path path,
 				    struct io_uring *ring, int fd, __u32 cmd,
 				    void *args, __u32 len, __u64 user_data)
@@ -337,8 +347,12 @@ static inline int dfg_pending_start(struct dfg_pending *p, enum dfg_path path,
 	p->args = args;
 	p->len = len;
 	p->active = true;
-	if (path == DFG_PATH_IOCTL)
+	if (path == DFG_PATH_IOCTL) {
+		struct sigaction sa = { .sa_handler = dfg_pending_sigusr1 };
+
+		sigaction(SIGUSR1, &sa, NULL);
 		return -pthread_create(&p->thread, NULL, dfg_pending_thread, p);
+	}
 	if (path == DFG_PATH_INLINE)
 		sqe = dfg_prep_inline(ring, fd, cmd, args, len, user_data);
 	else
@@ -374,6 +388,17 @@ static inline int dfg_pending_end(struct dfg_pending *p, int ms, int *res)
 	p->active = false;
 	*res = p->res;
 	return 0;
+}
+
+/* Teardown of a command still pending over ioctl: SIGUSR1 until it ends. */
+static inline void dfg_pending_abort(struct dfg_pending *p)
+{
+	int res;
+
+	if (!p->active || p->path != DFG_PATH_IOCTL)
+		return;
+	while (dfg_pending_end(p, 10, &res) == -ETIME)
+		pthread_kill(p->thread, SIGUSR1);
 }
 
 /* ------------------------------------------------------------------------

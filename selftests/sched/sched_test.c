@@ -27,26 +27,6 @@
 #define CH_A		2
 #define CH_B		3
 
-static int name_seq;
-
-static int graph_new(int dev, const char *tag)
-{
-	struct dfg_graph_open o = { .size = sizeof(o), .mode = 0600 };
-	struct dfg_arena_create a = { .size = 16 * PAGE };
-	int g, ret;
-
-	snprintf(o.name, sizeof(o.name), "%s-%d-%d", tag, getpid(), name_seq++);
-	g = sys_dfg_ioctl(dev, DFG_IOC_GRAPH_CREATE, &o);
-	if (g < 0)
-		return g;
-	ret = sys_dfg_ioctl(g, DFG_IOC_ARENA_CREATE, &a);
-	if (ret != 1) {
-		close(g);
-		return ret < 0 ? ret : -EPROTO;
-	}
-	return g;
-}
-
 static int sched_attach(int g)
 {
 	struct dfg_sched_attach a = { .flags = DFG_SCHED_O_CLOEXEC };
@@ -72,11 +52,6 @@ static int set_state(int gid, int id, char *buf, size_t size)
 
 	snprintf(name, sizeof(name), "graphs/%d/set%d/state", gid, id);
 	return dfg_sysfs_read(name, buf, size);
-}
-
-static void sigusr1(int sig)
-{
-	(void)sig;
 }
 
 /* A set description for reg(). */
@@ -231,10 +206,8 @@ FIXTURE_VARIANT_ADD(sched, uring_indirect) {
 
 FIXTURE_SETUP(sched)
 {
-	struct sigaction sa = { .sa_handler = sigusr1 };
 	struct dfg_info info;
 
-	sigaction(SIGUSR1, &sa, NULL);
 	self->g = -1;
 	self->sc = -1;
 	self->dev = sys_dfg_open();
@@ -248,7 +221,7 @@ FIXTURE_SETUP(sched)
 	}
 	self->pages0 = dfg_sysfs_u64("pages");
 	self->parked0 = dfg_sysfs_u64("parked");
-	self->g = graph_new(self->dev, "sched");
+	self->g = chan_graph_new(self->dev, "sched");
 	ASSERT_LE(0, self->g);
 	self->gid = dfg_graph_id(self->g);
 	ASSERT_EQ(CH_A, chan_create(self->g, 1, DEPTH, 1, NULL));
@@ -368,7 +341,7 @@ TEST_F(sched, register_errors)
 	EXPECT_EQ(-EFAULT, sys_dfg_ioctl(self->sc, DFG_IOC_SET_REGISTER, &r));
 
 	/* A channel of another graph is no channel of this one. */
-	other = graph_new(self->dev, "other");
+	other = chan_graph_new(self->dev, "other");
 	ASSERT_LE(0, other);
 	ASSERT_EQ(2, chan_create(other, 1, DEPTH, 1, NULL));
 	ASSERT_EQ(3, chan_create(other, 1, DEPTH, 1, NULL));
@@ -1058,7 +1031,7 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
 	dev = sys_dfg_open();
 	ASSERT_LE(0, dev);
-	g = graph_new(dev, "kill");
+	g = chan_graph_new(dev, "kill");
 	ASSERT_LE(0, g);
 	gid = dfg_graph_id(g);
 	ASSERT_EQ(CH_A, chan_create(g, 1, DEPTH, 1, NULL));
@@ -1177,7 +1150,7 @@ TEST(uring_worker)
 
 	dev = sys_dfg_open();
 	ASSERT_LE(0, dev);
-	g = graph_new(dev, "uw");
+	g = chan_graph_new(dev, "uw");
 	ASSERT_LE(0, g);
 	ASSERT_EQ(CH_A, chan_create(g, 1, DEPTH, 1, NULL));
 	ASSERT_EQ(0, dfg_ring_init(&ring, 8));

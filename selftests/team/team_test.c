@@ -134,11 +134,6 @@ static int team_attr_str(int g, int tid, const char *attr, char *buf,
 	return dfg_sysfs_read(name, buf, len);
 }
 
-static void sigusr1(int sig)
-{
-	(void)sig;
-}
-
 /* ------------------------------------------------------------------------
  * A WAIT that may block: io_uring SQE left in the ring, or ioctl in a thread
  * ------------------------------------------------------------------------
@@ -215,7 +210,6 @@ FIXTURE_SETUP(team)
 {
 	struct dfg_info info;
 
-	signal(SIGUSR1, sigusr1);
 	self->dev = sys_dfg_open();
 	if (self->dev < 0)
 		SKIP(return, "no %s: %s", DFG_DEV_PATH, strerror(-self->dev));
