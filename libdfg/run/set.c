@@ -1264,14 +1264,13 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 }
 
 /*
- * One quantum of at most @budget elements; returns how the set yields
- * (DFG_YIELD_*), or -errno.
+ * Send what every output has queued, without blocking: 0 when all went,
+ * DFG_YIELD_OUTPUT_FULL when a channel is full, or an error.
  */
-static int quantum(struct rt_set *s, unsigned long budget)
+static int flush_outputs(struct rt_set *s)
 {
-	unsigned int i, j;
-	unsigned long work = 0;
 	bool pending = false;
+	unsigned int i, j;
 	int r;
 
 	for (i = 0; i < s->nr_out; i++)
@@ -1282,8 +1281,22 @@ static int quantum(struct rt_set *s, unsigned long budget)
 			if (run_fifo_len(&s->out[i].pend[j]))
 				pending = true;
 		}
-	if (pending)
-		return DFG_YIELD_OUTPUT_FULL;
+	return pending ? DFG_YIELD_OUTPUT_FULL : 0;
+}
+
+/*
+ * One quantum of at most @budget elements; returns how the set yields
+ * (DFG_YIELD_*), or -errno.
+ */
+static int quantum(struct rt_set *s, unsigned long budget)
+{
+	unsigned long work = 0;
+	unsigned int i;
+	int r;
+
+	r = flush_outputs(s);
+	if (r)
+		return r;
 	for (i = 0; i < s->nr_m && work < budget; i++) {
 		if (!s->m[i].root || s->m[i].root_eof)
 			continue;
@@ -1307,16 +1320,9 @@ static int quantum(struct rt_set *s, unsigned long budget)
 		return r ? r : DFG_YIELD_EOF;
 	}
 	/* send what this quantum produced before yielding */
-	for (i = 0; i < s->nr_out; i++)
-		for (j = 0; j < s->out[i].nr; j++) {
-			r = out_flush(s, &s->out[i], j, false);
-			if (r)
-				return r;
-			if (run_fifo_len(&s->out[i].pend[j]))
-				pending = true;
-		}
-	if (pending)
-		return DFG_YIELD_OUTPUT_FULL;
+	r = flush_outputs(s);
+	if (r)
+		return r;
 	if (work >= budget || !s->nr_chan_in)
 		return DFG_YIELD_QUANTUM;
 	return DFG_YIELD_INPUT_EMPTY;
