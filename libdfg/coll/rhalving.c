@@ -350,38 +350,17 @@ static int rh_distribute(struct rh *h)
 	return 0;
 }
 
-/* Collection to all (Fig. 7 corrected: recursive doubling, mirrored). */
-static int rh_allgather(struct rh *h)
+/*
+ * Collection after the reduction, to all (allreduce; Fig. 7 corrected:
+ * recursive doubling, mirrored) or to one (reduce; Fig. 6 corrected:
+ * towards w = 0, mirrored). To one, a rank whose w has a bit at or above
+ * step i set only sends at step i (its partner pulls), and tells the next
+ * step's partner only if it sends there.
+ */
+static int rh_collect(struct rh *h, bool to_all)
 {
 	unsigned int v = (unsigned int)h->v;
-	int ret;
-
-	for (unsigned int i = h->q; i-- > 0;) {
-		unsigned int p = rh_partner(h, i);
-
-		for (unsigned int m = 0; m < h->segs; m++) {
-			size_t lo, hi;
-
-			dfg_rh_range(h->n, h->segs, m, v ^ (1U << i), i + 1,
-				     &lo, &hi);
-			ret = rh_copy_seg(h, p, lo, hi, DFG_SLOT_GATHER,
-					  rh_gval(h, i, m));
-			if (!ret && i)
-				ret = h->x->ops->notify(h->x,
-							rh_partner(h, i - 1),
-							DFG_SLOT_GATHER,
-							rh_gval(h, i - 1, m));
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
-}
-
-/* Collection to one (Fig. 6 corrected: towards w = 0, mirrored). */
-static int rh_gather(struct rh *h)
-{
-	unsigned int v = (unsigned int)h->v, w = v ^ rh_vroot(h);
+	unsigned int w = to_all ? 0 : v ^ rh_vroot(h);
 	int ret;
 
 	for (unsigned int i = h->q; i-- > 0;) {
@@ -396,7 +375,7 @@ static int rh_gather(struct rh *h)
 				     &lo, &hi);
 			ret = rh_copy_seg(h, p, lo, hi, DFG_SLOT_GATHER,
 					  rh_gval(h, i, m));
-			if (!ret && i && rh_gather_sends(h, i - 1))
+			if (!ret && i && (to_all || rh_gather_sends(h, i - 1)))
 				ret = h->x->ops->notify(h->x,
 							rh_partner(h, i - 1),
 							DFG_SLOT_GATHER,
@@ -541,8 +520,7 @@ static int rh_run(struct dfg_call *c)
 		if (!ret)
 			ret = rh_collect_block(&h);
 	} else if (h.v >= 0) {
-		ret = c->kind == DFG_COLL_ALLREDUCE ? rh_allgather(&h) :
-						      rh_gather(&h);
+		ret = rh_collect(&h, c->kind == DFG_COLL_ALLREDUCE);
 		/* Unfold: the folded-out even rank takes the result. */
 		if (!ret && rank < 2 * h.f.r &&
 		    (c->kind == DFG_COLL_ALLREDUCE || c->root == rank - 1))
