@@ -309,6 +309,8 @@ struct dfg_pending {
 	pthread_t		thread;	/* ioctl */
 	int			res;	/* ioctl */
 	int			done;	/* ioctl, atomic */
+	bool			hold;	/* ioctl: thread lives until release */
+	int			released; /* ioctl, atomic */
 	bool			active;
 	struct dfg_cqe		cqe;	/* io_uring, once collected */
 };
@@ -319,6 +321,9 @@ static inline void *dfg_pending_thread(void *arg)
 
 	p->res = sys_dfg_ioctl(p->fd, p->cmd, p->args);
 	__atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
+	/* A SCHED_NEXT's set belongs to this thread: it must not exit yet. */
+	while (p->hold && !__atomic_load_n(&p->released, __ATOMIC_ACQUIRE))
+		usleep(1000);
 	return NULL;
 }
 
@@ -333,13 +338,15 @@ static inline void dfg_pending_sigusr1(int sig)
  * runs in a thread, which SIGUSR1 interrupts (the handler is installed
  * without SA_RESTART).
  */
-static inline int dfg_pending_start(struct dfg_pending *p, enum dfg_path path,
-				    struct io_uring *ring, int fd, __u32 cmd,
-				    void *args, __u32 len, __u64 user_data)
+static inline int __dfg_pending_start(struct dfg_pending *p,
+				      enum dfg_path path, struct io_uring *ring,
+				      int fd, __u32 cmd, void *args, __u32 len,
+				      __u64 user_data, bool hold)
 {
 	struct io_uring_sqe *sqe;
 
 	memset(p, 0, sizeof(*p));
+	p->hold = hold;
 	p->path = path;
 	p->ring = ring;
 	p->fd = fd;
@@ -360,6 +367,30 @@ static inline int dfg_pending_start(struct dfg_pending *p, enum dfg_path path,
 	if (!sqe)
 		return -EBUSY;
 	return io_uring_submit(ring) == 1 ? 0 : -EIO;
+}
+
+static inline int dfg_pending_start(struct dfg_pending *p, enum dfg_path path,
+				    struct io_uring *ring, int fd, __u32 cmd,
+				    void *args, __u32 len, __u64 user_data)
+{
+	return __dfg_pending_start(p, path, ring, fd, cmd, args, len,
+				   user_data, false);
+}
+
+/*
+ * The same, but an ioctl's thread stays alive after the command until
+ * dfg_pending_release(): a set that SCHED_NEXT hands it stays held by a
+ * live worker (the module fails the graph when a worker thread exits
+ * holding a set) while the test drives the set from its main thread.
+ */
+static inline int dfg_pending_start_held(struct dfg_pending *p,
+					 enum dfg_path path,
+					 struct io_uring *ring, int fd,
+					 __u32 cmd, void *args, __u32 len,
+					 __u64 user_data)
+{
+	return __dfg_pending_start(p, path, ring, fd, cmd, args, len,
+				   user_data, true);
 }
 
 /*
@@ -384,10 +415,21 @@ static inline int dfg_pending_end(struct dfg_pending *p, int ms, int *res)
 			return -ETIME;
 		usleep(1000);
 	}
-	pthread_join(p->thread, NULL);
+	if (!p->hold)
+		pthread_join(p->thread, NULL);
 	p->active = false;
 	*res = p->res;
 	return 0;
+}
+
+/* Ends the thread of a dfg_pending_start_held() ioctl that has completed. */
+static inline void dfg_pending_release(struct dfg_pending *p)
+{
+	if (p->path != DFG_PATH_IOCTL || !p->hold || p->active)
+		return;
+	__atomic_store_n(&p->released, 1, __ATOMIC_RELEASE);
+	pthread_join(p->thread, NULL);
+	p->hold = false;
 }
 
 /* Teardown of a command still pending over ioctl: SIGUSR1 until it ends. */

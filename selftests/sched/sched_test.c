@@ -161,6 +161,19 @@ static int next_start(struct pending *p, enum dfg_path path,
 				 &p->args, sizeof(p->args), 0x55);
 }
 
+/*
+ * The same for a set the test goes on running from its main thread: over
+ * ioctl the worker thread that got it stays alive until next_release().
+ */
+static int next_start_held(struct pending *p, enum dfg_path path,
+			   struct io_uring *ring, int fd)
+{
+	memset(&p->args, 0, sizeof(p->args));
+	return dfg_pending_start_held(&p->cmd, path, ring, fd,
+				      DFG_IOC_SCHED_NEXT, &p->args,
+				      sizeof(p->args), 0x55);
+}
+
 /* 0 with *@res once the NEXT completed within @ms, -ETIME otherwise. */
 static int next_end(struct pending *p, int ms, int *res)
 {
@@ -479,7 +492,7 @@ TEST_F(sched, input_gates_and_wakes)
 	EXPECT_EQ(1, cons.hdr->cons_waiting);
 	EXPECT_EQ(-ETIME, NEXT_NOW(0, 0, NULL));
 
-	ASSERT_EQ(0, next_start(&p, variant->path, &self->ring, self->sc));
+	ASSERT_EQ(0, next_start_held(&p, variant->path, &self->ring, self->sc));
 	EXPECT_EQ(-ETIME, next_end(&p, 100, &res));
 	/* Only io_uring commands park; an ioctl sleeps. */
 	if (variant->path != DFG_PATH_IOCTL)
@@ -510,6 +523,7 @@ TEST_F(sched, input_gates_and_wakes)
 	EXPECT_EQ(id, NEXT_NOW(0, 0, NULL));
 	EXPECT_EQ(-ENODATA, NEXT_NOW(id, DFG_YIELD_EOF, NULL));
 	chan_ep_close(&cons);
+	dfg_pending_release(&p.cmd);
 }
 
 /* Backpressure: a root that filled its output waits for room. */
@@ -537,7 +551,7 @@ TEST_F(sched, output_full_waits_for_room)
 	EXPECT_EQ(-ETIME, NEXT_NOW(id, DFG_YIELD_OUTPUT_FULL, NULL));
 	EXPECT_EQ(1, chan_ring(prod.hdr, prod.slot)->prod_waiting);
 
-	ASSERT_EQ(0, next_start(&p, variant->path, &self->ring, self->sc));
+	ASSERT_EQ(0, next_start_held(&p, variant->path, &self->ring, self->sc));
 	EXPECT_EQ(-ETIME, next_end(&p, 100, &res));
 	ASSERT_EQ(0, chan_pop_wake(&cons, &dd));
 	ASSERT_EQ(0, next_end(&p, 5000, &res));
@@ -551,6 +565,7 @@ TEST_F(sched, output_full_waits_for_room)
 	EXPECT_EQ(id, NEXT_NOW(0, 0, NULL));
 	EXPECT_EQ(0, yield_ioctl(self->sc, id, DFG_YIELD_EOF));
 	chan_ep_close(&prod);
+	dfg_pending_release(&p.cmd);
 }
 
 /* ------------------------------------------------------------------------
