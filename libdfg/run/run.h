@@ -62,7 +62,7 @@ struct run_set_stats {
  * instance.
  */
 struct run_graph {
-	const struct dfg_fg	*fg;
+	const struct dfg_flow	*fg;
 	const struct dfg_plan	*plan;
 	const struct dfg_comp_type **types;	/* per component */
 	unsigned int		*chan;		/* per flow: first slot */
@@ -94,7 +94,7 @@ struct run_env {
  * flow between sets is a channel.
  */
 static inline bool run_flow_spooled(const struct run_graph *g,
-				    const struct dfg_fg_flow *f)
+				    const struct dfg_flow_edge *f)
 {
 	return g->fg->comps[f->src].phase != g->fg->comps[f->dst].phase;
 }
@@ -130,7 +130,7 @@ __u64 run_now_ns(void);
 void run_barrier(int ready_fd, int go_fd);
 
 /* Downstream instance a hash flow sends @e to, among @n. */
-unsigned int run_hash_route(const struct dfg_fg_flow *f,
+unsigned int run_hash_route(const struct dfg_flow_edge *f,
 			    const struct dfg_elem *e, unsigned int n);
 
 /* state.c: the state directory. */

@@ -93,7 +93,7 @@ struct rt_member {
  * on a channel, or on a spool file for a flow into a later phase.
  */
 struct rt_out {
-	const struct dfg_fg_flow *f;
+	const struct dfg_flow_edge *f;
 	unsigned int		nr;
 	struct dfg_chan		**ch;		/* NULL: spooled */
 	struct run_fifo		*pend;
@@ -110,7 +110,7 @@ struct rt_src {
 };
 
 struct rt_in {
-	const struct dfg_fg_flow *f;
+	const struct dfg_flow_edge *f;
 	struct rt_member	*to;
 	struct dfg_chan		*ch;		/* NULL: spooled */
 	unsigned int		nprod;
@@ -218,9 +218,9 @@ static inline unsigned int member_idx(const struct rt_member *m)
  */
 
 static unsigned int prod_of(const struct rt_set *s,
-			    const struct dfg_fg_flow *f)
+			    const struct dfg_flow_edge *f)
 {
-	return f->kind == DFG_FG_STRAIGHT ? 0 : s->inst;
+	return f->kind == DFG_FLOW_STRAIGHT ? 0 : s->inst;
 }
 
 /* Append a record to spool file @j of @o. */
@@ -373,13 +373,13 @@ static int out_put(struct rt_set *s, struct rt_out *o,
 	int r;
 
 	switch (o->f->kind) {
-	case DFG_FG_HASH:
+	case DFG_FLOW_HASH:
 		first = run_hash_route(o->f, e, o->nr);
 		break;
-	case DFG_FG_ROUNDROBIN:
+	case DFG_FLOW_ROUNDROBIN:
 		first = (unsigned int)(o->rr++ % o->nr);
 		break;
-	case DFG_FG_BROADCAST:
+	case DFG_FLOW_BROADCAST:
 		for (j = 0; j < o->nr; j++) {
 			/* every copy is freed by its own consumer */
 			if (!o->ch) {
@@ -411,7 +411,7 @@ static int out_put(struct rt_set *s, struct rt_out *o,
 	return out_queue(s, o, first, &d);
 }
 
-unsigned int run_hash_route(const struct dfg_fg_flow *f,
+unsigned int run_hash_route(const struct dfg_flow_edge *f,
 			    const struct dfg_elem *e, unsigned int n)
 {
 	const unsigned char *p = e->data, *end = p + e->len;
@@ -929,7 +929,7 @@ static int in_pump(struct rt_set *s, struct rt_in *in, unsigned int budget)
 static int setup_member(struct rt_set *s, unsigned int i)
 {
 	const struct run_graph *g = s->env->g;
-	const struct dfg_fg_comp *fc = &g->fg->comps[s->ps->members[i]];
+	const struct dfg_flow_comp *fc = &g->fg->comps[s->ps->members[i]];
 	struct rt_member *m = &s->m[i];
 	struct dfg_comp_attr a = {
 		.name = fc->name,
@@ -979,7 +979,7 @@ static struct rt_member *member_of(struct rt_set *s, unsigned int comp)
  * A spool file, for writing (from the start, or as the checkpoint being
  * restored leaves it) or for reading.
  */
-static FILE *spool_open(struct rt_set *s, const struct dfg_fg_flow *f,
+static FILE *spool_open(struct rt_set *s, const struct dfg_flow_edge *f,
 			unsigned int inst, unsigned int prod, bool out)
 {
 	const struct run_graph *g = s->env->g;
@@ -1016,14 +1016,14 @@ fail:
 }
 
 static int setup_out(struct rt_set *s, struct rt_out *o,
-		     const struct dfg_fg_flow *f)
+		     const struct dfg_flow_edge *f)
 {
 	const struct run_graph *g = s->env->g;
 	unsigned int dst_deg = g->fg->comps[f->dst].degree, j;
 	int r;
 
 	o->f = f;
-	o->nr = f->kind == DFG_FG_STRAIGHT ? 1 : dst_deg;
+	o->nr = f->kind == DFG_FLOW_STRAIGHT ? 1 : dst_deg;
 	o->pend = calloc(o->nr, sizeof(*o->pend));
 	if (run_flow_spooled(g, f))
 		o->spool = calloc(o->nr, sizeof(*o->spool));
@@ -1033,14 +1033,14 @@ static int setup_out(struct rt_set *s, struct rt_out *o,
 		return set_fail(s, -ENOMEM, g->fg->comps[f->src].name,
 				"out of memory");
 	for (j = 0; o->spool && j < o->nr; j++) {
-		o->spool[j] = spool_open(s, f, f->kind == DFG_FG_STRAIGHT ?
+		o->spool[j] = spool_open(s, f, f->kind == DFG_FLOW_STRAIGHT ?
 					 s->inst : j, prod_of(s, f), true);
 		if (!o->spool[j])
 			return s->err;
 	}
 	for (j = 0; o->ch && j < o->nr; j++) {
 		unsigned int slot = g->chan[f->index] +
-			(f->kind == DFG_FG_STRAIGHT ? s->inst : j);
+			(f->kind == DFG_FLOW_STRAIGHT ? s->inst : j);
 
 		r = dfg_chan_open(s->env->graph_fd,
 				  (unsigned int)s->env->chan_ids[slot],
@@ -1055,7 +1055,7 @@ static int setup_out(struct rt_set *s, struct rt_out *o,
 }
 
 static int setup_in(struct rt_set *s, struct rt_in *in,
-		    const struct dfg_fg_flow *f)
+		    const struct dfg_flow_edge *f)
 {
 	const struct run_graph *g = s->env->g;
 	unsigned int slot = g->chan[f->index] + s->inst, p;
@@ -1063,7 +1063,7 @@ static int setup_in(struct rt_set *s, struct rt_in *in,
 
 	in->f = f;
 	in->to = member_of(s, f->dst);
-	in->nprod = f->kind == DFG_FG_STRAIGHT ? 1 :
+	in->nprod = f->kind == DFG_FLOW_STRAIGHT ? 1 :
 		g->fg->comps[f->src].degree;
 	in->src = calloc(in->nprod, sizeof(*in->src));
 	if (!in->src)
@@ -1089,7 +1089,7 @@ static int setup_in(struct rt_set *s, struct rt_in *in,
 
 static int setup(struct rt_set *s)
 {
-	const struct dfg_fg *fg = s->env->g->fg;
+	const struct dfg_flow *fg = s->env->g->fg;
 	unsigned int i, k, nout = 0;
 	int r;
 
@@ -1119,12 +1119,12 @@ static int setup(struct rt_set *s)
 	}
 	/* the edges of every output port, in the port's flow order */
 	for (i = 0; i < s->nr_m; i++) {
-		const struct dfg_fg_comp *fc = &fg->comps[s->m[i].comp];
+		const struct dfg_flow_comp *fc = &fg->comps[s->m[i].comp];
 		unsigned int p;
 
 		for (p = 0; p < fc->nout; p++)
 			for (k = 0; k < fc->out[p].nflows; k++) {
-				const struct dfg_fg_flow *f =
+				const struct dfg_flow_edge *f =
 					&fg->flows[fc->out[p].flows[k]];
 				struct rt_edge *ed = &s->m[i].out[p].edge[k];
 				unsigned int o;
@@ -1505,7 +1505,7 @@ static int sched_open(struct rt_set *s)
 		.quantum = RUN_QUANTUM,
 		.nr_comps = s->nr_m,
 	};
-	const struct dfg_fg *fg = s->env->g->fg;
+	const struct dfg_flow *fg = s->env->g->fg;
 	char name[DFG_NAME_MAX], (*cnames)[DFG_NAME_MAX];
 	struct dfg_set_output *outs;
 	const char **names;
@@ -1529,9 +1529,9 @@ static int sched_open(struct rt_set *s)
 	n = 0;
 	for (i = 0; i < s->nr_out; i++)
 		for (j = 0; s->out[i].ch && j < s->out[i].nr; j++, n++) {
-			const struct dfg_fg_flow *f = s->out[i].f;
+			const struct dfg_flow_edge *f = s->out[i].f;
 			unsigned int slot = s->env->g->chan[f->index] +
-				(f->kind == DFG_FG_STRAIGHT ? s->inst : j);
+				(f->kind == DFG_FLOW_STRAIGHT ? s->inst : j);
 
 			outs[n].chan = (__u32)s->env->chan_ids[slot];
 			outs[n].slot = (__u32)dfg_chan_slot(s->out[i].ch[j]);
