@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "comp_impl.h"
 
 int comp_sep(struct dfg_comp *c, const char *param, int *sep)
 {

@@ -47,7 +47,7 @@
 
 #include <dfg/sched.h>
 
-#include "../comp/internal.h"
+#include "../comp/comp_run.h"
 #include "fifo.h"
 #include "run.h"
 
