@@ -5,7 +5,10 @@
  *   exec.c   the coordinator: plan to run graph, kernel objects, processes,
  *            failure handling, progress and summary
  *   set.c    one set instance in its own process: members, emit hooks,
- *            root pump, channel inputs and outputs, checkpoints
+ *            root pump, the worker loop (set.h: what its files share)
+ *   port.c   its boundary flows on channels, out and in
+ *   spool.c  its boundary flows into a later phase, spool files
+ *   ckpt.c   its checkpoints
  *   state.c  the state directory: checkpoint files, the resume point,
  *            spool files
  *
