@@ -306,9 +306,14 @@ static inline void *dfg_peer_ptr(struct dfg_call *c, unsigned int peer,
 	return c->x->ops->peer_ptr(c->x, peer, key, off, len, err);
 }
 
-/* Algorithm table. */
+/*
+ * The table of collectives and algorithms (table.c). dfg_coll_pick():
+ * the forced algorithm, else the automatic choice for @bytes.
+ */
 enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 				 enum dfg_coll_kind kind, size_t bytes);
+/* Runs @c (not all-to-all) with the algorithm dfg_call_begin() picked. */
+int dfg_coll_run(struct dfg_call *c);
 /* Does @algo implement @kind? */
 bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo);
 /*

@@ -423,18 +423,7 @@ int dfg_allreduce(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, count * c.esize));
-	switch (c.algo) {
-	case DFG_ALGO_RING:
-		ret = dfg_ring_allreduce(&c);
-		break;
-	case DFG_ALGO_DIRECT:
-		ret = dfg_direct_allreduce(&c);
-		break;
-	default:
-		ret = dfg_rh_allreduce(&c);
-		break;
-	}
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
@@ -461,11 +450,7 @@ int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, count * c.esize));
-	if (c.algo == DFG_ALGO_DIRECT)
-		ret = dfg_direct_allreduce(&c);
-	else
-		ret = dfg_rh_allreduce(&c);
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
@@ -491,18 +476,7 @@ int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, recvcount * c.esize));
-	switch (c.algo) {
-	case DFG_ALGO_RING:
-		ret = dfg_ring_reduce_scatter(&c);
-		break;
-	case DFG_ALGO_DIRECT:
-		ret = dfg_direct_reduce_scatter(&c);
-		break;
-	default:
-		ret = dfg_rh_reduce_scatter(&c);
-		break;
-	}
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
@@ -531,11 +505,7 @@ int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, bytes));
-	if (c.algo == DFG_ALGO_RING)
-		ret = dfg_ring_allgather(&c);
-	else
-		ret = dfg_direct_allgather(&c);
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
@@ -558,8 +528,7 @@ int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
 		ret = -EINVAL;
 	if (ret || !bytes || t->size == 1)
 		return dfg_call_end(&c, ret);
-	ret = dfg_direct_broadcast(&c);
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_barrier(struct dfg_team *t)
