@@ -222,14 +222,10 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 int dfg_call_end(struct dfg_call *c, int ret);
 
 /*
- * Exchange a call header and @len bytes of @mine with @peer (both sides
- * call it for each other, in any order: sends go first). The header
- * carries seq, kind, count, dtype, op, root: -EPROTO when seq or kind
- * differ, -EINVAL when the arguments do.
+ * Send a call header and @len bytes to @peer / receive them from @src.
+ * The header carries seq, kind, count, dtype, op, root: receiving gives
+ * -EPROTO when seq or kind differ, -EINVAL when the arguments do.
  */
-int dfg_call_xchg(struct dfg_call *c, unsigned int peer, const void *mine,
-		  void *theirs, size_t len);
-/* One-way versions: send to @peer / receive from @src. */
 int dfg_call_send(struct dfg_call *c, unsigned int peer, const void *buf,
 		  size_t len);
 int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
@@ -294,17 +290,6 @@ int dfg_ckeys_xchg(struct dfg_call *c, const struct dfg_ckeys *mine,
 int dfg_call_done(struct dfg_call *c, __u32 val, const unsigned int *to,
 		  unsigned int nto, const unsigned int *from,
 		  unsigned int nfrom);
-
-/*
- * Pointer to [@off, @off + @len) of @peer's @key, or NULL with *@err = 0
- * when the transport has no load/store access (then get/put).
- */
-static inline void *dfg_peer_ptr(struct dfg_call *c, unsigned int peer,
-				 const struct dfg_xkey *key, size_t off,
-				 size_t len, int *err)
-{
-	return c->x->ops->peer_ptr(c->x, peer, key, off, len, err);
-}
 
 /*
  * The table of collectives and algorithms (table.c). dfg_coll_pick():

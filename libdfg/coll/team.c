@@ -348,14 +348,6 @@ int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
 	return 0;
 }
 
-int dfg_call_xchg(struct dfg_call *c, unsigned int peer, const void *mine,
-		  void *theirs, size_t len)
-{
-	int ret = dfg_call_send(c, peer, mine, len);
-
-	return ret ? ret : dfg_call_recv(c, peer, theirs, len);
-}
-
 /* Entry points. */
 
 static bool dfg_overlap(const void *a, const void *b, size_t len)

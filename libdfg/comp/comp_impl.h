@@ -59,7 +59,7 @@ int comp_expr(struct dfg_comp *c, const char *param, const char *def,
 
 /*
  * A record store: copies of elements with their keys, in arrival order,
- * in chunks so that records never move.
+ * in chunks so that records never move. A zeroed store is empty.
  */
 struct comp_rec {
 	const char	*data;
@@ -75,7 +75,6 @@ struct comp_store {
 	struct dfg_bump		mem;
 };
 
-void comp_store_init(struct comp_store *s);
 void comp_store_fini(struct comp_store *s);
 /* Appends a copy of @data and of the key @v; returns the record or NULL. */
 struct comp_rec *comp_store_add(struct comp_store *s, const void *data,

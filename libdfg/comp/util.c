@@ -138,11 +138,6 @@ int comp_key_cmp(const struct comp_key *k, const struct dfg_expr_val *a,
 
 /* ---- Record store ------------------------------------------------------ */
 
-void comp_store_init(struct comp_store *s)
-{
-	memset(s, 0, sizeof(*s));
-}
-
 void comp_store_fini(struct comp_store *s)
 {
 	dfg_bump_free(&s->mem);
