@@ -294,15 +294,6 @@ static bool dfg_a2a_span_ok(const size_t *counts, const size_t *displs,
 	return true;
 }
 
-/* The algorithm: forced, or the patent's tiles (blocks above the
- * threshold go by direct exchange inside them). */
-static void dfg_a2a_algo(struct dfg_call *c)
-{
-	if (c->algo != DFG_ALGO_DIRECT)
-		c->algo = DFG_ALGO_TILES;
-	c->t->last[DFG_COLL_ALLTOALL] = c->algo;
-}
-
 int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
 		 size_t block)
 {
@@ -315,7 +306,6 @@ int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, block);
 	if (ret)
 		return ret;
-	dfg_a2a_algo(&c);
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	if (block > SIZE_MAX / t->size || sbuf == DFG_IN_PLACE ||
@@ -339,7 +329,6 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
 	if (ret)
 		return ret;
-	dfg_a2a_algo(&c);
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	ac.scounts = scounts;

@@ -166,14 +166,6 @@ static inline unsigned int a2a_sg_size(unsigned int n, unsigned int d,
 void a2a_pick_tile(unsigned int n, size_t block, unsigned int *dh,
 		   unsigned int *dv);
 
-/*
- * The repack kernel (reference 4.5): @in[p] holds source p's blocks for
- * destinations 0..dv-1 back to back, @len[p * dv + q] bytes each; @out[q]
- * receives the blocks of sources 0..dh-1 for destination q back to back.
- * Block contents are never touched, only moved.
- */
-void a2a_repack(const uint8_t *const in[], uint8_t *const out[],
-		const size_t *len, unsigned int dh, unsigned int dv);
 
 /*
  * struct a2a_team - per-team engine state that outlives a call

@@ -129,25 +129,6 @@ void a2a_pick_tile(unsigned int n, size_t block, unsigned int *dh,
 	*dv = d;
 }
 
-void a2a_repack(const uint8_t *const in[], uint8_t *const out[],
-		const size_t *len, unsigned int dh, unsigned int dv)
-{
-	unsigned int p, q;
-
-	for (q = 0; q < dv; q++) {
-		size_t o = 0;
-
-		for (p = 0; p < dh; p++) {
-			size_t i = 0, k;
-
-			for (k = 0; k < q; k++)
-				i += len[p * dv + k];
-			memcpy(out[q] + o, in[p] + i, len[p * dv + q]);
-			o += len[p * dv + q];
-		}
-	}
-}
-
 static size_t expected_len(const struct a2a_call *c, unsigned int src)
 {
 	return c->kind == A2A_FIXED ? c->block : c->rcounts[src];

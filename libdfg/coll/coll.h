@@ -222,14 +222,10 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 int dfg_call_end(struct dfg_call *c, int ret);
 
 /*
- * Exchange a call header and @len bytes of @mine with @peer (both sides
- * call it for each other, in any order: sends go first). The header
- * carries seq, kind, count, dtype, op, root: -EPROTO when seq or kind
- * differ, -EINVAL when the arguments do.
+ * Send a call header and @len bytes to @peer / receive them from @src.
+ * The header carries seq, kind, count, dtype, op, root: receiving gives
+ * -EPROTO when seq or kind differ, -EINVAL when the arguments do.
  */
-int dfg_call_xchg(struct dfg_call *c, unsigned int peer, const void *mine,
-		  void *theirs, size_t len);
-/* One-way versions: send to @peer / receive from @src. */
 int dfg_call_send(struct dfg_call *c, unsigned int peer, const void *buf,
 		  size_t len);
 int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
@@ -296,19 +292,13 @@ int dfg_call_done(struct dfg_call *c, __u32 val, const unsigned int *to,
 		  unsigned int nfrom);
 
 /*
- * Pointer to [@off, @off + @len) of @peer's @key, or NULL with *@err = 0
- * when the transport has no load/store access (then get/put).
+ * The table of collectives and algorithms (table.c). dfg_coll_pick():
+ * the forced algorithm, else the automatic choice for @bytes.
  */
-static inline void *dfg_peer_ptr(struct dfg_call *c, unsigned int peer,
-				 const struct dfg_xkey *key, size_t off,
-				 size_t len, int *err)
-{
-	return c->x->ops->peer_ptr(c->x, peer, key, off, len, err);
-}
-
-/* Algorithm table. */
 enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 				 enum dfg_coll_kind kind, size_t bytes);
+/* Runs @c (not all-to-all) with the algorithm dfg_call_begin() picked. */
+int dfg_coll_run(struct dfg_call *c);
 /* Does @algo implement @kind? */
 bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo);
 /*

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg collectives: the algorithm table, DFG_COLL_ALGO parsing, the
- * segment count, and the arithmetic of folding and recursive halving.
+ * libdfg collectives: the table of collectives and their algorithms
+ * (names, which exist, the automatic choice, the function that runs
+ * each), DFG_COLL_ALGO parsing, the segment count, and the arithmetic of
+ * folding and recursive halving.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,45 +12,72 @@
 #include "coll.h"
 
 /*
- * struct dfg_algo_rule - the first rule matching a call picks its algorithm
- * @kind:	collective
- * @max_bytes:	largest per-rank vector (bytes) the rule covers
- * @algo:	the algorithm
+ * struct dfg_coll_algodef - one algorithm of one collective
+ * @name:	its name in DFG_COLL_ALGO; NULL: the collective has no such
+ *		algorithm (dfg_coll_set_algo() refuses it)
+ * @auto_max:	the automatic choice for a per-rank vector of n bytes is,
+ *		of the collective's algorithms with @auto_max >= n, the one
+ *		with the smallest @auto_max; 0: only when forced
+ * @run:	runs a call; NULL for all-to-all, whose two algorithms
+ *		alltoall.c's engine runs
  *
  * Small vectors are latency-bound: one round in which every rank reads
  * what it needs directly (DIRECT) beats log2(N) dependent rounds. Above,
  * patent 002's recursive halving moves and reduces (N-1)/N of the vector
- * per rank, like ring, in log2(N) instead of N-1 dependent rounds.
+ * per rank, like ring, in log2(N) instead of N-1 dependent rounds. All-to-
+ * all always takes the tiles: blocks above the threshold go direct inside
+ * them.
  */
-struct dfg_algo_rule {
-	enum dfg_coll_kind	kind;
-	size_t			max_bytes;
-	enum dfg_coll_algo	algo;
+struct dfg_coll_algodef {
+	const char	*name;
+	size_t		auto_max;
+	int		(*run)(struct dfg_call *c);
 };
 
-static const struct dfg_algo_rule dfg_algo_rules[] = {
-	{ DFG_COLL_ALLREDUCE,		4096,		DFG_ALGO_DIRECT },
-	{ DFG_COLL_ALLREDUCE,		SIZE_MAX,	DFG_ALGO_RHALVING },
-	{ DFG_COLL_REDUCE,		4096,		DFG_ALGO_DIRECT },
-	{ DFG_COLL_REDUCE,		SIZE_MAX,	DFG_ALGO_RHALVING },
-	{ DFG_COLL_REDUCE_SCATTER,	4096,		DFG_ALGO_DIRECT },
-	{ DFG_COLL_REDUCE_SCATTER,	SIZE_MAX,	DFG_ALGO_RHALVING },
-	{ DFG_COLL_ALLGATHER,		SIZE_MAX,	DFG_ALGO_DIRECT },
-	{ DFG_COLL_BROADCAST,		SIZE_MAX,	DFG_ALGO_DIRECT },
-	/* Blocks above the threshold go direct inside the tiles. */
-	{ DFG_COLL_ALLTOALL,		SIZE_MAX,	DFG_ALGO_TILES },
+/* struct dfg_coll_opdef - a collective: its name, its algorithms. */
+struct dfg_coll_opdef {
+	const char		*name;
+	struct dfg_coll_algodef	algo[DFG_ALGO_NR];
 };
 
-/* Bit (1 << algo) set where the algorithm implements the kind. */
-static const unsigned int dfg_algo_valid[DFG_COLL_KIND_NR] = {
-	[DFG_COLL_ALLREDUCE]	  = 1 << DFG_ALGO_RHALVING | 1 << DFG_ALGO_RING |
-				    1 << DFG_ALGO_DIRECT,
-	[DFG_COLL_REDUCE]	  = 1 << DFG_ALGO_RHALVING | 1 << DFG_ALGO_DIRECT,
-	[DFG_COLL_REDUCE_SCATTER] = 1 << DFG_ALGO_RHALVING | 1 << DFG_ALGO_RING |
-				    1 << DFG_ALGO_DIRECT,
-	[DFG_COLL_ALLGATHER]	  = 1 << DFG_ALGO_RING | 1 << DFG_ALGO_DIRECT,
-	[DFG_COLL_BROADCAST]	  = 1 << DFG_ALGO_DIRECT,
-	[DFG_COLL_ALLTOALL]	  = 1 << DFG_ALGO_TILES | 1 << DFG_ALGO_DIRECT,
+#define SMALL	4096	/* bytes: direct below, recursive halving above */
+
+static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
+	[DFG_COLL_ALLREDUCE] = { "allreduce", {
+		[DFG_ALGO_DIRECT]	= { "direct", SMALL,
+					    dfg_direct_allreduce },
+		[DFG_ALGO_RHALVING]	= { "rhalving", SIZE_MAX,
+					    dfg_rh_allreduce },
+		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allreduce },
+	} },
+	/* the allreduce algorithms, the result kept on the root only */
+	[DFG_COLL_REDUCE] = { "reduce", {
+		[DFG_ALGO_DIRECT]	= { "direct", SMALL,
+					    dfg_direct_allreduce },
+		[DFG_ALGO_RHALVING]	= { "rhalving", SIZE_MAX,
+					    dfg_rh_allreduce },
+	} },
+	[DFG_COLL_REDUCE_SCATTER] = { "reduce_scatter", {
+		[DFG_ALGO_DIRECT]	= { "direct", SMALL,
+					    dfg_direct_reduce_scatter },
+		[DFG_ALGO_RHALVING]	= { "rhalving", SIZE_MAX,
+					    dfg_rh_reduce_scatter },
+		[DFG_ALGO_RING]		= { "ring", 0,
+					    dfg_ring_reduce_scatter },
+	} },
+	[DFG_COLL_ALLGATHER] = { "allgather", {
+		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
+					    dfg_direct_allgather },
+		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allgather },
+	} },
+	[DFG_COLL_BROADCAST] = { "broadcast", {
+		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
+					    dfg_direct_broadcast },
+	} },
+	[DFG_COLL_ALLTOALL] = { "alltoall", {
+		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
+		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
+	} },
 };
 
 bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo)
@@ -56,47 +85,57 @@ bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo)
 	if ((unsigned int)kind >= DFG_COLL_KIND_NR ||
 	    (unsigned int)algo >= DFG_ALGO_NR)
 		return false;
-	return algo == DFG_ALGO_AUTO || (dfg_algo_valid[kind] >> algo & 1);
+	return algo == DFG_ALGO_AUTO || dfg_coll_opdefs[kind].algo[algo].name;
 }
 
 enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 				 enum dfg_coll_kind kind, size_t bytes)
 {
-	size_t i;
+	const struct dfg_coll_algodef *a = dfg_coll_opdefs[kind].algo;
+	enum dfg_coll_algo best = DFG_ALGO_DIRECT;
+	size_t best_max = 0;
+	int i;
 
 	if (t->force[kind] != DFG_ALGO_AUTO)
 		return t->force[kind];
-	for (i = 0; i < sizeof(dfg_algo_rules) / sizeof(dfg_algo_rules[0]);
-	     i++) {
-		if (dfg_algo_rules[i].kind == kind &&
-		    bytes <= dfg_algo_rules[i].max_bytes)
-			return dfg_algo_rules[i].algo;
+	for (i = DFG_ALGO_AUTO + 1; i < DFG_ALGO_NR; i++) {
+		if (!a[i].name || !a[i].auto_max || bytes > a[i].auto_max)
+			continue;
+		if (!best_max || a[i].auto_max < best_max) {
+			best = i;
+			best_max = a[i].auto_max;
+		}
 	}
-	return DFG_ALGO_DIRECT;
+	return best;
 }
 
-static const char *const dfg_kind_names[DFG_COLL_KIND_NR] = {
-	[DFG_COLL_ALLREDUCE]		= "allreduce",
-	[DFG_COLL_REDUCE]		= "reduce",
-	[DFG_COLL_REDUCE_SCATTER]	= "reduce_scatter",
-	[DFG_COLL_ALLGATHER]		= "allgather",
-	[DFG_COLL_BROADCAST]		= "broadcast",
-	[DFG_COLL_ALLTOALL]		= "alltoall",
-};
-
-static const char *const dfg_algo_names[DFG_ALGO_NR] = {
-	[DFG_ALGO_AUTO]		= "auto",
-	[DFG_ALGO_RHALVING]	= "rhalving",
-	[DFG_ALGO_RING]		= "ring",
-	[DFG_ALGO_DIRECT]	= "direct",
-	[DFG_ALGO_TILES]	= "tiles",
-};
-
-static int dfg_name_index(const char *s, size_t len,
-			  const char *const *names, int nr)
+int dfg_coll_run(struct dfg_call *c)
 {
-	for (int i = 0; i < nr; i++)
-		if (strlen(names[i]) == len && !strncmp(s, names[i], len))
+	return dfg_coll_opdefs[c->kind].algo[c->algo].run(c);
+}
+
+/* Is @name (may be NULL) the @len bytes at @s? */
+static bool dfg_name_is(const char *name, const char *s, size_t len)
+{
+	return name && strlen(name) == len && !strncmp(s, name, len);
+}
+
+/* The collective named by the @len bytes at @s, or -1. */
+static int dfg_kind_of(const char *s, size_t len)
+{
+	for (int i = 0; i < DFG_COLL_KIND_NR; i++)
+		if (dfg_name_is(dfg_coll_opdefs[i].name, s, len))
+			return i;
+	return -1;
+}
+
+/* @kind's algorithm named by the @len bytes at @s ("auto" too), or -1. */
+static int dfg_algo_of(enum dfg_coll_kind kind, const char *s, size_t len)
+{
+	if (dfg_name_is("auto", s, len))
+		return DFG_ALGO_AUTO;
+	for (int i = DFG_ALGO_AUTO + 1; i < DFG_ALGO_NR; i++)
+		if (dfg_name_is(dfg_coll_opdefs[kind].algo[i].name, s, len))
 			return i;
 	return -1;
 }
@@ -130,12 +169,10 @@ int dfg_coll_parse_algo(const char *s,
 				return -EINVAL;
 			segs = v;
 		} else {
-			kind = dfg_name_index(s, eq - s, dfg_kind_names,
-					      DFG_COLL_KIND_NR);
-			algo = dfg_name_index(eq + 1, end - eq - 1,
-					      dfg_algo_names, DFG_ALGO_NR);
-			if (kind < 0 || algo < 0 ||
-			    !dfg_coll_algo_valid(kind, algo))
+			kind = dfg_kind_of(s, eq - s);
+			algo = kind < 0 ? -1 :
+			       dfg_algo_of(kind, eq + 1, end - eq - 1);
+			if (algo < 0)
 				return -EINVAL;
 			f[kind] = algo;
 		}

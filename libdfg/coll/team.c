@@ -348,14 +348,6 @@ int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
 	return 0;
 }
 
-int dfg_call_xchg(struct dfg_call *c, unsigned int peer, const void *mine,
-		  void *theirs, size_t len)
-{
-	int ret = dfg_call_send(c, peer, mine, len);
-
-	return ret ? ret : dfg_call_recv(c, peer, theirs, len);
-}
-
 /* Entry points. */
 
 static bool dfg_overlap(const void *a, const void *b, size_t len)
@@ -423,18 +415,7 @@ int dfg_allreduce(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, count * c.esize));
-	switch (c.algo) {
-	case DFG_ALGO_RING:
-		ret = dfg_ring_allreduce(&c);
-		break;
-	case DFG_ALGO_DIRECT:
-		ret = dfg_direct_allreduce(&c);
-		break;
-	default:
-		ret = dfg_rh_allreduce(&c);
-		break;
-	}
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
@@ -461,11 +442,7 @@ int dfg_reduce(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, count * c.esize));
-	if (c.algo == DFG_ALGO_DIRECT)
-		ret = dfg_direct_allreduce(&c);
-	else
-		ret = dfg_rh_allreduce(&c);
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
@@ -491,18 +468,7 @@ int dfg_reduce_scatter(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, recvcount * c.esize));
-	switch (c.algo) {
-	case DFG_ALGO_RING:
-		ret = dfg_ring_reduce_scatter(&c);
-		break;
-	case DFG_ALGO_DIRECT:
-		ret = dfg_direct_reduce_scatter(&c);
-		break;
-	default:
-		ret = dfg_rh_reduce_scatter(&c);
-		break;
-	}
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
@@ -531,11 +497,7 @@ int dfg_allgather(struct dfg_team *t, const void *sbuf, void *rbuf,
 		return dfg_call_end(&c, ret);
 	if (t->size == 1)
 		return dfg_call_end(&c, dfg_alone(&c, bytes));
-	if (c.algo == DFG_ALGO_RING)
-		ret = dfg_ring_allgather(&c);
-	else
-		ret = dfg_direct_allgather(&c);
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
@@ -558,8 +520,7 @@ int dfg_broadcast(struct dfg_team *t, void *buf, size_t bytes,
 		ret = -EINVAL;
 	if (ret || !bytes || t->size == 1)
 		return dfg_call_end(&c, ret);
-	ret = dfg_direct_broadcast(&c);
-	return dfg_call_end(&c, ret);
+	return dfg_call_end(&c, dfg_coll_run(&c));
 }
 
 int dfg_barrier(struct dfg_team *t)

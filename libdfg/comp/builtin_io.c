@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "comp_impl.h"
 
 #define IN_BUF		(64 * 1024)
 #define MAX_RECORD	(16LL << 20)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "comp_impl.h"
 
 /*
  * struct dfg_ckpt - a writer (owns @buf) or a reader (borrows it)

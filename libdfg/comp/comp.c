@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "comp_impl.h"
 
 static void put_msg(char *buf, size_t len, const char *fmt, va_list ap)
 {

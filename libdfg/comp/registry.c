@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "comp_impl.h"
 
 #define NAME_MAX_LEN	63
 

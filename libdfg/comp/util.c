@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "comp_impl.h"
 
 int comp_sep(struct dfg_comp *c, const char *param, int *sep)
 {
@@ -137,11 +137,6 @@ int comp_key_cmp(const struct comp_key *k, const struct dfg_expr_val *a,
 }
 
 /* ---- Record store ------------------------------------------------------ */
-
-void comp_store_init(struct comp_store *s)
-{
-	memset(s, 0, sizeof(*s));
-}
 
 void comp_store_fini(struct comp_store *s)
 {

@@ -104,7 +104,7 @@ static int fail(const struct run_ctx *x, int err, const char *fmt, ...)
 
 /* The component registry, as flow's loader wants it. */
 static int type_lookup(void *arg, const char *type,
-		       struct dfg_fg_typeinfo *info)
+		       struct dfg_flow_typeinfo *info)
 {
 	const struct dfg_comp_type *t = dfg_comp_find(type);
 
@@ -118,36 +118,36 @@ static int type_lookup(void *arg, const char *type,
 	return 0;
 }
 
-static const struct dfg_fg_types run_types = { .lookup = type_lookup };
+static const struct dfg_flow_types run_types = { .lookup = type_lookup };
 
-const struct dfg_fg_types *dfg_run_types(void)
+const struct dfg_flow_types *dfg_run_types(void)
 {
 	return &run_types;
 }
 
-static int load(struct run_ctx *x, const char *path, struct dfg_fg **fgp)
+static int load(struct run_ctx *x, const char *path, struct dfg_flow **fgp)
 {
-	struct dfg_fg_errors *errs = NULL;
+	struct dfg_flow_errors *errs = NULL;
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f;
 	int r;
 
-	r = dfg_fg_load(path, &run_types, fgp, &errs);
+	r = dfg_flow_load(path, &run_types, fgp, &errs);
 	if (r == -EINVAL && errs) {
 		f = open_memstream(&text, &len);
 		if (f) {
-			dfg_fg_errors_print(errs, f);
+			dfg_flow_errors_print(errs, f);
 			fclose(f);
 		}
 		if (text && len && text[len - 1] == '\n')
 			text[len - 1] = '\0';
 		fail(x, r, "%s", text ? text : "malformed graph");
 		free(text);
-		dfg_fg_errors_free(errs);
+		dfg_flow_errors_free(errs);
 		return r;
 	}
-	dfg_fg_errors_free(errs);
+	dfg_flow_errors_free(errs);
 	if (r)
 		return fail(x, r, "%s: %s", path, strerror(-r));
 	return 0;
@@ -156,13 +156,13 @@ static int load(struct run_ctx *x, const char *path, struct dfg_fg **fgp)
 /* Types, ports and parameters of every component, before anything runs. */
 static int check_comps(struct run_ctx *x)
 {
-	const struct dfg_fg *fg = x->g.fg;
+	const struct dfg_flow *fg = x->g.fg;
 	char msg[256];
 	unsigned int c;
 	int r;
 
 	for (c = 0; c < fg->ncomps; c++) {
-		const struct dfg_fg_comp *fc = &fg->comps[c];
+		const struct dfg_flow_comp *fc = &fg->comps[c];
 		struct dfg_comp_attr a = {
 			.name = fc->name,
 			.nr_in = fc->nin,
@@ -190,7 +190,7 @@ static int check_comps(struct run_ctx *x)
 static int layout(struct run_ctx *x)
 {
 	struct run_graph *g = &x->g;
-	const struct dfg_fg *fg = g->fg;
+	const struct dfg_flow *fg = g->fg;
 	unsigned int i;
 
 	g->types = calloc(fg->ncomps + 1, sizeof(*g->types));
@@ -200,7 +200,7 @@ static int layout(struct run_ctx *x)
 	if (!g->types || !g->chan || !g->cstat || !g->sstat)
 		return -ENOMEM;
 	for (i = 0; i < fg->nflows; i++) {
-		const struct dfg_fg_flow *f = &fg->flows[i];
+		const struct dfg_flow_edge *f = &fg->flows[i];
 
 		if (g->plan->set_of[f->src] == g->plan->set_of[f->dst] ||
 		    run_flow_spooled(g, f))
@@ -233,7 +233,7 @@ static int layout(struct run_ctx *x)
 static int kernel_objects(struct run_ctx *x)
 {
 	static unsigned int serial;
-	const struct dfg_fg *fg = x->g.fg;
+	const struct dfg_flow *fg = x->g.fg;
 	unsigned long size;
 	char name[64];
 	unsigned int i, j;
@@ -261,13 +261,13 @@ static int kernel_objects(struct run_ctx *x)
 	if (!x->env.chan_ids)
 		return -ENOMEM;
 	for (i = 0; i < fg->nflows; i++) {
-		const struct dfg_fg_flow *f = &fg->flows[i];
+		const struct dfg_flow_edge *f = &fg->flows[i];
 		unsigned int nprod;
 
 		if (x->g.plan->set_of[f->src] == x->g.plan->set_of[f->dst] ||
 		    run_flow_spooled(&x->g, f))
 			continue;
-		nprod = f->kind == DFG_FG_STRAIGHT ? 1 :
+		nprod = f->kind == DFG_FLOW_STRAIGHT ? 1 :
 			fg->comps[f->src].degree;
 		for (j = 0; j < fg->comps[f->dst].degree; j++) {
 			r = dfg_chan_create(x->graph_fd,
@@ -517,7 +517,7 @@ out:
 static void print_plan(const struct run_ctx *x)
 {
 	const struct dfg_plan *plan = x->g.plan;
-	const struct dfg_fg *fg = x->g.fg;
+	const struct dfg_flow *fg = x->g.fg;
 	unsigned int s, i;
 
 	say(x, "plan: %u components in %u sets, %u processes%s\n",
@@ -537,7 +537,7 @@ static void print_plan(const struct run_ctx *x)
 static void print_summary(const struct run_ctx *x,
 			  const struct dfg_run_summary *sum)
 {
-	const struct dfg_fg *fg = x->g.fg;
+	const struct dfg_flow *fg = x->g.fg;
 	const struct dfg_plan *plan = x->g.plan;
 	double secs = (double)sum->wall_ns / 1e9;
 	unsigned int s, i, k;
@@ -590,7 +590,7 @@ static void print_summary(const struct run_ctx *x,
  */
 static int spool_prepare(struct run_ctx *x)
 {
-	const struct dfg_fg *fg = x->g.fg;
+	const struct dfg_flow *fg = x->g.fg;
 	const char *tmp = getenv("TMPDIR");
 	unsigned int i;
 	int n;
@@ -651,7 +651,7 @@ static void cleanup(struct run_ctx *x)
 	free(x->g.cstat);
 	free(x->g.sstat);
 	dfg_plan_free((struct dfg_plan *)x->g.plan);
-	dfg_fg_free((struct dfg_fg *)x->g.fg);
+	dfg_flow_free((struct dfg_flow *)x->g.fg);
 }
 
 int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
@@ -662,7 +662,7 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	};
 	struct run_ctx x = { .graph_fd = -1 };
 	struct dfg_run_summary total = { 0 };
-	struct dfg_fg *fg = NULL;
+	struct dfg_flow *fg = NULL;
 	struct dfg_plan *plan = NULL;
 	bool ckpt;
 	unsigned int ph, i;

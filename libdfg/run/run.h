@@ -5,7 +5,10 @@
  *   exec.c   the coordinator: plan to run graph, kernel objects, processes,
  *            failure handling, progress and summary
  *   set.c    one set instance in its own process: members, emit hooks,
- *            root pump, channel inputs and outputs, checkpoints
+ *            root pump, the worker loop (set.h: what its files share)
+ *   port.c   its boundary flows on channels, out and in
+ *   spool.c  its boundary flows into a later phase, spool files
+ *   ckpt.c   its checkpoints
  *   state.c  the state directory: checkpoint files, the resume point,
  *            spool files
  *
@@ -62,7 +65,7 @@ struct run_set_stats {
  * instance.
  */
 struct run_graph {
-	const struct dfg_fg	*fg;
+	const struct dfg_flow	*fg;
 	const struct dfg_plan	*plan;
 	const struct dfg_comp_type **types;	/* per component */
 	unsigned int		*chan;		/* per flow: first slot */
@@ -94,7 +97,7 @@ struct run_env {
  * flow between sets is a channel.
  */
 static inline bool run_flow_spooled(const struct run_graph *g,
-				    const struct dfg_fg_flow *f)
+				    const struct dfg_flow_edge *f)
 {
 	return g->fg->comps[f->src].phase != g->fg->comps[f->dst].phase;
 }
@@ -130,7 +133,7 @@ __u64 run_now_ns(void);
 void run_barrier(int ready_fd, int go_fd);
 
 /* Downstream instance a hash flow sends @e to, among @n. */
-unsigned int run_hash_route(const struct dfg_fg_flow *f,
+unsigned int run_hash_route(const struct dfg_flow_edge *f,
 			    const struct dfg_elem *e, unsigned int n);
 
 /* state.c: the state directory. */

@@ -404,33 +404,6 @@ static void set_tiles(struct sim *s, unsigned int dh, unsigned int dv,
 	}
 }
 
-/* The repack kernel moves whole blocks and nothing else. */
-TEST(repack_kernel)
-{
-	uint8_t src[3][64], dst[4][64];
-	const uint8_t *in[3] = { src[0], src[1], src[2] };
-	uint8_t *out[4] = { dst[0], dst[1], dst[2], dst[3] };
-	size_t len[12] = { 1, 0, 5, 2, 3, 3, 0, 0, 7, 1, 1, 4 };
-	unsigned int p, q;
-
-	for (p = 0; p < 3; p++)
-		for (q = 0; q < 64; q++)
-			src[p][q] = p * 64 + q;
-	a2a_repack(in, out, len, 3, 4);
-	for (q = 0; q < 4; q++) {
-		size_t w = 0;
-
-		for (p = 0; p < 3; p++) {
-			size_t i = 0, k;
-
-			for (k = 0; k < q; k++)
-				i += len[p * 4 + k];
-			EXPECT_EQ(0, memcmp(dst[q] + w, src[p] + i,
-					    len[p * 4 + q]));
-			w += len[p * 4 + q];
-		}
-	}
-}
 
 /* Tile size from the budget: one tile up to N = 8 at the threshold. */
 TEST(pick_tile)

@@ -316,6 +316,23 @@ TEST(table)
 	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_KIND_NR, DFG_ALGO_AUTO));
 	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_REDUCE, DFG_ALGO_NR));
 
+	/* The automatic choice exists for every size, and switches at 4K. */
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_AUTO;
+	for (int k = 0; k < DFG_COLL_KIND_NR; k++) {
+		static const size_t sizes[] = { 0, 4096, 4097, SIZE_MAX };
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			enum dfg_coll_algo a = dfg_coll_pick(&t, k, sizes[i]);
+
+			EXPECT_NE(DFG_ALGO_AUTO, a);
+			EXPECT_TRUE(dfg_coll_algo_valid(k, a));
+		}
+	}
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_REDUCE, 4096));
+	EXPECT_EQ(DFG_ALGO_RHALVING, dfg_coll_pick(&t, DFG_COLL_REDUCE, 4097));
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLGATHER,
+						 SIZE_MAX));
+
 	EXPECT_EQ(0, dfg_coll_parse_algo("", f, &segs));
 	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=ring,alltoall=direct",
 					 f, &segs));
@@ -325,6 +342,10 @@ TEST(table)
 					 f, &segs));
 	EXPECT_EQ(4, segs);
 	EXPECT_EQ(DFG_ALGO_RHALVING, f[DFG_COLL_REDUCE_SCATTER]);
+	EXPECT_EQ(0, dfg_coll_parse_algo("reduce_scatter=auto", f, &segs));
+	EXPECT_EQ(DFG_ALGO_AUTO, f[DFG_COLL_REDUCE_SCATTER]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("broadcast=ring", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("auto=direct", f, &segs));
 	/* Nothing changes unless all of it parses. */
 	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allreduce=direct,bogus=ring",
 					       f, &segs));

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * libdfg host test: the expression language of the built-in components
- * (comp/expr.c). Evaluation results over tables of cases, syntax errors
- * with their columns, runtime errors, and the limits that keep evaluation
- * bounded.
+ * (comp/expr_parse.c, comp/expr_eval.c). Evaluation results over tables
+ * of cases, syntax errors with their columns, runtime errors, and the
+ * limits that keep evaluation bounded.
  */
 #include <errno.h>
 #include <stdio.h>

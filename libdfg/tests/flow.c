@@ -21,23 +21,23 @@
 #define EXAMPLES	TEST_DIR "/../../examples/graphs/"
 #define GRAPHS		TEST_DIR "/graphs/"
 
-static int parse(const char *text, struct dfg_fg **fg,
-		 struct dfg_fg_errors **errs)
+static int parse(const char *text, struct dfg_flow **fg,
+		 struct dfg_flow_errors **errs)
 {
-	return dfg_fg_parse(text, strlen(text), "t.dot", NULL, fg, errs);
+	return dfg_flow_parse(text, strlen(text), "t.dot", NULL, fg, errs);
 }
 
-static const struct dfg_fg_comp *comp(const struct dfg_fg *fg,
-				      const char *name)
+static const struct dfg_flow_comp *comp(const struct dfg_flow *fg,
+					const char *name)
 {
-	int i = dfg_fg_find(fg, name);
+	int i = dfg_flow_find(fg, name);
 
 	return i < 0 ? NULL : &fg->comps[i];
 }
 
 /* The error about @attr (NULL: any) whose message holds @msg, or NULL. */
-static const struct dfg_fg_error *find_err(const struct dfg_fg_errors *e,
-					   const char *attr, const char *msg)
+static const struct dfg_flow_error *find_err(const struct dfg_flow_errors *e,
+					     const char *attr, const char *msg)
 {
 	unsigned int i;
 
@@ -50,10 +50,10 @@ static const struct dfg_fg_error *find_err(const struct dfg_fg_errors *e,
 	return NULL;
 }
 
-static void dump_errs(const struct dfg_fg_errors *e)
+static void dump_errs(const struct dfg_flow_errors *e)
 {
 	if (e)
-		dfg_fg_errors_print(e, stderr);
+		dfg_flow_errors_print(e, stderr);
 }
 
 TEST(fig2_model)
@@ -62,11 +62,11 @@ TEST(fig2_model)
 		"204A", "204B", "204E", "204F", "204G", "204H", "204C",
 		"204D", "204I", "204J",
 	};
-	struct dfg_fg *fg;
-	const struct dfg_fg_comp *c;
+	struct dfg_flow *fg;
+	const struct dfg_flow_comp *c;
 	unsigned int i;
 
-	ASSERT_EQ(0, dfg_fg_load(EXAMPLES "fig2.dot", NULL, &fg, NULL));
+	ASSERT_EQ(0, dfg_flow_load(EXAMPLES "fig2.dot", NULL, &fg, NULL));
 	EXPECT_STREQ("fig2", fg->name);
 	ASSERT_EQ(10, fg->ncomps);
 	ASSERT_EQ(10, fg->nflows);
@@ -106,19 +106,19 @@ TEST(fig2_model)
 
 	for (i = 0; i < fg->nflows; i++) {
 		EXPECT_EQ(i, fg->flows[i].index);
-		EXPECT_EQ(DFG_FG_STRAIGHT, fg->flows[i].kind);
+		EXPECT_EQ(DFG_FLOW_STRAIGHT, fg->flows[i].kind);
 		EXPECT_EQ(NULL, fg->flows[i].key);
 		EXPECT_EQ(17 + i, fg->flows[i].line);
 	}
-	EXPECT_EQ(-ENOENT, dfg_fg_find(fg, "204K"));
-	dfg_fg_free(fg);
+	EXPECT_EQ(-ENOENT, dfg_flow_find(fg, "204K"));
+	dfg_flow_free(fg);
 }
 
 TEST(attributes_params_defaults)
 {
-	struct dfg_fg *fg;
-	struct dfg_fg_errors *errs;
-	const struct dfg_fg_comp *c;
+	struct dfg_flow *fg;
+	struct dfg_flow_errors *errs;
+	const struct dfg_flow_comp *c;
 	int ret;
 
 	ret = parse("digraph g {\n"
@@ -140,40 +140,40 @@ TEST(attributes_params_defaults)
 	EXPECT_FALSE(c->interior);
 	EXPECT_TRUE(c->foldable);
 	ASSERT_EQ(2, c->nparams);
-	EXPECT_STREQ("in.txt", dfg_fg_param(c, "file"));
-	EXPECT_STREQ(",", dfg_fg_param(c, "sep"));
-	EXPECT_EQ(NULL, dfg_fg_param(c, "label"));
-	EXPECT_EQ(NULL, dfg_fg_param(c, "phase"));
-	EXPECT_EQ(NULL, dfg_fg_param(NULL, "file"));
-	EXPECT_EQ(NULL, dfg_fg_param(c, NULL));
+	EXPECT_STREQ("in.txt", dfg_flow_param(c, "file"));
+	EXPECT_STREQ(",", dfg_flow_param(c, "sep"));
+	EXPECT_EQ(NULL, dfg_flow_param(c, "label"));
+	EXPECT_EQ(NULL, dfg_flow_param(c, "phase"));
+	EXPECT_EQ(NULL, dfg_flow_param(NULL, "file"));
+	EXPECT_EQ(NULL, dfg_flow_param(c, NULL));
 	c = comp(fg, "w");
 	ASSERT_NE(NULL, c);
 	EXPECT_FALSE(c->foldable);
 	EXPECT_EQ(2, c->phase);
 	EXPECT_EQ(0, c->nparams);
 	ASSERT_EQ(1, fg->nflows);
-	EXPECT_EQ(DFG_FG_HASH, fg->flows[0].kind);
+	EXPECT_EQ(DFG_FLOW_HASH, fg->flows[0].kind);
 	EXPECT_STREQ("word", fg->flows[0].key);
 	EXPECT_EQ(6, fg->flows[0].line);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 }
 
 TEST(kind_names)
 {
-	EXPECT_STREQ("straight", dfg_fg_kind_name(DFG_FG_STRAIGHT));
-	EXPECT_STREQ("hash", dfg_fg_kind_name(DFG_FG_HASH));
-	EXPECT_STREQ("roundrobin", dfg_fg_kind_name(DFG_FG_ROUNDROBIN));
-	EXPECT_STREQ("broadcast", dfg_fg_kind_name(DFG_FG_BROADCAST));
-	EXPECT_STREQ("gather", dfg_fg_kind_name(DFG_FG_GATHER));
-	EXPECT_EQ(NULL, dfg_fg_kind_name(DFG_FG_GATHER + 1));
-	EXPECT_EQ(NULL, dfg_fg_kind_name(-1));
+	EXPECT_STREQ("straight", dfg_flow_kind_name(DFG_FLOW_STRAIGHT));
+	EXPECT_STREQ("hash", dfg_flow_kind_name(DFG_FLOW_HASH));
+	EXPECT_STREQ("roundrobin", dfg_flow_kind_name(DFG_FLOW_ROUNDROBIN));
+	EXPECT_STREQ("broadcast", dfg_flow_kind_name(DFG_FLOW_BROADCAST));
+	EXPECT_STREQ("gather", dfg_flow_kind_name(DFG_FLOW_GATHER));
+	EXPECT_EQ(NULL, dfg_flow_kind_name(DFG_FLOW_GATHER + 1));
+	EXPECT_EQ(NULL, dfg_flow_kind_name(-1));
 }
 
 TEST(numbered_ports)
 {
-	struct dfg_fg *fg;
-	struct dfg_fg_errors *errs;
-	const struct dfg_fg_comp *c;
+	struct dfg_flow *fg;
+	struct dfg_flow_errors *errs;
+	const struct dfg_flow_comp *c;
 
 	ASSERT_EQ(0, parse("digraph { a [type=split]; b [type=m]; "
 			   "c [type=join]\n"
@@ -194,7 +194,7 @@ TEST(numbered_ports)
 	EXPECT_EQ(1, c->in[1].nflows);
 	EXPECT_EQ(1, fg->flows[0].src_port);
 	EXPECT_EQ(1, fg->flows[0].dst_port);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 }
 
 /* One error in a small graph: its line, object, attribute, message. */
@@ -273,9 +273,9 @@ TEST(bad_graphs)
 
 	for (i = 0; i < sizeof(bad_cases) / sizeof(bad_cases[0]); i++) {
 		const struct bad_case *bc = &bad_cases[i];
-		struct dfg_fg_errors *errs = NULL;
-		const struct dfg_fg_error *e;
-		struct dfg_fg *fg = (void *)1;
+		struct dfg_flow_errors *errs = NULL;
+		const struct dfg_flow_error *e;
+		struct dfg_flow *fg = (void *)1;
 
 		int ret = parse(bc->text, &fg, &errs);
 
@@ -299,21 +299,21 @@ TEST(bad_graphs)
 		if (!bc->attr) {
 			EXPECT_EQ(NULL, e->attr);
 		}
-		dfg_fg_errors_free(errs);
+		dfg_flow_errors_free(errs);
 	}
 }
 
 /* Several errors at once, from a file, each at its line. */
 TEST(file_errors_lines)
 {
-	struct dfg_fg_errors *errs;
-	const struct dfg_fg_error *e;
-	struct dfg_fg *fg;
+	struct dfg_flow_errors *errs;
+	const struct dfg_flow_error *e;
+	struct dfg_flow *fg;
 	char *out = NULL;
 	size_t len;
 	FILE *f;
 
-	ASSERT_EQ(-EINVAL, dfg_fg_load(GRAPHS "lines.dot", NULL, &fg, &errs));
+	ASSERT_EQ(-EINVAL, dfg_flow_load(GRAPHS "lines.dot", NULL, &fg, &errs));
 	ASSERT_NE(NULL, errs);
 	EXPECT_EQ(3, errs->n);
 	e = find_err(errs, "degree", "not a number: 'two'");
@@ -332,34 +332,35 @@ TEST(file_errors_lines)
 
 	f = open_memstream(&out, &len);
 	ASSERT_NE(NULL, f);
-	EXPECT_EQ(0, dfg_fg_errors_print(errs, f));
+	EXPECT_EQ(0, dfg_flow_errors_print(errs, f));
 	fclose(f);
 	EXPECT_NE(NULL, strstr(out, GRAPHS "lines.dot:5: node 'b': "
 			       "attribute 'degree': not a number: 'two'\n"));
 	free(out);
-	EXPECT_EQ(-EINVAL, dfg_fg_errors_print(NULL, stderr));
-	EXPECT_EQ(-EINVAL, dfg_fg_errors_print(errs, NULL));
-	dfg_fg_errors_free(errs);
+	EXPECT_EQ(-EINVAL, dfg_flow_errors_print(NULL, stderr));
+	EXPECT_EQ(-EINVAL, dfg_flow_errors_print(errs, NULL));
+	dfg_flow_errors_free(errs);
 }
 
 TEST(file_syntax_error)
 {
-	struct dfg_fg_errors *errs;
-	struct dfg_fg *fg;
+	struct dfg_flow_errors *errs;
+	struct dfg_flow *fg;
 
-	ASSERT_EQ(-EINVAL, dfg_fg_load(GRAPHS "syntax.dot", NULL, &fg, &errs));
+	ASSERT_EQ(-EINVAL,
+		  dfg_flow_load(GRAPHS "syntax.dot", NULL, &fg, &errs));
 	ASSERT_NE(NULL, errs);
 	ASSERT_EQ(1, errs->n);
 	EXPECT_EQ(4, errs->v[0].line);
 	EXPECT_STREQ(GRAPHS "syntax.dot", errs->v[0].file);
 	EXPECT_NE(NULL, strstr(errs->v[0].msg, "syntax error near '->'"));
-	dfg_fg_errors_free(errs);
+	dfg_flow_errors_free(errs);
 }
 
 /* Without an error list, a bad graph is still -EINVAL. */
 TEST(errors_optional)
 {
-	struct dfg_fg *fg;
+	struct dfg_flow *fg;
 
 	EXPECT_EQ(-EINVAL, parse("digraph { a }", &fg, NULL));
 	EXPECT_EQ(NULL, fg);
@@ -367,25 +368,26 @@ TEST(errors_optional)
 
 TEST(bad_args_and_files)
 {
-	struct dfg_fg_errors *errs = (void *)1;
-	struct dfg_fg *fg = (void *)1;
+	struct dfg_flow_errors *errs = (void *)1;
+	struct dfg_flow *fg = (void *)1;
 
 	errno = ERRNO_MARK;
-	EXPECT_EQ(-ENOENT, dfg_fg_load(GRAPHS "missing.dot", NULL, &fg, &errs));
+	EXPECT_EQ(-ENOENT,
+		  dfg_flow_load(GRAPHS "missing.dot", NULL, &fg, &errs));
 	EXPECT_EQ(NULL, fg);
 	EXPECT_EQ(NULL, errs);
-	EXPECT_EQ(-EISDIR, dfg_fg_load(GRAPHS, NULL, &fg, &errs));
-	EXPECT_EQ(-EINVAL, dfg_fg_load(NULL, NULL, &fg, &errs));
-	EXPECT_EQ(-EINVAL, dfg_fg_load(GRAPHS "lines.dot", NULL, NULL, NULL));
-	EXPECT_EQ(-EINVAL, dfg_fg_parse(NULL, 0, "x", NULL, &fg, NULL));
-	EXPECT_EQ(-EINVAL, dfg_fg_parse("", 0, NULL, NULL, &fg, NULL));
-	EXPECT_EQ(-EINVAL, dfg_fg_parse("", 0, "x",
-					&(struct dfg_fg_types){ 0 }, &fg,
-					NULL));
-	EXPECT_EQ(-EINVAL, dfg_fg_find(NULL, "a"));
+	EXPECT_EQ(-EISDIR, dfg_flow_load(GRAPHS, NULL, &fg, &errs));
+	EXPECT_EQ(-EINVAL, dfg_flow_load(NULL, NULL, &fg, &errs));
+	EXPECT_EQ(-EINVAL, dfg_flow_load(GRAPHS "lines.dot", NULL, NULL, NULL));
+	EXPECT_EQ(-EINVAL, dfg_flow_parse(NULL, 0, "x", NULL, &fg, NULL));
+	EXPECT_EQ(-EINVAL, dfg_flow_parse("", 0, NULL, NULL, &fg, NULL));
+	EXPECT_EQ(-EINVAL, dfg_flow_parse("", 0, "x",
+					  &(struct dfg_flow_types){ 0 }, &fg,
+					  NULL));
+	EXPECT_EQ(-EINVAL, dfg_flow_find(NULL, "a"));
 	EXPECT_EQ(ERRNO_MARK, errno);
-	dfg_fg_free(NULL);
-	dfg_fg_errors_free(NULL);
+	dfg_flow_free(NULL);
+	dfg_flow_errors_free(NULL);
 }
 
 /*
@@ -404,7 +406,7 @@ TEST(lexer_left_clean)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(before) / sizeof(before[0]); i++) {
-		struct dfg_fg *fg;
+		struct dfg_flow *fg;
 
 		EXPECT_EQ(-EINVAL, parse(before[i], &fg, NULL));
 		if (parse("digraph ok { b [type=m] }", &fg, NULL))
@@ -413,7 +415,7 @@ TEST(lexer_left_clean)
 		EXPECT_STREQ("ok", fg->name);
 		ASSERT_EQ(1, fg->ncomps);
 		EXPECT_STREQ("b", fg->comps[0].name);
-		dfg_fg_free(fg);
+		dfg_flow_free(fg);
 	}
 }
 
@@ -423,23 +425,23 @@ static const char *const map_in[] = { "in", NULL };
 static const char *const map_out[] = { "out", "reject", NULL };
 static const char *const none[] = { NULL };
 
-static int lookup(void *arg, const char *type, struct dfg_fg_typeinfo *info)
+static int lookup(void *arg, const char *type, struct dfg_flow_typeinfo *info)
 {
 	int *calls = arg;
 
 	(*calls)++;
 	if (!strcmp(type, "map")) {
-		*info = (struct dfg_fg_typeinfo){
+		*info = (struct dfg_flow_typeinfo){
 			.foldable = true, .interior = true,
 			.params = map_params,
 			.in_ports = map_in, .out_ports = map_out,
 		};
 	} else if (!strcmp(type, "exec")) {
-		*info = (struct dfg_fg_typeinfo){
+		*info = (struct dfg_flow_typeinfo){
 			.foldable = false, .interior = true,
 		};
 	} else if (!strcmp(type, "gen")) {
-		*info = (struct dfg_fg_typeinfo){
+		*info = (struct dfg_flow_typeinfo){
 			.foldable = true, .interior = false,
 			.params = none, .in_ports = none,
 		};
@@ -454,10 +456,10 @@ static int lookup(void *arg, const char *type, struct dfg_fg_typeinfo *info)
 TEST(type_registry)
 {
 	int calls = 0;
-	struct dfg_fg_types types = { .lookup = lookup, .arg = &calls };
-	struct dfg_fg_errors *errs;
-	const struct dfg_fg_comp *c;
-	struct dfg_fg *fg;
+	struct dfg_flow_types types = { .lookup = lookup, .arg = &calls };
+	struct dfg_flow_errors *errs;
+	const struct dfg_flow_comp *c;
+	struct dfg_flow *fg;
 	const char *text =
 		"digraph {\n"
 		" g [type=gen]\n"
@@ -467,8 +469,8 @@ TEST(type_registry)
 		" m:reject -> x [to_port=0]\n"
 		"}\n";
 
-	ASSERT_EQ(0, dfg_fg_parse(text, strlen(text), "t.dot", &types, &fg,
-				  &errs));
+	ASSERT_EQ(0, dfg_flow_parse(text, strlen(text), "t.dot", &types, &fg,
+				    &errs));
 	EXPECT_EQ(3, calls);
 	c = comp(fg, "g");
 	EXPECT_FALSE(c->interior);
@@ -481,12 +483,12 @@ TEST(type_registry)
 	EXPECT_STREQ("reject", c->out[1].name);
 	EXPECT_EQ(0, c->out[0].nflows);
 	EXPECT_EQ(1, c->out[1].nflows);
-	EXPECT_STREQ("x+1", dfg_fg_param(c, "expr"));
+	EXPECT_STREQ("x+1", dfg_flow_param(c, "expr"));
 	EXPECT_EQ(1, fg->flows[1].src_port);
 	c = comp(fg, "x");
 	EXPECT_FALSE(c->foldable);
-	EXPECT_STREQ("sort", dfg_fg_param(c, "cmd"));
-	dfg_fg_free(fg);
+	EXPECT_STREQ("sort", dfg_flow_param(c, "cmd"));
+	dfg_flow_free(fg);
 
 	text = "digraph {\n"
 	       " g [type=gen, role=any, n=3]\n"
@@ -498,8 +500,8 @@ TEST(type_registry)
 	       " m:nope -> x\n"
 	       " x -> g\n"
 	       "}\n";
-	ASSERT_EQ(-EINVAL, dfg_fg_parse(text, strlen(text), "t.dot", &types,
-					&fg, &errs));
+	ASSERT_EQ(-EINVAL, dfg_flow_parse(text, strlen(text), "t.dot", &types,
+					  &fg, &errs));
 	ASSERT_NE(NULL, errs);
 	EXPECT_EQ(9, errs->n);
 	EXPECT_NE(NULL, find_err(errs, "role", "can only be a root"));
@@ -511,7 +513,7 @@ TEST(type_registry)
 	EXPECT_NE(NULL, find_err(errs, "to_port", "has no input port 'out'"));
 	EXPECT_NE(NULL, find_err(errs, "from_port", "has no output port 'nope'"));
 	EXPECT_NE(NULL, find_err(errs, "to_port", "has no input ports"));
-	dfg_fg_errors_free(errs);
+	dfg_flow_errors_free(errs);
 }
 
 static void *load_loop(void *arg)
@@ -519,15 +521,15 @@ static void *load_loop(void *arg)
 	unsigned int i;
 
 	for (i = 0; i < 200; i++) {
-		struct dfg_fg *fg;
+		struct dfg_flow *fg;
 
-		if (dfg_fg_load(EXAMPLES "fig2.dot", NULL, &fg, NULL))
+		if (dfg_flow_load(EXAMPLES "fig2.dot", NULL, &fg, NULL))
 			return arg;
 		if (fg->ncomps != 10 || fg->comps[0].line != 6) {
-			dfg_fg_free(fg);
+			dfg_flow_free(fg);
 			return arg;
 		}
-		dfg_fg_free(fg);
+		dfg_flow_free(fg);
 	}
 	return NULL;
 }

@@ -43,21 +43,21 @@ static char *sets_str(const struct dfg_plan *p)
 static int fold_text(struct __test_metadata *_metadata, const char *text,
 		     unsigned int flags, const char *want)
 {
-	struct dfg_fg_errors *errs = NULL;
+	struct dfg_flow_errors *errs = NULL;
 	struct dfg_plan *plan;
-	struct dfg_fg *fg;
+	struct dfg_flow *fg;
 	char *got;
 	int ret;
 
-	ret = dfg_fg_parse(text, strlen(text), "t.dot", NULL, &fg, &errs);
+	ret = dfg_flow_parse(text, strlen(text), "t.dot", NULL, &fg, &errs);
 	if (errs)
-		dfg_fg_errors_print(errs, stderr);
-	dfg_fg_errors_free(errs);
+		dfg_flow_errors_print(errs, stderr);
+	dfg_flow_errors_free(errs);
 	if (ret)
 		return ret;
 	ret = dfg_plan_build(fg, flags, &plan);
 	if (ret) {
-		dfg_fg_free(fg);
+		dfg_flow_free(fg);
 		return ret;
 	}
 	got = sets_str(plan);
@@ -67,13 +67,13 @@ static int fold_text(struct __test_metadata *_metadata, const char *text,
 	}
 	free(got);
 	dfg_plan_free(plan);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 	return ret;
 }
 
 #define FOLD(text, flags, want) fold_text(_metadata, text, flags, want)
 
-static unsigned int flow_index(const struct dfg_fg *fg, const char *src,
+static unsigned int flow_index(const struct dfg_flow *fg, const char *src,
 			       const char *dst)
 {
 	unsigned int i;
@@ -90,10 +90,10 @@ TEST(fig2b)
 {
 	struct dfg_plan *plan;
 	const struct dfg_plan_set *s;
-	struct dfg_fg *fg;
+	struct dfg_flow *fg;
 	char *got;
 
-	ASSERT_EQ(0, dfg_fg_load(EXAMPLES "fig2.dot", NULL, &fg, NULL));
+	ASSERT_EQ(0, dfg_flow_load(EXAMPLES "fig2.dot", NULL, &fg, NULL));
 	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
 	got = sets_str(plan);
 	EXPECT_STREQ("204A 204B 204E 204F 204G 204C 204D|204H|204I 204J", got);
@@ -125,9 +125,9 @@ TEST(fig2b)
 	EXPECT_EQ(0, s->nout_flows);
 	EXPECT_EQ(1, s->ninternal_flows);
 
-	EXPECT_EQ(0, plan->set_of[dfg_fg_find(fg, "204D")]);
-	EXPECT_EQ(1, plan->set_of[dfg_fg_find(fg, "204H")]);
-	EXPECT_EQ(2, plan->set_of[dfg_fg_find(fg, "204J")]);
+	EXPECT_EQ(0, plan->set_of[dfg_flow_find(fg, "204D")]);
+	EXPECT_EQ(1, plan->set_of[dfg_flow_find(fg, "204H")]);
+	EXPECT_EQ(2, plan->set_of[dfg_flow_find(fg, "204J")]);
 	ASSERT_EQ(1, plan->nphases);
 	EXPECT_EQ(0, plan->phases[0].phase);
 	EXPECT_EQ(3, plan->phases[0].nsets);
@@ -143,17 +143,17 @@ TEST(fig2b)
 		     got);
 	free(got);
 	dfg_plan_free(plan);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 }
 
 /* Fig. 3: three N-way components, 3N processes unfolded, N folded. */
 TEST(fig3)
 {
 	struct dfg_plan *plan;
-	struct dfg_fg *fg;
+	struct dfg_flow *fg;
 	char *got;
 
-	ASSERT_EQ(0, dfg_fg_load(EXAMPLES "fig3.dot", NULL, &fg, NULL));
+	ASSERT_EQ(0, dfg_flow_load(EXAMPLES "fig3.dot", NULL, &fg, NULL));
 	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
 	got = sets_str(plan);
 	EXPECT_STREQ("304A 304B 304C", got);
@@ -164,17 +164,18 @@ TEST(fig3)
 	ASSERT_EQ(0, dfg_plan_build(fg, DFG_PLAN_NO_FOLD, &plan));
 	EXPECT_EQ(12, plan->ninstances);
 	dfg_plan_free(plan);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 
 	/* Serial files around it: repartitioning flows split the sets. */
-	ASSERT_EQ(0, dfg_fg_load(EXAMPLES "fig3-serial.dot", NULL, &fg, NULL));
+	ASSERT_EQ(0,
+		  dfg_flow_load(EXAMPLES "fig3-serial.dot", NULL, &fg, NULL));
 	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
 	got = sets_str(plan);
 	EXPECT_STREQ("read|304A 304B 304C|write", got);
 	free(got);
 	EXPECT_EQ(6, plan->ninstances);
 	dfg_plan_free(plan);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 }
 
 #define CHAIN(a, b, c, ab, bc) \
@@ -268,10 +269,10 @@ TEST(phases_and_names)
 		" x [type=m, set=io, phase=5]\n"
 		" r -> m; m -> w; w -> x }\n";
 	struct dfg_plan *plan;
-	struct dfg_fg *fg;
+	struct dfg_flow *fg;
 
-	ASSERT_EQ(0, dfg_fg_parse(text, strlen(text), "t.dot", NULL, &fg,
-				  NULL));
+	ASSERT_EQ(0, dfg_flow_parse(text, strlen(text), "t.dot", NULL, &fg,
+				    NULL));
 	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
 	ASSERT_EQ(3, plan->nsets);
 	EXPECT_STREQ("io", plan->sets[0].name);
@@ -289,7 +290,7 @@ TEST(phases_and_names)
 	EXPECT_EQ(-EINVAL, dfg_plan_build(fg, 0, NULL));
 	dfg_plan_free(plan);
 	dfg_plan_free(NULL);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 }
 
 /* The plan as DOT: libcgraph reads it back, one cluster per set. */
@@ -297,13 +298,13 @@ TEST(plan_dot)
 {
 	unsigned int clusters = 0, i;
 	struct dfg_plan *plan;
-	struct dfg_fg *fg;
+	struct dfg_flow *fg;
 	Agraph_t *g, *sub;
 	char *text = NULL;
 	size_t len;
 	FILE *f;
 
-	ASSERT_EQ(0, dfg_fg_load(EXAMPLES "fig2.dot", NULL, &fg, NULL));
+	ASSERT_EQ(0, dfg_flow_load(EXAMPLES "fig2.dot", NULL, &fg, NULL));
 	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
 	f = open_memstream(&text, &len);
 	ASSERT_NE(NULL, f);
@@ -334,7 +335,7 @@ TEST(plan_dot)
 	agclose(g);
 	free(text);
 	dfg_plan_free(plan);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 }
 
 /* ------------------------------------------------------------------------
@@ -418,9 +419,9 @@ static int same_pin(const char *a, const char *b)
 static int could_join(const struct dfg_plan *p, unsigned int c,
 		      unsigned int s)
 {
-	const struct dfg_fg *fg = p->graph;
-	const struct dfg_fg_comp *x = &fg->comps[c];
-	const struct dfg_fg_comp *r = &fg->comps[p->sets[s].members[0]];
+	const struct dfg_flow *fg = p->graph;
+	const struct dfg_flow_comp *x = &fg->comps[c];
+	const struct dfg_flow_comp *r = &fg->comps[p->sets[s].members[0]];
 	unsigned int i, from_set = 0, straight_from_set = 0;
 
 	if (!r->foldable || !x->foldable || !x->interior)
@@ -429,12 +430,12 @@ static int could_join(const struct dfg_plan *p, unsigned int c,
 	    !same_pin(x->pin, r->pin))
 		return 0;
 	for (i = 0; i < fg->nflows; i++) {
-		const struct dfg_fg_flow *f = &fg->flows[i];
+		const struct dfg_flow_edge *f = &fg->flows[i];
 
 		if (f->dst != c || p->set_of[f->src] != s)
 			continue;
 		from_set++;
-		straight_from_set += f->kind == DFG_FG_STRAIGHT;
+		straight_from_set += f->kind == DFG_FLOW_STRAIGHT;
 	}
 	if (!from_set || straight_from_set != from_set)
 		return 0;
@@ -444,7 +445,7 @@ static int could_join(const struct dfg_plan *p, unsigned int c,
 static void check_plan(struct __test_metadata *_metadata,
 		       const struct dfg_plan *p)
 {
-	const struct dfg_fg *fg = p->graph;
+	const struct dfg_flow *fg = p->graph;
 	unsigned int n = fg->ncomps, s, k, i, seen = 0, instances = 0;
 	unsigned int *pos = calloc(n, sizeof(*pos));
 	unsigned char *member = calloc(n, 1);
@@ -459,7 +460,7 @@ static void check_plan(struct __test_metadata *_metadata,
 
 	for (s = 0; s < p->nsets; s++) {
 		const struct dfg_plan_set *set = &p->sets[s];
-		const struct dfg_fg_comp *r = &fg->comps[set->members[0]];
+		const struct dfg_flow_comp *r = &fg->comps[set->members[0]];
 
 		ASSERT_EQ(s, set->index);
 		ASSERT_LE(1, set->nmembers);
@@ -473,7 +474,7 @@ static void check_plan(struct __test_metadata *_metadata,
 			ASSERT_EQ(1, set->nmembers);
 		for (k = 0; k < set->nmembers; k++) {
 			unsigned int c = set->members[k];
-			const struct dfg_fg_comp *x = &fg->comps[c];
+			const struct dfg_flow_comp *x = &fg->comps[c];
 
 			/* no overlap, set_of agrees, topological order */
 			ASSERT_EQ(0, member[c]);
@@ -494,33 +495,34 @@ static void check_plan(struct __test_metadata *_metadata,
 		}
 		/* boundary flows */
 		for (i = 0; i < set->nin_flows; i++) {
-			const struct dfg_fg_flow *f = &fg->flows[set->in_flows[i]];
+			const struct dfg_flow_edge *f =
+				&fg->flows[set->in_flows[i]];
 
 			EXPECT_EQ(set->members[0], f->dst);
 			EXPECT_NE(s, p->set_of[f->src]);
 		}
 		for (i = 0; i < set->nout_flows; i++) {
-			const struct dfg_fg_flow *f =
+			const struct dfg_flow_edge *f =
 				&fg->flows[set->out_flows[i]];
 
 			EXPECT_EQ(s, p->set_of[f->src]);
 			EXPECT_NE(s, p->set_of[f->dst]);
 		}
 		for (i = 0; i < set->ninternal_flows; i++) {
-			const struct dfg_fg_flow *f =
+			const struct dfg_flow_edge *f =
 				&fg->flows[set->internal_flows[i]];
 
 			EXPECT_EQ(s, p->set_of[f->src]);
 			EXPECT_EQ(s, p->set_of[f->dst]);
 			if (p->folded)
-				EXPECT_EQ(DFG_FG_STRAIGHT, f->kind);
+				EXPECT_EQ(DFG_FLOW_STRAIGHT, f->kind);
 		}
 	}
 	EXPECT_EQ(n, seen);
 	EXPECT_EQ(instances, p->ninstances);
 
 	for (i = 0; i < fg->nflows; i++) {
-		const struct dfg_fg_flow *f = &fg->flows[i];
+		const struct dfg_flow_edge *f = &fg->flows[i];
 		unsigned int a = p->set_of[f->src], b = p->set_of[f->dst];
 
 		/* sets come in an order the flows respect */
@@ -557,17 +559,17 @@ TEST(random_dags)
 
 	for (round = 0; round < 400; round++) {
 		struct dfg_plan *plan, *again, *unfolded;
-		struct dfg_fg_errors *errs = NULL;
-		struct dfg_fg *fg;
+		struct dfg_flow_errors *errs = NULL;
+		struct dfg_flow *fg;
 		unsigned int n, i;
 		char *text;
 
 		rng = round + 1;
 		text = random_graph(&n);
 		ASSERT_NE(NULL, text);
-		if (dfg_fg_parse(text, strlen(text), "r.dot", NULL, &fg,
-				 &errs)) {
-			dfg_fg_errors_print(errs, stderr);
+		if (dfg_flow_parse(text, strlen(text), "r.dot", NULL, &fg,
+				   &errs)) {
+			dfg_flow_errors_print(errs, stderr);
 			TH_LOG("round %u:\n%s", round, text);
 		}
 		ASSERT_NE(NULL, fg);
@@ -596,7 +598,7 @@ TEST(random_dags)
 		dfg_plan_free(again);
 		dfg_plan_free(unfolded);
 		dfg_plan_free(plan);
-		dfg_fg_free(fg);
+		dfg_flow_free(fg);
 		free(text);
 	}
 	TH_LOG("%u components in %u sets, %u sets of several", total_comps,

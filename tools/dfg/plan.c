@@ -21,7 +21,7 @@
 
 extern char **environ;
 
-static void print_flows(const struct dfg_fg *fg, const char *what,
+static void print_flows(const struct dfg_flow *fg, const char *what,
 			unsigned int n, const unsigned int *flows)
 {
 	unsigned int i;
@@ -30,11 +30,11 @@ static void print_flows(const struct dfg_fg *fg, const char *what,
 	if (!n)
 		fputs(" -", stdout);
 	for (i = 0; i < n; i++) {
-		const struct dfg_fg_flow *f = &fg->flows[flows[i]];
+		const struct dfg_flow_edge *f = &fg->flows[flows[i]];
 
 		printf("%s %s->%s (%s%s%s%s)", i ? "," : "",
 		       fg->comps[f->src].name, fg->comps[f->dst].name,
-		       dfg_fg_kind_name(f->kind), f->key ? " " : "",
+		       dfg_flow_kind_name(f->kind), f->key ? " " : "",
 		       f->key ? f->key : "", "");
 	}
 	putchar('\n');
@@ -42,7 +42,7 @@ static void print_flows(const struct dfg_fg *fg, const char *what,
 
 static void print_plan(const struct dfg_plan *p)
 {
-	const struct dfg_fg *fg = p->graph;
+	const struct dfg_flow *fg = p->graph;
 	unsigned int ph, k, m;
 
 	printf("graph %s (%s): %u components, %u flows\n",
@@ -145,10 +145,10 @@ int dfg_cmd_plan(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *out = NULL, *png = NULL;
-	struct dfg_fg_errors *errs = NULL;
+	struct dfg_flow_errors *errs = NULL;
 	struct dfg_plan *plan = NULL;
-	struct dfg_fg *fg = NULL;
-	const struct dfg_fg_types *types = dfg_run_types();
+	struct dfg_flow *fg = NULL;
+	const struct dfg_flow_types *types = dfg_run_types();
 	unsigned int flags = 0;
 	int c, ret, status = DFG_EXIT_FAIL;
 
@@ -186,12 +186,12 @@ int dfg_cmd_plan(int argc, char **argv)
 
 	/* Checked against the registry (built-ins, --plugin types) unless
 	 * --any-types: then any type, foldable unless the graph says not. */
-	ret = dfg_fg_load(argv[optind], types, &fg, &errs);
+	ret = dfg_flow_load(argv[optind], types, &fg, &errs);
 	if (ret == -EINVAL && errs) {
-		dfg_fg_errors_print(errs, stderr);
+		dfg_flow_errors_print(errs, stderr);
 		dfg_tool_err("%s: %u error%s, nothing planned", argv[optind],
 			     errs->n, errs->n == 1 ? "" : "s");
-		dfg_fg_errors_free(errs);
+		dfg_flow_errors_free(errs);
 		return DFG_EXIT_FAIL;
 	}
 	if (ret) {
@@ -212,6 +212,6 @@ int dfg_cmd_plan(int argc, char **argv)
 	status = DFG_EXIT_OK;
 out:
 	dfg_plan_free(plan);
-	dfg_fg_free(fg);
+	dfg_flow_free(fg);
 	return status;
 }

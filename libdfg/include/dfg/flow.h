@@ -14,8 +14,8 @@
  * Node attributes:
  *   type=NAME          component type (required)
  *   degree=N           degree of parallelism: 1 serial (default), N-way
- *                      (1..DFG_FG_MAX_DEGREE)
- *   phase=N            execution phase, 0 (default)..DFG_FG_MAX_PHASE;
+ *                      (1..DFG_FLOW_MAX_DEGREE)
+ *   phase=N            execution phase, 0 (default)..DFG_FLOW_MAX_PHASE;
  *                      flows never go to an earlier phase
  *   foldable=BOOL      true|false; default from the component type (true
  *                      when no type registry is given); a type that is
@@ -64,7 +64,7 @@
  * dfg_plan_build() partitions the components into folded sets with
  * procedure 400 of Ab Initio's CN103778015 (see DESIGN.md): mark all
  * unassigned; walk the components in the graph's topological order
- * (struct dfg_fg.topo); the first unassigned component becomes the root of
+ * (struct dfg_flow.topo); the first unassigned component becomes the root of
  * a new set; a non-foldable root stays alone; otherwise the set grows,
  * pass after pass over that order, by every unassigned component directly
  * downstream of a member that
@@ -95,14 +95,14 @@
  * cross the set's boundary and need channels; internal_flows[] are direct
  * calls. A set of degree N runs N instances. Per phase, the sets to run in
  * that phase, phases in increasing order. Per component: ports, the flows
- * on each port, parameters (dfg_fg_param()).
+ * on each port, parameters (dfg_flow_param()).
  *
- * Memory: a struct dfg_fg owns all its strings and arrays; a plan refers
+ * Memory: a struct dfg_flow owns all its strings and arrays; a plan refers
  * to its graph, which must outlive it.
  *
  * Threads: loading serialises on an internal lock (libcgraph's parser has
  * global state); everything else is reentrant. A program that also calls
- * libcgraph itself must not parse concurrently with dfg_fg_load().
+ * libcgraph itself must not parse concurrently with dfg_flow_load().
  *
  * Errors: -errno returns, errno never changed.
  */
@@ -116,20 +116,20 @@
 extern "C" {
 #endif
 
-#define DFG_FG_MAX_DEGREE	1024
-#define DFG_FG_MAX_PHASE	1024
+#define DFG_FLOW_MAX_DEGREE	1024
+#define DFG_FLOW_MAX_PHASE	1024
 
 /* Flow kinds: straight keeps the partitioning, the others repartition. */
-enum dfg_fg_kind {
-	DFG_FG_STRAIGHT,
-	DFG_FG_HASH,		/* by the value of a key field */
-	DFG_FG_ROUNDROBIN,
-	DFG_FG_BROADCAST,	/* every element to every partition */
-	DFG_FG_GATHER,		/* every partition into one (degree 1) */
+enum dfg_flow_kind {
+	DFG_FLOW_STRAIGHT,
+	DFG_FLOW_HASH,		/* by the value of a key field */
+	DFG_FLOW_ROUNDROBIN,
+	DFG_FLOW_BROADCAST,	/* every element to every partition */
+	DFG_FLOW_GATHER,	/* every partition into one (degree 1) */
 };
 
-/* What a component type declares; filled by a struct dfg_fg_types lookup. */
-struct dfg_fg_typeinfo {
+/* What a component type declares; filled by a struct dfg_flow_types lookup. */
+struct dfg_flow_typeinfo {
 	bool			foldable;	/* has a callable compute */
 	bool			interior;	/* can be folded below a root */
 	const char *const	*params;	/* NULL-terminated; NULL: any */
@@ -142,26 +142,26 @@ struct dfg_fg_typeinfo {
  * 0, or -ENOENT for an unknown type. Without a registry (NULL), every type
  * is foldable and interior and takes any parameter and numbered ports.
  */
-struct dfg_fg_types {
+struct dfg_flow_types {
 	int	(*lookup)(void *arg, const char *type,
-			  struct dfg_fg_typeinfo *info);
+			  struct dfg_flow_typeinfo *info);
 	void	*arg;
 };
 
-struct dfg_fg_param {
+struct dfg_flow_param {
 	const char	*key;
 	const char	*value;
 };
 
 /* One port of a component: the flows attached to it, in file order. */
-struct dfg_fg_port {
+struct dfg_flow_port {
 	const char		*name;		/* declared name, or the number */
 	unsigned int		nflows;
-	const unsigned int	*flows;		/* indices into dfg_fg.flows */
+	const unsigned int	*flows;		/* into dfg_flow.flows */
 };
 
-struct dfg_fg_comp {
-	unsigned int		index;		/* in dfg_fg.comps */
+struct dfg_flow_comp {
+	unsigned int		index;		/* in dfg_flow.comps */
 	const char		*name;		/* the DOT node name */
 	const char		*type;
 	unsigned int		degree;		/* 1 = serial */
@@ -171,34 +171,35 @@ struct dfg_fg_comp {
 	const char		*pin;		/* manual set, or NULL */
 	unsigned int		line;		/* first mention in the file */
 	unsigned int		nparams;	/* in file order */
-	const struct dfg_fg_param *params;
+	const struct dfg_flow_param *params;
 	unsigned int		nin, nout;	/* ports */
-	const struct dfg_fg_port *in, *out;
+	const struct dfg_flow_port *in, *out;
 	unsigned int		nin_flows, nout_flows;
 	const unsigned int	*in_flows;	/* all input flows, file order */
 	const unsigned int	*out_flows;	/* all output flows, file order */
 };
 
-struct dfg_fg_flow {
-	unsigned int		index;		/* in dfg_fg.flows */
+/* One flow: an edge from an output port to an input port. */
+struct dfg_flow_edge {
+	unsigned int		index;		/* in dfg_flow.flows */
 	unsigned int		src, src_port;	/* component, output port */
 	unsigned int		dst, dst_port;	/* component, input port */
-	enum dfg_fg_kind	kind;
-	const char		*key;		/* DFG_FG_HASH only, else NULL */
+	enum dfg_flow_kind	kind;
+	const char		*key;		/* hash key, else NULL */
 	unsigned int		line;
 };
 
-struct dfg_fg {
+struct dfg_flow {
 	const char		*file;		/* as given to the loader */
 	const char		*name;		/* the DOT graph name, or "" */
 	unsigned int		ncomps, nflows;
-	const struct dfg_fg_comp *comps;	/* file order */
-	const struct dfg_fg_flow *flows;	/* file order */
+	const struct dfg_flow_comp *comps;	/* file order */
+	const struct dfg_flow_edge *flows;	/* file order */
 	const unsigned int	*topo;		/* ncomps indices, see above */
 };
 
 /* One problem found in a graph file. */
-struct dfg_fg_error {
+struct dfg_flow_error {
 	const char	*file;
 	unsigned int	line;		/* 0 when not known */
 	const char	*object;	/* "node 'a'", "flow 'a' -> 'b'", NULL */
@@ -206,38 +207,38 @@ struct dfg_fg_error {
 	const char	*msg;
 };
 
-struct dfg_fg_errors {
+struct dfg_flow_errors {
 	unsigned int		n;
-	const struct dfg_fg_error *v;
+	const struct dfg_flow_error *v;
 };
 
 /*
  * Reads the DOT file @path (or @len bytes at @text, named @path in
- * messages, for dfg_fg_parse()) and validates it against @types (may be
+ * messages, for dfg_flow_parse()) and validates it against @types (may be
  * NULL). On success returns 0 and *@fgp. On a graph error returns
  * -EINVAL and, when @errsp is not NULL, *@errsp lists every problem found
- * (free with dfg_fg_errors_free()); other failures: -ENOMEM, or the
+ * (free with dfg_flow_errors_free()); other failures: -ENOMEM, or the
  * -errno of opening or reading @path.
  */
-int dfg_fg_load(const char *path, const struct dfg_fg_types *types,
-		struct dfg_fg **fgp, struct dfg_fg_errors **errsp);
-int dfg_fg_parse(const char *text, size_t len, const char *path,
-		 const struct dfg_fg_types *types, struct dfg_fg **fgp,
-		 struct dfg_fg_errors **errsp);
-void dfg_fg_free(struct dfg_fg *fg);
+int dfg_flow_load(const char *path, const struct dfg_flow_types *types,
+		  struct dfg_flow **fgp, struct dfg_flow_errors **errsp);
+int dfg_flow_parse(const char *text, size_t len, const char *path,
+		   const struct dfg_flow_types *types, struct dfg_flow **fgp,
+		   struct dfg_flow_errors **errsp);
+void dfg_flow_free(struct dfg_flow *fg);
 
 /* "file:line: object: attribute 'a': message\n" for each error. */
-int dfg_fg_errors_print(const struct dfg_fg_errors *errs, FILE *f);
-void dfg_fg_errors_free(struct dfg_fg_errors *errs);
+int dfg_flow_errors_print(const struct dfg_flow_errors *errs, FILE *f);
+void dfg_flow_errors_free(struct dfg_flow_errors *errs);
 
 /* The value of parameter @key of @c, or NULL. */
-const char *dfg_fg_param(const struct dfg_fg_comp *c, const char *key);
+const char *dfg_flow_param(const struct dfg_flow_comp *c, const char *key);
 
 /* Index of the component named @name, or -ENOENT. */
-int dfg_fg_find(const struct dfg_fg *fg, const char *name);
+int dfg_flow_find(const struct dfg_flow *fg, const char *name);
 
 /* "straight", "hash", ...; NULL for a bad value. */
-const char *dfg_fg_kind_name(enum dfg_fg_kind kind);
+const char *dfg_flow_kind_name(enum dfg_flow_kind kind);
 
 /* Folded plans. */
 #define DFG_PLAN_NO_FOLD	(1U << 0)	/* one set per component */
@@ -265,7 +266,7 @@ struct dfg_plan_phase {
 };
 
 struct dfg_plan {
-	const struct dfg_fg	*graph;
+	const struct dfg_flow	*graph;
 	bool			folded;		/* !DFG_PLAN_NO_FOLD */
 	unsigned int		nsets;
 	const struct dfg_plan_set *sets;	/* flows go to later sets */
@@ -280,7 +281,7 @@ struct dfg_plan {
  * per component. Returns 0 and *@planp, -EINVAL for a NULL argument or an
  * unknown flag, -ENOMEM.
  */
-int dfg_plan_build(const struct dfg_fg *fg, unsigned int flags,
+int dfg_plan_build(const struct dfg_flow *fg, unsigned int flags,
 		   struct dfg_plan **planp);
 void dfg_plan_free(struct dfg_plan *plan);
 

@@ -60,7 +60,7 @@
 extern "C" {
 #endif
 
-struct dfg_fg_types;
+struct dfg_flow_types;
 
 /* struct dfg_run_opts.flags */
 #define DFG_RUN_NO_FOLD		(1U << 0)	/* one set per component */
@@ -122,14 +122,14 @@ struct dfg_run_summary {
 /**
  * dfg_run_types() - the component registry as <dfg/flow.h>'s loader wants it
  *
- * Pass it to dfg_fg_load() so that a graph is checked against the
+ * Pass it to dfg_flow_load() so that a graph is checked against the
  * registered component types (built-ins and loaded plugins): unknown types
  * and parameters are errors, and each type's foldable flag and ports count
  * in the plan, as dfg_run() does.
  *
  * Return: a static table, never NULL.
  */
-const struct dfg_fg_types *dfg_run_types(void);
+const struct dfg_flow_types *dfg_run_types(void);
 
 /**
  * dfg_run() - plan and run a graph file

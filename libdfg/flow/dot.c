@@ -28,7 +28,7 @@
 
 #include <graphviz/cgraph.h>
 
-#include "fg.h"
+#include "flow_impl.h"
 
 /* Where libcgraph set one attribute value of one object. */
 struct fg_mod {
@@ -593,9 +593,9 @@ static int errs_new(struct fg_errs **ep)
 	return *ep ? 0 : -ENOMEM;
 }
 
-int dfg_fg_parse(const char *text, size_t len, const char *path,
-		 const struct dfg_fg_types *types, struct dfg_fg **fgp,
-		 struct dfg_fg_errors **errsp)
+int dfg_flow_parse(const char *text, size_t len, const char *path,
+		   const struct dfg_flow_types *types, struct dfg_flow **fgp,
+		   struct dfg_flow_errors **errsp)
 {
 	struct loader l = { .text = text, .len = len };
 	struct fg_pool pool = { 0 };
@@ -661,7 +661,7 @@ out:
 	if (ret == -EINVAL && errsp)
 		*errsp = &errs->pub;
 	else
-		dfg_fg_errors_free(&errs->pub);
+		dfg_flow_errors_free(&errs->pub);
 	return ret;
 }
 
@@ -711,8 +711,8 @@ out:
 	return 0;
 }
 
-int dfg_fg_load(const char *path, const struct dfg_fg_types *types,
-		struct dfg_fg **fgp, struct dfg_fg_errors **errsp)
+int dfg_flow_load(const char *path, const struct dfg_flow_types *types,
+		  struct dfg_flow **fgp, struct dfg_flow_errors **errsp)
 {
 	size_t len;
 	char *text;
@@ -727,7 +727,7 @@ int dfg_fg_load(const char *path, const struct dfg_fg_types *types,
 	ret = read_file(path, &text, &len);
 	if (ret)
 		return ret;
-	ret = dfg_fg_parse(text, len, path, types, fgp, errsp);
+	ret = dfg_flow_parse(text, len, path, types, fgp, errsp);
 	free(text);
 	return ret;
 }

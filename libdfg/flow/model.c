@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * libdfg: the dataflow graph model. Turns what the DOT loader read (struct
- * fg_raw) into a validated struct dfg_fg: components with their type,
+ * fg_raw) into a validated struct dfg_flow: components with their type,
  * parameters, degree, phase, folding flags and ports; flows with their
  * kind; the topological order. Every problem becomes one error naming the
  * file, line, object and attribute; nothing is built unless there are none.
@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fg.h"
+#include "flow_impl.h"
 
 /* Pool memory comes in chunks of at least this many bytes. */
 #define FG_CHUNK	16384
@@ -85,13 +85,13 @@ void fg_pool_free(struct fg_pool *p)
 int fg_err(struct fg_errs *e, const char *file, unsigned int line,
 	   const char *object, const char *attr, const char *fmt, ...)
 {
-	struct dfg_fg_error *err;
+	struct dfg_flow_error *err;
 	char buf[512];
 	va_list ap;
 
 	if (e->pub.n == e->cap) {
 		unsigned int cap = e->cap ? e->cap * 2 : 16;
-		struct dfg_fg_error *v = realloc(e->v, cap * sizeof(*v));
+		struct dfg_flow_error *v = realloc(e->v, cap * sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -103,7 +103,7 @@ int fg_err(struct fg_errs *e, const char *file, unsigned int line,
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
 	err = &e->v[e->pub.n];
-	*err = (struct dfg_fg_error){
+	*err = (struct dfg_flow_error){
 		.file = fg_strdup(&e->pool, file),
 		.line = line,
 		.object = object ? fg_strdup(&e->pool, object) : NULL,
@@ -117,14 +117,14 @@ int fg_err(struct fg_errs *e, const char *file, unsigned int line,
 	return 0;
 }
 
-int dfg_fg_errors_print(const struct dfg_fg_errors *errs, FILE *f)
+int dfg_flow_errors_print(const struct dfg_flow_errors *errs, FILE *f)
 {
 	unsigned int i;
 
 	if (!errs || !f)
 		return -EINVAL;
 	for (i = 0; i < errs->n; i++) {
-		const struct dfg_fg_error *e = &errs->v[i];
+		const struct dfg_flow_error *e = &errs->v[i];
 		int saved = errno, ret;
 
 		ret = fprintf(f, "%s:", e->file);
@@ -143,7 +143,7 @@ int dfg_fg_errors_print(const struct dfg_fg_errors *errs, FILE *f)
 	return 0;
 }
 
-void dfg_fg_errors_free(struct dfg_fg_errors *errs)
+void dfg_flow_errors_free(struct dfg_flow_errors *errs)
 {
 	struct fg_errs *e;
 
@@ -158,11 +158,11 @@ void dfg_fg_errors_free(struct dfg_fg_errors *errs)
 /* The graph */
 
 struct fg_graph {
-	struct dfg_fg	pub;
+	struct dfg_flow	pub;
 	struct fg_pool	pool;	/* everything of the graph, itself included */
 };
 
-void dfg_fg_free(struct dfg_fg *fg)
+void dfg_flow_free(struct dfg_flow *fg)
 {
 	struct fg_pool pool;
 
@@ -172,7 +172,7 @@ void dfg_fg_free(struct dfg_fg *fg)
 	fg_pool_free(&pool);
 }
 
-const char *dfg_fg_param(const struct dfg_fg_comp *c, const char *key)
+const char *dfg_flow_param(const struct dfg_flow_comp *c, const char *key)
 {
 	unsigned int i;
 
@@ -184,7 +184,7 @@ const char *dfg_fg_param(const struct dfg_fg_comp *c, const char *key)
 	return NULL;
 }
 
-int dfg_fg_find(const struct dfg_fg *fg, const char *name)
+int dfg_flow_find(const struct dfg_flow *fg, const char *name)
 {
 	unsigned int i;
 
@@ -197,14 +197,14 @@ int dfg_fg_find(const struct dfg_fg *fg, const char *name)
 }
 
 static const char *const kind_names[] = {
-	[DFG_FG_STRAIGHT]	= "straight",
-	[DFG_FG_HASH]		= "hash",
-	[DFG_FG_ROUNDROBIN]	= "roundrobin",
-	[DFG_FG_BROADCAST]	= "broadcast",
-	[DFG_FG_GATHER]		= "gather",
+	[DFG_FLOW_STRAIGHT]	= "straight",
+	[DFG_FLOW_HASH]		= "hash",
+	[DFG_FLOW_ROUNDROBIN]	= "roundrobin",
+	[DFG_FLOW_BROADCAST]	= "broadcast",
+	[DFG_FLOW_GATHER]		= "gather",
 };
 
-const char *dfg_fg_kind_name(enum dfg_fg_kind kind)
+const char *dfg_flow_kind_name(enum dfg_flow_kind kind)
 {
 	if ((unsigned int)kind >= sizeof(kind_names) / sizeof(kind_names[0]))
 		return NULL;
@@ -242,7 +242,7 @@ static unsigned int list_len(const char *const *list)
 /* Build state */
 
 struct comp_build {
-	struct dfg_fg_typeinfo	info;
+	struct dfg_flow_typeinfo	info;
 	int			ok;	/* degree, phase, type usable */
 };
 
@@ -250,8 +250,8 @@ struct build {
 	const struct fg_raw	*raw;
 	struct fg_pool		*pool;
 	struct fg_errs		*errs;
-	struct dfg_fg_comp	*comps;
-	struct dfg_fg_flow	*flows;
+	struct dfg_flow_comp	*comps;
+	struct dfg_flow_edge	*flows;
 	struct comp_build	*cb;
 	char			obj[256];
 	int			nomem;
@@ -326,14 +326,14 @@ static const struct fg_attr *find_attr(const struct fg_attr *attrs,
 	return NULL;
 }
 
-static void build_comp(struct build *b, const struct dfg_fg_types *types,
+static void build_comp(struct build *b, const struct dfg_flow_types *types,
 		       unsigned int i)
 {
 	const struct fg_rnode *r = &b->raw->nodes[i];
-	struct dfg_fg_comp *c = &b->comps[i];
+	struct dfg_flow_comp *c = &b->comps[i];
 	struct comp_build *cb = &b->cb[i];
 	const struct fg_attr *type = find_attr(r->attrs, r->nattrs, "type");
-	struct dfg_fg_param *params;
+	struct dfg_flow_param *params;
 	unsigned int k, num;
 
 	c->index = i;
@@ -343,7 +343,7 @@ static void build_comp(struct build *b, const struct dfg_fg_types *types,
 	c->foldable = true;
 	c->interior = true;
 	cb->ok = 1;
-	cb->info = (struct dfg_fg_typeinfo){ .foldable = true,
+	cb->info = (struct dfg_flow_typeinfo){ .foldable = true,
 					     .interior = true };
 	if (!type || !*type->value) {
 		berr(b, type ? type->line : r->line, node_obj(b, i), "type",
@@ -362,7 +362,7 @@ static void build_comp(struct build *b, const struct dfg_fg_types *types,
 				     "looking up type '%s': %s", c->type,
 				     strerror(-ret));
 			if (ret) {
-				cb->info = (struct dfg_fg_typeinfo){
+				cb->info = (struct dfg_flow_typeinfo){
 					.foldable = true, .interior = true };
 				cb->ok = 0;
 			}
@@ -383,9 +383,10 @@ static void build_comp(struct build *b, const struct dfg_fg_types *types,
 		if (!strcmp(a->key, "type") || in_list(node_drawing, a->key))
 			continue;
 		if (!strcmp(a->key, "degree")) {
-			number_attr(b, i, a, 1, DFG_FG_MAX_DEGREE, &c->degree);
+			number_attr(b, i, a, 1, DFG_FLOW_MAX_DEGREE,
+				    &c->degree);
 		} else if (!strcmp(a->key, "phase")) {
-			number_attr(b, i, a, 0, DFG_FG_MAX_PHASE, &c->phase);
+			number_attr(b, i, a, 0, DFG_FLOW_MAX_PHASE, &c->phase);
 		} else if (!strcmp(a->key, "foldable")) {
 			if (!strcmp(a->value, "true") && !cb->info.foldable)
 				berr(b, a->line, node_obj(b, i), a->key,
@@ -506,9 +507,9 @@ static int port_attr(struct build *b, unsigned int fi, const char *attr,
 static void build_flow(struct build *b, unsigned int fi)
 {
 	const struct fg_redge *e = &b->raw->edges[fi];
-	struct dfg_fg_flow *f = &b->flows[fi];
-	const struct dfg_fg_comp *src = &b->comps[e->tail];
-	const struct dfg_fg_comp *dst = &b->comps[e->head];
+	struct dfg_flow_edge *f = &b->flows[fi];
+	const struct dfg_flow_comp *src = &b->comps[e->tail];
+	const struct dfg_flow_comp *dst = &b->comps[e->head];
 	const struct fg_attr *kind = NULL, *key = NULL;
 	unsigned int k, line;
 	const char *name;
@@ -517,7 +518,7 @@ static void build_flow(struct build *b, unsigned int fi)
 	f->src = e->tail;
 	f->dst = e->head;
 	f->line = e->line;
-	f->kind = DFG_FG_STRAIGHT;
+	f->kind = DFG_FLOW_STRAIGHT;
 	for (k = 0; k < e->nattrs; k++) {
 		const struct fg_attr *a = &e->attrs[k];
 
@@ -534,20 +535,20 @@ static void build_flow(struct build *b, unsigned int fi)
 			     "unknown attribute");
 	}
 	if (kind) {
-		for (k = 0; k <= DFG_FG_GATHER; k++)
+		for (k = 0; k <= DFG_FLOW_GATHER; k++)
 			if (!strcmp(kind->value, kind_names[k]))
 				break;
-		if (k > DFG_FG_GATHER)
+		if (k > DFG_FLOW_GATHER)
 			berr(b, kind->line, flow_obj(b, fi), "flow",
 			     "unknown flow kind '%s' (straight, hash, roundrobin, broadcast or gather)",
 			     kind->value);
 		else
 			f->kind = k;
 	}
-	if (f->kind == DFG_FG_HASH && !(key && *key->value))
+	if (f->kind == DFG_FLOW_HASH && !(key && *key->value))
 		berr(b, kind->line, flow_obj(b, fi), "key",
 		     "missing: a hash flow needs the key to hash on");
-	else if (f->kind != DFG_FG_HASH && key)
+	else if (f->kind != DFG_FLOW_HASH && key)
 		berr(b, key->line, flow_obj(b, fi), "key",
 		     "only hash flows have a key");
 	else if (key)
@@ -566,11 +567,11 @@ static void build_flow(struct build *b, unsigned int fi)
 
 	if (!b->cb[e->tail].ok || !b->cb[e->head].ok)
 		return;
-	if (f->kind == DFG_FG_STRAIGHT && src->degree != dst->degree)
+	if (f->kind == DFG_FLOW_STRAIGHT && src->degree != dst->degree)
 		berr(b, kind ? kind->line : e->line, flow_obj(b, fi), "flow",
 		     "straight flow from degree %u to degree %u: repartition it (hash, roundrobin, broadcast or gather)",
 		     src->degree, dst->degree);
-	if (f->kind == DFG_FG_GATHER && dst->degree != 1)
+	if (f->kind == DFG_FLOW_GATHER && dst->degree != 1)
 		berr(b, kind->line, flow_obj(b, fi), "flow",
 		     "a gather flow ends in a serial component, not degree %u",
 		     dst->degree);
@@ -587,7 +588,7 @@ static unsigned int port_count(struct build *b, unsigned int ci, int out)
 	const char *const *names = out ? cb->info.out_ports :
 					 cb->info.in_ports;
 	unsigned int n = list_len(names), k;
-	const struct dfg_fg_flow *f;
+	const struct dfg_flow_edge *f;
 
 	if (!names) {
 		for (k = 0; k < b->raw->nedges; k++) {
@@ -603,9 +604,9 @@ static unsigned int port_count(struct build *b, unsigned int ci, int out)
 
 static int fill_ports(struct build *b, unsigned int ci)
 {
-	struct dfg_fg_comp *c = &b->comps[ci];
+	struct dfg_flow_comp *c = &b->comps[ci];
 	struct comp_build *cb = &b->cb[ci];
-	struct dfg_fg_port *in, *out;
+	struct dfg_flow_port *in, *out;
 	unsigned int *inf, *outf, k, nin_flows = 0, nout_flows = 0;
 	char num[16];
 
@@ -634,7 +635,7 @@ static int fill_ports(struct build *b, unsigned int ci)
 	for (k = 0; k < c->nin + c->nout; k++) {
 		int isout = k >= c->nin;
 		unsigned int p = isout ? k - c->nin : k;
-		struct dfg_fg_port *port = isout ? &out[p] : &in[p];
+		struct dfg_flow_port *port = isout ? &out[p] : &in[p];
 		const char *const *names = isout ? cb->info.out_ports :
 						   cb->info.in_ports;
 		unsigned int *flows, j, n = 0;
@@ -646,7 +647,7 @@ static int fill_ports(struct build *b, unsigned int ci)
 		if (!port->name || !flows)
 			return -ENOMEM;
 		for (j = 0; j < b->raw->nedges; j++) {
-			const struct dfg_fg_flow *f = &b->flows[j];
+			const struct dfg_flow_edge *f = &b->flows[j];
 
 			if ((isout && f->src == ci && f->src_port == p) ||
 			    (!isout && f->dst == ci && f->dst_port == p))
@@ -732,8 +733,8 @@ out:
 }
 
 int fg_build(const struct fg_raw *raw, struct fg_pool *pool,
-	     const struct dfg_fg_types *types, struct fg_errs *errs,
-	     struct dfg_fg **fgp)
+	     const struct dfg_flow_types *types, struct fg_errs *errs,
+	     struct dfg_flow **fgp)
 {
 	struct build b = { .raw = raw, .pool = pool, .errs = errs };
 	unsigned int n = raw->nnodes, i;
@@ -771,7 +772,7 @@ int fg_build(const struct fg_raw *raw, struct fg_pool *pool,
 	if (ret || errs->pub.n)
 		goto out;
 
-	g->pub = (struct dfg_fg){
+	g->pub = (struct dfg_flow){
 		.file = raw->file, .name = raw->name,
 		.ncomps = n, .nflows = raw->nedges,
 		.comps = b.comps, .flows = b.flows, .topo = topo,

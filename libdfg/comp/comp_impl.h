@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * libdfg internals shared by comp/: the instance, the built-in type table,
- * and helpers the built-in components share (keys, a record store, line
- * splitting, file output).
+ * libdfg internals shared by comp/: the built-in type table and helpers
+ * the built-in components share (keys, a record store, line splitting,
+ * file output). The instance itself is in comp_run.h.
  */
-#ifndef _DFG_COMP_INTERNAL_H
-#define _DFG_COMP_INTERNAL_H
+#ifndef _DFG_COMP_IMPL_H
+#define _DFG_COMP_IMPL_H
 
 #include <errno.h>
 #include <stdbool.h>
@@ -13,69 +13,8 @@
 
 #include <dfg/component.h>
 
+#include "comp_run.h"
 #include "expr.h"
-
-enum comp_phase {
-	COMP_NEW,	/* created, init() not yet called */
-	COMP_READY,	/* init() done: takes work */
-	COMP_DONE,	/* shutdown() done */
-	COMP_FAILED,	/* a callback failed; only destroy is left */
-};
-
-/*
- * struct dfg_comp - an instance
- * @type:	its type (registered types are never freed)
- * @name:	instance name (owned)
- * @nr_in, @nr_out, @instance, @degree: from struct dfg_comp_attr
- * @params, @nr_params: copies of the parameters (one allocation, owned)
- * @state:	what init() made
- * @emit, @cookie: the executor's emit hook
- * @phase:	COMP_*
- * @inited:	init() succeeded, so fini() is due
- * @ended:	per input: end_input() was called for it
- * @emit_err:	last error dfg_emit() got from downstream, so a failure
- *		that only passes through is not blamed on this instance
- * @has_blip, @blip: the pending blip of a root that returned GOT_BLIP
- * @errmsg:	the failure message
- */
-struct dfg_comp {
-	const struct dfg_comp_type	*type;
-	char				*name;
-	unsigned int			nr_in, nr_out;
-	unsigned int			instance, degree;
-	struct dfg_param		*params;
-	unsigned int			nr_params;
-	void				*state;
-	dfg_emit_fn			emit;
-	void				*cookie;
-	enum comp_phase			phase;
-	bool				inited;
-	bool				*ended;
-	int				emit_err;
-	bool				has_blip;
-	struct dfg_blip			blip;
-	char				errmsg[DFG_COMP_ERRMSG_MAX];
-};
-
-/*
- * The executor's per-element call (libdfg/run/): dfg_comp_compute()
- * without its errno save and restore, which the executor, not a public
- * caller, has no use for; the checks are the same, a failure goes through
- * __dfg_comp_failed() as in dfg_comp_compute().
- */
-int __dfg_comp_failed(struct dfg_comp *c, int ret);
-
-static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
-				     const struct dfg_elem *e)
-{
-	int ret;
-
-	if (__builtin_expect(c->phase != COMP_READY || port >= c->nr_in ||
-			     c->ended[port] || !c->type->compute, 0))
-		return -EINVAL;
-	ret = c->type->compute(c, port, e);
-	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
-}
 
 /* Checkpoint internals for the instance record (ckpt.c). */
 int __dfg_ckpt_patch_u64(struct dfg_ckpt *w, size_t at, __u64 v);
@@ -120,7 +59,7 @@ int comp_expr(struct dfg_comp *c, const char *param, const char *def,
 
 /*
  * A record store: copies of elements with their keys, in arrival order,
- * in chunks so that records never move.
+ * in chunks so that records never move. A zeroed store is empty.
  */
 struct comp_rec {
 	const char	*data;
@@ -136,7 +75,6 @@ struct comp_store {
 	struct dfg_bump		mem;
 };
 
-void comp_store_init(struct comp_store *s);
 void comp_store_fini(struct comp_store *s);
 /* Appends a copy of @data and of the key @v; returns the record or NULL. */
 struct comp_rec *comp_store_add(struct comp_store *s, const void *data,
@@ -209,4 +147,4 @@ void comp_out_close(struct comp_out *o);
 /* @path with "{}" replaced by the instance number (N-way files). */
 int comp_path(struct dfg_comp *c, const char *param, char **pathp);
 
-#endif /* _DFG_COMP_INTERNAL_H */
+#endif /* _DFG_COMP_IMPL_H */

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * libdfg internals of graph/: the allocation pool, the raw graph the DOT
+ * libdfg internals of flow/: the allocation pool, the raw graph the DOT
  * loader hands to the model, the error list, procedure 400.
  */
-#ifndef _DFG_GRAPH_FG_H
-#define _DFG_GRAPH_FG_H
+#ifndef _DFG_FLOW_IMPL_H
+#define _DFG_FLOW_IMPL_H
 
 #include <stddef.h>
 
@@ -58,8 +58,8 @@ struct fg_raw {
 };
 
 struct fg_errs {
-	struct dfg_fg_errors	pub;
-	struct dfg_fg_error	*v;
+	struct dfg_flow_errors	pub;
+	struct dfg_flow_error	*v;
 	unsigned int		cap;
 	struct fg_pool		pool;
 };
@@ -75,10 +75,10 @@ void fg_cgraph_unlock(void);
 
 /* model.c: validates @raw and builds the graph (in @pool, taken over). */
 int fg_build(const struct fg_raw *raw, struct fg_pool *pool,
-	     const struct dfg_fg_types *types, struct fg_errs *errs,
-	     struct dfg_fg **fgp);
+	     const struct dfg_flow_types *types, struct fg_errs *errs,
+	     struct dfg_flow **fgp);
 
 /* fold.c: procedure 400; @set_of gets each component's set, returns nsets. */
-int fg_fold(const struct dfg_fg *fg, unsigned int *set_of);
+int fg_fold(const struct dfg_flow *fg, unsigned int *set_of);
 
-#endif /* _DFG_GRAPH_FG_H */
+#endif /* _DFG_FLOW_IMPL_H */

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "fg.h"
+#include "flow_impl.h"
 
 #define UNASSIGNED	UINT_MAX
 
@@ -24,11 +24,11 @@ static bool same_pin(const char *a, const char *b)
  * the set through straight flows only (and by at least one), and, with
  * several inputs, have every upstream component in the set (claim 8).
  */
-static bool admissible(const struct dfg_fg *fg, unsigned int c,
+static bool admissible(const struct dfg_flow *fg, unsigned int c,
 		       unsigned int root, unsigned int set,
 		       const unsigned int *set_of)
 {
-	const struct dfg_fg_comp *x = &fg->comps[c], *r = &fg->comps[root];
+	const struct dfg_flow_comp *x = &fg->comps[c], *r = &fg->comps[root];
 	bool linked = false;
 	unsigned int i;
 
@@ -39,21 +39,21 @@ static bool admissible(const struct dfg_fg *fg, unsigned int c,
 	if (!same_pin(x->pin, r->pin))
 		return false;
 	for (i = 0; i < x->nin_flows; i++) {
-		const struct dfg_fg_flow *f = &fg->flows[x->in_flows[i]];
+		const struct dfg_flow_edge *f = &fg->flows[x->in_flows[i]];
 
 		if (set_of[f->src] != set) {
 			if (x->nin_flows > 1)
 				return false;
 			continue;
 		}
-		if (f->kind != DFG_FG_STRAIGHT)
+		if (f->kind != DFG_FLOW_STRAIGHT)
 			return false;
 		linked = true;
 	}
 	return linked;
 }
 
-int fg_fold(const struct dfg_fg *fg, unsigned int *set_of)
+int fg_fold(const struct dfg_flow *fg, unsigned int *set_of)
 {
 	unsigned int n = fg->ncomps, first = 0, nsets = 0, k;
 

@@ -12,7 +12,7 @@
 
 #include <graphviz/cgraph.h>
 
-#include "fg.h"
+#include "flow_impl.h"
 
 struct fg_plan {
 	struct dfg_plan	pub;
@@ -41,7 +41,7 @@ static const char *set_name(struct fg_pool *pool, const struct dfg_plan *p,
 		return fg_strdup(pool, buf);
 	}
 	for (i = 0; i < s; i++) {
-		const struct dfg_fg_comp *r =
+		const struct dfg_flow_comp *r =
 			&p->graph->comps[p->sets[i].members[0]];
 
 		same += r->pin && !strcmp(r->pin, pin);
@@ -64,7 +64,7 @@ static const char *set_name(struct fg_pool *pool, const struct dfg_plan *p,
 static int fill_set(struct fg_pool *pool, struct dfg_plan *p,
 		    struct dfg_plan_set *set, unsigned int s)
 {
-	const struct dfg_fg *fg = p->graph;
+	const struct dfg_flow *fg = p->graph;
 	unsigned int *members, *in, *out, *internal, k, m = 0;
 
 	members = fg_allocv(pool, fg->ncomps + 1, sizeof(*members));
@@ -86,7 +86,7 @@ static int fill_set(struct fg_pool *pool, struct dfg_plan *p,
 	set->out_flows = out;
 	set->internal_flows = internal;
 	for (k = 0; k < fg->nflows; k++) {
-		const struct dfg_fg_flow *f = &fg->flows[k];
+		const struct dfg_flow_edge *f = &fg->flows[k];
 		bool src_in = p->set_of[f->src] == s;
 		bool dst_in = p->set_of[f->dst] == s;
 
@@ -135,7 +135,7 @@ static int fill_phases(struct fg_pool *pool, struct dfg_plan *p)
 	return 0;
 }
 
-int dfg_plan_build(const struct dfg_fg *fg, unsigned int flags,
+int dfg_plan_build(const struct dfg_flow *fg, unsigned int flags,
 		   struct dfg_plan **planp)
 {
 	struct fg_pool pool = { 0 };
@@ -191,10 +191,10 @@ static int set_attr(void *obj, const char *name, const char *value)
 }
 
 static int write_flow(Agraph_t *g, Agnode_t **nodes,
-		      const struct dfg_plan *p, const struct dfg_fg_flow *f)
+		      const struct dfg_plan *p, const struct dfg_flow_edge *f)
 {
-	const struct dfg_fg_comp *src = &p->graph->comps[f->src];
-	const struct dfg_fg_comp *dst = &p->graph->comps[f->dst];
+	const struct dfg_flow_comp *src = &p->graph->comps[f->src];
+	const struct dfg_flow_comp *dst = &p->graph->comps[f->dst];
 	Agedge_t *e;
 	char label[256];
 	int n;
@@ -202,7 +202,7 @@ static int write_flow(Agraph_t *g, Agnode_t **nodes,
 	e = agedge(g, nodes[f->src], nodes[f->dst], NULL, 1);
 	if (!e)
 		return -ENOMEM;
-	n = snprintf(label, sizeof(label), "%s", dfg_fg_kind_name(f->kind));
+	n = snprintf(label, sizeof(label), "%s", dfg_flow_kind_name(f->kind));
 	if (f->key)
 		n += snprintf(label + n, sizeof(label) - n, "(%s)", f->key);
 	if (src->nout > 1 || dst->nin > 1)
@@ -211,14 +211,14 @@ static int write_flow(Agraph_t *g, Agnode_t **nodes,
 			 dst->in[f->dst_port].name);
 	set_attr(e, "label", label);
 	if (p->set_of[f->src] != p->set_of[f->dst])
-		set_attr(e, "style", f->kind == DFG_FG_STRAIGHT ?
+		set_attr(e, "style", f->kind == DFG_FLOW_STRAIGHT ?
 			 "bold" : "bold,dashed");
 	return 0;
 }
 
 static int build_dot(Agraph_t *g, const struct dfg_plan *p, Agnode_t **nodes)
 {
-	const struct dfg_fg *fg = p->graph;
+	const struct dfg_flow *fg = p->graph;
 	unsigned int s, k;
 	char buf[512];
 
@@ -237,7 +237,7 @@ static int build_dot(Agraph_t *g, const struct dfg_plan *p, Agnode_t **nodes)
 		set_attr(sub, "label", buf);
 		set_attr(sub, "style", set->foldable ? "rounded" : "dashed");
 		for (k = 0; k < set->nmembers; k++) {
-			const struct dfg_fg_comp *c =
+			const struct dfg_flow_comp *c =
 				&fg->comps[set->members[k]];
 			Agnode_t *n = agnode(sub, (char *)c->name, 1);
 

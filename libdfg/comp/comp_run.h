@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * What the executor (libdfg/run/) uses of comp/ beyond <dfg/component.h>:
+ * the instance and its per-element call, inline because it runs once per
+ * element of every direct call inside a set. Nothing else of comp/ is
+ * for run/.
+ */
+#ifndef _DFG_COMP_RUN_H
+#define _DFG_COMP_RUN_H
+
+#include <errno.h>
+#include <stdbool.h>
+
+#include <dfg/component.h>
+
+enum comp_phase {
+	COMP_NEW,	/* created, init() not yet called */
+	COMP_READY,	/* init() done: takes work */
+	COMP_DONE,	/* shutdown() done */
+	COMP_FAILED,	/* a callback failed; only destroy is left */
+};
+
+/*
+ * struct dfg_comp - an instance
+ * @type:	its type (registered types are never freed)
+ * @name:	instance name (owned)
+ * @nr_in, @nr_out, @instance, @degree: from struct dfg_comp_attr
+ * @params, @nr_params: copies of the parameters (one allocation, owned)
+ * @state:	what init() made
+ * @emit, @cookie: the executor's emit hook
+ * @phase:	COMP_*
+ * @inited:	init() succeeded, so fini() is due
+ * @ended:	per input: end_input() was called for it
+ * @emit_err:	last error dfg_emit() got from downstream, so a failure
+ *		that only passes through is not blamed on this instance
+ * @has_blip, @blip: the pending blip of a root that returned GOT_BLIP
+ * @errmsg:	the failure message
+ */
+struct dfg_comp {
+	const struct dfg_comp_type	*type;
+	char				*name;
+	unsigned int			nr_in, nr_out;
+	unsigned int			instance, degree;
+	struct dfg_param		*params;
+	unsigned int			nr_params;
+	void				*state;
+	dfg_emit_fn			emit;
+	void				*cookie;
+	enum comp_phase			phase;
+	bool				inited;
+	bool				*ended;
+	int				emit_err;
+	bool				has_blip;
+	struct dfg_blip			blip;
+	char				errmsg[DFG_COMP_ERRMSG_MAX];
+};
+
+/*
+ * The executor's per-element call (libdfg/run/): dfg_comp_compute()
+ * without its errno save and restore, which the executor, not a public
+ * caller, has no use for; the checks are the same, a failure goes through
+ * __dfg_comp_failed() as in dfg_comp_compute().
+ */
+int __dfg_comp_failed(struct dfg_comp *c, int ret);
+
+static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
+				     const struct dfg_elem *e)
+{
+	int ret;
+
+	if (__builtin_expect(c->phase != COMP_READY || port >= c->nr_in ||
+			     c->ended[port] || !c->type->compute, 0))
+		return -EINVAL;
+	ret = c->type->compute(c, port, e);
+	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
+}
+
+#endif /* _DFG_COMP_RUN_H */

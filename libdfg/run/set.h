@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * libdfg run: one set instance's process, shared by its files.
+ *
+ *   set.c    members, the emit hook (direct calls), set-up, the worker
+ *            loop and the root protocol
+ *   port.c   boundary flows on channels: outputs and inputs
+ *   spool.c  boundary flows into a later phase, through spool files
+ *   ckpt.c   checkpoints: alignment, taking, restoring
+ */
+#ifndef _DFG_RUN_SET_H
+#define _DFG_RUN_SET_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include <dfg/dfg.h>
+
+#include <dfg/sched.h>
+
+#include "../comp/comp_run.h"
+#include "fifo.h"
+#include "run.h"
+
+struct rt_set;
+struct rt_out;
+
+/* One flow on an output port: a member of the set, or a boundary. */
+struct rt_edge {
+	struct rt_member	*to;
+	unsigned int		port;
+	struct rt_out		*out;
+};
+
+struct rt_port {
+	struct rt_edge	*edge;
+	unsigned int	nr;
+};
+
+struct rt_member {
+	struct rt_set		*set;
+	unsigned int		comp;		/* in fg->comps */
+	struct dfg_comp		*c;
+	struct rt_port		*out;		/* per output port */
+	struct run_comp_stats	*st;
+	bool			root;
+	bool			root_eof;
+	bool			ckpt_asked;	/* root returned a ckpt blip */
+	__u64			root_count;	/* elements it produced */
+};
+
+/*
+ * A boundary flow leaving the set: one producer per reachable instance,
+ * on a channel, or on a spool file for a flow into a later phase.
+ */
+struct rt_out {
+	const struct dfg_flow_edge *f;
+	unsigned int		nr;
+	struct dfg_chan		**ch;		/* NULL: spooled */
+	struct run_fifo		*pend;
+	FILE			**spool;	/* spooled: per instance */
+	__u64			rr;
+};
+
+/* One upstream instance of an input channel, or its spool file. */
+struct rt_src {
+	struct run_fifo		stash;
+	FILE			*spool;
+	__u64			at_seq;		/* blip reached, waiting */
+	bool			eof;
+};
+
+struct rt_in {
+	const struct dfg_flow_edge *f;
+	struct rt_member	*to;
+	struct dfg_chan		*ch;		/* NULL: spooled */
+	unsigned int		nprod;
+	struct rt_src		*src;
+	unsigned int		nr_eof;
+	bool			closed;		/* recv said end of stream */
+	void			*buf;		/* spooled: the element read */
+	size_t			buf_len;
+};
+
+struct rt_set {
+	const struct run_env	*env;
+	const struct dfg_plan_set *ps;
+	unsigned int		set, inst;
+	struct rt_member	*m;
+	unsigned int		nr_m;
+	struct rt_in		*in;
+	unsigned int		nr_in;
+	unsigned int		nr_chan_in;	/* of @in, on channels */
+	struct rt_out		*out;
+	unsigned int		nr_out;
+	struct run_set_stats	*st;
+	struct dfg_sched	*sched;		/* this process's client */
+	struct dfg_set		*kset;		/* the set, registered */
+	struct dfg_set_page	*page;		/* its shared page */
+	bool			done;		/* yielded EOF */
+
+	/* the buffer being worked on, while its compute() runs */
+	const void		*cur_data;
+	size_t			cur_len;
+	__u64			cur_off;
+	bool			cur_owned;
+
+	struct rt_member	*failed;	/* innermost failing member */
+	int			err;
+	char			msg[DFG_COMP_ERRMSG_MAX];
+	__u64			ckpt_seq;	/* last checkpoint taken */
+	bool			peer_failed;	/* stopped by another's failure */
+};
+
+/* The member called now (-1: none), for SIGPROF sampling (set.c). */
+extern volatile int rt_prof_active;
+
+/* The member called now (-1: none), for SIGPROF and the module. */
+static inline void set_active(struct rt_set *s, int idx)
+{
+	rt_prof_active = idx;
+	if (s->page)
+		dfg_set_enter(s->page, idx < 0 ? DFG_SET_COMP_NONE :
+			      (unsigned int)idx);
+}
+
+static inline unsigned int member_idx(const struct rt_member *m)
+{
+	return (unsigned int)(m - m->set->m);
+}
+
+/* set.c */
+int rt_fail(struct rt_set *s, int err, const char *comp, const char *fmt,
+	    ...) __attribute__((format(printf, 4, 5)));
+int rt_member_fail(struct rt_set *s, struct rt_member *m, int err);
+int rt_deliver(struct rt_member *t, unsigned int port,
+	       const struct dfg_elem *e);
+
+/* port.c */
+unsigned int rt_prod_of(const struct rt_set *s, const struct dfg_flow_edge *f);
+int rt_out_flush(struct rt_set *s, struct rt_out *o, unsigned int j,
+		 bool block);
+int rt_out_control(struct rt_set *s, struct rt_out *o, unsigned int kind,
+		   __u64 tag);
+int rt_out_put(struct rt_set *s, struct rt_out *o, const struct dfg_elem *e);
+int rt_in_desc(struct rt_set *s, struct rt_in *in, const struct dfg_desc *d);
+int rt_in_control(struct rt_set *s, struct rt_in *in, struct rt_src *src,
+		  unsigned int kind, __u64 tag);
+int rt_in_pump(struct rt_set *s, struct rt_in *in, unsigned int budget);
+
+/* spool.c */
+FILE *rt_spool_open(struct rt_set *s, const struct dfg_flow_edge *f,
+		    unsigned int inst, unsigned int prod, bool out);
+int rt_spool_put(struct rt_set *s, struct rt_out *o, unsigned int j,
+		 unsigned int kind, __u64 tag, const void *data, size_t len);
+int rt_spool_flush(struct rt_set *s, struct rt_out *o, bool sync);
+int rt_spool_pump(struct rt_set *s, struct rt_in *in, unsigned int budget);
+
+/* ckpt.c */
+__u64 rt_ckpt_every(const struct rt_set *s);
+int rt_ckpt_restore(struct rt_set *s, __u64 seq);
+int rt_maybe_checkpoint(struct rt_set *s);
+
+#endif /* _DFG_RUN_SET_H */

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: GPL-2.0
+/* dfgctl stats: /sys/kernel/dfg as "name value" lines. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "dfgctl.h"
+
+static const char *const sysfs_top[] = {
+	"version", "api_version", "features", "clients", "parked",
+};
+
+/* Prints "<name> <first line of dir/name>"; returns 0 or -errno. */
+static int print_sysfs_file(const char *dir, const char *name)
+{
+	char line[256];
+	int err = ctl_read_sysfs_line(dir, name, line, sizeof(line));
+
+	if (!err)
+		printf("%s %s\n", name, line);
+	return err;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help",	no_argument,	NULL, 'h' },
+		{ }
+	};
+	const char *dir = getenv("DFG_SYSFS");
+	char path[PATH_MAX], what[PATH_MAX + 16];
+	struct dirent **ents;
+	int c, i, n, err, ret = EXIT_OK;
+
+	FOR_EACH_OPT(c, argc, argv, "h", opts) {
+		switch (c) {
+		case 'h':
+			return ctl_help_requested();
+		default:
+			return ctl_bad_option(argv);
+		}
+	}
+	if (optind < argc)
+		return ctl_usage_error("stats: unexpected argument '%s'",
+				       argv[optind]);
+
+	if (!dir || !*dir)
+		dir = DFG_SYSFS_DIR;
+	if (access(dir, F_OK))
+		return ctl_fail_errno(dir, errno);
+
+	for (i = 0; i < (int)ARRAY_SIZE(sysfs_top); i++) {
+		err = print_sysfs_file(dir, sysfs_top[i]);
+		if (err) {
+			snprintf(what, sizeof(what), "%s/%s", dir,
+				 sysfs_top[i]);
+			ret = ctl_fail(what, strerror(-err), false);
+		}
+	}
+
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	n = scandir(path, &ents, ctl_not_hidden, alphasort);
+	if (n < 0)
+		return ctl_fail_errno(path, errno);
+	for (i = 0; i < n; i++) {
+		char name[NAME_MAX + 8];
+
+		snprintf(name, sizeof(name), "stats/%s", ents[i]->d_name);
+		err = print_sysfs_file(dir, name);
+		if (err) {
+			snprintf(what, sizeof(what), "%s/%s", dir, name);
+			ret = ctl_fail(what, strerror(-err), false);
+		}
+		free(ents[i]);
+	}
+	free(ents);
+	return ret;
+}
