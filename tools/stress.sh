@@ -33,5 +33,6 @@ for ((i = 1; i <= count; i++)); do
 		echo "stress: $test failed in run $i of $count"
 		exit 1
 	fi
+	((i % 20)) || echo "stress: $test passed $i of $count"
 done
 echo "stress: $test passed $count runs"
