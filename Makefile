@@ -6,6 +6,7 @@
 #   make tools      dfgctl, bench tools   make deps    install Debian packages
 #   make examples   example programs
 #   make selftests  kselftest binaries    make install module + library + tools
+#   make stress     one selftest in a loop in one VM boot (tools/stress.sh)
 #
 # KDIR=<dir> overrides the kernel build dir (default: tools/kdir.sh).
 
@@ -19,7 +20,7 @@ LINUXSRC := $(BUILD)/linux-src
 export TOP BUILD PREFIX DESTDIR LINUXSRC
 
 .PHONY: all module lib tools selftests examples linux-src check demo bench deps \
-	install uninstall dkms-install dkms-uninstall clean checkpatch sparse
+	stress install uninstall dkms-install dkms-uninstall clean checkpatch sparse
 
 all: module lib tools selftests examples
 
@@ -71,6 +72,10 @@ bench:
 
 deps:
 	$(TOP)/tools/deps.sh
+
+# DFG_STRESS_TEST, DFG_STRESS_PROG, DFG_STRESS_COUNT: see tools/stress.sh.
+stress: module selftests
+	$(TOP)/tools/stress.sh
 
 install: all
 	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=extra modules_install

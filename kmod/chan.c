@@ -24,11 +24,10 @@
  *			own copy of the states (->ring_state, ->ring_pid,
  *			->consumer_state, ->nr_producers, ->ever_opened,
  *			->dead), both waiter lists and the counters. Waits
- *			are completed under it (dfg_park_complete() works in
- *			any context): a waiter found on a list cannot be freed
- *			meanwhile, because its park release and its ioctl
- *			sleeper both unlink it under ->lock first. Lock order:
- *			dfg_chan.lock -> dfg_file.lock (park.c);
+ *			are completed under it (dfg_waiter_complete(), which
+ *			is the lock the waiters name as their owner's, see
+ *			wait.c). Lock order: dfg_chan.lock -> dfg_file.lock
+ *			(wait.c);
  *			dfg_graphs_lock -> dfg_chan.lock (sysfs removal at the
  *			graph's death drains readers that take it).
  *     ->mem, ->base	the header page and rings (struct dfg_mem, accounted
@@ -41,7 +40,7 @@
  *			"[dfg-chan]"), its file's private_data, freed at the
  *			file's release; holds one channel reference. Embeds a
  *			dfg_file (on dfg_files) so its parked WAITs follow
- *			park.c: task-exit monitor, dfg.max_parked. A parked
+ *			wait.c: task-exit monitor, dfg.max_parked. A parked
  *			command pins the file, so release runs with nothing
  *			of this endpoint parked or sleeping.
  *   struct dfg_chan_watch  the scheduler's wait for a channel condition on
@@ -54,11 +53,9 @@
  *			waiters. Lock order: dfg_chan.lock -> the scheduler's
  *			client lock, taken by the callback.
  *   struct dfg_chan_waiter  one WAIT that could not complete at once, on
- *			->cons_waiters or ->prod_waiters under ->lock.
- *			io_uring: allocated, embeds its dfg_park, freed by the
- *			park's release after unlinking. ioctl: on the
- *			sleeper's stack, unlinked by the sleeper under ->lock
- *			before it returns.
+ *			->cons_waiters or ->prod_waiters under ->lock: a
+ *			struct dfg_waiter (wait.c: its allocation, sleep,
+ *			park and completion) plus the endpoint.
  *
  * Producer slots: a producer takes the lowest DFG_CHAN_S_FREE slot, else
  * the lowest CLOSED slot whose ring the consumer has drained (what an old
@@ -141,7 +138,7 @@ struct dfg_chan {
 
 /**
  * struct dfg_chan_ep - one endpoint descriptor
- * @df:		its parked commands (park.c); on dfg_files while open
+ * @df:		its parked commands (wait.c); on dfg_files while open
  * @ch:		the channel (kobject reference held)
  * @role:	DFG_CHAN_PRODUCER, DFG_CHAN_CONSUMER, or 0 while being set up
  * @slot:	producer: its ring
@@ -158,20 +155,13 @@ struct dfg_chan_ep {
 
 /**
  * struct dfg_chan_waiter - a WAIT waiting for its condition
- * @node:	on dfg_chan.cons_waiters/prod_waiters; empty once unlinked
+ * @wait:	the waiter, on dfg_chan.cons_waiters/prod_waiters; its args
+ *		are a struct dfg_chan_wait
  * @ep:		the endpoint the WAIT was issued on
- * @task:	ioctl: the sleeper; NULL for io_uring
- * @res:	ioctl: result once completed (events > 0 or -errno), else 0
- * @park:	io_uring: the parked command
- * @args:	io_uring: the argument struct, written back on success
  */
 struct dfg_chan_waiter {
-	struct list_head	node;
+	struct dfg_waiter	wait;
 	struct dfg_chan_ep	*ep;
-	struct task_struct	*task;
-	int			res;
-	struct dfg_park		park;
-	struct dfg_chan_wait	args;
 };
 
 static const struct file_operations dfg_chan_ep_fops;
@@ -258,21 +248,15 @@ static int dfg_chan_events(struct dfg_chan *ch, struct dfg_chan_ep *ep)
 /*
  * Complete one waiter with @res (events or -errno); caller holds ->lock.
  * Returns true if this call completed it (false: a cancel claimed its
- * parked command first; the park's release unlinks nothing then).
+ * parked command first).
  */
 static bool dfg_chan_complete(struct dfg_chan_waiter *w, int res)
 {
-	lockdep_assert_held(&w->ep->ch->lock);
-	list_del_init(&w->node);
-	if (w->task) {
-		/* The sleeper takes ->lock before it returns: w stays. */
-		WRITE_ONCE(w->res, res);
-		wake_up_process(w->task);
-		return true;
-	}
+	struct dfg_chan_wait *args = w->wait.args;
+
 	if (res > 0)
-		w->args.events = res;
-	return dfg_park_complete(&w->park, res, res > 0 ? res : 0);
+		args->events = res;
+	return dfg_waiter_complete(&w->wait, res, res > 0 ? res : 0, NULL);
 }
 
 /* The waiting flag a watch raises: the consumer's, or its ring's. */
@@ -322,7 +306,7 @@ static u32 dfg_chan_wake_consumer(struct dfg_chan *ch)
 	ev = dfg_chan_cons_events(ch);
 	if (!ev)
 		goto out;
-	list_for_each_entry_safe(w, tmp, &ch->cons_waiters, node)
+	list_for_each_entry_safe(w, tmp, &ch->cons_waiters, wait.node)
 		n += dfg_chan_complete(w, ev);
 out:
 	ch->wakeups += n;
@@ -336,7 +320,7 @@ static u32 dfg_chan_wake_producers(struct dfg_chan *ch)
 	u32 n = dfg_chan_fire_watches(ch, DFG_CHAN_PRODUCER);
 	int ev;
 
-	list_for_each_entry_safe(w, tmp, &ch->prod_waiters, node) {
+	list_for_each_entry_safe(w, tmp, &ch->prod_waiters, wait.node) {
 		ev = dfg_chan_prod_events(ch, w->ep->slot);
 		if (ev)
 			n += dfg_chan_complete(w, ev);
@@ -741,115 +725,43 @@ static struct list_head *dfg_chan_waiters(struct dfg_chan_ep *ep)
 					       &ep->ch->prod_waiters;
 }
 
-static void dfg_chan_waiter_release(struct dfg_park *p)
-{
-	struct dfg_chan_waiter *w = container_of(p, struct dfg_chan_waiter,
-						 park);
-	struct dfg_chan *ch = w->ep->ch;
-
-	/* Still listed when a cancel (task exit, ring teardown) claimed it. */
-	spin_lock(&ch->lock);
-	list_del_init(&w->node);
-	spin_unlock(&ch->lock);
-	kfree(w);
-}
-
-static const struct dfg_park_ops dfg_chan_park_ops = {
-	.release = dfg_chan_waiter_release,
-};
-
-/* io_uring: park @w; caller holds ->lock. 0 or -EBUSY (max_parked). */
-static int dfg_chan_park(struct dfg_cmd_ctx *c, struct dfg_chan_waiter *w)
-{
-	struct dfg_chan *ch = c->ep->ch;
-	int ret;
-
-	lockdep_assert_held(&ch->lock);
-	ret = dfg_park_add(c, &w->park, &dfg_chan_park_ops, &w->args);
-	if (ret)
-		return ret;
-	list_add_tail(&w->node, dfg_chan_waiters(c->ep));
-	ch->parks++;
-	return 0;
-}
-
-/*
- * ioctl: sleep until a waker completes @w (listed by the caller, ->lock
- * dropped) or a signal comes; unlink under ->lock before returning, so no
- * waker touches the stack frame afterwards.
- */
-static int dfg_chan_sleep(struct dfg_chan *ch, struct dfg_chan_waiter *w)
-{
-	int res;
-
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (READ_ONCE(w->res) || signal_pending(current))
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-
-	spin_lock(&ch->lock);
-	list_del_init(&w->node);
-	res = w->res ? w->res : -EINTR;
-	spin_unlock(&ch->lock);
-	return res;
-}
-
 int dfg_chan_wait(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_wait *args = c->args;
 	struct dfg_chan_ep *ep = c->ep;
 	struct dfg_chan *ch = ep->ch;
-	struct dfg_chan_waiter sleeper = { .task = current, .ep = ep };
-	struct dfg_chan_waiter *w = &sleeper;
+	struct dfg_chan_waiter sleeper, *w;
 	int ret;
 
 	if (args->flags || args->events ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
 
-	if (c->ucmd) {
-		w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
-		if (!w)
-			return -ENOMEM;
-		w->ep = ep;
-		w->args = *args;
-	}
-	INIT_LIST_HEAD(&w->node);
+	w = dfg_waiter_new(c, &sleeper, sizeof(sleeper),
+			   offsetof(struct dfg_chan_waiter, wait), &ch->lock);
+	if (!w)
+		return -ENOMEM;
+	w->ep = ep;
 
 	spin_lock(&ch->lock);
 	ret = dfg_chan_events(ch, ep);
-	if (ret)
-		goto out_unlock;
-	if (c->ucmd) {
-		ret = dfg_chan_park(c, w);
-		if (ret)
-			goto out_unlock;
+	if (!ret)
+		ret = dfg_waiter_arm(c, &w->wait, dfg_chan_waiters(ep));
+	if (ret) {
 		spin_unlock(&ch->lock);
-		trace_dfg_chan_park(ch->graph->id, ch->obj.id, ep->role,
-				    ep->slot, true);
-		return -EIOCBQUEUED;
+		dfg_waiter_discard(c, &w->wait);
+		if (ret > 0) {
+			args->events = ret;
+			c->res2 = ret;
+		}
+		return ret;
 	}
-	list_add_tail(&w->node, dfg_chan_waiters(ep));
 	ch->parks++;
 	spin_unlock(&ch->lock);
 	trace_dfg_chan_park(ch->graph->id, ch->obj.id, ep->role, ep->slot,
-			    false);
-	ret = dfg_chan_sleep(ch, w);
-	goto out_result;
-
-out_unlock:
-	spin_unlock(&ch->lock);
-	if (c->ucmd)
-		kfree(w);
-out_result:
-	if (ret > 0) {
-		args->events = ret;
-		c->res2 = ret;
-	}
-	return ret;
+			    !!c->ucmd);
+	/* The completer wrote args->events: ioctl's buffer or our copy. */
+	return dfg_waiter_block(c, &w->wait);
 }
 
 int dfg_chan_wake(struct dfg_cmd_ctx *c)
@@ -1136,9 +1048,9 @@ void dfg_chan_destroy(struct dfg_object *obj)
 
 	spin_lock(&ch->lock);
 	ch->dead = true;
-	list_for_each_entry_safe(w, tmp, &ch->cons_waiters, node)
+	list_for_each_entry_safe(w, tmp, &ch->cons_waiters, wait.node)
 		dfg_chan_complete(w, -ECANCELED);
-	list_for_each_entry_safe(w, tmp, &ch->prod_waiters, node)
+	list_for_each_entry_safe(w, tmp, &ch->prod_waiters, wait.node)
 		dfg_chan_complete(w, -ECANCELED);
 	spin_unlock(&ch->lock);
 

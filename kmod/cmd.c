@@ -292,9 +292,9 @@ static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
 	if (ret == -EAGAIN && (c->issue_flags & IO_URING_F_NONBLOCK))
 		return ret;
 	dfg_stat_cmd(_IOC_NR(d->cmd));
-	WARN_ON_ONCE(ret == -EIOCBQUEUED && !c->park);
-	WARN_ON_ONCE(ret != -EIOCBQUEUED && c->park);
-	WARN_ON_ONCE(c->install && (ret < 0 || c->park));
+	WARN_ON_ONCE(ret == -EIOCBQUEUED && !c->waiter);
+	WARN_ON_ONCE(ret != -EIOCBQUEUED && c->waiter);
+	WARN_ON_ONCE(c->install && (ret < 0 || c->waiter));
 	return ret;
 }
 
@@ -397,7 +397,7 @@ static int dfg_uring_cmd_args(const struct dfg_cmd_def *d,
  *
  * Commands that finish at once are completed here through
  * io_uring_cmd_done(), the only way to post res2. Commands the handler
- * parked are completed later by park.c.
+ * parked are completed later by wait.c.
  *
  * Return: -EIOCBQUEUED once the command is completed or parked, -EAGAIN to
  * have io-wq retry a sleeping command, or a negative errno (posted as the
@@ -437,7 +437,7 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 
 	ret = dfg_cmd_run(d, &c);
 	if (ret == -EIOCBQUEUED) {
-		dfg_park_issued(&c);
+		dfg_waiter_issued(&c);
 		return ret;
 	}
 	if (ret == -EAGAIN && (issue_flags & IO_URING_F_NONBLOCK))

@@ -37,7 +37,7 @@
  *   - class_create() lost its owner argument in 6.4: dfg is a misc device
  *     and creates no class.
  *   - 6.7 added a cancel hook (io_uring_cmd_mark_cancelable(),
- *     IO_URING_F_CANCEL). 6.1 has none, so park.c polls for PF_EXITING
+ *     IO_URING_F_CANCEL). 6.1 has none, so wait.c polls for PF_EXITING
  *     like ublk_daemon_monitor_work(); that works on every kernel.
  */
 #ifndef _DFG_KMOD_COMPAT_H

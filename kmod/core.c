@@ -2,19 +2,13 @@
 /*
  * core.c - core commands: DFG_IOC_GET_INFO, DFG_IOC_NOP.
  *
- * Objects: struct dfg_nop_wait, one per NOP parked on the io_uring path
- * (DFG_NOP_F_ASYNC or DFG_NOP_F_PARK). It embeds its dfg_park and follows
- * the park's rules (park.c): no lock of its own; its dfg_park references
- * decide when it is freed, and dfg_nop_release() stops its timer before
- * freeing it, so the timer never runs on freed memory.
- *
- * Delays use hrtimers on CLOCK_MONOTONIC, the clock callers measure with:
- * a jiffies timeout may fire up to a tick (more under emulation) early.
+ * Objects: a NOP that waits (DFG_NOP_F_ASYNC: for its delay;
+ * DFG_NOP_F_PARK: until a signal on ioctl, a cancel on io_uring) is a bare
+ * struct dfg_waiter (wait.c) on no list and under no lock: nothing but its
+ * timeout, a signal or the cancel path completes it. The delay is the
+ * waiter's timeout, whose result is success (0, res2 = value).
  */
-#include <linux/hrtimer.h>
 #include <linux/ktime.h>
-#include <linux/sched/signal.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "dfg.h"
@@ -40,90 +34,12 @@ int dfg_core_get_info(struct dfg_cmd_ctx *c)
 	return 0;
 }
 
-/**
- * struct dfg_nop_wait - a NOP parked on the io_uring path
- * @park:	the parked command
- * @timer:	DFG_NOP_F_ASYNC: completes the command @args.delay_ms later
- * @args:	copy of the argument struct, @args.echo set; written back to
- *		user memory on success in indirect mode
- */
-struct dfg_nop_wait {
-	struct dfg_park		park;
-	struct hrtimer		timer;
-	struct dfg_nop		args;
-};
-
-/* Hard-irq context: dfg_park_complete() defers the CQE to task work. */
-static enum hrtimer_restart dfg_nop_timeout(struct hrtimer *timer)
-{
-	struct dfg_nop_wait *w = container_of(timer, struct dfg_nop_wait,
-					      timer);
-
-	/* false: canceled first; the canceler owns the command. */
-	dfg_park_complete(&w->park, 0, w->args.echo);
-	return HRTIMER_NORESTART;
-}
-
-static void dfg_nop_release(struct dfg_park *p)
-{
-	struct dfg_nop_wait *w = container_of(p, struct dfg_nop_wait, park);
-
-	/* The timer may still run when a cancel won: let it finish first. */
-	hrtimer_cancel(&w->timer);
-	kfree(w);
-}
-
-static const struct dfg_park_ops dfg_nop_park_ops = {
-	.release = dfg_nop_release,
-};
-
-static int dfg_nop_park(struct dfg_cmd_ctx *c, const struct dfg_nop *nop)
-{
-	struct dfg_nop_wait *w;
-	int ret;
-
-	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
-	if (!w)
-		return -ENOMEM;
-	hrtimer_init(&w->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-	w->timer.function = dfg_nop_timeout;
-	w->args = *nop;
-
-	ret = dfg_park_add(c, &w->park, &dfg_nop_park_ops, &w->args);
-	if (ret) {
-		kfree(w);
-		return ret;
-	}
-	/* Parked: w lives until the issuer's reference goes (after return). */
-	if (nop->flags & DFG_NOP_F_ASYNC)
-		hrtimer_start(&w->timer, ms_to_ktime(nop->delay_ms),
-			      HRTIMER_MODE_REL);
-	return -EIOCBQUEUED;
-}
-
-/* ioctl path: sleep for the delay, or until a signal for PARK. */
-static int dfg_nop_sleep(const struct dfg_nop *nop)
-{
-	ktime_t end = ktime_add_ms(ktime_get(), nop->delay_ms);
-	bool park = nop->flags & DFG_NOP_F_PARK;
-
-	for (;;) {
-		if (signal_pending(current))
-			return -EINTR;
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (park) {
-			schedule();
-		} else if (!schedule_hrtimeout(&end, HRTIMER_MODE_ABS)) {
-			/* 0: the absolute time passed, not woken early. */
-			return 0;
-		}
-	}
-}
-
 int dfg_core_nop(struct dfg_cmd_ctx *c)
 {
 	struct dfg_nop *nop = c->args;
 	u32 async = nop->flags & DFG_NOP_F_ASYNC;
+	struct dfg_waiter sleeper, *w;
+	int ret;
 
 	if (nop->flags & ~DFG_NOP_F_ALL)
 		return -EINVAL;
@@ -140,7 +56,18 @@ int dfg_core_nop(struct dfg_cmd_ctx *c)
 	c->res2 = nop->value;
 	if (!(nop->flags & DFG_NOP_F_ALL))
 		return 0;
-	if (c->ucmd)
-		return dfg_nop_park(c, nop);
-	return dfg_nop_sleep(nop);
+
+	/* A waiter on no list: only the delay, a signal or a cancel end it. */
+	w = dfg_waiter_new(c, &sleeper, sizeof(sleeper), 0, NULL);
+	if (!w)
+		return -ENOMEM;
+	if (async)
+		dfg_waiter_timeout(w, (s64)nop->delay_ms * NSEC_PER_MSEC, 0,
+				   nop->value);
+	ret = dfg_waiter_arm(c, w, NULL);
+	if (ret) {
+		dfg_waiter_discard(c, w);
+		return ret;
+	}
+	return dfg_waiter_block(c, w);
 }

@@ -7,7 +7,7 @@
  * struct dfg_file	one per open /dev/dfg. Allocated in open, freed in
  *			release. On dfg_files (under dfg_files_lock, a mutex:
  *			open, release and the monitor all run in process
- *			context) so the park monitor can walk every file.
+ *			context) so the wait monitor can walk every file.
  *			Nothing else holds a pointer to it across calls except
  *			parked commands, and a parked command pins the struct
  *			file (io_uring holds a file reference per request), so
@@ -21,9 +21,13 @@
  * struct dfg_cmd_ctx	one per command execution, on the dispatcher's
  *			stack; never outlives the handler call.
  *
- * struct dfg_park	one parked io_uring command, embedded in a
- *			subsystem's own object; see park.c for its states,
- *			its lock (dfg_file.lock) and its two references.
+ * struct dfg_waiter	one command waiting (sleeping on ioctl, parked on
+ *			io_uring), embedded in a subsystem's waiter object and
+ *			listed under the subsystem's lock; its io_uring half,
+ *			struct dfg_park, is on dfg_file.parked under
+ *			dfg_file.lock. See wait.c for the steps, the one
+ *			memory-ordering rule, the park states and the two
+ *			references.
  *
  * struct dfg_graph	one per live graph (graph.c): see graph.c for its
  *			registry (dfg_graphs_lock), its two references (kref
@@ -67,6 +71,7 @@
 
 #include <linux/atomic.h>
 #include <linux/cred.h>
+#include <linux/hrtimer.h>
 #include <linux/kobject.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -115,11 +120,11 @@ struct dfg_file {
 	pid_t			tgid;
 };
 
-/* main.c: put an embedded dfg_file on dfg_files (park monitor) and off. */
+/* main.c: put an embedded dfg_file on dfg_files (wait monitor) and off. */
 void dfg_file_init(struct dfg_file *df);
 void dfg_file_fini(struct dfg_file *df);
 
-struct dfg_park;
+struct dfg_waiter;
 struct dfg_graph;
 struct dfg_chan_ep;
 struct dfg_team_member;
@@ -150,7 +155,7 @@ struct vm_area_struct;
  * @uaddr:	user copy of the struct (ioctl argument or indirect @addr);
  *		NULL for inline io_uring arguments
  * @res2:	out: second result, cqe->big_cqe[0] on inline CQE32 rings
- * @park:	set by dfg_park_add() when the handler parked the command
+ * @waiter:	set by dfg_waiter_arm() when the handler parked the command
  * @install:	set by a handler whose result is a new descriptor @fd: the
  *		dispatcher installs @install at @fd once nothing can fail any
  *		more (after the copy-out), or drops both on failure, so a
@@ -171,14 +176,14 @@ struct dfg_cmd_ctx {
 	void			*args;
 	void __user		*uaddr;
 	u64			res2;
-	struct dfg_park		*park;
+	struct dfg_waiter	*waiter;
 	struct file		*install;
 	int			fd;
 };
 
 /*
  * A command handler. Returns a result >= 0, a negative errno, or
- * -EIOCBQUEUED after a successful dfg_park_add() (io_uring path only).
+ * -EIOCBQUEUED from dfg_waiter_block() (io_uring path only).
  * Must not return -EIOCBQUEUED on the ioctl path (c->ucmd == NULL).
  */
 typedef int (*dfg_cmd_fn)(struct dfg_cmd_ctx *c);
@@ -362,18 +367,7 @@ void dfg_sched_graph_death(struct dfg_graph *g);
 void dfg_set_unpublish(struct dfg_object *obj);
 void dfg_set_destroy(struct dfg_object *obj);
 
-/* park.c: parked io_uring commands, the task-exit monitor */
-
-/**
- * struct dfg_park_ops - what the park machinery calls back
- * @release:	called exactly once, in process context, when the command has
- *		been completed (or canceled) and its issuer has returned;
- *		must stop the embedder's event sources (so none touches the
- *		dfg_park again) and free the embedding object.
- */
-struct dfg_park_ops {
-	void (*release)(struct dfg_park *p);
-};
+/* wait.c: the waiting mechanism, parked io_uring commands, the monitor */
 
 /*
  * dfg_park.state; changes only under dfg_file.lock.
@@ -389,20 +383,17 @@ enum dfg_park_state {
 };
 
 /**
- * struct dfg_park - one parked io_uring command (see park.c)
+ * struct dfg_park - the io_uring half of a waiter (see wait.c)
  * @node:	on dfg_file.parked while PARKED; the claimer's private list
  *		after CLAIMED
  * @df:		file the command was issued on (pinned by the command)
- * @cmd:	the io_uring command; invalid after its completion
+ * @cmd:	the io_uring command, NULL on the ioctl path; invalid after
+ *		its completion
  * @task:	the task that owns the request (task reference held)
- * @ops:	callbacks of the embedding subsystem
- * @args:	kernel copy written back to @uaddr on success (embedder's)
- * @uaddr:	indirect/ioctl user struct, or NULL for inline arguments
- * @size:	bytes of @args
+ * @uaddr:	indirect user struct, or NULL for inline arguments
+ * @size:	bytes of dfg_waiter.args
  * @cmd_op:	the command value, for traces and events
  * @state:	enum dfg_park_state, under dfg_file.lock
- * @res:	result to post, set by the claimer
- * @res2:	second result to post, set by the claimer
  * @ref:	two references: the park's (dropped after completion) and the
  *		issuer's (dropped when the handler has returned)
  */
@@ -411,24 +402,78 @@ struct dfg_park {
 	struct dfg_file		*df;
 	struct io_uring_cmd	*cmd;
 	struct task_struct	*task;
-	const struct dfg_park_ops *ops;
-	void			*args;
 	void __user		*uaddr;
 	u32			size;
 	u32			cmd_op;
 	enum dfg_park_state	state;
-	int			res;
-	u64			res2;
 	refcount_t		ref;
 };
 
-int dfg_park_add(struct dfg_cmd_ctx *c, struct dfg_park *p,
-		 const struct dfg_park_ops *ops, void *args);
-bool dfg_park_complete(struct dfg_park *p, int res, u64 res2);
-bool dfg_park_cancel(struct dfg_park *p, int res);
-void dfg_park_issued(struct dfg_cmd_ctx *c);
-int dfg_park_init(void);
-void dfg_park_exit(void);
+/**
+ * struct dfg_waiter - one command waiting (see wait.c), embedded in the
+ *	subsystem's waiter object
+ * @node:	on the owner's list under @lock while armed; empty once
+ *		completed or returned
+ * @lock:	the owner's lock (process context only), or NULL
+ * @task:	ioctl: the sleeper; NULL on io_uring (@park.task)
+ * @args:	where results go: the dispatcher's buffer (ioctl) or the
+ *		waiter's own copy (io_uring, written back if indirect)
+ * @obj:	io_uring: the allocation holding the waiter, freed by the
+ *		park's release
+ * @res:	result, set by the completer
+ * @res2:	second result, set by the completer
+ * @done:	completed (store-release by the completer)
+ * @timeout_ns:	relative timeout, or < 0 for none
+ * @timeout_res: result when the timeout ends the wait
+ * @timeout_res2: second result then
+ * @park:	io_uring: the parked command
+ * @timer:	io_uring: the timeout (CLOCK_MONOTONIC)
+ * @timeout_work: io_uring: the timeout under the owner's lock
+ */
+struct dfg_waiter {
+	struct list_head	node;
+	spinlock_t		*lock;	/* the owner's, see wait.c */
+	struct task_struct	*task;
+	void			*args;
+	void			*obj;
+	int			res;
+	u64			res2;
+	bool			done;
+	s64			timeout_ns;
+	int			timeout_res;
+	u64			timeout_res2;
+	struct dfg_park		park;
+	struct hrtimer		timer;
+	struct work_struct	timeout_work;
+};
+
+/* Sleepers one completer wakes after dropping the owner's lock. */
+#define DFG_WAKE_BATCH		8
+
+/**
+ * struct dfg_wake_batch - tasks to wake once the owner's lock is dropped
+ * @n:		entries in @task
+ * @task:	task references taken by dfg_waiter_complete()
+ */
+struct dfg_wake_batch {
+	unsigned int		n;
+	struct task_struct	*task[DFG_WAKE_BATCH];
+};
+
+void *dfg_waiter_new(struct dfg_cmd_ctx *c, void *onstack, size_t size,
+		     size_t off, spinlock_t *lock);
+void dfg_waiter_discard(struct dfg_cmd_ctx *c, struct dfg_waiter *w);
+void dfg_waiter_timeout(struct dfg_waiter *w, s64 ns, int res, u64 res2);
+int dfg_waiter_arm(struct dfg_cmd_ctx *c, struct dfg_waiter *w,
+		   struct list_head *list);
+int dfg_waiter_block(struct dfg_cmd_ctx *c, struct dfg_waiter *w);
+bool dfg_waiter_complete(struct dfg_waiter *w, int res, u64 res2,
+			 struct dfg_wake_batch *batch);
+void dfg_wake_batch_flush(struct dfg_wake_batch *batch);
+struct task_struct *dfg_waiter_task(struct dfg_waiter *w);
+void dfg_waiter_issued(struct dfg_cmd_ctx *c);
+int dfg_wait_init(void);
+void dfg_wait_exit(void);
 
 extern struct workqueue_struct *dfg_wq;
 extern struct mutex dfg_files_lock;

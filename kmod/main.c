@@ -12,7 +12,7 @@
  *			hold file references through their io_uring requests,
  *			so none is parked by then.
  *   dfg_files		every dfg_file, under dfg_files_lock (a mutex: open,
- *			release and the park monitor are process context).
+ *			release and the wait monitor are process context).
  *   dfg_nr_clients	open files; atomic so sysfs and netlink read it
  *			without the mutex.
  */
@@ -109,7 +109,7 @@ module_param_cb(max_total_mb, &dfg_mb_ops, &dfg_max_total_mb, 0644);
 MODULE_PARM_DESC(max_total_mb,
 		 "Limit of all arenas together in MiB, 1..1048576 (default 4096)");
 
-/* Protects dfg_files; taken by open, release and the park monitor. */
+/* Protects dfg_files; taken by open, release and the wait monitor. */
 DEFINE_MUTEX(dfg_files_lock);
 LIST_HEAD(dfg_files);
 atomic_t dfg_nr_clients = ATOMIC_INIT(0);
@@ -118,7 +118,7 @@ atomic_t dfg_nr_clients = ATOMIC_INIT(0);
  * dfg_file_init() - set up a dfg_file and put it on dfg_files
  * @df: zeroed; a /dev/dfg file's or one embedded in a channel endpoint
  *
- * From here on the park monitor walks its parked commands.
+ * From here on the wait monitor walks its parked commands.
  *
  * Context: process context; takes dfg_files_lock.
  */
@@ -205,13 +205,13 @@ static int __init dfg_init(void)
 	if (ret)
 		return ret;
 
-	ret = dfg_park_init();
+	ret = dfg_wait_init();
 	if (ret)
 		return ret;
 
 	ret = dfg_sysfs_init();
 	if (ret)
-		goto out_park_exit;
+		goto out_wait_exit;
 
 	ret = dfg_nl_init();
 	if (ret)
@@ -227,8 +227,8 @@ out_nl_exit:
 	dfg_nl_exit();
 out_sysfs_exit:
 	dfg_sysfs_exit();
-out_park_exit:
-	dfg_park_exit();
+out_wait_exit:
+	dfg_wait_exit();
 	return ret;
 }
 
@@ -237,7 +237,7 @@ static void __exit dfg_exit(void)
 	misc_deregister(&dfg_misc);
 	dfg_nl_exit();
 	dfg_sysfs_exit();
-	dfg_park_exit();
+	dfg_wait_exit();
 }
 
 module_init(dfg_init);

@@ -26,9 +26,9 @@
  *			Protects the client's lists (->sets for walking,
  *			->ready, ->waiters), counters and ->error, and for
  *			each of its sets: ->state, the run fields, the
- *			counters and the component figures. Parked waiters
- *			are completed under it (dfg_park_complete() works in
- *			any context: dfg_sched_client.lock -> dfg_file.lock).
+ *			counters and the component figures. Waiters are
+ *			completed under it, their owner's lock (wait.c:
+ *			dfg_sched_client.lock -> dfg_file.lock).
  *   Lock order: dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock (a
  *			disarm under the mutex) -> dfg_sched_client.lock (the
  *			watch callback) -> dfg_file.lock. No path holds a
@@ -49,10 +49,9 @@
  *			mapped with vm_insert_page(): a mapping keeps the
  *			page, not the set.
  *   struct dfg_sched_waiter  one SCHED_NEXT waiting for a set, on
- *			->waiters under ->lock: io_uring, allocated, embeds
- *			its dfg_park, freed by the park's release after
- *			unlinking; ioctl, on the sleeper's stack, unlinked by
- *			the sleeper under ->lock before it returns.
+ *			->waiters under ->lock: a struct dfg_waiter (wait.c:
+ *			allocation, sleep, park, completion) plus the
+ *			worker's CPU.
  *   sample_work	per client, on dfg_wq while a set of the client runs;
  *			canceled (synchronously) at the client's release.
  *
@@ -95,7 +94,7 @@ static LIST_HEAD(dfg_sched_clients);	/* under dfg_sched_mutex */
 
 /**
  * struct dfg_sched_client - one scheduler descriptor (see the top)
- * @df:		its parked commands (park.c); on dfg_files while open
+ * @df:		its parked commands (wait.c); on dfg_files while open
  * @graph:	the graph (kobject reference held)
  * @tgid:	thread group of the attaching process
  * @node:	on dfg_sched_clients, under dfg_sched_mutex
@@ -237,24 +236,13 @@ struct dfg_set {
 
 /**
  * struct dfg_sched_waiter - a SCHED_NEXT waiting for a set
- * @node:	on dfg_sched_client.waiters; empty once taken off
- * @sc:		the client
- * @task:	ioctl: the sleeper; NULL for io_uring (the park's task)
+ * @wait:	the waiter, on dfg_sched_client.waiters; its args are a
+ *		struct dfg_sched_next
  * @cpu:	the worker's CPU
- * @res:	ioctl: set id or -errno once done, else 0
- * @quantum:	ioctl: the set's quantum once handed one
- * @park:	io_uring: the parked command
- * @args:	io_uring: the argument struct, written back on success
  */
 struct dfg_sched_waiter {
-	struct list_head	node;
-	struct dfg_sched_client	*sc;
-	struct task_struct	*task;
+	struct dfg_waiter	wait;
 	u32			cpu;
-	int			res;
-	u64			quantum;
-	struct dfg_park		park;
-	struct dfg_sched_next	args;
 };
 
 static const struct file_operations dfg_sched_fops;
@@ -392,23 +380,16 @@ static void dfg_set_stop(struct dfg_sched_client *sc, struct dfg_set *set,
 static bool dfg_sched_hand(struct dfg_sched_client *sc,
 			   struct dfg_sched_waiter *w, struct dfg_set *set)
 {
-	struct task_struct *task = w->task ? w->task : w->park.task;
+	struct task_struct *task = dfg_waiter_task(&w->wait);
+	struct dfg_sched_next *args = w->wait.args;
 
 	lockdep_assert_held(&sc->lock);
-	list_del_init(&w->node);
 	dfg_set_run(sc, set, task);
 	trace_dfg_sched_next(sc->graph->id, set->obj.id, task_pid_nr(task),
 			     w->cpu, true);
-	if (w->task) {
-		/* The sleeper takes ->lock before it returns: w stays. */
-		w->quantum = set->quantum;
-		WRITE_ONCE(w->res, set->obj.id);
-		wake_up_process(w->task);
-		return true;
-	}
-	w->args.id = set->obj.id;
-	w->args.quantum = set->quantum;
-	if (dfg_park_complete(&w->park, set->obj.id, set->quantum))
+	args->id = set->obj.id;
+	args->quantum = set->quantum;
+	if (dfg_waiter_complete(&w->wait, set->obj.id, set->quantum, NULL))
 		return true;
 	/* Undo: the set was never seen by anyone. */
 	put_task_struct(set->runner);
@@ -427,7 +408,7 @@ static void dfg_sched_dispatch(struct dfg_sched_client *sc)
 	struct dfg_set *set;
 
 	lockdep_assert_held(&sc->lock);
-	list_for_each_entry_safe(w, tmp, &sc->waiters, node) {
+	list_for_each_entry_safe(w, tmp, &sc->waiters, wait.node) {
 		if (list_empty(&sc->ready))
 			break;
 		set = dfg_sched_pick(sc, w->cpu);
@@ -454,15 +435,8 @@ static void dfg_sched_end_waiters(struct dfg_sched_client *sc)
 	lockdep_assert_held(&sc->lock);
 	if (!res)
 		return;
-	list_for_each_entry_safe(w, tmp, &sc->waiters, node) {
-		list_del_init(&w->node);
-		if (w->task) {
-			WRITE_ONCE(w->res, res);
-			wake_up_process(w->task);
-		} else {
-			dfg_park_complete(&w->park, res, 0);
-		}
-	}
+	list_for_each_entry_safe(w, tmp, &sc->waiters, wait.node)
+		dfg_waiter_complete(&w->wait, res, 0, NULL);
 }
 
 /* ------------------------------------------------------------------------
@@ -1344,23 +1318,6 @@ int dfg_sched_yield(struct dfg_cmd_ctx *c)
 	return dfg_sched_give_back(c, args->id, args->reason);
 }
 
-static void dfg_sched_waiter_release(struct dfg_park *p)
-{
-	struct dfg_sched_waiter *w = container_of(p, struct dfg_sched_waiter,
-						  park);
-	struct dfg_sched_client *sc = w->sc;
-
-	/* Still listed when a cancel (task exit, ring teardown) claimed it. */
-	spin_lock(&sc->lock);
-	list_del_init(&w->node);
-	spin_unlock(&sc->lock);
-	kfree(w);
-}
-
-static const struct dfg_park_ops dfg_sched_park_ops = {
-	.release = dfg_sched_waiter_release,
-};
-
 /* Take a set at once for the caller: its id, an end, or 0 to wait. */
 static int dfg_sched_take(struct dfg_sched_client *sc, u32 cpu, u64 *quantum)
 {
@@ -1379,33 +1336,6 @@ static int dfg_sched_take(struct dfg_sched_client *sc, u32 cpu, u64 *quantum)
 	return set->obj.id;
 }
 
-/*
- * ioctl: sleep until a set or an end is handed to @w (listed by the
- * caller, ->lock dropped) or a signal comes; unlink under ->lock before
- * returning, so no waker touches the stack frame afterwards. A set
- * handed over wins against a signal: it is running for the caller.
- */
-static int dfg_sched_sleep(struct dfg_sched_client *sc,
-			   struct dfg_sched_waiter *w, u64 *quantum)
-{
-	int res;
-
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (READ_ONCE(w->res) || signal_pending(current))
-			break;
-		schedule();
-	}
-	__set_current_state(TASK_RUNNING);
-
-	spin_lock(&sc->lock);
-	list_del_init(&w->node);
-	res = w->res ? w->res : -EINTR;
-	*quantum = w->quantum;
-	spin_unlock(&sc->lock);
-	return res;
-}
-
 static int dfg_sched_next_check(const struct dfg_sched_next *a)
 {
 	if ((a->flags & ~DFG_NEXT_F_ALL) || a->id || a->reserved0 ||
@@ -1422,8 +1352,7 @@ int dfg_sched_next(struct dfg_cmd_ctx *c)
 {
 	struct dfg_sched_next *args = c->args;
 	struct dfg_sched_client *sc = c->sc;
-	struct dfg_sched_waiter sleeper = { .task = current, .sc = sc };
-	struct dfg_sched_waiter *w = NULL;
+	struct dfg_sched_waiter sleeper, *w = NULL;
 	u64 quantum = 0;
 	u32 cpu;
 	int ret;
@@ -1445,34 +1374,35 @@ int dfg_sched_next(struct dfg_cmd_ctx *c)
 	if (ret || (args->flags & DFG_NEXT_F_NOWAIT))
 		goto out_unlock;
 
-	if (!c->ucmd) {
-		w = &sleeper;
-		w->cpu = cpu;
-		list_add_tail(&w->node, &sc->waiters);
+	if (c->ucmd) {
+		/* io_uring allocates: outside ->lock, only when it must wait. */
 		spin_unlock(&sc->lock);
-		ret = dfg_sched_sleep(sc, w, &quantum);
-		goto out;
+		w = dfg_waiter_new(c, NULL, sizeof(*w),
+				   offsetof(struct dfg_sched_waiter, wait),
+				   &sc->lock);
+		if (!w)
+			return -ENOMEM;
+		spin_lock(&sc->lock);
+		/* Things may have changed while the lock was dropped. */
+		ret = dfg_sched_take(sc, cpu, &quantum);
+		if (ret)
+			goto out_unlock;
+	} else {
+		w = dfg_waiter_new(c, &sleeper, sizeof(sleeper),
+				   offsetof(struct dfg_sched_waiter, wait),
+				   &sc->lock);
 	}
-
-	spin_unlock(&sc->lock);
-	w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
-	if (!w)
-		return -ENOMEM;
-	w->sc = sc;
 	w->cpu = cpu;
-	w->args = *args;
-	INIT_LIST_HEAD(&w->node);
-	spin_lock(&sc->lock);
-	/* Things may have changed while the lock was dropped. */
-	ret = dfg_sched_take(sc, cpu, &quantum);
+	ret = dfg_waiter_arm(c, &w->wait, &sc->waiters);
 	if (ret)
 		goto out_unlock;
-	ret = dfg_park_add(c, &w->park, &dfg_sched_park_ops, &w->args);
-	if (ret)
-		goto out_unlock;
-	list_add_tail(&w->node, &sc->waiters);
 	spin_unlock(&sc->lock);
-	return -EIOCBQUEUED;
+	/*
+	 * The hand-over wrote id and quantum in args (ioctl's buffer or
+	 * our copy); a set handed over wins against a signal: it is
+	 * running for the caller.
+	 */
+	return dfg_waiter_block(c, &w->wait);
 
 out_unlock:
 	/* Not -EAGAIN: io_uring would issue the command (and its yield) again. */
@@ -1481,9 +1411,8 @@ out_unlock:
 	/* A yield above may have made sets READY for parked workers. */
 	dfg_sched_dispatch(sc);
 	spin_unlock(&sc->lock);
-	if (w != &sleeper)
-		kfree(w);
-out:
+	if (w)
+		dfg_waiter_discard(c, &w->wait);
 	if (ret > 0) {
 		args->id = ret;
 		args->quantum = quantum;

@@ -13,7 +13,7 @@
  *			"find or create" and "last member gone, unlink"
  *			atomic with each other. Lock order: dfg_graphs_lock
  *			(graph death unpublishes its teams) -> dfg_teams_lock
- *			-> dfg_team.lock -> dfg_file.lock (park.c).
+ *			-> dfg_team.lock -> dfg_file.lock (wait.c).
  *   struct dfg_team	one per team, a dfg_object of its graph while
  *			->linked.
  *     ->kobj		memory and sysfs graphs/<gid>/team<id>. References:
@@ -28,12 +28,9 @@
  *			the watch and timeout works, sysfs). Protects the
  *			kernel's copy of the header (->state, ->joined, ...),
  *			->members, the waiter buckets, the counters and
- *			->watching. Waits are completed under it: a waiter on
- *			a bucket cannot be freed meanwhile, because its park
- *			release and its ioctl sleeper unlink it under ->lock
- *			first. WAKE wakes the sleeping tasks it completed
- *			after dropping it, through a task reference (never
- *			the waiter, which may be gone by then).
+ *			->watching. Waits are completed under it (it is their
+ *			owner's lock, wait.c). WAKE wakes the sleeping tasks
+ *			it completed after dropping it (a dfg_wake_batch).
  *     ->mem, ->base	header and control area (struct dfg_mem, accounted
  *			like an arena) and their vmap. Shared with userspace,
  *			so never trusted: the kernel only compares WAIT's word
@@ -47,14 +44,11 @@
  *			"[dfg-team]"), its file's private_data, freed at the
  *			file's release; holds one team reference once joined.
  *			Embeds a dfg_file (on dfg_files) so its parked WAITs
- *			follow park.c: task-exit monitor, dfg.max_parked.
+ *			follow wait.c: task-exit monitor, dfg.max_parked.
  *   struct dfg_team_waiter  one WAIT that sleeps or parks, on a bucket of
- *			->waiters (by word offset) under ->lock. io_uring:
- *			allocated, embeds its dfg_park, a timeout hrtimer
- *			and work, freed by the park's release after
- *			stopping both and unlinking. ioctl: on the sleeper's stack,
- *			unlinked by the sleeper under ->lock before it
- *			returns.
+ *			->waiters (by word offset) under ->lock: a struct
+ *			dfg_waiter (wait.c: allocation, sleep, park, the
+ *			CLOCK_MONOTONIC timeout, completion) plus its word.
  *
  * Leaving the graph: the caller that takes the last member out unlinks
  * the team if the graph is alive (it takes a graph reference first,
@@ -68,12 +62,10 @@
 #include <linux/anon_inodes.h>
 #include <linux/file.h>
 #include <linux/fs.h>
-#include <linux/hrtimer.h>
 #include <linux/jiffies.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
 #include <linux/sched/signal.h>
-#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/sysfs.h>
@@ -87,8 +79,6 @@ static_assert(DFG_TEAM_SIZE_MAX <= 64);	/* ->ranks is one u64 */
 
 /* Waiter buckets per team, by word: teams are small, waits few. */
 #define DFG_TEAM_BUCKETS	16
-/* Sleepers one WAKE wakes after dropping ->lock; more are woken under it. */
-#define DFG_TEAM_WAKE_BATCH	8
 
 static DEFINE_MUTEX(dfg_teams_lock);
 
@@ -148,7 +138,7 @@ struct dfg_team {
 
 /**
  * struct dfg_team_member - one member descriptor
- * @df:		its parked commands (park.c); on dfg_files while open
+ * @df:		its parked commands (wait.c); on dfg_files while open
  * @team:	the team (kobject reference held), NULL until joined
  * @rank:	its rank
  * @joined:	a member now: neither left nor gone (under dfg_team.lock,
@@ -165,33 +155,14 @@ struct dfg_team_member {
 
 /**
  * struct dfg_team_waiter - a WAIT sleeping or parked on a word
- * @node:	on a bucket of dfg_team.waiters; empty once unlinked
- * @team:	the team
+ * @wait:	the waiter, on a bucket of dfg_team.waiters
  * @offset:	the word
  * @value:	sleep while the word holds it
- * @task:	ioctl: the sleeper; NULL for io_uring
- * @res:	result once @done
- * @done:	ioctl: completed by a waker
- * @park:	io_uring: the parked command
- * @args:	io_uring: the argument struct
- * @timer:	io_uring: the timeout, on CLOCK_MONOTONIC like the caller's
- *		clock (jiffies-based delays end early when a TCG guest's ticks
- *		catch up); it only queues @timeout, since ->lock is not
- *		taken in hard interrupt context
- * @timeout:	io_uring: completes the wait with -ETIMEDOUT
  */
 struct dfg_team_waiter {
-	struct list_head	node;
-	struct dfg_team		*team;
+	struct dfg_waiter	wait;
 	u64			offset;
 	u32			value;
-	struct task_struct	*task;
-	int			res;
-	bool			done;
-	struct dfg_park		park;
-	struct dfg_team_wait	args;
-	struct hrtimer		timer;
-	struct work_struct	timeout;
 };
 
 static const struct file_operations dfg_team_fops;
@@ -214,32 +185,11 @@ static u32 dfg_team_word(struct dfg_team *t, u64 offset)
 /*
  * Complete one waiter with @res; caller holds ->lock. Returns true if
  * this call completed it (false: a cancel claimed its parked command
- * first; the park's release then unlinks nothing). A sleeping task is
- * woken here unless @later is given: the task, with a reference the
- * caller drops after waking it, is then returned in *@later.
+ * first).
  */
-static bool dfg_team_complete_task(struct dfg_team_waiter *w, int res,
-				   struct task_struct **later)
-{
-	lockdep_assert_held(&w->team->lock);
-	list_del_init(&w->node);
-	if (w->task) {
-		/* The sleeper takes ->lock before it returns: w stays. */
-		w->res = res;
-		/* Pairs with the sleeper's lockless acquire of @done. */
-		smp_store_release(&w->done, true);
-		if (later)
-			*later = get_task_struct(w->task);
-		else
-			wake_up_process(w->task);
-		return true;
-	}
-	return dfg_park_complete(&w->park, res, 0);
-}
-
 static bool dfg_team_complete(struct dfg_team_waiter *w, int res)
 {
-	return dfg_team_complete_task(w, res, NULL);
+	return dfg_waiter_complete(&w->wait, res, 0, NULL);
 }
 
 static void dfg_team_complete_all(struct dfg_team *t, int res)
@@ -248,7 +198,7 @@ static void dfg_team_complete_all(struct dfg_team *t, int res)
 	unsigned int i;
 
 	for (i = 0; i < DFG_TEAM_BUCKETS; i++)
-		list_for_each_entry_safe(w, tmp, &t->waiters[i], node)
+		list_for_each_entry_safe(w, tmp, &t->waiters[i], wait.node)
 			dfg_team_complete(w, res);
 }
 
@@ -270,7 +220,7 @@ static void dfg_team_sync(struct dfg_team *t)
 	WRITE_ONCE(h->generation, t->generation);
 	WRITE_ONCE(h->ranks, t->ranks);
 	for (i = 0; i < DFG_TEAM_BUCKETS; i++)
-		list_for_each_entry_safe(w, tmp, &t->waiters[i], node)
+		list_for_each_entry_safe(w, tmp, &t->waiters[i], wait.node)
 			if (w->offset < DFG_TEAM_CTL_OFFSET &&
 			    dfg_team_word(t, w->offset) != w->value)
 				dfg_team_complete(w, 0);
@@ -845,90 +795,12 @@ static int dfg_team_check(struct dfg_team *t, struct dfg_team_member *m)
 	return 0;
 }
 
-static void dfg_team_waiter_release(struct dfg_park *p)
-{
-	struct dfg_team_waiter *w = container_of(p, struct dfg_team_waiter,
-						 park);
-	struct dfg_team *t = w->team;
-
-	hrtimer_cancel(&w->timer);
-	cancel_work_sync(&w->timeout);
-	/* Still listed when a cancel (task exit, ring teardown) claimed it. */
-	spin_lock(&t->lock);
-	list_del_init(&w->node);
-	spin_unlock(&t->lock);
-	kfree(w);
-}
-
-static const struct dfg_park_ops dfg_team_park_ops = {
-	.release = dfg_team_waiter_release,
-};
-
-static enum hrtimer_restart dfg_team_timer(struct hrtimer *timer)
-{
-	struct dfg_team_waiter *w = container_of(timer, struct dfg_team_waiter,
-						 timer);
-
-	queue_work(dfg_wq, &w->timeout);
-	return HRTIMER_NORESTART;
-}
-
-static void dfg_team_timeout(struct work_struct *work)
-{
-	struct dfg_team_waiter *w = container_of(work, struct dfg_team_waiter,
-						 timeout);
-	struct dfg_team *t = w->team;
-
-	spin_lock(&t->lock);
-	if (!list_empty(&w->node))
-		dfg_team_complete(w, -ETIMEDOUT);
-	spin_unlock(&t->lock);
-}
-
-/*
- * ioctl: sleep until a waker completes @w (listed by the caller, ->lock
- * dropped), the timeout passes or a signal comes; unlink under ->lock
- * before returning, so no waker touches the stack frame afterwards.
- */
-static int dfg_team_sleep(struct dfg_team *t, struct dfg_team_waiter *w,
-			  s64 timeout_ns)
-{
-	ktime_t expires = ktime_add_safe(ktime_get(), ns_to_ktime(timeout_ns));
-	bool timed_out = false;
-	int res;
-
-	for (;;) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		/* Pairs with the waker's release in dfg_team_complete(). */
-		if (smp_load_acquire(&w->done) || signal_pending(current))
-			break;
-		if (timeout_ns < 0) {
-			schedule();
-		} else if (!schedule_hrtimeout_range(&expires, 0,
-						     HRTIMER_MODE_ABS)) {
-			timed_out = true;
-			break;
-		}
-	}
-	__set_current_state(TASK_RUNNING);
-
-	spin_lock(&t->lock);
-	list_del_init(&w->node);
-	if (w->done)
-		res = w->res;
-	else
-		res = timed_out ? -ETIMEDOUT : -EINTR;
-	spin_unlock(&t->lock);
-	return res;
-}
-
 int dfg_team_wait(struct dfg_cmd_ctx *c)
 {
 	struct dfg_team_wait *a = c->args;
 	struct dfg_team_member *m = c->tm;
 	struct dfg_team *t = m->team;
-	struct dfg_team_waiter sleeper = { .task = current };
-	struct dfg_team_waiter *w = &sleeper;
+	struct dfg_team_waiter sleeper, *w;
 	int ret;
 
 	if (a->flags || memchr_inv(a->reserved, 0, sizeof(a->reserved)))
@@ -938,19 +810,14 @@ int dfg_team_wait(struct dfg_cmd_ctx *c)
 	if (!dfg_team_offset_ok(t, a->offset))
 		return -EINVAL;
 
-	if (c->ucmd) {
-		w = kzalloc(sizeof(*w), GFP_KERNEL_ACCOUNT);
-		if (!w)
-			return -ENOMEM;
-		w->args = *a;
-		INIT_WORK(&w->timeout, dfg_team_timeout);
-		hrtimer_init(&w->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL);
-		w->timer.function = dfg_team_timer;
-	}
-	INIT_LIST_HEAD(&w->node);
-	w->team = t;
+	w = dfg_waiter_new(c, &sleeper, sizeof(sleeper),
+			   offsetof(struct dfg_team_waiter, wait), &t->lock);
+	if (!w)
+		return -ENOMEM;
 	w->offset = a->offset;
 	w->value = a->value;
+	if (a->timeout_ns > 0)
+		dfg_waiter_timeout(&w->wait, a->timeout_ns, -ETIMEDOUT, 0);
 
 	spin_lock(&t->lock);
 	ret = dfg_team_check(t, m);
@@ -960,34 +827,19 @@ int dfg_team_wait(struct dfg_cmd_ctx *c)
 		ret = 1;
 	if (!ret && !a->timeout_ns)
 		ret = -ETIMEDOUT;
-	if (ret)
-		goto out_unlock;
-	if (c->ucmd) {
-		ret = dfg_park_add(c, &w->park, &dfg_team_park_ops, &w->args);
-		if (ret)
-			goto out_unlock;
-		list_add_tail(&w->node, dfg_team_bucket(t, a->offset));
-		t->waits++;
-		if (a->timeout_ns > 0)
-			hrtimer_start(&w->timer, ns_to_ktime(a->timeout_ns),
-				      HRTIMER_MODE_REL);
+	if (!ret)
+		ret = dfg_waiter_arm(c, &w->wait,
+				     dfg_team_bucket(t, a->offset));
+	if (ret) {
 		spin_unlock(&t->lock);
-		trace_dfg_team_wait(t->graph->id, t->obj.id, a->offset,
-				    a->value, true);
-		return -EIOCBQUEUED;
+		dfg_waiter_discard(c, &w->wait);
+		return ret;
 	}
-	list_add_tail(&w->node, dfg_team_bucket(t, a->offset));
 	t->waits++;
 	spin_unlock(&t->lock);
 	trace_dfg_team_wait(t->graph->id, t->obj.id, a->offset, a->value,
-			    false);
-	return dfg_team_sleep(t, w, a->timeout_ns);
-
-out_unlock:
-	spin_unlock(&t->lock);
-	if (c->ucmd)
-		kfree(w);
-	return ret;
+			    !!c->ucmd);
+	return dfg_waiter_block(c, &w->wait);
 }
 
 int dfg_team_wake(struct dfg_cmd_ctx *c)
@@ -995,9 +847,8 @@ int dfg_team_wake(struct dfg_cmd_ctx *c)
 	struct dfg_team_wake *a = c->args;
 	struct dfg_team_member *m = c->tm;
 	struct dfg_team *t = m->team;
-	struct task_struct *later[DFG_TEAM_WAKE_BATCH];
+	struct dfg_wake_batch later = { 0 };
 	struct dfg_team_waiter *w, *tmp;
-	unsigned int nlater = 0, i;
 	u32 n = 0;
 	int ret;
 
@@ -1012,31 +863,21 @@ int dfg_team_wake(struct dfg_cmd_ctx *c)
 	spin_lock(&t->lock);
 	ret = dfg_team_check(t, m);
 	if (!ret) {
+		/*
+		 * Sleepers are woken after unlocking (the first
+		 * DFG_WAKE_BATCH of them): a wakeup takes a while (runqueue
+		 * locks, an IPI), during which every WAIT and WAKE of the
+		 * team would spin on ->lock.
+		 */
 		list_for_each_entry_safe(w, tmp, dfg_team_bucket(t, a->offset),
-					 node) {
-			struct task_struct **tp = NULL;
-
-			if (w->offset != a->offset)
-				continue;
-			/*
-			 * Wake sleepers after unlocking: a wakeup takes a
-			 * while (runqueue locks, an IPI), during which every
-			 * WAIT and WAKE of the team would spin on ->lock.
-			 */
-			if (w->task && nlater < DFG_TEAM_WAKE_BATCH)
-				tp = &later[nlater];
-			if (dfg_team_complete_task(w, 0, tp)) {
-				n++;
-				nlater += !!tp;
-			}
-		}
+					 wait.node)
+			if (w->offset == a->offset)
+				n += dfg_waiter_complete(&w->wait, 0, 0,
+							 &later);
 		t->wakes += n;
 	}
 	spin_unlock(&t->lock);
-	for (i = 0; i < nlater; i++) {
-		wake_up_process(later[i]);
-		put_task_struct(later[i]);
-	}
+	dfg_wake_batch_flush(&later);
 	if (ret)
 		return ret;
 	trace_dfg_team_wake(t->graph->id, t->obj.id, a->offset, n);
