@@ -1,7 +1,8 @@
 #!/bin/bash
-# make check: static checks of the module, host tests of libdfg, then every
-# selftest inside the test VM. Sums the kselftest "# Totals:" lines and the
-# steps that are not harness programs; the last line printed is
+# make check: static checks of the module, host tests of libdfg, every
+# selftest inside the test VM, then the two-node rig's test
+# (selftests/net/rig.sh). Sums the kselftest "# Totals:" lines and the steps
+# that are not harness programs; the last line printed is
 # "N passed, N failed, N skipped".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +55,10 @@ tally "$logs/dfg.log" "${PIPESTATUS[0]}"
 
 tools/vm/dfg-vm -- selftests/run.sh 2>&1 | tee "$logs/vm.log"
 tally "$logs/vm.log" "${PIPESTATUS[0]}"
+
+# The multi-node rig: two guests, Soft-RoCE and Open MPI between them.
+selftests/net/rig.sh 2>&1 | tee "$logs/rig.log"
+tally "$logs/rig.log" "${PIPESTATUS[0]}"
 
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The checks of selftests/net/rig.sh, run on node0 of a two-node rig: dfg.ko
+# on both nodes, link-local IPv4 and IPv6 both ways, rdma_cm (rping) and
+# verbs (ibv_rc_pingpong) over Soft-RoCE with rxe0's packet counters moving
+# on both nodes, Open MPI launching across the nodes over ssh, and an MPI
+# collective across them whose traffic goes through rxe0 (UCX, the defaults
+# of tools/vm/rig.env). One TAP line per check.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+peer=node1
+# One ssh connection to the peer for all the checks (a login costs seconds
+# under TCG).
+ctl=/run/rig-test-ssh
+peer_sh() {
+	ssh -o ControlMaster=auto -o ControlPath=$ctl -o ControlPersist=300 \
+		"$peer" "$@"
+}
+counters=ports/1/hw_counters
+rxe=/sys/class/infiniband/rxe0
+
+# check NAME REGEX CMD...: CMD exits 0 and its output matches REGEX.
+check() {
+	local name=$1 re=$2 out t0=$SECONDS
+	shift 2
+	if out=$("$@" 2>&1) && grep -Eq -- "$re" <<<"$out"; then
+		echo "ok - $name"
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "not ok - $name"
+	fi
+	echo "# $((SECONDS - t0)) s"
+}
+
+# Packets rxe0 sent and received on this node (both, as "SENT RCVD").
+pkts() {
+	echo "$(cat $rxe/$counters/sent_pkts) $(cat $rxe/$counters/rcvd_pkts)"
+}
+
+# moved BEFORE AFTER: both counters grew.
+moved() {
+	local s0 r0 s1 r1
+	read -r s0 r0 <<<"$1"
+	read -r s1 r1 <<<"$2"
+	echo "sent $s0 -> $s1, received $r0 -> $r1"
+	[ "$s1" -gt "$s0" ] && [ "$r1" -gt "$r0" ]
+}
+
+ip6() {
+	ip -6 -o addr show dev eth0 scope link | awk '{ sub("/.*", "", $4); print $4 }'
+}
+
+check "dfg.ko loaded on node0" '' test -d /sys/kernel/dfg
+check "dfg.ko loaded on $peer" '' peer_sh test -d /sys/kernel/dfg
+check "IPv4 link-local ping node0 -> $peer" ' 0% packet loss' \
+	ping -c 2 -W 10 "$peer"
+check "IPv4 link-local ping $peer -> node0" ' 0% packet loss' \
+	peer_sh ping -c 2 -W 10 node0
+me6=$(ip6)
+peer6=$(peer_sh ip -6 -o addr show dev eth0 scope link |
+	awk '{ sub("/.*", "", $4); print $4 }')
+check "IPv6 link-local ping node0 -> $peer" ' 0% packet loss' \
+	ping -6 -c 2 -W 10 "$peer6%eth0"
+check "IPv6 link-local ping $peer -> node0" ' 0% packet loss' \
+	peer_sh ping -6 -c 2 -W 10 "$me6%eth0"
+
+mine0=$(pkts)
+theirs0=$(peer_sh cat $rxe/$counters/sent_pkts $rxe/$counters/rcvd_pkts | xargs)
+# The servers, started in the background on the peer; back once both
+# listen (rping's rdma_cm id, ibv_rc_pingpong's TCP port).
+peer6=${peer6:-none}
+check "rping and ibv_rc_pingpong servers listen on $peer" '^listening$' \
+	peer_sh "rping -s -a 169.254.0.11 -C 3 -v >/tmp/rping.log 2>&1 &
+		ibv_rc_pingpong -d rxe0 -g 0 -n 5 >/tmp/ibv.log 2>&1 &
+		for t in \$(seq 300); do
+			rdma res show cm_id | grep -q 'state LISTEN.*rping' &&
+				ss -ltn | grep -q ':18515 ' &&
+				{ echo listening; exit 0; }
+			sleep 0.1
+		done; exit 1"
+check "rping over rdma_cm, IPv4 link-local, 3 round trips" \
+	'^ping data: rdma-ping-2: ' \
+	timeout 60 rping -c -a 169.254.0.11 -C 3 -v
+check "ibv_rc_pingpong over rxe0, 5 round trips" '^5 iters in ' \
+	timeout 60 ibv_rc_pingpong -d rxe0 -g 0 -n 5 "$peer"
+check "rxe0 counters moved on node0" . moved "$mine0" "$(pkts)"
+check "rxe0 counters moved on $peer" . moved "$theirs0" \
+	"$(peer_sh cat $rxe/$counters/sent_pkts $rxe/$counters/rcvd_pkts | xargs)"
+
+check "mpirun --host node0,$peer starts a rank on each" \
+	'^node0 node1$' \
+	bash -c "timeout 120 mpirun --host node0,$peer -np 2 hostname | sort | xargs"
+# An MPI collective across the nodes goes through UCX over rxe0.
+before=$(pkts)
+check "MPI allreduce across node0 and $peer over UCX and rxe0" \
+	'^mpi,[^,]*,allreduce,2,4096,' \
+	timeout 180 mpirun --host node0,$peer -np 2 \
+	"$BUILD/bin/coll_mpi" -c allreduce -m 4096 -M 4096 -t 0.1
+check "rxe0 counters moved during the MPI allreduce" . moved "$before" "$(pkts)"
+echo "# rig checks done"
