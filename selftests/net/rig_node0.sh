@@ -93,8 +93,8 @@ check "mpirun --host node0,$peer starts a rank on each" \
 # An MPI collective across the nodes goes through UCX over rxe0.
 before=$(pkts)
 check "MPI allreduce across node0 and $peer over UCX and rxe0" \
-	'^mpi,[^,]*,allreduce,2,4096,' \
+	'^allreduce ok 2 4096$' \
 	timeout 180 mpirun --host node0,$peer -np 2 \
-	"$BUILD/bin/coll_mpi" -c allreduce -m 4096 -M 4096 -t 0.1
+	"$BUILD/selftests/net/mpi_allreduce" 4096
 check "rxe0 counters moved during the MPI allreduce" . moved "$before" "$(pkts)"
 echo "# rig checks done"
