@@ -74,7 +74,7 @@ static int chan_ioctl(struct dfg_chan *c, unsigned long cmd)
 {
 	struct dfg_chan_wait w = { 0 };
 
-	return __dfg_sys_ioctl(c->fd, cmd, &w);
+	return dfg_sys_cmd(c->fd, cmd, &w);
 }
 
 static int chan_sys_wait(struct dfg_chan *c)
@@ -272,7 +272,7 @@ int dfg_chan_create(int graph_fd, unsigned int pool_id, unsigned int depth,
 
 	if (graph_fd < 0)
 		return -EBADF;
-	ret = __dfg_sys_ioctl(graph_fd, DFG_IOC_CHAN_CREATE, &cc);
+	ret = dfg_sys_cmd(graph_fd, DFG_IOC_CHAN_CREATE, &cc);
 	if (ret < 0)
 		return ret;
 	if ((__u32)ret != cc.id)
@@ -300,7 +300,7 @@ int dfg_chan_open(int graph_fd, unsigned int id, int role,
 		return -EINVAL;
 	if (graph_fd < 0)
 		return -EBADF;
-	fd = __dfg_sys_ioctl(graph_fd, DFG_IOC_CHAN_OPEN, &op);
+	fd = dfg_sys_cmd(graph_fd, DFG_IOC_CHAN_OPEN, &op);
 	if (fd < 0)
 		return fd;
 

@@ -48,7 +48,7 @@ int dfg_kteam_join(int graph_fd, const char *name, unsigned int size,
 	kt = calloc(1, sizeof(*kt));
 	if (!kt)
 		return -ENOMEM;
-	fd = __dfg_sys_ioctl(graph_fd, DFG_IOC_TEAM_JOIN, &j);
+	fd = dfg_sys_cmd(graph_fd, DFG_IOC_TEAM_JOIN, &j);
 	if (fd < 0) {
 		free(kt);
 		return fd;
@@ -58,7 +58,7 @@ int dfg_kteam_join(int graph_fd, const char *name, unsigned int size,
 		/* Never a member in the others' eyes: leave, then close. */
 		struct dfg_team_leave l = { 0 };
 
-		__dfg_sys_ioctl(fd, DFG_IOC_TEAM_LEAVE, &l);
+		dfg_sys_cmd(fd, DFG_IOC_TEAM_LEAVE, &l);
 		__dfg_sys_close(fd);
 		free(kt);
 		return ret;
@@ -126,14 +126,14 @@ int dfg_kteam_wait(struct dfg_kteam *kt, const uint32_t *word, uint32_t val,
 		.timeout_ns	= timeout_ns,
 	};
 
-	return __dfg_sys_ioctl(kt->fd, DFG_IOC_TEAM_WAIT, &w);
+	return dfg_sys_cmd(kt->fd, DFG_IOC_TEAM_WAIT, &w);
 }
 
 int dfg_kteam_wake(struct dfg_kteam *kt, const uint32_t *word)
 {
 	struct dfg_team_wake w = { .offset = kteam_word(kt, word) };
 
-	return __dfg_sys_ioctl(kt->fd, DFG_IOC_TEAM_WAKE, &w);
+	return dfg_sys_cmd(kt->fd, DFG_IOC_TEAM_WAKE, &w);
 }
 
 void dfg_kteam_prep_wait(struct io_uring_sqe *sqe, const struct dfg_kteam *kt,
@@ -165,7 +165,7 @@ int dfg_kteam_dead_rank(const struct dfg_kteam *kt)
 int dfg_kteam_leave(struct dfg_kteam *kt)
 {
 	struct dfg_team_leave l = { 0 };
-	int ret = __dfg_sys_ioctl(kt->fd, DFG_IOC_TEAM_LEAVE, &l);
+	int ret = dfg_sys_cmd(kt->fd, DFG_IOC_TEAM_LEAVE, &l);
 
 	if (!ret)
 		kt->left = true;

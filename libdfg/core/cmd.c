@@ -2,19 +2,27 @@
 /*
  * libdfg: synchronous commands.
  *
- * Every ioctl-path call fills its argument struct with a designated
- * initializer and goes through dfg_cmd(); dfg_uring_cmd() is the one
- * synchronous io_uring path.
+ * Every ioctl-path call of the library fills its argument struct with a
+ * designated initializer and goes through dfg_sys_cmd() (dfg_cmd() on a
+ * handle); dfg_uring_cmd() is the one synchronous io_uring path.
  */
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 #include "internal.h"
+
+int dfg_sys_cmd(int fd, __u32 cmd_op, void *args)
+{
+	int saved = errno;
+
+	return __dfg_sys_ret(ioctl(fd, cmd_op, args), saved);
+}
 
 int dfg_cmd(struct dfg *d, __u32 cmd_op, void *args)
 {
 	if (!d)
 		return -EINVAL;
-	return __dfg_sys_ioctl(d->fd, cmd_op, args);
+	return dfg_sys_cmd(d->fd, cmd_op, args);
 }
 
 int dfg_info(struct dfg *d, struct dfg_info *info)

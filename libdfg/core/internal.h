@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,12 +46,18 @@ static inline int __dfg_sys_open(const char *path, int flags)
 	return __dfg_sys_ret(open(path, flags), saved);
 }
 
-static inline int __dfg_sys_ioctl(int fd, unsigned long req, void *arg)
-{
-	int saved = errno;
-
-	return __dfg_sys_ret(ioctl(fd, req, arg), saved);
-}
+/*
+ * dfg_sys_cmd() - one dfg command on any dfg descriptor, through ioctl
+ * @fd:		/dev/dfg, graph, endpoint, member or scheduler descriptor
+ * @cmd_op:	DFG_IOC_*
+ * @args:	the command's struct, _IOC_SIZE(@cmd_op) bytes, copied in and
+ *		(on success) back out
+ *
+ * The one place libdfg enters the module synchronously (core/cmd.c); every
+ * object file calls it. Returns the command's result (>= 0) or -errno and
+ * leaves errno as it was.
+ */
+int dfg_sys_cmd(int fd, __u32 cmd_op, void *args);
 
 static inline void __dfg_sys_close(int fd)
 {

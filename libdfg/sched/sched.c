@@ -54,7 +54,7 @@ int dfg_sched_attach(int graph_fd, struct dfg_sched **sp)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	fd = __dfg_sys_ioctl(graph_fd, DFG_IOC_SCHED_ATTACH, &a);
+	fd = dfg_sys_cmd(graph_fd, DFG_IOC_SCHED_ATTACH, &a);
 	if (fd < 0) {
 		free(s);
 		return fd;
@@ -131,7 +131,7 @@ int dfg_set_register(struct dfg_sched *s, const struct dfg_set_desc *desc,
 	r.cpumask = desc->cpumask;
 	r.quantum = desc->quantum;
 
-	ret = __dfg_sys_ioctl(s->fd, DFG_IOC_SET_REGISTER, &r);
+	ret = dfg_sys_cmd(s->fd, DFG_IOC_SET_REGISTER, &r);
 	if (ret < 0)
 		goto out;
 	set->s = s;
@@ -141,7 +141,7 @@ int dfg_set_register(struct dfg_sched *s, const struct dfg_set_desc *desc,
 	if (!set->page) {
 		struct dfg_set_id u = { .id = r.id };
 
-		__dfg_sys_ioctl(s->fd, DFG_IOC_SET_UNREGISTER, &u);
+		dfg_sys_cmd(s->fd, DFG_IOC_SET_UNREGISTER, &u);
 		ret = err;
 		goto out;
 	}
@@ -170,7 +170,7 @@ int dfg_set_unregister(struct dfg_set *set)
 	s = set->s;
 	memset(&u, 0, sizeof(u));
 	u.id = set->id;
-	ret = __dfg_sys_ioctl(s->fd, DFG_IOC_SET_UNREGISTER, &u);
+	ret = dfg_sys_cmd(s->fd, DFG_IOC_SET_UNREGISTER, &u);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&s->lock);
@@ -224,7 +224,7 @@ int dfg_sched_next(struct dfg_sched *s, struct dfg_set *done,
 	n.flags = flags;
 	n.yield_id = done ? done->id : 0;
 	n.yield_reason = reason;
-	ret = __dfg_sys_ioctl(s->fd, DFG_IOC_SCHED_NEXT, &n);
+	ret = dfg_sys_cmd(s->fd, DFG_IOC_SCHED_NEXT, &n);
 	if (ret < 0) {
 		*setp = NULL;
 		return ret;
@@ -248,5 +248,5 @@ int dfg_sched_yield(struct dfg_set *set, unsigned int reason)
 	memset(&y, 0, sizeof(y));
 	y.id = set->id;
 	y.reason = reason;
-	return __dfg_sys_ioctl(set->s->fd, DFG_IOC_SCHED_YIELD, &y);
+	return dfg_sys_cmd(set->s->fd, DFG_IOC_SCHED_YIELD, &y);
 }
