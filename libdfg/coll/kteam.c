@@ -140,13 +140,7 @@ void dfg_kteam_prep_wait(struct io_uring_sqe *sqe, const struct dfg_kteam *kt,
 			 const uint32_t *word, uint32_t val,
 			 int64_t timeout_ns)
 {
-	struct dfg_team_wait w = {
-		.offset		= kteam_word(kt, word),
-		.value		= val,
-		.timeout_ns	= timeout_ns,
-	};
-
-	dfg_prep_cmd(sqe, kt->fd, DFG_IOC_TEAM_WAIT, &w, sizeof(w));
+	dfg_prep_team_wait(sqe, kt->fd, kteam_word(kt, word), val, timeout_ns);
 }
 
 bool dfg_kteam_broken(const struct dfg_kteam *kt)
