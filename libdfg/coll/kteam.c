@@ -117,6 +117,19 @@ void *dfg_kteam_ctl(const struct dfg_kteam *kt)
 	return kt->ctl;
 }
 
+/*
+ * A signal came while a TEAM_WAIT was parked on the thread's ring: wake
+ * the word so that it completes (every waiter of the word may wake
+ * spuriously, which the protocol allows), and the wait returns -EINTR as
+ * the ioctl did.
+ */
+static void kteam_wait_intr(const struct dfg_intr *intr)
+{
+	struct dfg_team_wake w = { .offset = intr->off };
+
+	dfg_sys_cmd(intr->fd, DFG_IOC_TEAM_WAKE, &w);
+}
+
 int dfg_kteam_wait(struct dfg_kteam *kt, const uint32_t *word, uint32_t val,
 		   int64_t timeout_ns)
 {
@@ -125,8 +138,13 @@ int dfg_kteam_wait(struct dfg_kteam *kt, const uint32_t *word, uint32_t val,
 		.value		= val,
 		.timeout_ns	= timeout_ns,
 	};
+	const struct dfg_intr intr = {
+		.fn	= kteam_wait_intr,
+		.fd	= kt->fd,
+		.off	= w.offset,
+	};
 
-	return dfg_sys_cmd(kt->fd, DFG_IOC_TEAM_WAIT, &w);
+	return dfg_sys_wait(kt->fd, DFG_IOC_TEAM_WAIT, &w, NULL, NULL, &intr);
 }
 
 int dfg_kteam_wake(struct dfg_kteam *kt, const uint32_t *word)
