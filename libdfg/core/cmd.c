@@ -104,20 +104,23 @@ static bool dfg_sqe_consumed(struct io_uring *ring, unsigned int pos)
 }
 
 /*
- * Submit what is queued, our SQE at @sqe_pos included. Without
- * IORING_SETUP_SUBMIT_ALL the kernel stops a batch at the first SQE that
- * fails to submit, so go on while it makes progress. If our SQE is still
- * unconsumed after an error, turn it into a NOP without completion so that
- * a later submit cannot issue a command whose argument pointer and tag have
- * gone stale.
+ * Submit what is queued, our SQE at @sqe_pos included, and in the same
+ * io_uring_enter() wait until @wait_nr CQEs are ready (0: do not wait;
+ * io_uring_enter submits first, and reports what it submitted even when a
+ * signal cut the wait short). Without IORING_SETUP_SUBMIT_ALL the kernel
+ * stops a batch at the first SQE that fails to submit, so go on (without
+ * waiting) while it makes progress. If our SQE is still unconsumed after
+ * an error, turn it into a NOP without completion so that a later submit
+ * cannot issue a command whose argument pointer and tag have gone stale.
  */
 static int dfg_submit_one(struct io_uring *ring, struct io_uring_sqe *sqe,
-			  unsigned int sqe_pos)
+			  unsigned int sqe_pos, unsigned int wait_nr)
 {
 	int ret;
 
 	for (;;) {
-		ret = io_uring_submit(ring);
+		ret = io_uring_submit_and_wait(ring, wait_nr);
+		wait_nr = 0;
 		if (ret == -EINTR)
 			continue;
 		if (ret >= 0 && dfg_sqe_consumed(ring, sqe_pos))
@@ -167,7 +170,13 @@ int __dfg_ring_cmd(struct io_uring *ring, int fd, __u32 cmd_op, void *args,
 		dfg_prep_cmd_indirect(sqe, fd, cmd_op, args, len);
 	io_uring_sqe_set_data64(sqe, tag);
 
-	ret = dfg_submit_one(ring, sqe, ring->sq.sqe_tail - 1);
+	/*
+	 * One system call for submit and wait: until one CQE more than now
+	 * is ready, often ours. Not when a signal must be noticed (@intr):
+	 * the submit would hide it.
+	 */
+	ret = dfg_submit_one(ring, sqe, ring->sq.sqe_tail - 1,
+			     intr ? 0 : io_uring_cq_ready(ring) + 1);
 	if (ret < 0)
 		goto out;
 
