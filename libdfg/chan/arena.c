@@ -69,7 +69,7 @@ int dfg_arena_create(int graph_fd, size_t size, struct dfg_arena **out)
 		return -EINVAL;
 	if (graph_fd < 0)
 		return -EBADF;
-	ret = __dfg_sys_ioctl(graph_fd, DFG_IOC_ARENA_CREATE, &ac);
+	ret = dfg_sys_cmd(graph_fd, DFG_IOC_ARENA_CREATE, &ac);
 	if (ret < 0)
 		return ret;
 	if (ac.size < size || ac.size > SIZE_MAX ||

@@ -12,7 +12,9 @@
  *   pop:   tail load-acquire, descriptors (plain loads, each copied once
  *          and checked on the copy), head store-release; then a full fence
  *          and a look at each served ring's prod_waiting: WAKE if any.
- *   park:  waiting flag = 1, full fence, look again, WAIT, flag = 0.
+ *   park:  waiting flag = 1, full fence, look again, WAIT, flag = 0
+ *          (the flag counts this endpoint's waits in flight: it goes down
+ *          when the last one ends, see wait_begin()).
  *
  * The two fences pair (Dekker): either the waker sees the flag, or the
  * waiter's second look sees the published index. The kernel looks once
@@ -70,21 +72,19 @@ static inline bool desc_ok(const struct dfg_chan *c, const struct dfg_desc *d)
  * ------------------------------------------------------------------------
  */
 
-static int chan_ioctl(struct dfg_chan *c, unsigned long cmd)
+/* Through the thread's wait ring (core/wait.c), else ioctl. */
+static int chan_sys_wait(struct dfg_chan *c)
 {
 	struct dfg_chan_wait w = { 0 };
 
-	return __dfg_sys_ioctl(c->fd, cmd, &w);
-}
-
-static int chan_sys_wait(struct dfg_chan *c)
-{
-	return chan_ioctl(c, DFG_IOC_CHAN_WAIT);
+	return dfg_sys_wait(c->fd, DFG_IOC_CHAN_WAIT, &w, NULL, NULL, NULL);
 }
 
 static int chan_sys_wake(struct dfg_chan *c)
 {
-	return chan_ioctl(c, DFG_IOC_CHAN_WAKE);
+	struct dfg_chan_wait w = { 0 };
+
+	return dfg_sys_cmd(c->fd, DFG_IOC_CHAN_WAKE, &w);
 }
 
 static const struct dfg_chan_ops chan_sys_ops = {
@@ -92,22 +92,46 @@ static const struct dfg_chan_ops chan_sys_ops = {
 	.wake	= chan_sys_wake,
 };
 
+/* This endpoint's waiting flag: the consumer's, or its producer ring's. */
+static __u32 *wait_flag(struct dfg_chan *c)
+{
+	return c->role == DFG_CHAN_CONSUMER ? &c->hdr->cons_waiting :
+					      &ring_of(c, c->slot)->prod_waiting;
+}
+
 /*
- * WAIT with the waiting flag @flag raised around it; @recheck looks once
- * more after the fence (true: progress possible, do not park). Returns
- * the WAIT result, 0 when the recheck made it unnecessary or on -EINTR
- * (the caller looks again and parks again).
+ * Raise the waiting flag for one more wait and make it visible before the
+ * caller looks again (the fence pairs with the peer's after it publishes).
+ * The flag stays up while any wait of ours is in flight: the library's own
+ * and those the application submitted with dfg_chan_prep_wait().
  */
-static int chan_park(struct dfg_chan *c, __u32 *flag,
-		     bool (*recheck)(struct dfg_chan *c))
+static void wait_begin(struct dfg_chan *c)
+{
+	if (!c->nr_waits++)
+		STORE(wait_flag(c), 1);
+	atomic_thread_fence(memory_order_seq_cst);
+}
+
+static void wait_end(struct dfg_chan *c)
+{
+	if (c->nr_waits && !--c->nr_waits)
+		STORE(wait_flag(c), 0);
+}
+
+/*
+ * WAIT with the waiting flag raised around it; @recheck looks once more
+ * after the fence (true: progress possible, do not park). Returns the
+ * WAIT result, 0 when the recheck made it unnecessary or on -EINTR (the
+ * caller looks again and parks again).
+ */
+static int chan_park(struct dfg_chan *c, bool (*recheck)(struct dfg_chan *c))
 {
 	int ret = 0;
 
-	STORE(flag, 1);
-	atomic_thread_fence(memory_order_seq_cst);
+	wait_begin(c);
 	if (!recheck(c))
 		ret = c->ops->wait(c);
-	STORE(flag, 0);
+	wait_end(c);
 	return ret == -EINTR ? 0 : ret;
 }
 
@@ -272,7 +296,7 @@ int dfg_chan_create(int graph_fd, unsigned int pool_id, unsigned int depth,
 
 	if (graph_fd < 0)
 		return -EBADF;
-	ret = __dfg_sys_ioctl(graph_fd, DFG_IOC_CHAN_CREATE, &cc);
+	ret = dfg_sys_cmd(graph_fd, DFG_IOC_CHAN_CREATE, &cc);
 	if (ret < 0)
 		return ret;
 	if ((__u32)ret != cc.id)
@@ -300,7 +324,7 @@ int dfg_chan_open(int graph_fd, unsigned int id, int role,
 		return -EINVAL;
 	if (graph_fd < 0)
 		return -EBADF;
-	fd = __dfg_sys_ioctl(graph_fd, DFG_IOC_CHAN_OPEN, &op);
+	fd = dfg_sys_cmd(graph_fd, DFG_IOC_CHAN_OPEN, &op);
 	if (fd < 0)
 		return fd;
 
@@ -378,6 +402,22 @@ void *dfg_chan_buf(const struct dfg_chan *c, const struct dfg_desc *d)
 	if (!c || !d)
 		return NULL;
 	return dfg_arena_ptr(c->pool, d->off, d->len);
+}
+
+void dfg_chan_prep_wait(struct dfg_chan *c, struct io_uring_sqe *sqe,
+			__u64 user_data)
+{
+	wait_begin(c);
+	dfg_prep_chan_wait(sqe, c->fd);
+	io_uring_sqe_set_data64(sqe, user_data);
+}
+
+int dfg_chan_wait_cqe(struct dfg_chan *c, const struct io_uring_cqe *cqe)
+{
+	if (!c || !cqe)
+		return -EINVAL;
+	wait_end(c);
+	return cqe->res;
 }
 
 /* ------------------------------------------------------------------------
@@ -471,7 +511,7 @@ int dfg_chan_send(struct dfg_chan *c, const struct dfg_desc *d,
 			return sent ? (int)sent : -EAGAIN;
 		if (chan_spin(c, prod_can_go))
 			continue;
-		ret = chan_park(c, &r->prod_waiting, prod_can_go);
+		ret = chan_park(c, prod_can_go);
 		if (ret == -EPIPE)
 			return sent ? (int)sent : -EPIPE;
 		if (ret < 0)
@@ -632,7 +672,7 @@ int dfg_chan_recv(struct dfg_chan *c, struct dfg_desc *d, unsigned int n,
 			return -EAGAIN;
 		if (chan_spin(c, cons_can_go))
 			continue;
-		ret = chan_park(c, &c->hdr->cons_waiting, cons_can_go);
+		ret = chan_park(c, cons_can_go);
 		if (ret < 0)
 			return ret;
 		/* The kernel's EOF stands once a last look finds nothing. */

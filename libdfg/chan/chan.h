@@ -92,6 +92,7 @@ struct dfg_chan_ops {
  * @hdr:	the mapping (page 0)
  * @map_size:	its length; @mapped: unmap it on close
  * @ring_size:	bytes per ring
+ * @nr_waits:	WAITs of this endpoint in flight (its waiting flag is up)
  * @pool:	the pool as this process maps it (not owned)
  * @ops:	kernel entry points
  * @priv:	for @ops (tests)
@@ -115,6 +116,7 @@ struct dfg_chan {
 	size_t				map_size;
 	size_t				ring_size;
 	bool				mapped;
+	unsigned int			nr_waits;
 	struct dfg_arena		*pool;
 	const struct dfg_chan_ops	*ops;
 	void				*priv;

@@ -19,7 +19,7 @@ int dfg_region_export(int graph_fd, void *addr, size_t len,
 
 	if (graph_fd < 0)
 		return -EBADF;
-	ret = __dfg_sys_ioctl(graph_fd, DFG_IOC_REGION_EXPORT, &r);
+	ret = dfg_sys_cmd(graph_fd, DFG_IOC_REGION_EXPORT, &r);
 	if (ret < 0)
 		return ret;
 	if ((__u32)ret != r.id || !(r.mmap_offset & DFG_MMAP_REGION))
@@ -35,7 +35,7 @@ int dfg_region_unexport(int graph_fd, unsigned int id)
 
 	if (graph_fd < 0)
 		return -EBADF;
-	return __dfg_sys_ioctl(graph_fd, DFG_IOC_REGION_UNEXPORT, &r);
+	return dfg_sys_cmd(graph_fd, DFG_IOC_REGION_UNEXPORT, &r);
 }
 
 int dfg_region_map(int graph_fd, unsigned int id, __u64 mmap_offset,
@@ -87,7 +87,7 @@ __s64 dfg_region_copy(int graph_fd, unsigned int id, __u64 off, void *buf,
 			.len = n,
 			.addr = (__u64)(uintptr_t)((char *)buf + done),
 		};
-		ret = __dfg_sys_ioctl(graph_fd, DFG_IOC_REGION_COPY, &c);
+		ret = dfg_sys_cmd(graph_fd, DFG_IOC_REGION_COPY, &c);
 		if (ret < 0)
 			return ret;
 		if ((size_t)ret != n)

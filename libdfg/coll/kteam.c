@@ -48,7 +48,7 @@ int dfg_kteam_join(int graph_fd, const char *name, unsigned int size,
 	kt = calloc(1, sizeof(*kt));
 	if (!kt)
 		return -ENOMEM;
-	fd = __dfg_sys_ioctl(graph_fd, DFG_IOC_TEAM_JOIN, &j);
+	fd = dfg_sys_cmd(graph_fd, DFG_IOC_TEAM_JOIN, &j);
 	if (fd < 0) {
 		free(kt);
 		return fd;
@@ -58,7 +58,7 @@ int dfg_kteam_join(int graph_fd, const char *name, unsigned int size,
 		/* Never a member in the others' eyes: leave, then close. */
 		struct dfg_team_leave l = { 0 };
 
-		__dfg_sys_ioctl(fd, DFG_IOC_TEAM_LEAVE, &l);
+		dfg_sys_cmd(fd, DFG_IOC_TEAM_LEAVE, &l);
 		__dfg_sys_close(fd);
 		free(kt);
 		return ret;
@@ -117,6 +117,19 @@ void *dfg_kteam_ctl(const struct dfg_kteam *kt)
 	return kt->ctl;
 }
 
+/*
+ * A signal came while a TEAM_WAIT was parked on the thread's ring: wake
+ * the word so that it completes (every waiter of the word may wake
+ * spuriously, which the protocol allows), and the wait returns -EINTR as
+ * the ioctl did.
+ */
+static void kteam_wait_intr(const struct dfg_intr *intr)
+{
+	struct dfg_team_wake w = { .offset = intr->off };
+
+	dfg_sys_cmd(intr->fd, DFG_IOC_TEAM_WAKE, &w);
+}
+
 int dfg_kteam_wait(struct dfg_kteam *kt, const uint32_t *word, uint32_t val,
 		   int64_t timeout_ns)
 {
@@ -125,28 +138,27 @@ int dfg_kteam_wait(struct dfg_kteam *kt, const uint32_t *word, uint32_t val,
 		.value		= val,
 		.timeout_ns	= timeout_ns,
 	};
+	const struct dfg_intr intr = {
+		.fn	= kteam_wait_intr,
+		.fd	= kt->fd,
+		.off	= w.offset,
+	};
 
-	return __dfg_sys_ioctl(kt->fd, DFG_IOC_TEAM_WAIT, &w);
+	return dfg_sys_wait(kt->fd, DFG_IOC_TEAM_WAIT, &w, NULL, NULL, &intr);
 }
 
 int dfg_kteam_wake(struct dfg_kteam *kt, const uint32_t *word)
 {
 	struct dfg_team_wake w = { .offset = kteam_word(kt, word) };
 
-	return __dfg_sys_ioctl(kt->fd, DFG_IOC_TEAM_WAKE, &w);
+	return dfg_sys_cmd(kt->fd, DFG_IOC_TEAM_WAKE, &w);
 }
 
 void dfg_kteam_prep_wait(struct io_uring_sqe *sqe, const struct dfg_kteam *kt,
 			 const uint32_t *word, uint32_t val,
 			 int64_t timeout_ns)
 {
-	struct dfg_team_wait w = {
-		.offset		= kteam_word(kt, word),
-		.value		= val,
-		.timeout_ns	= timeout_ns,
-	};
-
-	dfg_prep_cmd(sqe, kt->fd, DFG_IOC_TEAM_WAIT, &w, sizeof(w));
+	dfg_prep_team_wait(sqe, kt->fd, kteam_word(kt, word), val, timeout_ns);
 }
 
 bool dfg_kteam_broken(const struct dfg_kteam *kt)
@@ -165,7 +177,7 @@ int dfg_kteam_dead_rank(const struct dfg_kteam *kt)
 int dfg_kteam_leave(struct dfg_kteam *kt)
 {
 	struct dfg_team_leave l = { 0 };
-	int ret = __dfg_sys_ioctl(kt->fd, DFG_IOC_TEAM_LEAVE, &l);
+	int ret = dfg_sys_cmd(kt->fd, DFG_IOC_TEAM_LEAVE, &l);
 
 	if (!ret)
 		kt->left = true;

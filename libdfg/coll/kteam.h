@@ -117,7 +117,10 @@ void *dfg_kteam_ctl(const struct dfg_kteam *kt);
  *
  * The kernel compares *@word with @val and sleeps under one lock with
  * dfg_kteam_wake(), so a wake after the store of a new value is never
- * lost. Wakeups may be spurious: the caller looks at @word again.
+ * lost. Wakeups may be spurious: the caller looks at @word again. The
+ * wait is an SQE on the calling thread's wait ring (dfg_wait_ring()), or
+ * an ioctl under DFG_NO_URING; on the ring a signal wakes @word (a
+ * spurious wakeup for its other waiters) to end the wait with -EINTR.
  *
  * Return: 1 if *@word != @val already (no sleep), 0 woken, or -ETIMEDOUT,
  * -EOWNERDEAD (team broken), -ECANCELED (graph died), -EINTR (signal),

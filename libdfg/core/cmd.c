@@ -2,19 +2,27 @@
 /*
  * libdfg: synchronous commands.
  *
- * Every ioctl-path call fills its argument struct with a designated
- * initializer and goes through dfg_cmd(); dfg_uring_cmd() is the one
- * synchronous io_uring path.
+ * Every ioctl-path call of the library fills its argument struct with a
+ * designated initializer and goes through dfg_sys_cmd() (dfg_cmd() on a
+ * handle); dfg_uring_cmd() is the one synchronous io_uring path.
  */
 #include <stdint.h>
+#include <sys/ioctl.h>
 
 #include "internal.h"
+
+int dfg_sys_cmd(int fd, __u32 cmd_op, void *args)
+{
+	int saved = errno;
+
+	return __dfg_sys_ret(ioctl(fd, cmd_op, args), saved);
+}
 
 int dfg_cmd(struct dfg *d, __u32 cmd_op, void *args)
 {
 	if (!d)
 		return -EINVAL;
-	return __dfg_sys_ioctl(d->fd, cmd_op, args);
+	return dfg_sys_cmd(d->fd, cmd_op, args);
 }
 
 int dfg_info(struct dfg *d, struct dfg_info *info)
@@ -54,7 +62,9 @@ static struct io_uring_cqe *dfg_cqe_at(struct io_uring *ring, unsigned int pos)
  * the head, the CQEs before it are moved one slot towards the tail over it
  * and the head is then dropped. The entries between head and tail belong to
  * the application (the kernel only writes past the tail), so this is safe
- * as long as nobody else reaps this ring concurrently.
+ * as long as nobody else reaps this ring concurrently. Returns 0, -EINTR
+ * when a signal interrupted the wait (the request is still in flight: the
+ * caller decides whether to call again), or another io_uring_enter error.
  */
 static int dfg_reap_tagged(struct io_uring *ring, __u64 tag, int *res,
 			   __u64 *res2)
@@ -82,7 +92,7 @@ static int dfg_reap_tagged(struct io_uring *ring, __u64 tag, int *res,
 			return 0;
 		}
 		ret = io_uring_wait_cqe_nr(ring, &cqe, ready + 1);
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+		if (ret < 0 && ret != -EAGAIN)
 			return ret;
 	}
 }
@@ -94,20 +104,23 @@ static bool dfg_sqe_consumed(struct io_uring *ring, unsigned int pos)
 }
 
 /*
- * Submit what is queued, our SQE at @sqe_pos included. Without
- * IORING_SETUP_SUBMIT_ALL the kernel stops a batch at the first SQE that
- * fails to submit, so go on while it makes progress. If our SQE is still
- * unconsumed after an error, turn it into a NOP without completion so that
- * a later submit cannot issue a command whose argument pointer and tag have
- * gone stale.
+ * Submit what is queued, our SQE at @sqe_pos included, and in the same
+ * io_uring_enter() wait until @wait_nr CQEs are ready (0: do not wait;
+ * io_uring_enter submits first, and reports what it submitted even when a
+ * signal cut the wait short). Without IORING_SETUP_SUBMIT_ALL the kernel
+ * stops a batch at the first SQE that fails to submit, so go on (without
+ * waiting) while it makes progress. If our SQE is still unconsumed after
+ * an error, turn it into a NOP without completion so that a later submit
+ * cannot issue a command whose argument pointer and tag have gone stale.
  */
 static int dfg_submit_one(struct io_uring *ring, struct io_uring_sqe *sqe,
-			  unsigned int sqe_pos)
+			  unsigned int sqe_pos, unsigned int wait_nr)
 {
 	int ret;
 
 	for (;;) {
-		ret = io_uring_submit(ring);
+		ret = io_uring_submit_and_wait(ring, wait_nr);
+		wait_nr = 0;
 		if (ret == -EINTR)
 			continue;
 		if (ret >= 0 && dfg_sqe_consumed(ring, sqe_pos))
@@ -123,11 +136,12 @@ static int dfg_submit_one(struct io_uring *ring, struct io_uring_sqe *sqe,
 	return ret;
 }
 
-int dfg_uring_cmd(struct dfg *d, __u32 cmd_op, void *args, __u64 *res2)
+int __dfg_ring_cmd(struct io_uring *ring, int fd, __u32 cmd_op, void *args,
+		   __u64 *res2, const struct dfg_intr *intr)
 {
-	struct io_uring *ring = dfg_ring(d);
 	__u32 len = _IOC_SIZE(cmd_op);
 	struct io_uring_sqe *sqe;
+	bool interrupted = false;
 	__u64 cqe_res2;
 	int cqe_res;
 	/* Unique while we wait: an address in our own stack frame. */
@@ -135,8 +149,6 @@ int dfg_uring_cmd(struct dfg *d, __u32 cmd_op, void *args, __u64 *res2)
 	int saved = errno;
 	int ret;
 
-	if (!ring)
-		return -EINVAL;
 	if (len && !args)
 		return -EFAULT;
 
@@ -153,22 +165,50 @@ int dfg_uring_cmd(struct dfg *d, __u32 cmd_op, void *args, __u64 *res2)
 	}
 
 	if (len <= DFG_URING_INLINE_MAX)
-		dfg_prep_cmd(sqe, d->fd, cmd_op, args, len);
+		dfg_prep_cmd(sqe, fd, cmd_op, args, len);
 	else
-		dfg_prep_cmd_indirect(sqe, d->fd, cmd_op, args, len);
+		dfg_prep_cmd_indirect(sqe, fd, cmd_op, args, len);
 	io_uring_sqe_set_data64(sqe, tag);
 
-	ret = dfg_submit_one(ring, sqe, ring->sq.sqe_tail - 1);
+	/*
+	 * One system call for submit and wait: until one CQE more than now
+	 * is ready, often ours. Not when a signal must be noticed (@intr):
+	 * the submit would hide it.
+	 */
+	ret = dfg_submit_one(ring, sqe, ring->sq.sqe_tail - 1,
+			     intr ? 0 : io_uring_cq_ready(ring) + 1);
 	if (ret < 0)
 		goto out;
 
-	ret = dfg_reap_tagged(ring, tag, &cqe_res, &cqe_res2);
+	/*
+	 * The command is in flight: whatever happens we wait for its CQE,
+	 * so that no completion of ours is ever left for the ring's owner
+	 * and no argument pointer outlives this frame. A signal runs its
+	 * handler and the wait goes on, after @intr's hook if any.
+	 */
+	while ((ret = dfg_reap_tagged(ring, tag, &cqe_res, &cqe_res2)) ==
+	       -EINTR) {
+		if (intr && !interrupted)
+			intr->fn(intr);
+		interrupted = true;
+	}
 	if (ret < 0)
 		goto out;
 	if (res2)
 		*res2 = cqe_res2;
 	ret = cqe_res;
+	if (interrupted && intr && ret >= 0)
+		ret = -EINTR;
 out:
 	errno = saved;
 	return ret;
+}
+
+int dfg_uring_cmd(struct dfg *d, __u32 cmd_op, void *args, __u64 *res2)
+{
+	struct io_uring *ring = dfg_ring(d);
+
+	if (!ring)
+		return -EINVAL;
+	return __dfg_ring_cmd(ring, d->fd, cmd_op, args, res2, NULL);
 }

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
-#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -47,12 +46,62 @@ static inline int __dfg_sys_open(const char *path, int flags)
 	return __dfg_sys_ret(open(path, flags), saved);
 }
 
-static inline int __dfg_sys_ioctl(int fd, unsigned long req, void *arg)
-{
-	int saved = errno;
+/*
+ * dfg_sys_cmd() - one dfg command on any dfg descriptor, through ioctl
+ * @fd:		/dev/dfg, graph, endpoint, member or scheduler descriptor
+ * @cmd_op:	DFG_IOC_*
+ * @args:	the command's struct, _IOC_SIZE(@cmd_op) bytes, copied in and
+ *		(on success) back out
+ *
+ * The one place libdfg enters the module synchronously (core/cmd.c); every
+ * object file calls it. Returns the command's result (>= 0) or -errno and
+ * leaves errno as it was.
+ */
+int dfg_sys_cmd(int fd, __u32 cmd_op, void *args);
 
-	return __dfg_sys_ret(ioctl(fd, req, arg), saved);
-}
+/*
+ * struct dfg_intr - what a ring command does when a signal interrupts its
+ * wait for the CQE
+ * @fn:		called once, in the waiting thread, after the first signal;
+ *		it must make the parked command complete soon (a TEAM_WAKE of
+ *		the word a TEAM_WAIT sleeps on). The command then ends with
+ *		-EINTR unless it failed.
+ * @fd, @off:	for @fn
+ *
+ * Without one a signal runs its handler and the wait goes on.
+ */
+struct dfg_intr {
+	void	(*fn)(const struct dfg_intr *intr);
+	int	fd;
+	__u64	off;
+};
+
+/*
+ * __dfg_ring_cmd() - one command on @ring, synchronously
+ *
+ * Submits the command (inline when its struct fits DFG_URING_INLINE_MAX,
+ * else by address) with whatever the ring's owner left queued, and waits
+ * for its CQE, always: see @intr. Other completions stay in the CQ ring,
+ * in order. Returns cqe->res (*@res2 its res2) or -errno of io_uring, and
+ * leaves errno alone. dfg_uring_cmd() and the thread's wait ring use it.
+ */
+int __dfg_ring_cmd(struct io_uring *ring, int fd, __u32 cmd_op, void *args,
+		   __u64 *res2, const struct dfg_intr *intr);
+
+/*
+ * dfg_sys_wait() - a command that may park (CHAN_WAIT, TEAM_WAIT,
+ * SCHED_NEXT), on the calling thread's wait ring (core/wait.c), or through
+ * dfg_sys_cmd() when the thread has none (DFG_NO_URING) or the module
+ * refuses to park more (-EBUSY, dfg.max_parked; then @retry, if not NULL,
+ * is sent through ioctl instead of @args: SCHED_NEXT gave its set back
+ * before it tried to park).
+ *
+ * Inline on the ring: nothing is copied back into @args there; *@res2
+ * gets the CQE's res2. Through ioctl @args is copied back and *@res2 is
+ * set to 0. Returns the result (>= 0) or -errno; errno is left alone.
+ */
+int dfg_sys_wait(int fd, __u32 cmd_op, void *args, void *retry, __u64 *res2,
+		 const struct dfg_intr *intr);
 
 static inline void __dfg_sys_close(int fd)
 {

@@ -23,12 +23,15 @@
  * @next:	on @s->sets
  * @id:		set id in the graph
  * @page:	its shared page, mapped
+ * @held:	dfg_sched_next() handed it out and it has not been given back
+ *		since: a yield of it cannot fail with -EBUSY ("not running")
  */
 struct dfg_set {
 	struct dfg_sched	*s;
 	struct dfg_set		*next;
 	unsigned int		id;
 	struct dfg_set_page	*page;
+	bool			held;
 };
 
 /**
@@ -54,7 +57,7 @@ int dfg_sched_attach(int graph_fd, struct dfg_sched **sp)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
-	fd = __dfg_sys_ioctl(graph_fd, DFG_IOC_SCHED_ATTACH, &a);
+	fd = dfg_sys_cmd(graph_fd, DFG_IOC_SCHED_ATTACH, &a);
 	if (fd < 0) {
 		free(s);
 		return fd;
@@ -131,7 +134,7 @@ int dfg_set_register(struct dfg_sched *s, const struct dfg_set_desc *desc,
 	r.cpumask = desc->cpumask;
 	r.quantum = desc->quantum;
 
-	ret = __dfg_sys_ioctl(s->fd, DFG_IOC_SET_REGISTER, &r);
+	ret = dfg_sys_cmd(s->fd, DFG_IOC_SET_REGISTER, &r);
 	if (ret < 0)
 		goto out;
 	set->s = s;
@@ -141,7 +144,7 @@ int dfg_set_register(struct dfg_sched *s, const struct dfg_set_desc *desc,
 	if (!set->page) {
 		struct dfg_set_id u = { .id = r.id };
 
-		__dfg_sys_ioctl(s->fd, DFG_IOC_SET_UNREGISTER, &u);
+		dfg_sys_cmd(s->fd, DFG_IOC_SET_UNREGISTER, &u);
 		ret = err;
 		goto out;
 	}
@@ -170,7 +173,7 @@ int dfg_set_unregister(struct dfg_set *set)
 	s = set->s;
 	memset(&u, 0, sizeof(u));
 	u.id = set->id;
-	ret = __dfg_sys_ioctl(s->fd, DFG_IOC_SET_UNREGISTER, &u);
+	ret = dfg_sys_cmd(s->fd, DFG_IOC_SET_UNREGISTER, &u);
 	if (ret < 0)
 		return ret;
 	pthread_mutex_lock(&s->lock);
@@ -209,12 +212,26 @@ struct dfg_set *dfg_sched_set(struct dfg_sched *s, unsigned int id)
 	return set;
 }
 
+/*
+ * NEXT waits on the thread's wait ring (core/wait.c). The yield it
+ * carries is done before the module tries to park, so when parking fails
+ * (-EBUSY, dfg.max_parked) the command is sent again through ioctl
+ * without it; -EBUSY is also a yield's own error (the set is not
+ * running), which cannot be for a set that we handed out and that has not
+ * been given back (@held). Over ioctl a signal ends the sleep with
+ * -EINTR, also after the yield: then the call goes on without it (the set
+ * is given back; a caller that retried with it would fail), and returns
+ * -EINTR only when it carried none. On the ring a signal never ends the
+ * wait: its completion may hand this thread a set.
+ */
 int dfg_sched_next(struct dfg_sched *s, struct dfg_set *done,
 		   unsigned int reason, unsigned int flags,
 		   struct dfg_set **setp, unsigned long long *quantum)
 {
-	struct dfg_sched_next n;
+	struct dfg_sched_next n, bare;
 	struct dfg_set *set;
+	bool held = false;
+	__u64 res2;
 	int ret;
 
 	if (!s || !setp || (done && done->s != s) || (!done && reason) ||
@@ -222,20 +239,32 @@ int dfg_sched_next(struct dfg_sched *s, struct dfg_set *done,
 		return -EINVAL;
 	memset(&n, 0, sizeof(n));
 	n.flags = flags;
-	n.yield_id = done ? done->id : 0;
-	n.yield_reason = reason;
-	ret = __dfg_sys_ioctl(s->fd, DFG_IOC_SCHED_NEXT, &n);
+	bare = n;
+	if (done) {
+		n.yield_id = done->id;
+		n.yield_reason = reason;
+		held = __atomic_exchange_n(&done->held, false,
+					   __ATOMIC_RELAXED);
+	}
+	for (;;) {
+		ret = dfg_sys_wait(s->fd, DFG_IOC_SCHED_NEXT, &n,
+				   held ? &bare : NULL, &res2, NULL);
+		if (ret != -EINTR || !n.yield_id)
+			break;
+		n = bare;
+	}
 	if (ret < 0) {
 		*setp = NULL;
 		return ret;
 	}
-	set = dfg_sched_set(s, n.id);
+	set = dfg_sched_set(s, ret);
 	/* Registered through another handle on the same descriptor. */
 	if (!set)
 		return -ENOENT;
+	__atomic_store_n(&set->held, true, __ATOMIC_RELAXED);
 	*setp = set;
 	if (quantum)
-		*quantum = n.quantum;
+		*quantum = res2 ? res2 : n.quantum;
 	return 0;
 }
 
@@ -248,5 +277,6 @@ int dfg_sched_yield(struct dfg_set *set, unsigned int reason)
 	memset(&y, 0, sizeof(y));
 	y.id = set->id;
 	y.reason = reason;
-	return __dfg_sys_ioctl(set->s->fd, DFG_IOC_SCHED_YIELD, &y);
+	__atomic_store_n(&set->held, false, __ATOMIC_RELAXED);
+	return dfg_sys_cmd(set->s->fd, DFG_IOC_SCHED_YIELD, &y);
 }

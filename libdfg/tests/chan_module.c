@@ -41,7 +41,10 @@ FIXTURE(chan) {
 	char name[DFG_NAME_MAX];	/* graph name */
 	struct dfg_arena *pool;		/* 4 MiB arena with allocator */
 	__u64 *shm;			/* anonymous shared page for counters */
+	char max_parked[32];		/* dfg.max_parked to restore, or "" */
 };
+
+static const char max_parked_param[] = "/sys/module/dfg/parameters/max_parked";
 
 FIXTURE_SETUP(chan)
 {
@@ -49,6 +52,7 @@ FIXTURE_SETUP(chan)
 
 	self->pool = NULL;
 	self->shm = NULL;
+	self->max_parked[0] = '\0';
 	DEVGRAPH_SETUP(DFG_F_CHAN, "chan", self->name, sizeof(self->name));
 	ASSERT_EQ(0, dfg_graph_info(self->gfd, &gi));
 	self->gid = gi.id;
@@ -61,6 +65,16 @@ FIXTURE_SETUP(chan)
 
 FIXTURE_TEARDOWN(chan)
 {
+	FILE *fp;
+
+	if (self->max_parked[0]) {
+		fp = fopen(max_parked_param, "w");
+		EXPECT_NE(NULL, fp);
+		if (fp) {
+			fputs(self->max_parked, fp);
+			EXPECT_EQ(0, fclose(fp));
+		}
+	}
 	if (self->shm && self->shm != MAP_FAILED)
 		munmap(self->shm, 4096);
 	dfg_arena_unmap(self->pool);
@@ -495,6 +509,374 @@ TEST_F_TIMEOUT(chan, mpsc_kill_producer, 600)
 {
 	SKIP_IF_NO_CHAN();
 	run_mpsc(_metadata, self, 3);
+}
+
+/* ------------------------------------------------------------------------
+ * Waits on the thread's io_uring (dfg_wait_ring()), and without it
+ * ------------------------------------------------------------------------
+ */
+
+/* A channel of depth 4 with its consumer and one producer. */
+static int open_pair(FIXTURE_DATA(chan) *self, struct dfg_chan **c,
+		     struct dfg_chan **p)
+{
+	int id, ret;
+
+	id = dfg_chan_create(self->gfd, dfg_arena_id(self->pool), 4, 1);
+	if (id < 0)
+		return id;
+	ret = dfg_chan_open(self->gfd, id, DFG_CHAN_CONSUMER, self->pool, c);
+	if (ret)
+		return ret;
+	ret = dfg_chan_open(self->gfd, id, DFG_CHAN_PRODUCER, self->pool, p);
+	return ret ? ret : id;
+}
+
+/*
+ * Waits until channel @id has been parked on (ioctl sleep or io_uring
+ * park) at least @n times: the waiter is in the kernel. 0, or -1 after
+ * 20 s.
+ */
+static int parks_reach(FIXTURE_DATA(chan) *self, int id, long long n)
+{
+	int i;
+
+	for (i = 0; i < 20000; i++) {
+		if (chan_stat(self, id, "parks") >= n)
+			return 0;
+		usleep(1000);
+	}
+	return -1;
+}
+
+static int send_one(struct dfg_chan *p, __u64 tag)
+{
+	struct dfg_desc d = { .off = 64, .len = 1, .tag = tag };
+
+	return dfg_chan_send(p, &d, 1, 0) == 1 ? 0 : -1;
+}
+
+/*
+ * Two consumers wait in one io_uring_enter(): the completion that comes
+ * is the one whose channel got data, the other wait stays parked until
+ * its own channel gets some.
+ */
+TEST_F(chan, uring_two_channels_one_enter)
+{
+	struct dfg_chan *c[2], *p[2];
+	struct dfg_desc d;
+	struct io_uring_cqe *cqe;
+	struct io_uring *ring;
+	int id[2], i;
+	pid_t pid;
+
+	SKIP_IF_NO_CHAN();
+	for (i = 0; i < 2; i++) {
+		id[i] = open_pair(self, &c[i], &p[i]);
+		ASSERT_LE(0, id[i]);
+	}
+	ASSERT_EQ(0, dfg_wait_ring(&ring));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Each send after the parent is parked on both. */
+		if (parks_reach(self, id[0], 1) || parks_reach(self, id[1], 1) ||
+		    send_one(p[1], 11))
+			_exit(1);
+		if (parks_reach(self, id[0], 2) || send_one(p[0], 10))
+			_exit(2);
+		_exit(0);
+	}
+	for (i = 0; i < 2; i++) {
+		dfg_chan_close(p[i]);
+		dfg_chan_prep_wait(c[i], io_uring_get_sqe(ring), 100 + i);
+	}
+	ASSERT_EQ(2, io_uring_submit(ring));
+	ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+	EXPECT_EQ(101, cqe->user_data);
+	EXPECT_EQ(DFG_CHAN_EV_READABLE, dfg_chan_wait_cqe(c[1], cqe));
+	io_uring_cqe_seen(ring, cqe);
+	EXPECT_EQ(1, dfg_chan_recv(c[1], &d, 1, DFG_CHAN_NONBLOCK));
+	EXPECT_EQ(11, d.tag);
+	EXPECT_EQ(-EAGAIN, io_uring_peek_cqe(ring, &cqe));
+
+	/* The second wait is still parked: park it once more, then the data. */
+	dfg_chan_prep_wait(c[0], io_uring_get_sqe(ring), 200);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+		EXPECT_TRUE(cqe->user_data == 100 || cqe->user_data == 200);
+		EXPECT_EQ(DFG_CHAN_EV_READABLE, dfg_chan_wait_cqe(c[0], cqe));
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_EQ(1, dfg_chan_recv(c[0], &d, 1, DFG_CHAN_NONBLOCK));
+	EXPECT_EQ(10, d.tag);
+	EXPECT_EQ(0, wait_ok(pid));
+	for (i = 0; i < 2; i++)
+		dfg_chan_close(c[i]);
+}
+
+/*
+ * The application's own requests share the ring with dfg waits: a NOP, a
+ * pipe read and a channel wait are in flight while libdfg parks a
+ * blocking receive on another channel on the same ring; the receive reaps
+ * only its own completion and leaves the others, in order.
+ */
+TEST_F(chan, uring_wait_mixed_with_own_io)
+{
+	struct dfg_chan *c[2], *p[2];
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring *ring;
+	unsigned int tail, seen = 0;
+	struct dfg_desc d;
+	int id[2], pfd[2], i;
+	char buf[8];
+	pid_t pid;
+
+	SKIP_IF_NO_CHAN();
+	for (i = 0; i < 2; i++) {
+		id[i] = open_pair(self, &c[i], &p[i]);
+		ASSERT_LE(0, id[i]);
+	}
+	ASSERT_EQ(0, pipe(pfd));
+	ASSERT_EQ(0, dfg_wait_ring(&ring));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (parks_reach(self, id[1], 1) || send_one(p[1], 21))
+			_exit(1);
+		if (write(pfd[1], "hello", 5) != 5)
+			_exit(2);
+		if (send_one(p[0], 20))
+			_exit(3);
+		_exit(0);
+	}
+	for (i = 0; i < 2; i++)
+		dfg_chan_close(p[i]);
+	close(pfd[1]);
+
+	sqe = io_uring_get_sqe(ring);
+	io_uring_prep_nop(sqe);
+	sqe->user_data = 1;
+	sqe = io_uring_get_sqe(ring);
+	io_uring_prep_read(sqe, pfd[0], buf, sizeof(buf), 0);
+	sqe->user_data = 2;
+	dfg_chan_prep_wait(c[0], io_uring_get_sqe(ring), 3);
+	ASSERT_EQ(3, io_uring_submit(ring));
+
+	/* Parks at once, on this thread's ring: one more SQE. */
+	tail = ring->sq.sqe_tail;
+	dfg_chan_set_spin(c[1], 0);
+	EXPECT_EQ(1, dfg_chan_recv(c[1], &d, 1, 0));
+	EXPECT_EQ(21, d.tag);
+	EXPECT_EQ(tail + 1, ring->sq.sqe_tail);
+
+	/* The NOP completed first and is still at the head. */
+	ASSERT_EQ(0, io_uring_peek_cqe(ring, &cqe));
+	EXPECT_EQ(1, cqe->user_data);
+	EXPECT_EQ(0, cqe->res);
+	io_uring_cqe_seen(ring, cqe);
+	while (seen != ((1U << 2) | (1U << 3))) {
+		ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+		if (cqe->user_data == 2) {
+			EXPECT_EQ(5, cqe->res);
+		} else {
+			ASSERT_EQ(3, cqe->user_data);
+			EXPECT_EQ(DFG_CHAN_EV_READABLE,
+				  dfg_chan_wait_cqe(c[0], cqe));
+		}
+		EXPECT_FALSE(seen & (1U << cqe->user_data));
+		seen |= 1U << cqe->user_data;
+		io_uring_cqe_seen(ring, cqe);
+	}
+	EXPECT_EQ(0, memcmp(buf, "hello", 5));
+	EXPECT_EQ(1, dfg_chan_recv(c[0], &d, 1, DFG_CHAN_NONBLOCK));
+	EXPECT_EQ(20, d.tag);
+	EXPECT_EQ(0, wait_ok(pid));
+	close(pfd[0]);
+	for (i = 0; i < 2; i++)
+		dfg_chan_close(c[i]);
+}
+
+/*
+ * A forked child does not use its parent's ring: the parent's completion,
+ * left unreaped in the parent's CQ ring, is not in the child's, and the
+ * child's own waits work.
+ */
+TEST_F(chan, uring_fork_child_has_own_ring)
+{
+	struct dfg_chan *c[2], *p[2];
+	struct io_uring_cqe *cqe;
+	struct io_uring *ring;
+	int id[2], go[2], i;
+	struct dfg_desc d;
+	char x;
+	pid_t pid;
+
+	SKIP_IF_NO_CHAN();
+	for (i = 0; i < 2; i++) {
+		id[i] = open_pair(self, &c[i], &p[i]);
+		ASSERT_LE(0, id[i]);
+	}
+	ASSERT_EQ(0, pipe(go));
+	ASSERT_EQ(0, dfg_wait_ring(&ring));
+	dfg_chan_prep_wait(c[0], io_uring_get_sqe(ring), 7);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct io_uring *mine;
+
+		dfg_chan_close(c[0]);
+		if (dfg_wait_ring(&mine) || send_one(p[0], 30))
+			_exit(1);
+		if (read(go[0], &x, 1) != 1)
+			_exit(2);
+		/* The parent's CQE for user_data 7 is there, not here. */
+		if (io_uring_peek_cqe(mine, &cqe) != -EAGAIN)
+			_exit(3);
+		/* A blocking wait of the child, on its ring. */
+		dfg_chan_set_spin(c[1], 0);
+		if (dfg_chan_recv(c[1], &d, 1, 0) != 1 || d.tag != 31)
+			_exit(4);
+		_exit(0);
+	}
+	ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+	EXPECT_EQ(7, cqe->user_data);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	ASSERT_EQ(0, parks_reach(self, id[1], 1));
+	ASSERT_EQ(0, send_one(p[1], 31));
+	EXPECT_EQ(0, wait_ok(pid));
+	EXPECT_EQ(DFG_CHAN_EV_READABLE, dfg_chan_wait_cqe(c[0], cqe));
+	io_uring_cqe_seen(ring, cqe);
+	EXPECT_EQ(1, dfg_chan_recv(c[0], &d, 1, DFG_CHAN_NONBLOCK));
+	EXPECT_EQ(30, d.tag);
+	for (i = 0; i < 2; i++) {
+		dfg_chan_close(p[i]);
+		dfg_chan_close(c[i]);
+	}
+	close(go[0]);
+	close(go[1]);
+}
+
+/* DFG_NO_URING: no ring, and every wait of the ping-pong is an ioctl. */
+TEST_F_TIMEOUT(chan, no_uring_blocking_both_ways, 120)
+{
+	struct io_uring *ring;
+
+	SKIP_IF_NO_CHAN();
+	ASSERT_EQ(0, setenv("DFG_NO_URING", "1", 1));
+	EXPECT_EQ(-EOPNOTSUPP, dfg_wait_ring(&ring));
+	run_pingpong(_metadata, self, 0);
+}
+
+/* dfg.max_parked reached: the wait goes through ioctl instead. */
+TEST_F(chan, uring_ebusy_falls_back_to_ioctl)
+{
+	struct dfg_chan *c, *p;
+	struct io_uring_cqe *cqe;
+	struct io_uring *ring;
+	struct dfg_desc d;
+	unsigned int tail;
+	char old[32];
+	FILE *fp;
+	int id;
+	pid_t pid;
+
+	SKIP_IF_NO_CHAN();
+	fp = fopen(max_parked_param, "r+");
+	if (!fp)
+		SKIP(return, "cannot write %s", max_parked_param);
+	ASSERT_NE(NULL, fgets(old, sizeof(old), fp));
+	strcpy(self->max_parked, old);	/* the teardown puts it back */
+	rewind(fp);
+	fputs("1\n", fp);
+	ASSERT_EQ(0, fclose(fp));
+
+	id = open_pair(self, &c, &p);
+	ASSERT_LE(0, id);
+	ASSERT_EQ(0, dfg_wait_ring(&ring));
+	/* Ours parks: the endpoint's file is at its limit. */
+	dfg_chan_prep_wait(c, io_uring_get_sqe(ring), 5);
+	ASSERT_EQ(1, io_uring_submit(ring));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Ours and the ioctl sleep of the receive. */
+		if (parks_reach(self, id, 2) || send_one(p, 40))
+			_exit(1);
+		_exit(0);
+	}
+	dfg_chan_close(p);
+	tail = ring->sq.sqe_tail;
+	dfg_chan_set_spin(c, 0);
+	EXPECT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	EXPECT_EQ(40, d.tag);
+	/* Tried on the ring (-EBUSY) first. */
+	EXPECT_EQ(tail + 1, ring->sq.sqe_tail);
+	EXPECT_EQ(0, wait_ok(pid));
+	ASSERT_EQ(0, io_uring_wait_cqe(ring, &cqe));
+	EXPECT_EQ(5, cqe->user_data);
+	EXPECT_EQ(DFG_CHAN_EV_READABLE, dfg_chan_wait_cqe(c, cqe));
+	io_uring_cqe_seen(ring, cqe);
+	dfg_chan_close(c);
+}
+
+static volatile sig_atomic_t nr_signals;
+
+static void count_signal(int sig)
+{
+	nr_signals++;
+}
+
+/*
+ * A signal during a blocking receive runs its handler and the receive
+ * goes on, as over ioctl (where chan.c parks again after -EINTR).
+ */
+static void run_signal_wait(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(chan) *self)
+{
+	struct sigaction sa = { .sa_handler = count_signal };
+	struct dfg_chan *c, *p;
+	struct dfg_desc d;
+	pid_t pid, parent = getpid();
+	int id;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	id = open_pair(self, &c, &p);
+	ASSERT_LE(0, id);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		if (parks_reach(self, id, 1) || kill(parent, SIGUSR1))
+			_exit(1);
+		/* Parked again, or still: the data then. */
+		usleep(100000);
+		if (send_one(p, 50))
+			_exit(2);
+		_exit(0);
+	}
+	dfg_chan_close(p);
+	dfg_chan_set_spin(c, 0);
+	EXPECT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	EXPECT_EQ(50, d.tag);
+	EXPECT_EQ(1, nr_signals);
+	EXPECT_EQ(0, wait_ok(pid));
+	dfg_chan_close(c);
+}
+
+TEST_F(chan, uring_signal_wait_goes_on)
+{
+	SKIP_IF_NO_CHAN();
+	run_signal_wait(_metadata, self);
+}
+
+TEST_F(chan, no_uring_signal_wait_goes_on)
+{
+	SKIP_IF_NO_CHAN();
+	ASSERT_EQ(0, setenv("DFG_NO_URING", "1", 1));
+	run_signal_wait(_metadata, self);
 }
 
 TEST_HARNESS_MAIN

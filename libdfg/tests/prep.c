@@ -222,4 +222,336 @@ TEST(cqe_res2_reads_big_cqe)
 	EXPECT_EQ(0xfeedfacecafebeefULL, dfg_cqe_res2(&c.cqe));
 }
 
+/* ------------------------------------------------------------------------
+ * One test per command of <linux/dfg.h>: the SQE its dfg_prep_<cmd>()
+ * fills is exactly what the module decodes (cmd.c: opcode, fd, cmd_op,
+ * the dfg_uring_cmd header, then the struct inline with zeros after it,
+ * or addr/len of an indirect struct).
+ * ------------------------------------------------------------------------
+ */
+
+/* An inline command: @args, then zeros; nothing else in the SQE. */
+static int inline_is(const struct slot *s, int fd, __u32 cmd_op,
+		     const void *args, size_t len)
+{
+	const struct dfg_uring_cmd *cmd = (const void *)s->sqe.cmd;
+
+	return s->sqe.opcode == IORING_OP_URING_CMD && s->sqe.fd == fd &&
+	       s->sqe.cmd_op == cmd_op && header_clean(&s->sqe) &&
+	       len == _IOC_SIZE(cmd_op) && len <= DFG_URING_INLINE_MAX &&
+	       !cmd->flags && !cmd->len && !cmd->addr &&
+	       !memcmp(cmd->args, args, len) &&
+	       all_bytes(cmd->args + len, DFG_URING_INLINE_MAX - len, 0) &&
+	       all_bytes(s->guard, sizeof(s->guard), GARBAGE);
+}
+
+/* An indirect command: addr/len of @args, no inline bytes. */
+static int indirect_is(const struct slot *s, int fd, __u32 cmd_op,
+		       const void *args, size_t len)
+{
+	const struct dfg_uring_cmd *cmd = (const void *)s->sqe.cmd;
+
+	return s->sqe.opcode == IORING_OP_URING_CMD && s->sqe.fd == fd &&
+	       s->sqe.cmd_op == cmd_op && header_clean(&s->sqe) &&
+	       len == _IOC_SIZE(cmd_op) && len > DFG_URING_INLINE_MAX &&
+	       cmd->flags == DFG_URING_F_INDIRECT && cmd->len == len &&
+	       cmd->addr == (__u64)(uintptr_t)args &&
+	       all_bytes(cmd->args, DFG_URING_INLINE_MAX, 0) &&
+	       all_bytes(s->guard, sizeof(s->guard), GARBAGE);
+}
+
+TEST(prep_get_info_exact)
+{
+	struct dfg_info info, want = { .size = sizeof(want) };
+	struct slot s;
+
+	slot_init(&s);
+	memset(&info, GARBAGE, sizeof(info));
+	dfg_prep_get_info(&s.sqe, 3, &info);
+	EXPECT_TRUE(indirect_is(&s, 3, DFG_IOC_GET_INFO, &info, sizeof(info)));
+	EXPECT_EQ(0, memcmp(&want, &info, sizeof(info)));
+}
+
+TEST(prep_nop_exact)
+{
+	struct dfg_nop want = { .value = 7, .flags = DFG_NOP_F_PARK };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_nop(&s.sqe, 3, 7, DFG_NOP_F_PARK, 0);
+	EXPECT_TRUE(inline_is(&s, 3, DFG_IOC_NOP, &want, sizeof(want)));
+}
+
+TEST(prep_graph_create_exact)
+{
+	struct dfg_graph_open op, want = {
+		.size = sizeof(want), .mode = 0640,
+		.flags = DFG_GRAPH_O_CLOEXEC, .name = "g-1",
+	};
+	struct slot s;
+
+	slot_init(&s);
+	memset(&op, GARBAGE, sizeof(op));
+	dfg_prep_graph_create(&s.sqe, 4, &op, "g-1", 0640, DFG_GRAPH_O_CLOEXEC);
+	EXPECT_TRUE(indirect_is(&s, 4, DFG_IOC_GRAPH_CREATE, &op, sizeof(op)));
+	EXPECT_EQ(0, memcmp(&want, &op, sizeof(op)));
+}
+
+TEST(prep_graph_attach_exact)
+{
+	struct dfg_graph_open op, want = {
+		.size = sizeof(want), .flags = DFG_GRAPH_O_RDONLY,
+		.name = "g-2",
+	};
+	struct slot s;
+
+	slot_init(&s);
+	memset(&op, GARBAGE, sizeof(op));
+	dfg_prep_graph_attach(&s.sqe, 4, &op, "g-2", DFG_GRAPH_O_RDONLY);
+	EXPECT_TRUE(indirect_is(&s, 4, DFG_IOC_GRAPH_ATTACH, &op, sizeof(op)));
+	EXPECT_EQ(0, memcmp(&want, &op, sizeof(op)));
+}
+
+/* A name of DFG_NAME_MAX bytes is copied whole, without a NUL. */
+TEST(prep_graph_name_not_truncated)
+{
+	char name[DFG_NAME_MAX + 8];
+	struct dfg_graph_open op;
+	struct slot s;
+
+	slot_init(&s);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	dfg_prep_graph_attach(&s.sqe, 4, &op, name, 0);
+	EXPECT_TRUE(all_bytes(op.name, DFG_NAME_MAX, 'n'));
+	EXPECT_TRUE(all_bytes(op.reserved, sizeof(op.reserved), 0));
+}
+
+TEST(prep_graph_info_exact)
+{
+	struct dfg_graph_info info, want = { .size = sizeof(want) };
+	struct slot s;
+
+	slot_init(&s);
+	memset(&info, GARBAGE, sizeof(info));
+	dfg_prep_graph_info(&s.sqe, 5, &info);
+	EXPECT_TRUE(indirect_is(&s, 5, DFG_IOC_GRAPH_INFO, &info,
+				sizeof(info)));
+	EXPECT_EQ(0, memcmp(&want, &info, sizeof(info)));
+}
+
+TEST(prep_arena_create_exact)
+{
+	struct dfg_arena_create want = { .size = 1ULL << 33 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_arena_create(&s.sqe, 5, 1ULL << 33);
+	EXPECT_TRUE(inline_is(&s, 5, DFG_IOC_ARENA_CREATE, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_region_export_exact)
+{
+	static char page[4096] __attribute__((aligned(4096)));
+	struct dfg_region want = {
+		.addr = (__u64)(uintptr_t)page, .len = sizeof(page),
+		.flags = DFG_REGION_F_WRITE,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_region_export(&s.sqe, 6, page, sizeof(page),
+			       DFG_REGION_F_WRITE);
+	EXPECT_TRUE(inline_is(&s, 6, DFG_IOC_REGION_EXPORT, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_region_unexport_exact)
+{
+	struct dfg_region want = { .id = 9 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_region_unexport(&s.sqe, 6, 9);
+	EXPECT_TRUE(inline_is(&s, 6, DFG_IOC_REGION_UNEXPORT, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_region_copy_exact)
+{
+	char buf[16];
+	struct dfg_region_copy want = {
+		.id = 2, .flags = DFG_COPY_FROM_REGION, .offset = 4096,
+		.len = sizeof(buf), .addr = (__u64)(uintptr_t)buf,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_region_copy(&s.sqe, 6, 2, DFG_COPY_FROM_REGION, 4096,
+			     sizeof(buf), buf);
+	EXPECT_TRUE(inline_is(&s, 6, DFG_IOC_REGION_COPY, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_chan_create_exact)
+{
+	struct dfg_chan_create want = {
+		.pool = 3, .depth = 256, .max_producers = 4,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_chan_create(&s.sqe, 7, 3, 256, 4);
+	EXPECT_TRUE(inline_is(&s, 7, DFG_IOC_CHAN_CREATE, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_chan_open_exact)
+{
+	struct dfg_chan_open want = {
+		.id = 5, .role = DFG_CHAN_CONSUMER, .flags = DFG_CHAN_O_CLOEXEC,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_chan_open(&s.sqe, 7, 5, DFG_CHAN_CONSUMER,
+			   DFG_CHAN_O_CLOEXEC);
+	EXPECT_TRUE(inline_is(&s, 7, DFG_IOC_CHAN_OPEN, &want, sizeof(want)));
+}
+
+TEST(prep_chan_wait_exact)
+{
+	struct dfg_chan_wait want = { 0 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_chan_wait(&s.sqe, 8);
+	EXPECT_TRUE(inline_is(&s, 8, DFG_IOC_CHAN_WAIT, &want, sizeof(want)));
+}
+
+TEST(prep_chan_wake_exact)
+{
+	struct dfg_chan_wait want = { 0 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_chan_wake(&s.sqe, 8);
+	EXPECT_TRUE(inline_is(&s, 8, DFG_IOC_CHAN_WAKE, &want, sizeof(want)));
+}
+
+TEST(prep_team_join_exact)
+{
+	struct dfg_team_join j, want = {
+		.size = sizeof(want), .name = "t", .team_size = 4, .rank = 3,
+		.ctl_size = 8192,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	memset(&j, GARBAGE, sizeof(j));
+	dfg_prep_team_join(&s.sqe, 9, &j, "t", 4, 3, 8192);
+	EXPECT_TRUE(indirect_is(&s, 9, DFG_IOC_TEAM_JOIN, &j, sizeof(j)));
+	EXPECT_EQ(0, memcmp(&want, &j, sizeof(j)));
+}
+
+TEST(prep_team_wait_exact)
+{
+	struct dfg_team_wait want = {
+		.offset = 256, .value = 0xdeadbeef, .timeout_ns = -1,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_team_wait(&s.sqe, 10, 256, 0xdeadbeef, -1);
+	EXPECT_TRUE(inline_is(&s, 10, DFG_IOC_TEAM_WAIT, &want, sizeof(want)));
+}
+
+TEST(prep_team_wake_exact)
+{
+	struct dfg_team_wake want = { .offset = 260 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_team_wake(&s.sqe, 10, 260);
+	EXPECT_TRUE(inline_is(&s, 10, DFG_IOC_TEAM_WAKE, &want, sizeof(want)));
+}
+
+TEST(prep_team_leave_exact)
+{
+	struct dfg_team_leave want = { 0 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_team_leave(&s.sqe, 10);
+	EXPECT_TRUE(inline_is(&s, 10, DFG_IOC_TEAM_LEAVE, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_sched_attach_exact)
+{
+	struct dfg_sched_attach want = { .flags = DFG_SCHED_O_CLOEXEC };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_sched_attach(&s.sqe, 11, DFG_SCHED_O_CLOEXEC);
+	EXPECT_TRUE(inline_is(&s, 11, DFG_IOC_SCHED_ATTACH, &want,
+			      sizeof(want)));
+}
+
+/* The caller's struct is kept as it is, but for its size field. */
+TEST(prep_set_register_exact)
+{
+	struct dfg_set_register r, want;
+	struct slot s;
+
+	slot_init(&s);
+	memset(&r, 0, sizeof(r));
+	r.flags = DFG_SET_F_ROOT;
+	r.nr_comps = 1;
+	r.quantum = 10;
+	want = r;
+	want.size = sizeof(want);
+	dfg_prep_set_register(&s.sqe, 12, &r);
+	EXPECT_TRUE(indirect_is(&s, 12, DFG_IOC_SET_REGISTER, &r, sizeof(r)));
+	EXPECT_EQ(0, memcmp(&want, &r, sizeof(r)));
+}
+
+TEST(prep_set_unregister_exact)
+{
+	struct dfg_set_id want = { .id = 13 };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_set_unregister(&s.sqe, 12, 13);
+	EXPECT_TRUE(inline_is(&s, 12, DFG_IOC_SET_UNREGISTER, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_sched_next_exact)
+{
+	struct dfg_sched_next want = {
+		.flags = DFG_NEXT_F_CPU, .cpu = 1, .yield_id = 4,
+		.yield_reason = DFG_YIELD_QUANTUM,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_sched_next(&s.sqe, 12, 4, DFG_YIELD_QUANTUM, DFG_NEXT_F_CPU,
+			    1);
+	EXPECT_TRUE(inline_is(&s, 12, DFG_IOC_SCHED_NEXT, &want,
+			      sizeof(want)));
+}
+
+TEST(prep_sched_yield_exact)
+{
+	struct dfg_sched_yield want = { .id = 4, .reason = DFG_YIELD_EOF };
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_sched_yield(&s.sqe, 12, 4, DFG_YIELD_EOF);
+	EXPECT_TRUE(inline_is(&s, 12, DFG_IOC_SCHED_YIELD, &want,
+			      sizeof(want)));
+}
+
 TEST_HARNESS_MAIN

@@ -7,6 +7,7 @@
  * Members are forked processes; each reports through its exit status.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,6 +231,68 @@ TEST_F(kteam, death)
 	io_uring_queue_exit(&ring);
 	close(p[0]);
 	close(p[1]);
+}
+
+static void on_signal(int sig)
+{
+}
+
+/*
+ * A signal ends a team wait with -EINTR, on the thread's ring (which wakes
+ * the word so that the parked command completes) as over ioctl; nothing
+ * of it is left behind for the next wait.
+ */
+static void run_wait_signal(struct __test_metadata *_metadata, int gfd)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	pid_t pid, parent = getpid();
+	struct dfg_kteam *kt;
+	uint32_t *word;
+	int p[2];
+	char c;
+
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));
+	ASSERT_EQ(0, pipe2(p, O_NONBLOCK));
+	ASSERT_EQ(0, dfg_kteam_join(gfd, "i", 1, 0, CTL, &kt));
+	word = dfg_kteam_ctl(kt);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Until the parent says the wait ended. */
+		while (read(p[0], &c, 1) != 1) {
+			kill(parent, SIGUSR1);
+			usleep(50000);
+		}
+		_exit(0);
+	}
+	EXPECT_EQ(-EINTR, dfg_kteam_wait(kt, word, 0, -1));
+	ASSERT_EQ(1, write(p[1], "x", 1));
+	ASSERT_EQ(pid, waitpid(pid, NULL, 0));
+	EXPECT_EQ(-ETIMEDOUT, dfg_kteam_wait(kt, word, 0, 1000000));
+	EXPECT_EQ(1, dfg_kteam_wait(kt, word, 1, -1));
+	EXPECT_EQ(0, dfg_kteam_leave(kt));
+	dfg_kteam_close(kt);
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(kteam, wait_signal_uring)
+{
+	struct io_uring *ring;
+
+	SKIP_IF_NO_TEAM();
+	ASSERT_EQ(0, dfg_wait_ring(&ring));
+	run_wait_signal(_metadata, self->gfd);
+}
+
+TEST_F(kteam, wait_signal_no_uring)
+{
+	struct io_uring *ring;
+
+	SKIP_IF_NO_TEAM();
+	ASSERT_EQ(0, setenv("DFG_NO_URING", "1", 1));
+	EXPECT_EQ(-EOPNOTSUPP, dfg_wait_ring(&ring));
+	run_wait_signal(_metadata, self->gfd);
 }
 
 TEST_HARNESS_MAIN

@@ -11,6 +11,13 @@
  *   uring_indirect	the same with DFG_URING_F_INDIRECT (batches 1 and 64)
  *   uring_op_nop	io_uring's own IORING_OP_NOP on the same ring shape,
  *			the best a uring command could do (batches 1 and 64)
+ *   wait_ioctl	a channel wait satisfied by a peer thread that pushes
+ *			and WAKEs, as libdfg's blocking receive does it over
+ *			ioctl (DFG_NO_URING): batch 1, and 64 channels waited
+ *			for one after the other
+ *   wait_uring	the same waits as SQEs on the thread's wait ring
+ *			(dfg_chan_prep_wait()): batch 1, and 64 channels in
+ *			one io_uring_enter()
  *
  * Each method is warmed up, then timed over several repetitions of N
  * operations (N calibrated so that one repetition takes about -t ms); the
@@ -18,11 +25,19 @@
  * across machines (under TCG absolute times mean little).
  *
  * Output: a table on stdout and CSV (method,batch,ns_per_op,
- * ratio_to_getppid,ops) to -o (default bench/results/cmd_roundtrip.csv).
- * Every NOP's result and echo are checked; any error aborts the run.
+ * ratio_to_getppid,ops,ratio_to_op_nop) to -o (default
+ * bench/results/cmd_roundtrip.csv); ratio_to_op_nop compares with
+ * uring_op_nop at the same batch (batch 1 for batch 8). Every NOP's result
+ * and echo, and every descriptor of a wait round, are checked; any error
+ * aborts the run.
  *
- * Talks to /dev/dfg with raw ioctl and liburing, as the selftests do, so
- * that the figures are the module's and not a library's.
+ * The NOP rows talk to /dev/dfg with raw ioctl and liburing, as the
+ * selftests do, so that the figures are the module's and not a library's.
+ * The wait rows are what a libdfg consumer pays: one round is the worker
+ * thread arming its waits (the waiting flag, and on the ring the SQEs),
+ * sending the peer a go, and waiting; the peer, parked on the go channel,
+ * pushes one descriptor into each channel waited for (each push WAKEs);
+ * figures are per wait.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -40,6 +55,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <pthread.h>
+
+#include <dfg/dfg.h>
 #include <liburing.h>
 #include <linux/dfg.h>
 
@@ -71,6 +89,7 @@ struct method {
 	unsigned int	batch;
 	int		(*run)(struct bench_ctx *c, unsigned long ops,
 			       unsigned int batch);
+	int		ring;	/* wait methods: on the wait ring, else ioctl */
 };
 
 struct result {
@@ -216,16 +235,276 @@ static int run_uring_op_nop(struct bench_ctx *c, unsigned long ops,
 	return run_uring_kind(c, ops, batch, 2);
 }
 
+/* ------------------------------------------------------------------------
+ * Channel waits satisfied by a peer
+ * ------------------------------------------------------------------------
+ */
+
+#define WAIT_CHANS	MAX_BATCH
+#define WAIT_STOP	(~0ULL)
+
+/*
+ * struct wait_bench - the two threads of the wait methods
+ * @gfd:	graph of the channels
+ * @pool:	arena the descriptors point into
+ * @in_c:	channels the worker waits for: consumers (worker)
+ * @in_p:	their producers (peer)
+ * @go_c:	the worker's go to the peer, a descriptor whose tag is the
+ *		batch (WAIT_STOP: exit): consumer (peer)
+ * @go_p:	its producer (worker)
+ * @ring:	wait on the thread's ring (else DFG_NO_URING: ioctl)
+ * @lock, @cond, @ops, @batch, @busy, @ret: a job for the worker thread
+ *		(ops waits in rounds of @batch) and its result
+ */
+struct wait_bench {
+	struct dfg		*d;
+	int			gfd;
+	struct dfg_arena	*pool;
+	struct dfg_chan		*in_c[WAIT_CHANS], *in_p[WAIT_CHANS];
+	struct dfg_chan		*go_c, *go_p;
+	int			ring;
+	pthread_t		worker, peer;
+	pthread_mutex_t		lock;
+	pthread_cond_t		cond;
+	unsigned long		ops;
+	unsigned int		batch;
+	int			busy;
+	int			ret;
+};
+
+static struct wait_bench wb;
+
+static int chan_pair(struct wait_bench *w, struct dfg_chan **c,
+		     struct dfg_chan **p)
+{
+	int id, ret;
+
+	id = dfg_chan_create(w->gfd, dfg_arena_id(w->pool), 2, 1);
+	if (id < 0)
+		return id;
+	ret = dfg_chan_open(w->gfd, id, DFG_CHAN_CONSUMER, w->pool, c);
+	if (!ret)
+		ret = dfg_chan_open(w->gfd, id, DFG_CHAN_PRODUCER, w->pool, p);
+	if (ret)
+		return ret;
+	/* Park at once: a wait is what is measured, not a poll. */
+	dfg_chan_set_spin(*c, 0);
+	dfg_chan_set_spin(*p, 0);
+	return 0;
+}
+
+/* The peer: on each go, one descriptor into each channel waited for. */
+static void *wait_peer(void *arg)
+{
+	struct wait_bench *w = arg;
+	struct dfg_desc go, d = { .off = 0, .len = 1 };
+	unsigned int i;
+
+	for (;;) {
+		if (dfg_chan_recv(w->go_c, &go, 1, 0) != 1 ||
+		    go.tag == WAIT_STOP || go.tag > WAIT_CHANS)
+			return NULL;
+		for (i = 0; i < go.tag; i++) {
+			d.tag = i;
+			if (dfg_chan_send(w->in_p[i], &d, 1, 0) != 1)
+				return NULL;
+		}
+	}
+}
+
+static int wait_go(struct wait_bench *w, __u64 tag)
+{
+	struct dfg_desc go = { .off = 0, .len = 1, .tag = tag };
+
+	return dfg_chan_send(w->go_p, &go, 1, 0) == 1 ? 0 : -EIO;
+}
+
+/* Take the descriptor of channel @i, which must be there. */
+static int wait_take(struct wait_bench *w, unsigned int i)
+{
+	struct dfg_desc d;
+	int n = dfg_chan_recv(w->in_c[i], &d, 1, DFG_CHAN_NONBLOCK);
+
+	if (n < 0)
+		return n;
+	return n == 1 && d.tag == i ? 0 : -EPROTO;
+}
+
+/* One round over ioctl: go, then a blocking receive per channel. */
+static int wait_round_ioctl(struct wait_bench *w, unsigned int batch)
+{
+	struct dfg_desc d;
+	unsigned int i;
+	int ret;
+
+	ret = wait_go(w, batch);
+	for (i = 0; !ret && i < batch; i++) {
+		ret = dfg_chan_recv(w->in_c[i], &d, 1, 0);
+		ret = ret == 1 && d.tag == i ? 0 : ret < 0 ? ret : -EPROTO;
+	}
+	return ret;
+}
+
+/* One round on the ring: @batch waits armed, go, one enter for all. */
+static int wait_round_ring(struct wait_bench *w, struct io_uring *ring,
+			   unsigned int batch)
+{
+	unsigned int i, got = 0, sent = 0;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int ret;
+
+	/* The wait ring is small: submit as it fills up. */
+	for (i = 0; i < batch; i++) {
+		sqe = io_uring_get_sqe(ring);
+		if (!sqe) {
+			ret = io_uring_submit(ring);
+			if (ret <= 0)
+				return ret < 0 ? ret : -EBUSY;
+			sent += ret;
+			sqe = io_uring_get_sqe(ring);
+			if (!sqe)
+				return -EBUSY;
+		}
+		dfg_chan_prep_wait(w->in_c[i], sqe, i);
+	}
+	ret = io_uring_submit(ring);
+	if (ret < 0 || sent + ret != batch)
+		return ret < 0 ? ret : -EIO;
+	ret = wait_go(w, batch);
+	while (!ret && got < batch) {
+		ret = io_uring_wait_cqe(ring, &cqe);
+		if (ret)
+			break;
+		i = cqe->user_data;
+		if (i >= batch)
+			return -EPROTO;
+		ret = dfg_chan_wait_cqe(w->in_c[i], cqe);
+		io_uring_cqe_seen(ring, cqe);
+		ret = ret < 0 ? ret : wait_take(w, i);
+		got++;
+	}
+	return ret;
+}
+
+/* The worker thread: runs the jobs run_wait() hands it. */
+static void *wait_worker(void *arg)
+{
+	struct wait_bench *w = arg;
+	struct io_uring *ring = NULL;
+	unsigned long done;
+	int ret = 0;
+
+	if (w->ring)
+		ret = dfg_wait_ring(&ring);
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		while (w->busy != 1)
+			pthread_cond_wait(&w->cond, &w->lock);
+		pthread_mutex_unlock(&w->lock);
+		if (!w->ops) {
+			pthread_mutex_lock(&w->lock);
+			w->busy = 2;
+			pthread_cond_broadcast(&w->cond);
+			pthread_mutex_unlock(&w->lock);
+			return NULL;
+		}
+		for (done = 0; !ret && done < w->ops; done += w->batch)
+			ret = w->ring ? wait_round_ring(w, ring, w->batch) :
+					wait_round_ioctl(w, w->batch);
+		pthread_mutex_lock(&w->lock);
+		w->ret = ret;
+		w->busy = 2;
+		pthread_cond_broadcast(&w->cond);
+	}
+}
+
+static int run_wait(struct bench_ctx *c, unsigned long ops,
+		    unsigned int batch)
+{
+	int ret;
+
+	(void)c;
+	pthread_mutex_lock(&wb.lock);
+	wb.ops = ops;
+	wb.batch = batch;
+	wb.busy = 1;
+	pthread_cond_broadcast(&wb.cond);
+	while (wb.busy != 2)
+		pthread_cond_wait(&wb.cond, &wb.lock);
+	wb.busy = 0;
+	ret = wb.ret;
+	pthread_mutex_unlock(&wb.lock);
+	return ret;
+}
+
+static void wait_stop(struct wait_bench *w)
+{
+	run_wait(NULL, 0, 1);	/* ops 0: the worker exits */
+	pthread_join(w->worker, NULL);
+	wait_go(w, WAIT_STOP);
+	pthread_join(w->peer, NULL);
+}
+
+/*
+ * Threads for a wait method. A thread decides at its first wait whether
+ * it has a ring, from DFG_NO_URING: set it before both start (no other
+ * thread is running then).
+ */
+static int wait_start(struct wait_bench *w, int ring)
+{
+	if (ring)
+		unsetenv("DFG_NO_URING");
+	else
+		setenv("DFG_NO_URING", "1", 1);
+	w->ring = ring;
+	w->busy = 0;
+	if (pthread_create(&w->peer, NULL, wait_peer, w))
+		return -EAGAIN;
+	if (pthread_create(&w->worker, NULL, wait_worker, w)) {
+		wait_go(w, WAIT_STOP);
+		pthread_join(w->peer, NULL);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* A graph with a small arena and WAIT_CHANS + 1 channels of depth 2. */
+static int wait_setup(struct wait_bench *w)
+{
+	char name[DFG_NAME_MAX];
+	unsigned int i;
+	int ret;
+
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	ret = dfg_open(&w->d, DFG_OPEN_NO_RING);
+	if (ret)
+		return ret;
+	snprintf(name, sizeof(name), "cmd-roundtrip-%d", getpid());
+	w->gfd = dfg_graph_create(w->d, name, 0600, DFG_GRAPH_O_CLOEXEC);
+	if (w->gfd < 0)
+		return w->gfd;
+	ret = dfg_arena_create(w->gfd, 65536, &w->pool);
+	for (i = 0; !ret && i < WAIT_CHANS; i++)
+		ret = chan_pair(w, &w->in_c[i], &w->in_p[i]);
+	return ret ? ret : chan_pair(w, &w->go_c, &w->go_p);
+}
+
 static const struct method methods[] = {
-	{ "getppid",		1,  run_getppid },
-	{ "ioctl",		1,  run_ioctl },
-	{ "uring",		1,  run_uring },
-	{ "uring",		8,  run_uring },
-	{ "uring",		64, run_uring },
-	{ "uring_indirect",	1,  run_uring_indirect },
-	{ "uring_indirect",	64, run_uring_indirect },
-	{ "uring_op_nop",	1,  run_uring_op_nop },
-	{ "uring_op_nop",	64, run_uring_op_nop },
+	{ "getppid",		1,  run_getppid, 0 },
+	{ "ioctl",		1,  run_ioctl, 0 },
+	{ "uring",		1,  run_uring, 0 },
+	{ "uring",		8,  run_uring, 0 },
+	{ "uring",		64, run_uring, 0 },
+	{ "uring_indirect",	1,  run_uring_indirect, 0 },
+	{ "uring_indirect",	64, run_uring_indirect, 0 },
+	{ "uring_op_nop",	1,  run_uring_op_nop, 0 },
+	{ "uring_op_nop",	64, run_uring_op_nop, 0 },
+	{ "wait_ioctl",		1,  run_wait, 0 },
+	{ "wait_ioctl",		64, run_wait, 0 },
+	{ "wait_uring",		1,  run_wait, 1 },
+	{ "wait_uring",		64, run_wait, 1 },
 };
 
 #define NR_METHODS	(ARRAY_SIZE(methods))
@@ -286,6 +565,24 @@ static int measure(struct bench_ctx *c, const struct bench_opts *o,
 	return 0;
 }
 
+/* ns/op of IORING_OP_NOP at @batch (at batch 1 if not measured). */
+static double op_nop_ns(const struct result *res, unsigned int n,
+			unsigned int batch)
+{
+	double one = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (strcmp(res[i].m->name, "uring_op_nop"))
+			continue;
+		if (res[i].m->batch == batch)
+			return res[i].ns_per_op;
+		if (res[i].m->batch == 1)
+			one = res[i].ns_per_op;
+	}
+	return one;
+}
+
 static int write_csv(const char *path, const struct result *res,
 		     unsigned int n)
 {
@@ -296,11 +593,13 @@ static int write_csv(const char *path, const struct result *res,
 	f = fopen(path, "w");
 	if (!f)
 		return -errno;
-	fprintf(f, "method,batch,ns_per_op,ratio_to_getppid,ops\n");
+	fprintf(f, "method,batch,ns_per_op,ratio_to_getppid,ops,"
+		"ratio_to_op_nop\n");
 	for (i = 0; i < n; i++)
-		fprintf(f, "%s,%u,%.1f,%.3f,%lu\n", res[i].m->name,
+		fprintf(f, "%s,%u,%.1f,%.3f,%lu,%.3f\n", res[i].m->name,
 			res[i].m->batch, res[i].ns_per_op,
-			res[i].ns_per_op / floor, res[i].ops);
+			res[i].ns_per_op / floor, res[i].ops,
+			res[i].ns_per_op / op_nop_ns(res, n, res[i].m->batch));
 	if (fclose(f))
 		return -errno;
 	return 0;
@@ -377,10 +676,24 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	ret = wait_setup(&wb);
+	if (ret) {
+		fprintf(stderr, "cmd_roundtrip: channels: %s\n", strerror(-ret));
+		return 1;
+	}
+
 	printf("%-16s %5s %12s %10s %12s\n", "method", "batch", "ns/op",
 	       "x getppid", "ops");
 	for (i = 0; i < NR_METHODS; i++) {
-		ret = measure(&c, &o, &methods[i], &res[i]);
+		if (methods[i].run == run_wait) {
+			ret = wait_start(&wb, methods[i].ring);
+			if (!ret) {
+				ret = measure(&c, &o, &methods[i], &res[i]);
+				wait_stop(&wb);
+			}
+		} else {
+			ret = measure(&c, &o, &methods[i], &res[i]);
+		}
 		if (ret) {
 			fprintf(stderr, "cmd_roundtrip: %s batch %u: %s\n",
 				methods[i].name, methods[i].batch,

@@ -20,13 +20,15 @@
  *
  * The fast path is loads and stores in the shared channel memory; the
  * kernel is entered only to park a side that has to wait
- * (DFG_IOC_CHAN_WAIT, as a synchronous ioctl here) and to wake a parked
+ * (DFG_IOC_CHAN_WAIT, an SQE on the calling thread's wait ring, see
+ * dfg_wait_ring(), or an ioctl under DFG_NO_URING) and to wake a parked
  * one (DFG_IOC_CHAN_WAKE), under the waiting-flag protocol of
  * <linux/dfg.h>. Before it parks, a side polls its ring(s) for a while:
  * adaptively by default (dfg_chan_set_spin_auto()), or a fixed number of
- * times (dfg_chan_set_spin(), 0 to park at once). Applications with their
- * own io_uring can park asynchronously with dfg_prep_chan_wait() from
- * <dfg/prep.h> and retry with DFG_CHAN_NONBLOCK.
+ * times (dfg_chan_set_spin(), 0 to park at once). Applications that wait
+ * on several endpoints, or on an endpoint and their own I/O, in one
+ * io_uring_enter() prepare each wait with dfg_chan_prep_wait(), read its
+ * completion with dfg_chan_wait_cqe() and retry with DFG_CHAN_NONBLOCK.
  *
  * End of stream: once at least one producer has opened, and every opened
  * producer has closed (or died) and its ring is drained, dfg_chan_recv()
@@ -52,6 +54,8 @@ extern "C" {
 #endif
 
 struct dfg_arena;
+struct io_uring_sqe;
+struct io_uring_cqe;
 
 /* Opaque: one endpoint (descriptor, mapping, role, slot, pool). */
 struct dfg_chan;
@@ -211,6 +215,40 @@ int dfg_chan_forward(struct dfg_chan *in, struct dfg_chan *out,
  * outside the pool (or an argument is NULL).
  */
 void *dfg_chan_buf(const struct dfg_chan *c, const struct dfg_desc *d);
+
+/**
+ * dfg_chan_prep_wait() - prepare a wait of this endpoint on an io_uring
+ * @c:		endpoint
+ * @sqe:	SQE of an SQE128 ring (dfg_wait_ring(), or the caller's own
+ *		from dfg_queue_init())
+ * @user_data:	the SQE's user_data, to find its CQE
+ *
+ * Raises the endpoint's waiting flag (so that the peer's next send or
+ * receive WAKEs it) and prepares DFG_IOC_CHAN_WAIT on @sqe. The command
+ * completes at once if the endpoint can already make progress. Every
+ * such SQE, once submitted, must have its CQE passed to
+ * dfg_chan_wait_cqe(): Linux 6.1 cannot cancel it, so it ends only by its
+ * event, by the graph's death, or with -ECANCELED when the submitting
+ * thread exits or the ring goes; until then it keeps the endpoint's file
+ * (and its waiting flag) alive. Submit it only when you will wait for it.
+ * Never fails, never submits.
+ */
+void dfg_chan_prep_wait(struct dfg_chan *c, struct io_uring_sqe *sqe,
+			__u64 user_data);
+
+/**
+ * dfg_chan_wait_cqe() - the completion of a dfg_chan_prep_wait() SQE
+ * @c:		the endpoint the SQE was prepared for
+ * @cqe:	its CQE (not marked seen: call io_uring_cqe_seen() after)
+ *
+ * Lowers the waiting flag raised for it (the last wait in flight takes it
+ * down). Returns DFG_CHAN_EV_* bits (>= 0): look at the channel again with
+ * DFG_CHAN_NONBLOCK; or -errno: -EPIPE (producer, the consumer has gone),
+ * -ECANCELED (thread exit, ring teardown, graph death), -EBUSY
+ * (dfg.max_parked: wait again later or with dfg_chan_recv()), -EINVAL
+ * (@c or @cqe NULL).
+ */
+int dfg_chan_wait_cqe(struct dfg_chan *c, const struct io_uring_cqe *cqe);
 
 #ifdef __cplusplus
 }

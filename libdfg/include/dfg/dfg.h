@@ -116,6 +116,32 @@ int dfg_queue_init(unsigned int entries, struct io_uring *ring,
 		   unsigned int flags);
 
 /**
+ * dfg_wait_ring() - the calling thread's wait ring
+ * @ringp:	out: the ring, set only on success
+ *
+ * libdfg sends every command that waits in the module (channel WAIT,
+ * team WAIT, scheduler NEXT) as an SQE on a ring of the calling thread:
+ * SQE128|CQE32, made at the thread's first wait (or here) and released
+ * when the thread exits; a forked child gets a ring of its own. The thread
+ * may put its own requests on it (dfg_chan_prep_wait(), dfg_prep_*(),
+ * reads, timers, IORING_OP_NOP) and wait for them with the liburing API,
+ * so that one io_uring_enter() sleeps on all of them. libdfg's own waits
+ * on this ring reap only their own completions and leave every other CQE
+ * in place, in order; their user_data are addresses in libdfg's stack
+ * frames, which an application's requests must not use. Use the ring from
+ * its thread only, and never call io_uring_queue_exit() on it.
+ *
+ * A process that sets DFG_NO_URING (to anything but "" or "0") before a
+ * thread first waits gets no ring: its waits are ioctls, as is every wait
+ * of a thread whose ring cannot be made.
+ *
+ * Returns 0 or -errno: -EINVAL (@ringp NULL), -EOPNOTSUPP (DFG_NO_URING),
+ * or why the ring could not be made: -ENOMEM, an error of
+ * dfg_queue_init() (-EPERM when io_uring is disabled, ...).
+ */
+int dfg_wait_ring(struct io_uring **ringp);
+
+/**
  * dfg_info() - DFG_IOC_GET_INFO through ioctl
  * @d:		handle
  * @info:	out: cleared, @info->size set, then filled by the module

@@ -4,8 +4,13 @@
  *
  * Like liburing's io_uring_prep_*() these helpers only fill in an SQE the
  * caller got from io_uring_get_sqe(); they never fail and never submit.
- * Every dfg_prep_<command>() is built on dfg_prep_cmd() (inline arguments)
- * or dfg_prep_cmd_indirect() (arguments behind a pointer).
+ * There is one dfg_prep_<command>() for every command of <linux/dfg.h>,
+ * below in the order of its table, each built on dfg_prep_cmd() (inline
+ * arguments: every command whose struct fits in DFG_URING_INLINE_MAX) or
+ * dfg_prep_cmd_indirect() (the six whose struct does not: GET_INFO,
+ * GRAPH_CREATE, GRAPH_ATTACH, GRAPH_INFO, TEAM_JOIN, SET_REGISTER; the
+ * caller's struct must then stay valid until the CQE). Inline commands
+ * copy nothing back: their outputs come in cqe->res and dfg_cqe_res2().
  *
  * The SQE must come from a ring created with IORING_SETUP_SQE128 (see
  * dfg_queue_init()): the helpers clear and fill all 128 bytes of it, and
@@ -103,6 +108,26 @@ static inline void dfg_prep_cmd_indirect(struct io_uring_sqe *sqe, int fd,
 	cmd->addr = (__u64)(uintptr_t)args;
 }
 
+/* ------------------------------------------------------------------------
+ * Core
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_get_info() - prepare DFG_IOC_GET_INFO (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @fd:		file descriptor of /dev/dfg
+ * @info:	clears it and sets @info->size; filled in by the module when the
+ *		command completes with res 0. Must stay valid until then.
+ */
+static inline void dfg_prep_get_info(struct io_uring_sqe *sqe, int fd,
+				     struct dfg_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	dfg_prep_cmd_indirect(sqe, fd, DFG_IOC_GET_INFO, info, sizeof(*info));
+}
+
 /**
  * dfg_prep_nop() - prepare DFG_IOC_NOP with inline arguments
  * @sqe:	SQE of an IORING_SETUP_SQE128 ring
@@ -126,23 +151,10 @@ static inline void dfg_prep_nop(struct io_uring_sqe *sqe, int fd,
 	dfg_prep_cmd(sqe, fd, DFG_IOC_NOP, &nop, sizeof(nop));
 }
 
-/**
- * dfg_prep_get_info() - prepare DFG_IOC_GET_INFO (indirect)
- * @sqe:	SQE of an IORING_SETUP_SQE128 ring
- * @fd:		file descriptor of /dev/dfg
- * @info:	clears it and sets @info->size; filled in by the module when the
- *		command completes with res 0. Must stay valid until then.
- *
- * struct dfg_info is larger than DFG_URING_INLINE_MAX, so it always travels
- * indirectly.
+/* ------------------------------------------------------------------------
+ * Graphs
+ * ------------------------------------------------------------------------
  */
-static inline void dfg_prep_get_info(struct io_uring_sqe *sqe, int fd,
-				     struct dfg_info *info)
-{
-	memset(info, 0, sizeof(*info));
-	info->size = sizeof(*info);
-	dfg_prep_cmd_indirect(sqe, fd, DFG_IOC_GET_INFO, info, sizeof(*info));
-}
 
 /*
  * Fill a struct dfg_graph_open for dfg_prep_graph_create/attach(). Copies
@@ -205,6 +217,172 @@ static inline void dfg_prep_graph_attach(struct io_uring_sqe *sqe, int fd,
 }
 
 /**
+ * dfg_prep_graph_info() - prepare DFG_IOC_GRAPH_INFO (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor
+ * @info:	cleared, @info->size set; filled in by the module when the
+ *		command completes with res 0. Must stay valid until then.
+ */
+static inline void dfg_prep_graph_info(struct io_uring_sqe *sqe, int graph_fd,
+				       struct dfg_graph_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	dfg_prep_cmd_indirect(sqe, graph_fd, DFG_IOC_GRAPH_INFO, info,
+			      sizeof(*info));
+}
+
+/* ------------------------------------------------------------------------
+ * Arenas
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_arena_create() - prepare DFG_IOC_ARENA_CREATE, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @size:	bytes wanted, > 0
+ *
+ * cqe->res is the arena's id (its mmap offset is DFG_MMAP_OFFSET(id)) and
+ * dfg_cqe_res2() its size rounded to the page size, or -errno.
+ */
+static inline void dfg_prep_arena_create(struct io_uring_sqe *sqe,
+					 int graph_fd, __u64 size)
+{
+	struct dfg_arena_create ac;
+
+	memset(&ac, 0, sizeof(ac));
+	ac.size = size;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_ARENA_CREATE, &ac, sizeof(ac));
+}
+
+/* ------------------------------------------------------------------------
+ * Regions
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_region_export() - prepare DFG_IOC_REGION_EXPORT, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @addr:	page-aligned start of the caller's range
+ * @len:	page-aligned length, > 0
+ * @flags:	DFG_REGION_F_*
+ *
+ * cqe->res is the region's id and dfg_cqe_res2() its mmap offset, or
+ * -errno.
+ */
+static inline void dfg_prep_region_export(struct io_uring_sqe *sqe,
+					  int graph_fd, const void *addr,
+					  __u64 len, __u32 flags)
+{
+	struct dfg_region r;
+
+	memset(&r, 0, sizeof(r));
+	r.addr = (__u64)(uintptr_t)addr;
+	r.len = len;
+	r.flags = flags;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_REGION_EXPORT, &r, sizeof(r));
+}
+
+/**
+ * dfg_prep_region_unexport() - prepare DFG_IOC_REGION_UNEXPORT, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @id:		region id
+ *
+ * cqe->res is 0 or -errno.
+ */
+static inline void dfg_prep_region_unexport(struct io_uring_sqe *sqe,
+					    int graph_fd, __u32 id)
+{
+	struct dfg_region r;
+
+	memset(&r, 0, sizeof(r));
+	r.id = id;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_REGION_UNEXPORT, &r, sizeof(r));
+}
+
+/**
+ * dfg_prep_region_copy() - prepare DFG_IOC_REGION_COPY, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor
+ * @id:		region id
+ * @flags:	DFG_COPY_TO_REGION or DFG_COPY_FROM_REGION
+ * @offset:	offset in the region
+ * @len:	bytes to copy
+ * @addr:	the caller's buffer; must stay valid until the CQE
+ *
+ * cqe->res is the number of bytes copied or -errno.
+ */
+static inline void dfg_prep_region_copy(struct io_uring_sqe *sqe, int graph_fd,
+					__u32 id, __u32 flags, __u64 offset,
+					__u64 len, void *addr)
+{
+	struct dfg_region_copy c;
+
+	memset(&c, 0, sizeof(c));
+	c.id = id;
+	c.flags = flags;
+	c.offset = offset;
+	c.len = len;
+	c.addr = (__u64)(uintptr_t)addr;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_REGION_COPY, &c, sizeof(c));
+}
+
+/* ------------------------------------------------------------------------
+ * Channels
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_chan_create() - prepare DFG_IOC_CHAN_CREATE, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @pool:	id of the arena or region the descriptors point into
+ * @depth:	descriptors per ring, a power of two
+ * @max_producers: producer slots
+ *
+ * cqe->res is the channel id and dfg_cqe_res2() its mapping size, or
+ * -errno.
+ */
+static inline void dfg_prep_chan_create(struct io_uring_sqe *sqe,
+					int graph_fd, __u32 pool, __u32 depth,
+					__u32 max_producers)
+{
+	struct dfg_chan_create cc;
+
+	memset(&cc, 0, sizeof(cc));
+	cc.pool = pool;
+	cc.depth = depth;
+	cc.max_producers = max_producers;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_CHAN_CREATE, &cc, sizeof(cc));
+}
+
+/**
+ * dfg_prep_chan_open() - prepare DFG_IOC_CHAN_OPEN, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @id:		channel id
+ * @role:	DFG_CHAN_PRODUCER or DFG_CHAN_CONSUMER
+ * @flags:	DFG_CHAN_O_CLOEXEC or zero
+ *
+ * cqe->res is the endpoint descriptor and dfg_cqe_res2() the producer's
+ * slot (0 for a consumer), or -errno.
+ */
+static inline void dfg_prep_chan_open(struct io_uring_sqe *sqe, int graph_fd,
+				      __u32 id, __u32 role, __u32 flags)
+{
+	struct dfg_chan_open op;
+
+	memset(&op, 0, sizeof(op));
+	op.id = id;
+	op.role = role;
+	op.flags = flags;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_CHAN_OPEN, &op, sizeof(op));
+}
+
+/**
  * dfg_prep_chan_wait() - prepare DFG_IOC_CHAN_WAIT with inline arguments
  * @sqe:	SQE of an IORING_SETUP_SQE128 ring
  * @endpoint_fd: channel endpoint descriptor (dfg_chan_fd())
@@ -213,9 +391,8 @@ static inline void dfg_prep_graph_attach(struct io_uring_sqe *sqe, int fd,
  * DFG_CHAN_EV_* (READABLE or EOF for a consumer, WRITABLE for a producer)
  * or -errno: -EPIPE (producer, the consumer has gone), -ECANCELED (the
  * submitting task exited or the channel died), -EBUSY (dfg.max_parked).
- * Raise the endpoint's waiting flag first as <linux/dfg.h> describes, or
- * simply retry dfg_chan_send()/dfg_chan_recv() with DFG_CHAN_NONBLOCK
- * after each completion: WAIT completes at once when progress is possible.
+ * The endpoint's waiting flag must be raised first, as <linux/dfg.h>
+ * describes, or no peer WAKEs it: dfg_chan_prep_wait() does both.
  */
 static inline void dfg_prep_chan_wait(struct io_uring_sqe *sqe,
 				      int endpoint_fd)
@@ -224,6 +401,224 @@ static inline void dfg_prep_chan_wait(struct io_uring_sqe *sqe,
 
 	memset(&w, 0, sizeof(w));
 	dfg_prep_cmd(sqe, endpoint_fd, DFG_IOC_CHAN_WAIT, &w, sizeof(w));
+}
+
+/**
+ * dfg_prep_chan_wake() - prepare DFG_IOC_CHAN_WAKE, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @endpoint_fd: channel endpoint descriptor (dfg_chan_fd())
+ *
+ * Wakes the other side if it is parked and can now make progress.
+ * cqe->res is the number of parked commands completed, or -errno.
+ */
+static inline void dfg_prep_chan_wake(struct io_uring_sqe *sqe,
+				      int endpoint_fd)
+{
+	struct dfg_chan_wait w;
+
+	memset(&w, 0, sizeof(w));
+	dfg_prep_cmd(sqe, endpoint_fd, DFG_IOC_CHAN_WAKE, &w, sizeof(w));
+}
+
+/* ------------------------------------------------------------------------
+ * Teams
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_team_join() - prepare DFG_IOC_TEAM_JOIN (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @j:		argument struct, filled here; must stay valid until the CQE,
+ *		which writes @j->id and @j->map_size back
+ * @name:	team name; at most DFG_NAME_MAX bytes copied into @j now
+ * @team_size:	number of members
+ * @rank:	this member's rank
+ * @ctl_size:	bytes of userspace control area
+ *
+ * cqe->res is the member descriptor or -errno.
+ */
+static inline void dfg_prep_team_join(struct io_uring_sqe *sqe, int graph_fd,
+				      struct dfg_team_join *j,
+				      const char *name, __u32 team_size,
+				      __u32 rank, __u64 ctl_size)
+{
+	size_t len = name ? strnlen(name, DFG_NAME_MAX) : 0;
+
+	memset(j, 0, sizeof(*j));
+	j->size = sizeof(*j);
+	if (len)
+		memcpy(j->name, name, len);
+	j->team_size = team_size;
+	j->rank = rank;
+	j->ctl_size = ctl_size;
+	dfg_prep_cmd_indirect(sqe, graph_fd, DFG_IOC_TEAM_JOIN, j, sizeof(*j));
+}
+
+/**
+ * dfg_prep_team_wait() - prepare DFG_IOC_TEAM_WAIT, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @member_fd:	member descriptor
+ * @offset:	byte offset of the __u32 word in the team's mapping
+ * @value:	wait while the word holds this value
+ * @timeout_ns:	< 0 no timeout, 0 do not wait, else relative nanoseconds
+ *
+ * cqe->res is 1 (the word did not hold @value), 0 (woken) or -errno:
+ * -ETIMEDOUT, -EOWNERDEAD, -ECANCELED, -ENOTCONN, -EBUSY, -EINVAL.
+ */
+static inline void dfg_prep_team_wait(struct io_uring_sqe *sqe, int member_fd,
+				      __u64 offset, __u32 value,
+				      __s64 timeout_ns)
+{
+	struct dfg_team_wait w;
+
+	memset(&w, 0, sizeof(w));
+	w.offset = offset;
+	w.value = value;
+	w.timeout_ns = timeout_ns;
+	dfg_prep_cmd(sqe, member_fd, DFG_IOC_TEAM_WAIT, &w, sizeof(w));
+}
+
+/**
+ * dfg_prep_team_wake() - prepare DFG_IOC_TEAM_WAKE, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @member_fd:	member descriptor
+ * @offset:	byte offset of the __u32 word in the team's mapping
+ *
+ * cqe->res is the number of waits woken or -errno.
+ */
+static inline void dfg_prep_team_wake(struct io_uring_sqe *sqe, int member_fd,
+				      __u64 offset)
+{
+	struct dfg_team_wake w;
+
+	memset(&w, 0, sizeof(w));
+	w.offset = offset;
+	dfg_prep_cmd(sqe, member_fd, DFG_IOC_TEAM_WAKE, &w, sizeof(w));
+}
+
+/**
+ * dfg_prep_team_leave() - prepare DFG_IOC_TEAM_LEAVE, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @member_fd:	member descriptor
+ *
+ * cqe->res is 0 or -errno (-ENOTCONN: already left).
+ */
+static inline void dfg_prep_team_leave(struct io_uring_sqe *sqe,
+				       int member_fd)
+{
+	struct dfg_team_leave l;
+
+	memset(&l, 0, sizeof(l));
+	dfg_prep_cmd(sqe, member_fd, DFG_IOC_TEAM_LEAVE, &l, sizeof(l));
+}
+
+/* ------------------------------------------------------------------------
+ * Set scheduler
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_sched_attach() - prepare DFG_IOC_SCHED_ATTACH, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @flags:	DFG_SCHED_O_CLOEXEC or zero
+ *
+ * cqe->res is the scheduler descriptor or -errno.
+ */
+static inline void dfg_prep_sched_attach(struct io_uring_sqe *sqe,
+					 int graph_fd, __u32 flags)
+{
+	struct dfg_sched_attach a;
+
+	memset(&a, 0, sizeof(a));
+	a.flags = flags;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_SCHED_ATTACH, &a, sizeof(a));
+}
+
+/**
+ * dfg_prep_set_register() - prepare DFG_IOC_SET_REGISTER (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @sched_fd:	scheduler descriptor
+ * @reg:	filled by the caller (reserved fields, @id and @mmap_offset
+ *		zero); @reg->size is set here. It and the arrays it points to
+ *		must stay valid until the CQE, which writes @reg->id and
+ *		@reg->mmap_offset back.
+ *
+ * cqe->res is the set's id or -errno.
+ */
+static inline void dfg_prep_set_register(struct io_uring_sqe *sqe,
+					 int sched_fd,
+					 struct dfg_set_register *reg)
+{
+	reg->size = sizeof(*reg);
+	dfg_prep_cmd_indirect(sqe, sched_fd, DFG_IOC_SET_REGISTER, reg,
+			      sizeof(*reg));
+}
+
+/**
+ * dfg_prep_set_unregister() - prepare DFG_IOC_SET_UNREGISTER, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @sched_fd:	scheduler descriptor
+ * @id:		set id
+ *
+ * cqe->res is 0 or -errno (-ENOENT, -EBUSY).
+ */
+static inline void dfg_prep_set_unregister(struct io_uring_sqe *sqe,
+					   int sched_fd, __u32 id)
+{
+	struct dfg_set_id u;
+
+	memset(&u, 0, sizeof(u));
+	u.id = id;
+	dfg_prep_cmd(sqe, sched_fd, DFG_IOC_SET_UNREGISTER, &u, sizeof(u));
+}
+
+/**
+ * dfg_prep_sched_next() - prepare DFG_IOC_SCHED_NEXT, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @sched_fd:	scheduler descriptor (dfg_sched_fd())
+ * @yield_id:	set to give back first (dfg_set_id()), or 0
+ * @reason:	DFG_YIELD_* for @yield_id, 0 without it
+ * @flags:	DFG_NEXT_F_*
+ * @cpu:	with DFG_NEXT_F_CPU, the worker's CPU; else 0
+ *
+ * Parks in the module until a set of the client is runnable. cqe->res is
+ * the set's id (find it with dfg_sched_set()), its quantum in
+ * dfg_cqe_res2() on CQE32 rings, or -errno as dfg_sched_next(3) lists.
+ */
+static inline void dfg_prep_sched_next(struct io_uring_sqe *sqe, int sched_fd,
+				       __u32 yield_id, __u32 reason,
+				       __u32 flags, __u32 cpu)
+{
+	struct dfg_sched_next n;
+
+	memset(&n, 0, sizeof(n));
+	n.yield_id = yield_id;
+	n.yield_reason = reason;
+	n.flags = flags;
+	n.cpu = cpu;
+	dfg_prep_cmd(sqe, sched_fd, DFG_IOC_SCHED_NEXT, &n, sizeof(n));
+}
+
+/**
+ * dfg_prep_sched_yield() - prepare DFG_IOC_SCHED_YIELD, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @sched_fd:	scheduler descriptor
+ * @id:		the set to give back
+ * @reason:	DFG_YIELD_*
+ *
+ * cqe->res is 0 or -errno.
+ */
+static inline void dfg_prep_sched_yield(struct io_uring_sqe *sqe,
+					int sched_fd, __u32 id, __u32 reason)
+{
+	struct dfg_sched_yield y;
+
+	memset(&y, 0, sizeof(y));
+	y.id = id;
+	y.reason = reason;
+	dfg_prep_cmd(sqe, sched_fd, DFG_IOC_SCHED_YIELD, &y, sizeof(y));
 }
 
 /**

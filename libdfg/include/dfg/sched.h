@@ -146,33 +146,6 @@ static inline void dfg_set_count_out(struct dfg_set_page *pg,
 	__dfg_set_add(&pg->comps[comp].bytes_out, bytes);
 }
 
-/**
- * dfg_prep_sched_next() - prepare DFG_IOC_SCHED_NEXT, inline arguments
- * @sqe:	SQE of an IORING_SETUP_SQE128 ring
- * @sched_fd:	scheduler descriptor (dfg_sched_fd())
- * @yield_id:	set to give back first (dfg_set_id()), or 0
- * @reason:	DFG_YIELD_* for @yield_id, 0 without it
- * @flags:	DFG_NEXT_F_*
- * @cpu:	with DFG_NEXT_F_CPU, the worker's CPU; else 0
- *
- * Parks in the module until a set of the client is runnable. cqe->res is
- * the set's id (find it with dfg_sched_set()), its quantum in
- * dfg_cqe_res2() on CQE32 rings, or -errno as dfg_sched_next(3) lists.
- */
-static inline void dfg_prep_sched_next(struct io_uring_sqe *sqe, int sched_fd,
-				       __u32 yield_id, __u32 reason,
-				       __u32 flags, __u32 cpu)
-{
-	struct dfg_sched_next n;
-
-	memset(&n, 0, sizeof(n));
-	n.yield_id = yield_id;
-	n.yield_reason = reason;
-	n.flags = flags;
-	n.cpu = cpu;
-	dfg_prep_cmd(sqe, sched_fd, DFG_IOC_SCHED_NEXT, &n, sizeof(n));
-}
-
 #ifdef __cplusplus
 }
 #endif

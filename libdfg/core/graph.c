@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg: graphs. Create and attach by name over the handle's /dev/dfg,
- * describe a graph through its descriptor.
+ * libdfg: graphs, the kernel's unit of sharing and permission that every
+ * other object belongs to (hence core/). Create and attach by name over
+ * the handle's /dev/dfg, describe a graph through its descriptor.
  */
 #include <string.h>
 
@@ -71,5 +72,5 @@ int dfg_graph_info(int graph_fd, struct dfg_graph_info *info)
 	if (graph_fd < 0)
 		return -EBADF;
 	*info = (struct dfg_graph_info){ .size = sizeof(*info) };
-	return __dfg_sys_ioctl(graph_fd, DFG_IOC_GRAPH_INFO, info);
+	return dfg_sys_cmd(graph_fd, DFG_IOC_GRAPH_INFO, info);
 }
