@@ -21,7 +21,7 @@ set termoption noenhanced
 set datafile separator ','
 set logscale xy 2
 set grid
-set key top left font ',9'
+set key top left font ',9' opaque
 set xlabel 'size, bytes (nccl-tests: the vector, or a rank''s send or receive buffer)'
 set ylabel 'bus bandwidth, MB/s'
 set format x '%.0b%B'

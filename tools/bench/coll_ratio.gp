@@ -19,7 +19,7 @@ set termoption noenhanced
 set datafile separator ','
 set logscale xy 2
 set grid
-set key top left font ',9'
+set key top left font ',9' opaque
 set xlabel 'size, bytes'
 set ylabel 'MPI time / dfg time (> 1: dfg faster)'
 set format x '%.0b%B'

@@ -31,7 +31,7 @@ END {
 	for (i = 1; i <= nkeys; i++) {
 		k = order[i]
 		printf "### %s\n\n", k
-		print "| size | block | MPI us | dfg us | MPI/dfg time, median [range] | busbw MB/s MPI / dfg | of memcpy MPI / dfg | CPU us/call MPI / dfg | |"
+		print "| size | block | MPI us | dfg us | MPI/dfg time, median [range] | busbw MB/s MPI / dfg | of memcpy MPI / dfg | CPU us/call, all ranks, MPI / dfg | |"
 		print "|---:|---:|---:|---:|---|---:|---:|---:|---|"
 		printf "%s\n", rows[k]
 	}

@@ -18,7 +18,8 @@
 # Passes DFG_BENCH_ONLY, DFG_BENCH_QUICK, DFG_BENCH_REPS to run.sh (dfg-vm
 # passes only some variables into the guest). DFG_BENCH_OUT: where to
 # publish (default bench/results). DFG_BENCH_VM_TIMEOUT: dfg-vm's limit in
-# seconds (default 7200: the full collective run takes about an hour).
+# seconds (default 10800: the full collective run takes 30-45 min on a
+# quiet host, over an hour on a loaded one).
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -59,7 +60,7 @@ for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_OUT; do
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s.%N)
-"$top/tools/vm/dfg-vm" --timeout "${DFG_BENCH_VM_TIMEOUT:-7200}" -- \
+"$top/tools/vm/dfg-vm" --timeout "${DFG_BENCH_VM_TIMEOUT:-10800}" -- \
 	"${env_args[@]}" "$here/run.sh" &
 vm=$!
 qemu= h0= q0= h1= q1= t1=

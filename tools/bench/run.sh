@@ -217,10 +217,10 @@ run_flow() {
 coll_jobs() {
 	if [ -n "$quick" ]; then
 		echo "2 default $((256 << 10)) 4 5 0.002"
-		echo "4 default $((16 << 10)) 4 5 0.002"
-		echo "4 yield $((16 << 10)) 4 5 0.002"
-		echo "8 default $((16 << 10)) 4 5 0.002"
-		echo "8 yield $((16 << 10)) 4 5 0.002"
+		echo "4 default 2048 4 5 0.002"
+		echo "4 yield 2048 4 5 0.002"
+		echo "8 default 2048 4 5 0.002"
+		echo "8 yield 2048 4 5 0.002"
 	else
 		echo "2 default $((64 << 20)) 2 7 0.01"
 		echo "4 default $((16 << 20)) 4 5 0.01"
@@ -239,7 +239,7 @@ guest_stat() {
 run_coll() {
 	local bin=$BUILD/bin/coll_vs_mpi stage=${DFG_BENCH_COLL_STAGE:-$BUILD/bench-coll}
 	local n mode max step rounds t flags cmds=() rc=0 s0 s1 sub modes png f c
-	local b0 st0 t0 b1 st1 t1
+	local b0 st0 t0 b1 st1 t1 start
 	if [ ! -x "$bin" ] || ! command -v mpirun >/dev/null; then
 		echo "bench: no coll_vs_mpi or mpirun (make tools, make deps)" >&2
 		return 1
@@ -248,6 +248,7 @@ run_coll() {
 	echo "# bench: coll (dfg vs Open MPI, one job per N and MPI mode)"
 	s0=$(guest_stat)
 	while read -r n mode max step rounds t; do
+		start=$SECONDS
 		flags=(--allow-run-as-root)
 		[ "$n" -gt "$(nproc)" ] && flags+=(--oversubscribe)
 		[ "$mode" = yield ] && flags+=(--mca mpi_yield_when_idle 1)
@@ -256,6 +257,7 @@ run_coll() {
 			-r "$rounds" -t "$t" -l "$mode" -o "$stage/jobs/n$n-$mode" \
 			</dev/null ||
 			{ echo "bench: coll N=$n $mode failed" >&2; rc=1; break; }
+		cmds[-1]+="   ($((SECONDS - start)) s)"
 	done <<<"$(coll_jobs)"
 	s1=$(guest_stat)
 	[ "$rc" = 0 ] || return 1
@@ -279,11 +281,12 @@ run_coll() {
 		echo "#   DFG_BENCH_ONLY=coll make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
 		echo "# which runs tools/bench/host.sh (host: samples the load, publishes),"
 		echo "# which runs inside the test VM (tools/vm/dfg-vm) tools/bench/run.sh,"
-		echo "# which ran (JOBS: a scratch directory; rows concatenated into coll_summary.csv, coll_rounds.csv):"
+		echo "# which ran (JOBS: a scratch directory; rows concatenated into coll_summary.csv, coll_rounds.csv; (N s): the job's duration):"
 		for c in "${cmds[@]}"; do echo "command: $c"; done
 		echo "table: tools/bench/coll_table.awk coll_summary.csv > coll_table.md"
 		echo "openmpi: $(mpirun --version 2>/dev/null | head -n 1)"
 		echo "mpi_mode: default = mpirun's defaults (Open MPI itself turns mpi_yield_when_idle on when it sees more processes than slots); yield = --mca mpi_yield_when_idle 1; the CSV's mpi_yield column is the value the job ran with (MPI_T)"
+		echo "steal: a TCG guest has no steal clock (guest_steal_pct stays 0); the host's figures below, from tools/bench/host.sh, are what judge the run"
 		describe_machine
 		read -r b0 st0 t0 <<<"$s0"
 		read -r b1 st1 t1 <<<"$s1"
