@@ -68,7 +68,7 @@ demo:
 bench:
 	$(TOP)/tools/deps.sh
 	$(MAKE) all
-	$(TOP)/tools/vm/dfg-vm -- $(TOP)/tools/bench/run.sh
+	$(TOP)/tools/bench/host.sh
 
 deps:
 	$(TOP)/tools/deps.sh
