@@ -126,6 +126,11 @@ unsigned int dfg_arena_id(const struct dfg_arena *a)
 	return a ? a->id : 0;
 }
 
+bool dfg_arena_writable(const struct dfg_arena *a)
+{
+	return a && a->writable;
+}
+
 void *dfg_arena_ptr(const struct dfg_arena *a, __u64 off, __u64 len)
 {
 	if (!a || off > a->size || len > a->size - off)

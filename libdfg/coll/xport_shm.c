@@ -41,7 +41,6 @@
 #include <dfg/region.h>
 
 #include "internal.h"
-#include "../chan/chan.h"
 #include "coll.h"
 #include "kteam.h"
 
@@ -433,7 +432,7 @@ int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a)
 {
 	struct xshm *s = to_xshm(x);
 
-	if (!a || a->graph_fd < 0 || !a->id)
+	if (!a || !dfg_arena_id(a))
 		return -EINVAL;
 	for (unsigned int i = 0; i < s->nr_arenas; i++)
 		if (s->arenas[i] == a)
@@ -451,9 +450,10 @@ static struct dfg_arena *xshm_arena_of(struct xshm *s, const void *addr,
 
 	for (unsigned int i = 0; i < s->nr_arenas; i++) {
 		struct dfg_arena *a = s->arenas[i];
-		uintptr_t b = (uintptr_t)a->base;
+		uintptr_t b = (uintptr_t)dfg_arena_base(a);
+		size_t size = dfg_arena_size(a);
 
-		if (p >= b && p - b <= a->size && len <= a->size - (p - b))
+		if (p >= b && p - b <= size && len <= size - (p - b))
 			return a;
 	}
 	return NULL;
@@ -486,9 +486,9 @@ static int xshm_expose(struct dfg_xport *x, const void *addr, size_t len,
 	a = xshm_arena_of(s, addr, len);
 	if (a) {
 		key->kind = DFG_XKEY_ARENA;
-		key->id = a->id;
-		key->base = (uintptr_t)addr - (uintptr_t)a->base;
-		key->skew = a->size;	/* peers map the whole arena */
+		key->id = dfg_arena_id(a);
+		key->base = (uintptr_t)addr - (uintptr_t)dfg_arena_base(a);
+		key->skew = dfg_arena_size(a);	/* peers map the whole arena */
 		return 0;
 	}
 	start = (uintptr_t)addr & ~(uintptr_t)(pg - 1);
@@ -534,8 +534,8 @@ static struct dfg_arena *xshm_map(struct xshm *s, unsigned int peer,
 
 	if (key->kind == DFG_XKEY_ARENA) {
 		for (i = 0; i < s->nr_arenas; i++)
-			if (s->arenas[i]->id == key->id &&
-			    (!wr || s->arenas[i]->writable))
+			if (dfg_arena_id(s->arenas[i]) == key->id &&
+			    (!wr || dfg_arena_writable(s->arenas[i])))
 				return s->arenas[i];
 	}
 	for (i = 0; i < s->nr_maps; i++) {
@@ -597,11 +597,11 @@ static void *xshm_ptr(struct xshm *s, unsigned int peer,
 	if (!v)
 		return NULL;
 	at = (key->kind == DFG_XKEY_ARENA ? key->base : key->skew) + off;
-	if (at > v->size || len > v->size - at) {
+	if (at > dfg_arena_size(v) || len > dfg_arena_size(v) - at) {
 		*err = -ERANGE;
 		return NULL;
 	}
-	return (char *)v->base + at;
+	return (char *)dfg_arena_base(v) + at;
 }
 
 static void *xshm_peer_ptr(struct dfg_xport *x, unsigned int peer,

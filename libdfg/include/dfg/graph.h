@@ -207,6 +207,7 @@ void dfg_arena_unmap(struct dfg_arena *a);
 void *dfg_arena_base(const struct dfg_arena *a);
 size_t dfg_arena_size(const struct dfg_arena *a);
 unsigned int dfg_arena_id(const struct dfg_arena *a);
+bool dfg_arena_writable(const struct dfg_arena *a);
 
 /**
  * dfg_arena_ptr() - bounds-checked pointer to bytes [@off, @off + @len)
