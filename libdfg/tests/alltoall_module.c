@@ -358,15 +358,16 @@ TEST_F(a2a, member_killed)
 		failed = run_ranks(self->gfd, name, n, rank_hang_then_die,
 				   dc, 1, dc);
 		if (failed < 0)
-			SKIP(break, "module without teams");
+			SKIP(return, "module without teams");
 		EXPECT_EQ(0, failed) TH_LOG("n=%u", n);
 		for (r = 0; r < n; r++) {
 			if (r == 1)
 				continue;
 			EXPECT_GE(2000, ms_between(&dc->dead, &dc->failed[r]))
 				TH_LOG("n=%u rank %u", n, r);
-			TH_LOG("n=%u rank %u: killed->reaped %ld ms, reaped->failed %ld ms",
-			       n, r, ms_between(&dc->killed, &dc->dead),
+			TH_LOG("n=%u rank %u: killed->reaped %ld ms, "
+			       "reaped->failed %ld ms", n, r,
+			       ms_between(&dc->killed, &dc->dead),
 			       ms_between(&dc->dead, &dc->failed[r]));
 		}
 	}
