@@ -8,10 +8,13 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -140,16 +143,53 @@ static int one_call(struct dfg_team *t, unsigned int n, unsigned int r,
 	return one_call_in(t, n, r, k, v, block, seed, NULL);
 }
 
+/*
+ * A member's death, in a MAP_SHARED page the ranks inherit: @there, how
+ * many ranks are past their first call (the one to kill in pause(), the
+ * others about to start the call it never comes to); times
+ * (CLOCK_MONOTONIC, the same in every process) @killed, of the kill();
+ * @dead, when the parent reaped it (its exit released its team
+ * descriptor before, which breaks the team); @failed[r], when rank r's
+ * call returned.
+ */
+struct death_clock {
+	_Atomic unsigned int there;
+	struct timespec	killed, dead, failed[MAXN];
+};
+
+static long ms_between(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1000 +
+	       (b->tv_nsec - a->tv_nsec) / 1000000;
+}
+
+/* Has one of @n ranks exited (not reaped: its status stays)? */
+static bool any_exited(const pid_t *pid, unsigned int n)
+{
+	siginfo_t si;
+
+	for (unsigned int r = 0; r < n; r++) {
+		si.si_pid = 0;
+		if (!waitid(P_PID, pid[r], &si, WEXITED | WNOHANG | WNOWAIT) &&
+		    si.si_pid)
+			return true;
+	}
+	return false;
+}
+
 typedef int (*rank_fn)(struct dfg_team *t, unsigned int n, unsigned int r,
 		       void *arg);
 
 /*
  * Fork @n ranks that join a team and run @fn; @kill_rank (if < n) is
- * killed @kill_ms after the start. Returns how many ranks failed, or -1
- * when the module has no teams.
+ * killed once all @n are @dc->there, plus 100 ms for the others to sleep
+ * in their call (one that starts after the death must fail as well),
+ * and reaped first. Returns how many other ranks failed, or -1 when the
+ * module has no teams.
  */
 static int run_ranks(int gfd, const char *name, unsigned int n, rank_fn fn,
-		     void *arg, unsigned int kill_rank, int kill_ms)
+		     void *arg, unsigned int kill_rank,
+		     struct death_clock *dc)
 {
 	pid_t pid[MAXN];
 	unsigned int r;
@@ -178,13 +218,19 @@ static int run_ranks(int gfd, const char *name, unsigned int n, rank_fn fn,
 		}
 	}
 	if (kill_rank < n) {
-		usleep(kill_ms * 1000);
+		/* Not before: a death in the join or first call is no test. */
+		while (atomic_load(&dc->there) < n && !any_exited(pid, n))
+			usleep(1000);
+		usleep(100 * 1000);
+		clock_gettime(CLOCK_MONOTONIC, &dc->killed);
 		kill(pid[kill_rank], SIGKILL);
+		waitpid(pid[kill_rank], &st, 0);
+		clock_gettime(CLOCK_MONOTONIC, &dc->dead);
 	}
 	for (r = 0; r < n; r++) {
-		waitpid(pid[r], &st, 0);
 		if (r == kill_rank)
 			continue;
+		waitpid(pid[r], &st, 0);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) == RANK_FAIL)
 			failed++;
 		else if (WEXITSTATUS(st) == RANK_SKIP)
@@ -230,8 +276,14 @@ static int rank_correct(struct dfg_team *t, unsigned int n, unsigned int r,
 		SKIP(return, "%s", "no dfg device");			\
 } while (0)
 
-/* Results equal to the definition for N = 1..8, both algorithms. */
-TEST_F(a2a, correct_every_n)
+/*
+ * Results equal to the definition for N = 1..8, every algorithm: 24
+ * teams of forked sanitized processes, 17 calls each. Measured in the
+ * TCG guest (2 vCPUs) with the host's 2 CPUs at load 11-13: 9.6, 11.6
+ * and 21.6 s for the three algorithms, 43 s in all, past the harness's
+ * default 30 s; the limit is 4 times that.
+ */
+TEST_F_TIMEOUT(a2a, correct_every_n, 180)
 {
 	struct correct_arg a;
 	unsigned int n, algo;
@@ -246,7 +298,7 @@ TEST_F(a2a, correct_every_n)
 
 			snprintf(name, sizeof(name), "c%u-%u", algo, n);
 			failed = run_ranks(self->gfd, name, n, rank_correct,
-					   &a, MAXN, 0);
+					   &a, MAXN, NULL);
 			if (failed < 0)
 				SKIP(return, "module without teams");
 			EXPECT_EQ(0, failed) TH_LOG("n=%u algo=%u", n, a.algo);
@@ -257,29 +309,21 @@ TEST_F(a2a, correct_every_n)
 static int rank_hang_then_die(struct dfg_team *t, unsigned int n,
 			      unsigned int r, void *arg)
 {
-	struct timespec t0, t1;
-	long ms;
+	struct death_clock *dc = arg;
 	int ret;
 
-	(void)arg;
 	/* One good call, then rank 1 never comes to the second one. */
 	ret = one_call(t, n, r, 0, 0, 64, 0);
 	if (ret)
 		return ret;
+	atomic_fetch_add(&dc->there, 1);
 	if (r == 1)
 		pause();
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	ret = one_call(t, n, r, 1, 1, 0, 3);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	clock_gettime(CLOCK_MONOTONIC, &dc->failed[r]);
 	if (ret != -EOWNERDEAD) {
 		fprintf(stderr, "rank %u: %d instead of -EOWNERDEAD\n", r, ret);
 		return -EINVAL;
-	}
-	/* Killed after 300 ms: the failure must follow within 2 s. */
-	if (ms > 2300) {
-		fprintf(stderr, "rank %u: failed after %ld ms\n", r, ms);
-		return -ETIMEDOUT;
 	}
 	/* And the next call fails at once. */
 	ret = one_call(t, n, r, 2, 0, 8, 0);
@@ -289,23 +333,45 @@ static int rank_hang_then_die(struct dfg_team *t, unsigned int n,
 	_exit(RANK_OK);
 }
 
-/* A member killed mid-alltoall fails the others with -EOWNERDEAD. */
+/*
+ * A member killed mid-alltoall fails the others with -EOWNERDEAD within
+ * 2 s of its death (README), measured from the moment the parent reaped
+ * it: its exit released its team descriptor before that, and the
+ * release breaks the team. Not from kill(): the exit of a process (its
+ * address space torn down first) takes whatever the scheduler gives it.
+ */
 TEST_F(a2a, member_killed)
 {
-	unsigned int n;
+	struct death_clock *dc;
+	unsigned int n, r;
 	int failed;
 
 	SKIP_IF_NO_DEV();
+	dc = mmap(NULL, sizeof(*dc), PROT_READ | PROT_WRITE,
+		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, dc);
 	for (n = 2; n <= 5; n += 3) {
 		char name[DFG_NAME_MAX];
 
 		snprintf(name, sizeof(name), "kill-%u", n);
+		memset(dc, 0, sizeof(*dc));
 		failed = run_ranks(self->gfd, name, n, rank_hang_then_die,
-				   NULL, 1, 300);
+				   dc, 1, dc);
 		if (failed < 0)
 			SKIP(return, "module without teams");
 		EXPECT_EQ(0, failed) TH_LOG("n=%u", n);
+		for (r = 0; r < n; r++) {
+			if (r == 1)
+				continue;
+			EXPECT_GE(2000, ms_between(&dc->dead, &dc->failed[r]))
+				TH_LOG("n=%u rank %u", n, r);
+			TH_LOG("n=%u rank %u: killed->reaped %ld ms, "
+			       "reaped->failed %ld ms", n, r,
+			       ms_between(&dc->killed, &dc->dead),
+			       ms_between(&dc->dead, &dc->failed[r]));
+		}
 	}
+	munmap(dc, sizeof(*dc));
 }
 
 static int count_lines(const char *path)
@@ -333,23 +399,34 @@ static int count_fds(void)
 }
 
 #ifdef __SANITIZE_ADDRESS__
-/* The sanitizer runtime's; no header declares it in every version. */
+/* The sanitizer runtime's; no header declares them in every version. */
+size_t __sanitizer_get_current_allocated_bytes(void);
 void __sanitizer_purge_allocator(void);
-#endif
 
 /*
- * Resident kB once the allocator gave back what it holds without a
- * leak: the sanitizers' allocator keeps freed blocks in quarantine and
- * grows its own tables, by megabytes over 1000 calls.
+ * Live heap bytes, after the allocator gave back what it holds without a
+ * leak (the freed blocks in its quarantine, which it maps more memory
+ * for as it fills).
  */
+static long heap_bytes(void)
+{
+	__sanitizer_purge_allocator();
+	return (long)__sanitizer_get_current_allocated_bytes();
+}
+#else
+#include <malloc.h>
+
+static long heap_bytes(void)
+{
+	return (long)mallinfo2().uordblks;
+}
+#endif
+
 static long rss_kb(void)
 {
 	FILE *f = fopen("/proc/self/statm", "r");
 	long size = 0, rss = 0;
 
-#ifdef __SANITIZE_ADDRESS__
-	__sanitizer_purge_allocator();
-#endif
 	if (f) {
 		if (fscanf(f, "%ld %ld", &size, &rss) != 2)
 			rss = 0;
@@ -358,22 +435,39 @@ static long rss_kb(void)
 	return rss * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* The module's pages (arenas, regions, team control areas), or -1. */
+static long dfg_pages(void)
+{
+	FILE *f = fopen("/sys/kernel/dfg/pages", "r");
+	long pages = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &pages) != 1)
+			pages = -1;
+		fclose(f);
+	}
+	return pages;
+}
+
 /*
- * What the library holds per call (descriptors, mappings of peers'
- * regions, pinned pages, its own allocations) must be back after every
- * call: counted after 100 calls (every path has been taken: tiles, direct
- * blocks, zero blocks) and after 1000. The buffers are allocated once,
- * so that the test's own allocations do not count; the sanitizer
- * runtime's own tables (allocation stacks) still grow by some 500 kB,
- * hence 1 MB of slack: a page per call (a mapping or a pinned buffer
- * kept) would be 3.6 MB, and a mapping kept shows in the map count.
+ * What the library holds per call must be given back after every call:
+ * descriptors, mappings of peers' regions, heap blocks (the allocator's
+ * live bytes, here the sanitizer's), counted after 100 calls (every path
+ * has been taken: tiles, direct blocks, zero blocks) and after 1000; the
+ * module's pages are compared by the test once the team is gone. The
+ * buffers are allocated once, so that the test's own allocations do not
+ * count. Not the resident size: it also counts the pages the sanitizer
+ * runtime touches for itself (shadow of heap addresses new to this
+ * process, allocation-stack tables), which under load grew by 3-7 MB
+ * once while the live heap stayed the same; a leak of 16 bytes a call
+ * is 14 kB here, past the 8 kB of slack.
  */
 static int rank_many(struct dfg_team *t, unsigned int n, unsigned int r,
 		     void *arg)
 {
 	struct call_bufs cb = { .cap = 128 << 10 };
 	int fds = 0, maps = 0, ret = 0;
-	long rss = 0;
+	long heap = 0, rss[3] = { 0 };
 	unsigned int k;
 
 	(void)arg;
@@ -384,38 +478,48 @@ static int rank_many(struct dfg_team *t, unsigned int n, unsigned int r,
 		ret = -ENOMEM;
 	for (k = 0; k < 1000 && !ret; k++) {
 		if (k == 100) {
+			heap = heap_bytes();
 			fds = count_fds();
 			maps = count_lines("/proc/self/maps");
-			rss = rss_kb();
+			rss[0] = rss_kb();
 		}
+		if (k == 500)
+			rss[1] = rss_kb();
 		ret = one_call_in(t, n, r, k, k % 2, k % 300, k, &cb);
 	}
+	rss[2] = rss_kb();
+	if (ret)
+		goto out;
+	if (heap_bytes() > heap + 8192 || count_fds() != fds ||
+	    count_lines("/proc/self/maps") > maps) {
+		fprintf(stderr,
+			"rank %u: fds %d -> %d, maps %d -> %d, heap %ld -> %ld B, rss %ld, %ld, %ld kB\n",
+			r, fds, count_fds(), maps,
+			count_lines("/proc/self/maps"), heap, heap_bytes(),
+			rss[0], rss[1], rss[2]);
+		ret = -ENOSPC;
+	}
+out:
 	free(cb.s);
 	free(cb.r);
 	free(cb.want);
-	if (ret)
-		return ret;
-	if (count_fds() != fds || count_lines("/proc/self/maps") > maps ||
-	    rss_kb() > rss + 1024) {
-		fprintf(stderr,
-			"rank %u: fds %d -> %d, maps %d -> %d, rss %ld -> %ld kB\n",
-			r, fds, count_fds(), maps,
-			count_lines("/proc/self/maps"), rss, rss_kb());
-		return -ENOSPC;
-	}
-	return 0;
+	return ret;
 }
 
 /* 1000 calls in a row: no descriptor or memory leak. */
 TEST_F(a2a, thousand_calls)
 {
+	long pages;
 	int failed;
 
 	SKIP_IF_NO_DEV();
-	failed = run_ranks(self->gfd, "many", 4, rank_many, NULL, MAXN, 0);
+	pages = dfg_pages();
+	failed = run_ranks(self->gfd, "many", 4, rank_many, NULL, MAXN, NULL);
 	if (failed < 0)
 		SKIP(return, "module without teams");
 	EXPECT_EQ(0, failed);
+	/* The team's control area went with its last member. */
+	EXPECT_EQ(pages, dfg_pages());
 }
 
 static int rank_bad(struct dfg_team *t, unsigned int n, unsigned int r,
@@ -454,7 +558,7 @@ TEST_F(a2a, bad_arguments)
 	int failed;
 
 	SKIP_IF_NO_DEV();
-	failed = run_ranks(self->gfd, "bad", 3, rank_bad, NULL, MAXN, 0);
+	failed = run_ranks(self->gfd, "bad", 3, rank_bad, NULL, MAXN, NULL);
 	if (failed < 0)
 		SKIP(return, "module without teams");
 	EXPECT_EQ(0, failed);
@@ -495,7 +599,7 @@ TEST_F(a2a, small_block_latency)
 	int failed;
 
 	SKIP_IF_NO_DEV();
-	failed = run_ranks(self->gfd, "time", MAXN, rank_time, NULL, MAXN, 0);
+	failed = run_ranks(self->gfd, "time", MAXN, rank_time, NULL, MAXN, NULL);
 	if (failed < 0)
 		SKIP(return, "module without teams");
 	EXPECT_EQ(0, failed);
