@@ -26,10 +26,7 @@
  *			->dead), both waiter lists and the counters. Waits
  *			are completed under it (dfg_waiter_complete(), which
  *			is the lock the waiters name as their owner's, see
- *			wait.c). Lock order: dfg_chan.lock -> dfg_file.lock
- *			(wait.c);
- *			dfg_graphs_lock -> dfg_chan.lock (sysfs removal at the
- *			graph's death drains readers that take it).
+ *			wait.c). Lock order: see dfg.h.
  *     ->mem, ->base	the header page and rings (struct dfg_mem, accounted
  *			like an arena) and their kernel mapping (vmap).
  *			Shared with userspace, so never trusted: the kernel
@@ -50,8 +47,8 @@
  *			side as a waiting endpoint would, and is fired (its
  *			callback called under ->lock, after unlinking) by the
  *			same WAKEs and endpoint releases that complete
- *			waiters. Lock order: dfg_chan.lock -> the scheduler's
- *			client lock, taken by the callback.
+ *			waiters; the callback takes the scheduler's client
+ *			lock (lock order: see dfg.h).
  *   struct dfg_chan_waiter  one WAIT that could not complete at once, on
  *			->cons_waiters or ->prod_waiters under ->lock: a
  *			struct dfg_waiter (wait.c: its allocation, sleep,

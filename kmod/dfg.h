@@ -12,9 +12,9 @@
  *			parked commands, and a parked command pins the struct
  *			file (io_uring holds a file reference per request), so
  *			release() never runs while one is parked.
- *	->lock		spinlock, irq-safe because future event sources
- *			(timers, RDMA completions) complete parked commands
- *			from interrupt context. Protects ->parked,
+ *	->lock		spinlock, irq-safe because a parked NOP's timeout
+ *			hrtimer completes it from hard-irq context (and
+ *			RDMA completions will). Protects ->parked,
  *			->nr_parked and the ->state of every dfg_park on
  *			->parked.
  *
@@ -46,25 +46,68 @@
  * struct dfg_team, struct dfg_team_member: teams and their member
  *			descriptors, see team.c. A member embeds a dfg_file
  *			for its parked commands.
- * struct dfg_sched_client, struct dfg_set: scheduler descriptors and the
- *			sets registered on them, see sched.c. A client
+ *
+ * struct dfg_sched_client: scheduler descriptors, see sched.c. A client
  *			embeds a dfg_file for its parked SCHED_NEXTs.
+ * struct dfg_set:	the sets registered on them, see set.c and sched.h.
  *
- * Lock order: dfg_files_lock -> dfg_file.lock; dfg_chan.lock ->
- * dfg_file.lock; dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock ->
- * dfg_sched_client.lock -> dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
- * its attribute readers, which take dfg_chan.lock) dfg_chan.lock.
- * dfg_graphs_lock -> dfg_teams_lock -> dfg_team.lock -> dfg_file.lock.
+ * Object directories graphs/<id>/{arena,region,chan,team,set}<oid>/:
+ * added before the object is published in its graph (the id is reserved
+ * first), removed (kobject_del(), which drains attribute readers) before
+ * the object's memory can go: at the graph's death under dfg_graphs_lock
+ * before the graph's own directory, and earlier by the one caller that
+ * took the object out of its graph (a region's UNEXPORT, a team's last
+ * member, a set's UNREGISTER). A removal waits for readers, so it nests
+ * every lock its readers take inside the locks its caller holds: see the
+ * table.
  *
- * Object directories graphs/<id>/{arena,region,chan}<oid>/: added before
- * the object is published in its graph (the id is reserved first), removed
- * (kobject_del(), which drains attribute readers) before the object's
- * memory can go: at the graph's death under dfg_graphs_lock before the
- * graph's own directory, and for a region also at UNEXPORT, by the one
- * caller that took it out of the graph, before it drops the export's
- * references. Arena and region readers take no lock (immutable fields and
- * atomics), so removing their directories under dfg_graphs_lock adds no
- * lock order.
+ * Lock order
+ * ----------
+ * Every lock of the module, outermost first. A lock is only ever taken
+ * with none held, or under the locks listed above it that name it ("->
+ * X: why"); nothing else nests. Files say "lock order: see dfg.h".
+ *
+ * dfg_graphs_lock	mutex (graph.c), outermost: a graph's death runs
+ *			under it (kref_put_mutex()), and no path takes it
+ *			holding another of ours.
+ *	-> dfg_sched_mutex: the death ends the graph's scheduler clients
+ *			and removes its sets' directories.
+ *	-> dfg_teams_lock: the death removes its teams' directories.
+ *	-> dfg_chan.lock: removing chan<id>/ drains readers that take it.
+ *	-> xa_lock(dfg_graphs): ids of graphs.
+ * dfg_sched_mutex	mutex (sched.c)
+ *	-> dfg_chan.lock: disarming a set's watches (UNREGISTER, a
+ *			client's release).
+ *	-> dfg_sched_client.lock: UNREGISTER, a client's release, failing
+ *			a graph.
+ *	-> xa_lock(dfg_graph.objects): a set leaving its graph.
+ * dfg_teams_lock	mutex (team.c)
+ *	-> dfg_team.lock: JOIN, detach; removing team<id>/ drains readers
+ *			that take it.
+ *	-> xa_lock(dfg_graph.objects): a team leaving its graph.
+ * dfg_files_lock	mutex (main.c)
+ *	-> dfg_file.lock: the wait monitor's walk (wait.c).
+ * mmap_lock		the kernel's, held around .mmap and .fault
+ *	-> dfg_xregion.map_lock: a region fault (region.c).
+ *	-> dfg_sched_client.lock: a scheduler mmap finds its set.
+ *	-> xa_lock(dfg_region_keys): a region mmap finds its region.
+ * dfg_xregion.map_lock	rwsem (region.c); revocation takes it alone, with
+ *			no mmap_lock, and unmaps (i_mmap_rwsem) after
+ *			releasing it.
+ *	-> page table locks: a fault inserts its ptes under it.
+ * dfg_chan.lock	spinlock (chan.c), process context
+ *	-> dfg_sched_client.lock: a watch's ->fire makes a set ready. So
+ *			no path arms or disarms a watch holding a client
+ *			lock.
+ *	-> dfg_file.lock: completing a waiter (wait.c).
+ * dfg_team.lock	spinlock (team.c), process context
+ *	-> dfg_file.lock: completing a waiter.
+ * dfg_sched_client.lock spinlock (sched.c), process context
+ *	-> dfg_file.lock: completing a waiter.
+ * xa_lock(dfg_graph.objects), xa_lock(dfg_graphs), xa_lock(dfg_region_keys)
+ *			innermost: lookups under them only take a
+ *			reference (kobject_get(), kref_get()).
+ * dfg_file.lock	spinlock, irq-safe (main.c, wait.c), innermost.
  */
 #ifndef _DFG_KMOD_DFG_H
 #define _DFG_KMOD_DFG_H

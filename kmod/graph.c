@@ -9,6 +9,7 @@
  *			destroy allocate and add/remove sysfs directories.
  *			Names are found by a walk under the mutex: at most
  *			dfg.max_graphs entries, only on create and attach.
+ *			The outermost lock (lock order: see dfg.h).
  *   struct dfg_graph	two references with two jobs:
  *     ->ref		(kref) life. One per graph descriptor (struct
  *			file, its private_data); a mapping holds its file,

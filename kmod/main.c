@@ -12,7 +12,8 @@
  *			hold file references through their io_uring requests,
  *			so none is parked by then.
  *   dfg_files		every dfg_file, under dfg_files_lock (a mutex: open,
- *			release and the wait monitor are process context).
+ *			release and the wait monitor are process context;
+ *			lock order: see dfg.h).
  *   dfg_nr_clients	open files; atomic so sysfs and netlink read it
  *			without the mutex.
  */

@@ -67,9 +67,8 @@
  * whose pool is a region holds nothing of it: unexport does not look at
  * channels, and their descriptors (offsets) stay as they are.
  *
- * Lock order: mmap_lock -> ->map_lock (fault; mmap sets nothing under
- * it). Revocation takes ->map_lock alone, then i_mmap_rwsem and page table
- * locks inside unmap_mapping_range(), never mmap_lock.
+ * Lock order: see dfg.h (->map_lock sits between mmap_lock, held by a
+ * fault, and the page table locks; revocation never takes mmap_lock).
  *
  * Why peers get page-frame (VM_PFNMAP) mappings, not struct-page ones:
  * the exporter's pages are usually anonymous. vm_insert_page() refuses

@@ -14,8 +14,8 @@
  *			place in its graph (->in_graph, ->in_sysfs). Taken
  *			by the rare paths: attach, register, unregister,
  *			client release, failing a graph, the graph's death
- *			(under dfg_graphs_lock: dfg_graphs_lock ->
- *			dfg_sched_mutex). Never by the worker hot path.
+ *			(under dfg_graphs_lock). Never by the worker hot
+ *			path.
  *   struct dfg_sched_client  one per scheduler descriptor (anon inode
  *			"[dfg-sched]"), its file's private_data, freed at the
  *			file's release. Holds its graph's kobject (memory,
@@ -28,12 +28,10 @@
  *			->ready, ->waiters), counters and ->error, and for
  *			each of its sets: ->state, the run fields, the
  *			counters and the component figures. Waiters are
- *			completed under it, their owner's lock (wait.c:
- *			dfg_sched_client.lock -> dfg_file.lock).
- *   Lock order: dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock (a
- *			disarm under the mutex) -> dfg_sched_client.lock (the
- *			watch callback) -> dfg_file.lock. No path holds a
- *			client lock while it arms or disarms a watch.
+ *			completed under it, their owner's lock (wait.c).
+ *   Lock order: see dfg.h. No path holds a client lock while it arms or
+ *			disarms a watch (the watch callback takes it under
+ *			dfg_chan.lock).
  *   struct dfg_set	one per registered set, a dfg_object of its graph.
  *     ->kobj		memory and sysfs graphs/<gid>/set<id>. References:
  *			the graph's (publication until the set leaves the

@@ -11,9 +11,7 @@
  *			allocates and unlinking removes a sysfs directory.
  *			Joins are rare; one lock for all graphs keeps
  *			"find or create" and "last member gone, unlink"
- *			atomic with each other. Lock order: dfg_graphs_lock
- *			(graph death unpublishes its teams) -> dfg_teams_lock
- *			-> dfg_team.lock -> dfg_file.lock (wait.c).
+ *			atomic with each other. Lock order: see dfg.h.
  *   struct dfg_team	one per team, a dfg_object of its graph while
  *			->linked.
  *     ->kobj		memory and sysfs graphs/<gid>/team<id>. References:
