@@ -78,6 +78,8 @@
 #include "dfg.h"
 #include "trace.h"
 
+static const struct dfg_obj_ops dfg_chan_obj_ops;
+
 static_assert(sizeof(struct dfg_chan_hdr) <= DFG_CHAN_PAGE);
 static_assert(offsetof(struct dfg_chan_ring, head) == 64);
 static_assert(offsetof(struct dfg_chan_ring, state) == 128);
@@ -550,11 +552,12 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	}
 	dfg_chan_init_hdr(ch, args->pool, pool_size);
 
-	ret = dfg_graph_reserve_object(g, &ch->obj, DFG_OBJ_CHAN);
+	ret = dfg_graph_reserve_object(g, &ch->obj, &dfg_chan_obj_ops);
 	if (ret < 0)
 		goto out_put;
 	/* Directory first: nobody reaches the channel before publication. */
-	ret = kobject_add(&ch->kobj, &g->kobj, "chan%u", ch->obj.id);
+	ret = kobject_add(&ch->kobj, &g->kobj, "%s%u", ch->obj.ops->name,
+			  ch->obj.id);
 	if (ret)
 		goto out_unreserve;
 	ch->in_sysfs = true;
@@ -660,7 +663,7 @@ int dfg_chan_open(struct dfg_cmd_ctx *c)
 		return -ENOENT;
 	/* The graph (our descriptor's) holds its objects: no reference. */
 	obj = xa_load(&g->objects, args->id);
-	if (!obj || obj->type != DFG_OBJ_CHAN)
+	if (!dfg_obj_is(obj, DFG_OBJ_CHAN))
 		return -ENOENT;
 	ch = container_of(obj, struct dfg_chan, obj);
 
@@ -809,7 +812,7 @@ struct dfg_chan *dfg_chan_get(struct dfg_graph *g, u32 id, u32 *max_producers)
 	/* Under the xarray's lock: the graph may be dying meanwhile. */
 	xa_lock(&g->objects);
 	obj = xa_load(&g->objects, id);
-	if (obj && obj->type == DFG_OBJ_CHAN) {
+	if (dfg_obj_is(obj, DFG_OBJ_CHAN)) {
 		ch = container_of(obj, struct dfg_chan, obj);
 		kobject_get(&ch->kobj);
 		*max_producers = ch->max_producers;
@@ -1019,7 +1022,7 @@ static const struct file_operations dfg_chan_ep_fops = {
  * Context: under dfg_graphs_lock, before the graph's directory goes;
  * waits for attribute readers.
  */
-void dfg_chan_unpublish(struct dfg_object *obj)
+static void dfg_chan_unpublish(struct dfg_object *obj)
 {
 	struct dfg_chan *ch = container_of(obj, struct dfg_chan, obj);
 
@@ -1038,7 +1041,7 @@ void dfg_chan_unpublish(struct dfg_object *obj)
  *
  * Context: process context.
  */
-void dfg_chan_destroy(struct dfg_object *obj)
+static void dfg_chan_destroy(struct dfg_object *obj)
 {
 	struct dfg_chan *ch = container_of(obj, struct dfg_chan, obj);
 	struct dfg_chan_waiter *w, *tmp;
@@ -1056,3 +1059,10 @@ void dfg_chan_destroy(struct dfg_object *obj)
 			   NULL);
 	kobject_put(&ch->kobj);
 }
+
+static const struct dfg_obj_ops dfg_chan_obj_ops = {
+	.kind		= DFG_OBJ_CHAN,
+	.name		= "chan",
+	.unpublish	= dfg_chan_unpublish,
+	.destroy	= dfg_chan_destroy,
+};

@@ -34,10 +34,13 @@
  *			for life, kobject for memory) and its objects.
  *
  * struct dfg_object	header of every object of a graph (arena.c,
- *			region.c, chan.c): in its graph until the graph dies
- *			(arenas, channels) or until unexported (regions); see
- *			graph.c. A channel's memory may outlive the graph
- *			through its endpoints (see chan.c).
+ *			region.c, chan.c, team.c, set.c): in its graph until
+ *			the graph dies (arenas, channels) or leaves it earlier
+ *			(an unexported region, a team without members, an
+ *			unregistered set); see graph.c. Points to its kind's
+ *			struct dfg_obj_ops, which the graph's death calls.
+ *			A channel's memory may outlive the graph through its
+ *			endpoints (see chan.c).
  *
  * struct dfg_chan, struct dfg_chan_ep: channels and their endpoint
  *			descriptors, see chan.c. An endpoint embeds a
@@ -243,7 +246,7 @@ int dfg_core_nop(struct dfg_cmd_ctx *c);
 
 /* graph.c: graphs, their registry and their descriptors */
 
-/* Kinds of object in a graph (dfg_object.type). */
+/* Kinds of object in a graph (dfg_obj_ops.kind). */
 enum dfg_obj_type {
 	DFG_OBJ_ARENA = 1,
 	DFG_OBJ_REGION,
@@ -252,16 +255,54 @@ enum dfg_obj_type {
 	DFG_OBJ_SET,
 };
 
+struct dfg_object;
+
+/**
+ * struct dfg_obj_ops - what a kind of object does for its graph
+ * @kind:	enum dfg_obj_type, for lookups by id that want one kind
+ * @name:	kind name: the sysfs directory is <name><id>
+ * @unpublish:	the graph is dying: remove the object's sysfs directory
+ *		(waits for its readers). Under dfg_graphs_lock, before the
+ *		graph's own directory goes.
+ * @destroy:	the graph died: drop the graph's hold on the object, which
+ *		is already out of dfg_graph.objects. Process context, no
+ *		lock held.
+ */
+struct dfg_obj_ops {
+	enum dfg_obj_type	kind;
+	const char		*name;
+	void			(*unpublish)(struct dfg_object *obj);
+	void			(*destroy)(struct dfg_object *obj);
+};
+
 /**
  * struct dfg_object - header of every object of a graph
  * @graph:	the graph; objects never outlive it, so no reference
- * @type:	enum dfg_obj_type
+ * @ops:	its kind's operations
  * @id:		index in dfg_graph.objects, from 1
  */
 struct dfg_object {
 	struct dfg_graph	*graph;
-	enum dfg_obj_type	type;
+	const struct dfg_obj_ops *ops;
 	u32			id;
+};
+
+/* Is @obj (from a lookup, maybe NULL) of @kind? */
+static inline bool dfg_obj_is(const struct dfg_object *obj,
+			      enum dfg_obj_type kind)
+{
+	return obj && obj->ops->kind == kind;
+}
+
+/**
+ * struct dfg_graph_hook - a subsystem told of every graph's death
+ * @node:	on the graph.c list, under dfg_graphs_lock
+ * @death:	called first in a graph's death, under dfg_graphs_lock,
+ *		before its objects are unpublished
+ */
+struct dfg_graph_hook {
+	struct list_head	node;
+	void			(*death)(struct dfg_graph *g);
 };
 
 /*
@@ -309,7 +350,9 @@ bool dfg_name_valid(const char *name);
 void dfg_graph_put(struct dfg_graph *g);
 void dfg_graph_free(struct dfg_graph *g);
 int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
-			     enum dfg_obj_type type);
+			     const struct dfg_obj_ops *ops);
+void dfg_graph_hook_add(struct dfg_graph_hook *h);
+void dfg_graph_hook_del(struct dfg_graph_hook *h);
 void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id);
 void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj);
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
@@ -340,8 +383,6 @@ int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 		   struct vm_area_struct *vma);
-void dfg_arena_unpublish(struct dfg_object *obj);
-void dfg_arena_destroy(struct dfg_object *obj);
 
 /* region.c: exported regions, their mmap and single copy */
 extern atomic_long_t dfg_pinned_pages;
@@ -350,8 +391,6 @@ int dfg_region_unexport(struct dfg_cmd_ctx *c);
 int dfg_region_copy(struct dfg_cmd_ctx *c);
 int dfg_region_mmap(struct dfg_graph *g, struct file *file,
 		    struct vm_area_struct *vma);
-void dfg_region_unpublish(struct dfg_object *obj);
-void dfg_region_destroy(struct dfg_object *obj);
 u64 dfg_region_size_locked(struct dfg_graph *g, struct dfg_object *obj);
 
 /* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */
@@ -361,8 +400,6 @@ int dfg_chan_wait(struct dfg_cmd_ctx *c);
 int dfg_chan_wake(struct dfg_cmd_ctx *c);
 struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file);
 struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep);
-void dfg_chan_unpublish(struct dfg_object *obj);
-void dfg_chan_destroy(struct dfg_object *obj);
 
 /* team.c: teams (nr 0x50..0x5f) and their member descriptors */
 int dfg_team_join(struct dfg_cmd_ctx *c);
@@ -371,8 +408,6 @@ int dfg_team_wake(struct dfg_cmd_ctx *c);
 int dfg_team_leave(struct dfg_cmd_ctx *c);
 struct dfg_team_member *dfg_file_team_member(const struct file *file);
 struct dfg_file *dfg_team_member_file(struct dfg_team_member *m);
-void dfg_team_unpublish(struct dfg_object *obj);
-void dfg_team_destroy(struct dfg_object *obj);
 
 /**
  * struct dfg_chan_watch - the scheduler waits for one side of a channel
@@ -406,9 +441,8 @@ int dfg_sched_next(struct dfg_cmd_ctx *c);
 int dfg_sched_yield(struct dfg_cmd_ctx *c);
 struct dfg_sched_client *dfg_file_sched_client(const struct file *file);
 struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc);
-void dfg_sched_graph_death(struct dfg_graph *g);
-void dfg_set_unpublish(struct dfg_object *obj);
-void dfg_set_destroy(struct dfg_object *obj);
+void dfg_sched_init(void);
+void dfg_sched_exit(void);
 
 /* wait.c: the waiting mechanism, parked io_uring commands, the monitor */
 

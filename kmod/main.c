@@ -218,13 +218,15 @@ static int __init dfg_init(void)
 	if (ret)
 		goto out_sysfs_exit;
 
+	dfg_sched_init();
 	ret = misc_register(&dfg_misc);
 	if (ret)
-		goto out_nl_exit;
+		goto out_sched_exit;
 
 	return 0;
 
-out_nl_exit:
+out_sched_exit:
+	dfg_sched_exit();
 	dfg_nl_exit();
 out_sysfs_exit:
 	dfg_sysfs_exit();
@@ -236,6 +238,7 @@ out_wait_exit:
 static void __exit dfg_exit(void)
 {
 	misc_deregister(&dfg_misc);
+	dfg_sched_exit();
 	dfg_nl_exit();
 	dfg_sysfs_exit();
 	dfg_wait_exit();

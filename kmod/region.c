@@ -115,6 +115,8 @@
 #include "dfg.h"
 #include "trace.h"
 
+static const struct dfg_obj_ops dfg_region_obj_ops;
+
 atomic_long_t dfg_pinned_pages = ATOMIC_LONG_INIT(0);
 
 static DEFINE_XARRAY_ALLOC1(dfg_region_keys);
@@ -251,8 +253,8 @@ static int dfg_region_publish(struct dfg_xregion *r)
 
 	kref_get(&r->ref);		/* the kobject's; its release puts it */
 	kobject_init(&r->kobj, &dfg_region_ktype);
-	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "region%u",
-			  r->obj.id);
+	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "%s%u",
+			  r->obj.ops->name, r->obj.id);
 	if (ret) {
 		kobject_put(&r->kobj);
 		return ret;
@@ -269,7 +271,7 @@ static int dfg_region_publish(struct dfg_xregion *r)
  * Waits for attribute readers (which take no lock), then drops the
  * directory's ->ref; the export's reference keeps the struct.
  */
-void dfg_region_unpublish(struct dfg_object *obj)
+static void dfg_region_unpublish(struct dfg_object *obj)
 {
 	struct dfg_xregion *r = container_of(obj, struct dfg_xregion, obj);
 
@@ -345,7 +347,7 @@ static void dfg_region_revoke(struct dfg_xregion *r, pid_t pid)
  *
  * Context: process context; nothing maps the graph any more.
  */
-void dfg_region_destroy(struct dfg_object *obj)
+static void dfg_region_destroy(struct dfg_object *obj)
 {
 	dfg_region_revoke(container_of(obj, struct dfg_xregion, obj), 0);
 }
@@ -366,7 +368,7 @@ static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
 		return NULL;
 	xa_lock(&g->objects);
 	obj = xa_load(&g->objects, id);
-	if (obj && obj->type == DFG_OBJ_REGION) {
+	if (dfg_obj_is(obj, DFG_OBJ_REGION)) {
 		r = container_of(obj, struct dfg_xregion, obj);
 		if (hide)
 			dfg_graph_hide_object_locked(g, obj);
@@ -481,7 +483,7 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	c->res2 = args->mmap_offset;	/* inline CQE32 rings: res2 */
 	nr_pages = r->nr_pages;
 
-	ret = dfg_graph_reserve_object(g, &r->obj, DFG_OBJ_REGION);
+	ret = dfg_graph_reserve_object(g, &r->obj, &dfg_region_obj_ops);
 	if (ret < 0)
 		goto out_revoke;
 	id = ret;
@@ -747,3 +749,10 @@ out_put:
 	dfg_region_put(r);
 	return ret;
 }
+
+static const struct dfg_obj_ops dfg_region_obj_ops = {
+	.kind		= DFG_OBJ_REGION,
+	.name		= "region",
+	.unpublish	= dfg_region_unpublish,
+	.destroy	= dfg_region_destroy,
+};

@@ -1043,9 +1043,9 @@ static const struct file_operations dfg_sched_fops = {
  * death itself; every SCHED_NEXT of its clients ends with -ECANCELED.
  *
  * Context: process context, under dfg_graphs_lock, before the graph's
- * objects are unpublished.
+ * objects are unpublished (a graph hook, see graph.c).
  */
-void dfg_sched_graph_death(struct dfg_graph *g)
+static void dfg_sched_graph_death(struct dfg_graph *g)
 {
 	struct dfg_sched_client *sc;
 
@@ -1055,4 +1055,19 @@ void dfg_sched_graph_death(struct dfg_graph *g)
 			sc->graph_dead = true;
 	dfg_sched_fail_graph_locked(g, -ECANCELED);
 	mutex_unlock(&dfg_sched_mutex);
+}
+
+static struct dfg_graph_hook dfg_sched_graph_hook = {
+	.death	= dfg_sched_graph_death,
+};
+
+/* At module init, before /dev/dfg exists, and exit, after it is gone. */
+void dfg_sched_init(void)
+{
+	dfg_graph_hook_add(&dfg_sched_graph_hook);
+}
+
+void dfg_sched_exit(void)
+{
+	dfg_graph_hook_del(&dfg_sched_graph_hook);
 }

@@ -23,6 +23,8 @@
 
 #include "sched.h"
 
+static const struct dfg_obj_ops dfg_set_obj_ops;
+
 static_assert(sizeof(struct dfg_set_page) <= DFG_SET_PAGE_SIZE);
 static_assert(DFG_SET_PAGE_SIZE == PAGE_SIZE);
 static_assert(offsetof(struct dfg_set_page, comps) == 64);
@@ -231,7 +233,8 @@ static int dfg_set_add_dirs(struct dfg_set *set)
 	int ret;
 
 	lockdep_assert_held(&dfg_sched_mutex);
-	ret = kobject_add(&set->kobj, &set->graph->kobj, "set%u", set->obj.id);
+	ret = kobject_add(&set->kobj, &set->graph->kobj, "%s%u",
+			  set->obj.ops->name, set->obj.id);
 	if (ret)
 		return ret;
 	for (i = 0; i < set->nr_comps; i++) {
@@ -410,7 +413,7 @@ int dfg_set_enter_graph(struct dfg_set *set)
 	int ret;
 
 	lockdep_assert_held(&dfg_sched_mutex);
-	ret = dfg_graph_reserve_object(g, &set->obj, DFG_OBJ_SET);
+	ret = dfg_graph_reserve_object(g, &set->obj, &dfg_set_obj_ops);
 	if (ret < 0)
 		return ret;
 	set->page->id = set->obj.id;
@@ -439,7 +442,7 @@ out_unreserve:
  * Context: under dfg_graphs_lock, before the graph's directory goes;
  * waits for attribute readers (which take no lock).
  */
-void dfg_set_unpublish(struct dfg_object *obj)
+static void dfg_set_unpublish(struct dfg_object *obj)
 {
 	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
 
@@ -458,7 +461,7 @@ void dfg_set_unpublish(struct dfg_object *obj)
  *
  * Context: process context.
  */
-void dfg_set_destroy(struct dfg_object *obj)
+static void dfg_set_destroy(struct dfg_object *obj)
 {
 	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
 
@@ -467,3 +470,10 @@ void dfg_set_destroy(struct dfg_object *obj)
 	mutex_unlock(&dfg_sched_mutex);
 	kobject_put(&set->kobj);
 }
+
+static const struct dfg_obj_ops dfg_set_obj_ops = {
+	.kind		= DFG_OBJ_SET,
+	.name		= "set",
+	.unpublish	= dfg_set_unpublish,
+	.destroy	= dfg_set_destroy,
+};

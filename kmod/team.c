@@ -72,6 +72,8 @@
 #include "dfg.h"
 #include "trace.h"
 
+static const struct dfg_obj_ops dfg_team_obj_ops;
+
 static_assert(sizeof(struct dfg_team_hdr) == DFG_TEAM_CTL_OFFSET);
 static_assert(DFG_TEAM_SIZE_MAX <= 64);	/* ->ranks is one u64 */
 
@@ -460,7 +462,7 @@ static struct dfg_team *dfg_team_find(struct dfg_graph *g, const char *name)
 	xa_for_each(&g->objects, id, obj) {
 		struct dfg_team *t;
 
-		if (obj->type != DFG_OBJ_TEAM)
+		if (obj->ops->kind != DFG_OBJ_TEAM)
 			continue;
 		t = container_of(obj, struct dfg_team, obj);
 		if (t->linked && !strcmp(t->name, name)) {
@@ -527,12 +529,13 @@ static struct dfg_team *dfg_team_create(struct dfg_graph *g,
 		goto out_put;
 	}
 
-	ret = dfg_graph_reserve_object(g, &t->obj, DFG_OBJ_TEAM);
+	ret = dfg_graph_reserve_object(g, &t->obj, &dfg_team_obj_ops);
 	if (ret < 0)
 		goto out_put;
 	dfg_team_init_hdr(t);
 	/* Directory first: nobody reaches the team before publication. */
-	ret = kobject_add(&t->kobj, &g->kobj, "team%u", t->obj.id);
+	ret = kobject_add(&t->kobj, &g->kobj, "%s%u", t->obj.ops->name,
+			  t->obj.id);
 	if (ret)
 		goto out_unreserve;
 	t->in_sysfs = true;
@@ -980,7 +983,7 @@ static const struct file_operations dfg_team_fops = {
  * Context: under dfg_graphs_lock, before the graph's directory goes;
  * takes dfg_teams_lock and waits for attribute readers.
  */
-void dfg_team_unpublish(struct dfg_object *obj)
+static void dfg_team_unpublish(struct dfg_object *obj)
 {
 	struct dfg_team *t = container_of(obj, struct dfg_team, obj);
 
@@ -1002,7 +1005,7 @@ void dfg_team_unpublish(struct dfg_object *obj)
  *
  * Context: process context.
  */
-void dfg_team_destroy(struct dfg_object *obj)
+static void dfg_team_destroy(struct dfg_object *obj)
 {
 	struct dfg_team *t = container_of(obj, struct dfg_team, obj);
 
@@ -1022,3 +1025,10 @@ void dfg_team_destroy(struct dfg_object *obj)
 			   NULL);
 	kobject_put(&t->kobj);
 }
+
+static const struct dfg_obj_ops dfg_team_obj_ops = {
+	.kind		= DFG_OBJ_TEAM,
+	.name		= "team",
+	.unpublish	= dfg_team_unpublish,
+	.destroy	= dfg_team_destroy,
+};
