@@ -321,7 +321,7 @@ int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
 int dfg_arena_create(struct dfg_cmd_ctx *c)
 {
 	struct dfg_arena_create *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_arena *a;
 	u64 max_bytes;
 	int ret;

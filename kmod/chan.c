@@ -137,6 +137,7 @@ struct dfg_chan {
 
 /**
  * struct dfg_chan_ep - one endpoint descriptor
+ * @fd:		descriptor header (DFG_FD_EP), first
  * @df:		its parked commands (wait.c); on dfg_files while open
  * @ch:		the channel (kobject reference held)
  * @role:	DFG_CHAN_PRODUCER, DFG_CHAN_CONSUMER, or 0 while being set up
@@ -145,12 +146,23 @@ struct dfg_chan {
  *		tell a death from a close at release
  */
 struct dfg_chan_ep {
+	struct dfg_fd		fd;
 	struct dfg_file		df;
 	struct dfg_chan		*ch;
 	u32			role;
 	u32			slot;
 	struct pid		*opener;
 };
+
+static_assert(offsetof(struct dfg_chan_ep, fd) == 0);
+
+/* The endpoint a WAIT or WAKE was issued on. */
+static struct dfg_chan_ep *dfg_cmd_ep(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_EP);
+
+	return fd ? container_of(fd, struct dfg_chan_ep, fd) : NULL;
+}
 
 /**
  * struct dfg_chan_waiter - a WAIT waiting for its condition
@@ -503,7 +515,7 @@ static void dfg_chan_init_hdr(struct dfg_chan *ch, u32 pool, u64 pool_size)
 int dfg_chan_create(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_create *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	u64 pool_size, map_size;
 	struct dfg_chan *ch;
 	int ret;
@@ -647,7 +659,7 @@ static int dfg_chan_claim(struct dfg_chan *ch, struct dfg_chan_ep *ep,
 int dfg_chan_open(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_open *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_object *obj;
 	struct dfg_chan_ep *ep;
 	struct dfg_chan *ch;
@@ -674,6 +686,7 @@ int dfg_chan_open(struct dfg_cmd_ctx *c)
 	kobject_get(&ch->kobj);
 	ep->ch = ch;
 	ep->opener = get_task_pid(current, PIDTYPE_TGID);
+	dfg_fd_init(&ep->fd, DFG_FD_EP, &ep->df);
 	dfg_file_init(&ep->df);
 
 	fd = get_unused_fd_flags((args->flags & DFG_CHAN_O_CLOEXEC) ?
@@ -728,7 +741,7 @@ static struct list_head *dfg_chan_waiters(struct dfg_chan_ep *ep)
 int dfg_chan_wait(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_wait *args = c->args;
-	struct dfg_chan_ep *ep = c->ep;
+	struct dfg_chan_ep *ep = dfg_cmd_ep(c);
 	struct dfg_chan *ch = ep->ch;
 	struct dfg_chan_waiter sleeper, *w;
 	int ret;
@@ -767,7 +780,7 @@ int dfg_chan_wait(struct dfg_cmd_ctx *c)
 int dfg_chan_wake(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_wait *args = c->args;
-	struct dfg_chan_ep *ep = c->ep;
+	struct dfg_chan_ep *ep = dfg_cmd_ep(c);
 	struct dfg_chan *ch = ep->ch;
 	u32 role, n = 0;
 
@@ -882,22 +895,6 @@ void dfg_chan_watch_disarm(struct dfg_chan_watch *w)
  * Endpoint descriptors
  * ------------------------------------------------------------------------
  */
-
-/**
- * dfg_file_chan_ep() - the endpoint behind @file
- * @file: a file reaching one of dfg's entry points
- *
- * Return: the endpoint, or NULL if @file is no channel endpoint.
- */
-struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file)
-{
-	return file->f_op == &dfg_chan_ep_fops ? file->private_data : NULL;
-}
-
-struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep)
-{
-	return &ep->df;
-}
 
 /*
  * Is this release a death rather than a close? The releasing task exits,

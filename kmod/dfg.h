@@ -4,10 +4,18 @@
  *
  * Objects, locks and references
  * -----------------------------
- * struct dfg_file	one per open /dev/dfg. Allocated in open, freed in
- *			release. On dfg_files (under dfg_files_lock, a mutex:
- *			open, release and the monitor all run in process
- *			context) so the wait monitor can walk every file.
+ * struct dfg_fd	first member of every descriptor's private data (an
+ *			open /dev/dfg, a graph, a channel endpoint, a team
+ *			member, a scheduler client): its kind, which the
+ *			command entry point reads once, and the dfg_file of
+ *			its parked commands.
+ *
+ * struct dfg_file	the parked commands of one descriptor, embedded in
+ *			it (every kind but graphs, which never wait); from
+ *			the descriptor's open to its release. On dfg_files
+ *			(under dfg_files_lock, a mutex: open, release and the
+ *			monitor all run in process context) so the wait
+ *			monitor can walk every file.
  *			Nothing else holds a pointer to it across calls except
  *			parked commands, and a parked command pins the struct
  *			file (io_uring holds a file reference per request), so
@@ -151,7 +159,7 @@
 #define DFG_ARGS_MAX		256
 
 /**
- * struct dfg_file - one open /dev/dfg
+ * struct dfg_file - the parked commands of one descriptor
  * @lock:	protects @parked, @nr_parked and their dfg_park.state
  * @parked:	dfg_park.node of this file's parked commands
  * @nr_parked:	length of @parked; at most dfg_max_parked
@@ -170,28 +178,52 @@ struct dfg_file {
 void dfg_file_init(struct dfg_file *df);
 void dfg_file_fini(struct dfg_file *df);
 
+/* Kinds of descriptor that reach the command entry points. */
+enum dfg_fd_kind {
+	DFG_FD_DEV,	/* /dev/dfg (main.c) */
+	DFG_FD_GRAPH,	/* graph descriptor: struct dfg_graph (graph.c) */
+	DFG_FD_EP,	/* channel endpoint: struct dfg_chan_ep (chan.c) */
+	DFG_FD_TEAM,	/* team member: struct dfg_team_member (team.c) */
+	DFG_FD_SCHED,	/* scheduler client: struct dfg_sched_client */
+	DFG_FD_NR,
+};
+
+/**
+ * struct dfg_fd - first member of every descriptor's private data
+ * @kind:	enum dfg_fd_kind; immutable
+ * @df:		the dfg_file that takes the descriptor's parked commands
+ *		(embedded in the same object), NULL for graph descriptors,
+ *		which never wait; immutable
+ *
+ * Only dfg's own file_operations reach dfg_ioctl() and dfg_uring_cmd(),
+ * so the entry points read the kind from any file's private_data.
+ */
+struct dfg_fd {
+	enum dfg_fd_kind	kind;
+	struct dfg_file		*df;
+};
+
+static inline void dfg_fd_init(struct dfg_fd *fd, enum dfg_fd_kind kind,
+			       struct dfg_file *df)
+{
+	fd->kind = kind;
+	fd->df = df;
+}
+
 struct dfg_waiter;
 struct dfg_graph;
-struct dfg_chan_ep;
-struct dfg_team_member;
-struct dfg_sched_client;
 struct file;
 struct vm_area_struct;
 
 /**
  * struct dfg_cmd_ctx - one command on its way through a handler
- * @df:		the /dev/dfg file the command was issued on, or the dfg_file
- *		embedded in a channel endpoint or team member (its parked
- *		commands); NULL on a graph descriptor
- * @ep:		the channel endpoint the command was issued on, else NULL.
- *		The descriptor holds the endpoint.
- * @tm:		the team member descriptor the command was issued on, else
- *		NULL. The descriptor holds the member.
- * @sc:		the scheduler client the command was issued on, else NULL.
- *		The descriptor holds the client.
- * @graph:	the graph of the graph descriptor the command was issued on;
- *		NULL on /dev/dfg. The descriptor holds the graph reference.
- * @writable:	the graph descriptor was opened for writing
+ * @kind:	the kind of descriptor the command was issued on
+ * @obj:	its private data (the header of a /dev/dfg file, a graph, a
+ *		channel endpoint, a team member or a scheduler client), held
+ *		by the descriptor; reach it through the typed accessors
+ *		(dfg_cmd_graph(), ...), which check @kind
+ * @writable:	the descriptor was opened for writing (graph descriptors:
+ *		DFG_CMDF_WRITE commands)
  * @ucmd:	the io_uring command, NULL on the ioctl path
  * @issue_flags: IO_URING_F_* of the issue (0 on ioctl)
  * @cmd:	the command value (DFG_IOC_*)
@@ -209,11 +241,8 @@ struct vm_area_struct;
  * @fd:		descriptor reserved with get_unused_fd_flags() for @install
  */
 struct dfg_cmd_ctx {
-	struct dfg_file		*df;
-	struct dfg_chan_ep	*ep;
-	struct dfg_team_member	*tm;
-	struct dfg_sched_client	*sc;
-	struct dfg_graph	*graph;
+	enum dfg_fd_kind	kind;
+	struct dfg_fd		*obj;
 	bool			writable;
 	struct io_uring_cmd	*ucmd;
 	unsigned int		issue_flags;
@@ -233,6 +262,22 @@ struct dfg_cmd_ctx {
  * Must not return -EIOCBQUEUED on the ioctl path (c->ucmd == NULL).
  */
 typedef int (*dfg_cmd_fn)(struct dfg_cmd_ctx *c);
+
+/* The descriptor of @c, which must be of @kind (the command table says). */
+static inline struct dfg_fd *dfg_cmd_fd(const struct dfg_cmd_ctx *c,
+					enum dfg_fd_kind kind)
+{
+	if (WARN_ON_ONCE(c->kind != kind))
+		return NULL;
+	return c->obj;
+}
+
+/* The dfg_file that takes @c's parked commands (never a graph's). */
+static inline struct dfg_file *dfg_cmd_file(const struct dfg_cmd_ctx *c)
+{
+	WARN_ON_ONCE(!c->obj->df);
+	return c->obj->df;
+}
 
 /* cmd.c: the command table and both entry points */
 int dfg_cmd_init(void);
@@ -313,6 +358,7 @@ struct dfg_graph_hook {
 
 /**
  * struct dfg_graph - one live graph (see graph.c for the rules)
+ * @fd:		descriptor header: the private data of its descriptors
  * @ref:	life: one per graph descriptor (struct file); the last put
  *		destroys the graph under dfg_graphs_lock
  * @kobj:	memory and sysfs graphs/<id>; its release frees the struct
@@ -328,6 +374,7 @@ struct dfg_graph_hook {
  * @attached:	open graph descriptors (struct files) now
  */
 struct dfg_graph {
+	struct dfg_fd		fd;
 	struct kref		ref;
 	struct kobject		kobj;
 	u32			id;
@@ -345,7 +392,15 @@ struct dfg_graph {
 int dfg_graph_create(struct dfg_cmd_ctx *c);
 int dfg_graph_attach(struct dfg_cmd_ctx *c);
 int dfg_graph_info(struct dfg_cmd_ctx *c);
-bool dfg_file_is_graph(const struct file *file);
+
+/* The graph of the graph descriptor @c was issued on. */
+static inline struct dfg_graph *dfg_cmd_graph(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_GRAPH);
+
+	return fd ? container_of(fd, struct dfg_graph, fd) : NULL;
+}
+
 bool dfg_name_valid(const char *name);
 void dfg_graph_put(struct dfg_graph *g);
 void dfg_graph_free(struct dfg_graph *g);
@@ -398,16 +453,12 @@ int dfg_chan_create(struct dfg_cmd_ctx *c);
 int dfg_chan_open(struct dfg_cmd_ctx *c);
 int dfg_chan_wait(struct dfg_cmd_ctx *c);
 int dfg_chan_wake(struct dfg_cmd_ctx *c);
-struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file);
-struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep);
 
 /* team.c: teams (nr 0x50..0x5f) and their member descriptors */
 int dfg_team_join(struct dfg_cmd_ctx *c);
 int dfg_team_wait(struct dfg_cmd_ctx *c);
 int dfg_team_wake(struct dfg_cmd_ctx *c);
 int dfg_team_leave(struct dfg_cmd_ctx *c);
-struct dfg_team_member *dfg_file_team_member(const struct file *file);
-struct dfg_file *dfg_team_member_file(struct dfg_team_member *m);
 
 /**
  * struct dfg_chan_watch - the scheduler waits for one side of a channel
@@ -439,8 +490,6 @@ int dfg_set_register(struct dfg_cmd_ctx *c);
 int dfg_set_unregister(struct dfg_cmd_ctx *c);
 int dfg_sched_next(struct dfg_cmd_ctx *c);
 int dfg_sched_yield(struct dfg_cmd_ctx *c);
-struct dfg_sched_client *dfg_file_sched_client(const struct file *file);
-struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc);
 void dfg_sched_init(void);
 void dfg_sched_exit(void);
 

@@ -69,16 +69,7 @@ static LIST_HEAD(dfg_graph_hooks);	/* under dfg_graphs_lock */
 
 static const struct file_operations dfg_graph_fops;
 
-/**
- * dfg_file_is_graph() - is @file a graph descriptor?
- * @file: a file reaching one of dfg's entry points
- *
- * Return: true for graph descriptors, false for /dev/dfg.
- */
-bool dfg_file_is_graph(const struct file *file)
-{
-	return file->f_op == &dfg_graph_fops;
-}
+static_assert(offsetof(struct dfg_graph, fd) == 0);
 
 /* 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL-terminated. */
 bool dfg_name_valid(const char *name)
@@ -308,6 +299,7 @@ int dfg_graph_create(struct dfg_cmd_ctx *c)
 	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return -ENOMEM;
+	dfg_fd_init(&g->fd, DFG_FD_GRAPH, NULL);
 	kref_init(&g->ref);
 	dfg_sysfs_graph_init(g);	/* from here on, kobject_put() frees */
 	strscpy(g->name, o->name, sizeof(g->name));
@@ -385,7 +377,7 @@ int dfg_graph_attach(struct dfg_cmd_ctx *c)
 int dfg_graph_info(struct dfg_cmd_ctx *c)
 {
 	struct dfg_graph_info *info = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 
 	if (info->size != sizeof(*info))
 		return -EINVAL;

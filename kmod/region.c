@@ -423,7 +423,7 @@ static int dfg_region_pin(struct dfg_xregion *r, unsigned long addr)
 int dfg_region_export(struct dfg_cmd_ctx *c)
 {
 	struct dfg_region *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	unsigned long nr_pages;
 	struct dfg_xregion *r;
 	u64 max_bytes;
@@ -528,16 +528,17 @@ out_put_user:
 int dfg_region_unexport(struct dfg_cmd_ctx *c)
 {
 	struct dfg_region *args = c->args;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_xregion *r;
 
 	if (args->addr || args->len || args->flags || args->mmap_offset ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
-	r = dfg_region_lookup(c->graph, args->id, true);
+	r = dfg_region_lookup(g, args->id, true);
 	if (!r)
 		return -ENOENT;
 	dfg_region_revoke(r, task_tgid_nr(current));
-	dfg_graph_unreserve_id(c->graph, args->id);
+	dfg_graph_unreserve_id(g, args->id);
 	return 0;
 }
 
@@ -592,7 +593,7 @@ int dfg_region_copy(struct dfg_cmd_ctx *c)
 	if (to_region && !c->writable)
 		return -EACCES;
 
-	r = dfg_region_lookup(c->graph, args->id, false);
+	r = dfg_region_lookup(dfg_cmd_graph(c), args->id, false);
 	if (!r)
 		return -ENOENT;
 	if (args->offset > ((u64)r->nr_pages << PAGE_SHIFT) ||

@@ -85,6 +85,7 @@ static LIST_HEAD(dfg_sched_clients);	/* under dfg_sched_mutex */
 
 /**
  * struct dfg_sched_client - one scheduler descriptor (see the top)
+ * @fd:		descriptor header (DFG_FD_SCHED), first
  * @df:		its parked commands (wait.c); on dfg_files while open
  * @graph:	the graph (kobject reference held)
  * @tgid:	thread group of the attaching process
@@ -101,6 +102,7 @@ static LIST_HEAD(dfg_sched_clients);	/* under dfg_sched_mutex */
  * @sample_work: the sampler
  */
 struct dfg_sched_client {
+	struct dfg_fd		fd;
 	struct dfg_file		df;
 	struct dfg_graph	*graph;
 	pid_t			tgid;
@@ -116,6 +118,16 @@ struct dfg_sched_client {
 	u64			min_vruntime;
 	struct delayed_work	sample_work;
 };
+
+static_assert(offsetof(struct dfg_sched_client, fd) == 0);
+
+/* The scheduler descriptor a command was issued on. */
+static struct dfg_sched_client *dfg_cmd_client(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_SCHED);
+
+	return fd ? container_of(fd, struct dfg_sched_client, fd) : NULL;
+}
 
 /**
  * struct dfg_sched_waiter - a SCHED_NEXT waiting for a set
@@ -482,14 +494,15 @@ int dfg_sched_attach(struct dfg_cmd_ctx *c)
 	sc = kzalloc(sizeof(*sc), GFP_KERNEL_ACCOUNT);
 	if (!sc)
 		return -ENOMEM;
-	kobject_get(&c->graph->kobj);
-	sc->graph = c->graph;
+	sc->graph = dfg_cmd_graph(c);
+	kobject_get(&sc->graph->kobj);
 	sc->tgid = task_tgid_nr(current);
 	spin_lock_init(&sc->lock);
 	INIT_LIST_HEAD(&sc->sets);
 	INIT_LIST_HEAD(&sc->ready);
 	INIT_LIST_HEAD(&sc->waiters);
 	INIT_DELAYED_WORK(&sc->sample_work, dfg_sched_sample_work);
+	dfg_fd_init(&sc->fd, DFG_FD_SCHED, &sc->df);
 	dfg_file_init(&sc->df);
 
 	fd = get_unused_fd_flags((args->flags & DFG_SCHED_O_CLOEXEC) ?
@@ -631,7 +644,7 @@ static int dfg_set_publish(struct dfg_sched_client *sc, struct dfg_set *set)
 int dfg_set_register(struct dfg_cmd_ctx *c)
 {
 	struct dfg_set_register *args = c->args;
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	pid_t tgid = task_tgid_nr(current);
 	struct dfg_set *set;
 	int ret;
@@ -685,7 +698,7 @@ static struct dfg_set *dfg_sched_find(struct dfg_sched_client *sc, u32 id)
 int dfg_set_unregister(struct dfg_cmd_ctx *c)
 {
 	struct dfg_set_id *args = c->args;
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_set *set;
 	int ret = 0;
 
@@ -734,7 +747,7 @@ int dfg_set_unregister(struct dfg_cmd_ctx *c)
  */
 static int dfg_sched_give_back(struct dfg_cmd_ctx *c, u32 id, u32 reason)
 {
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_set *set;
 	u32 graph = sc->graph->id;
 	bool wait;
@@ -844,7 +857,7 @@ static int dfg_sched_next_check(const struct dfg_sched_next *a)
 int dfg_sched_next(struct dfg_cmd_ctx *c)
 {
 	struct dfg_sched_next *args = c->args;
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_sched_waiter sleeper, *w = NULL;
 	u64 quantum = 0;
 	u32 cpu;
@@ -918,22 +931,6 @@ out_unlock:
  * Scheduler descriptors
  * ------------------------------------------------------------------------
  */
-
-/**
- * dfg_file_sched_client() - the scheduler client behind @file
- * @file: a file reaching one of dfg's entry points
- *
- * Return: the client, or NULL if @file is no scheduler descriptor.
- */
-struct dfg_sched_client *dfg_file_sched_client(const struct file *file)
-{
-	return file->f_op == &dfg_sched_fops ? file->private_data : NULL;
-}
-
-struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc)
-{
-	return &sc->df;
-}
 
 /*
  * The client goes (close, exit, kill): its sets leave it. Sets done leave

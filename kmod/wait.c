@@ -189,7 +189,7 @@ static void dfg_park_put(struct dfg_waiter *w)
 static int dfg_park_add(struct dfg_cmd_ctx *c, struct dfg_waiter *w)
 {
 	struct dfg_park *p = &w->park;
-	struct dfg_file *df = c->df;
+	struct dfg_file *df = dfg_cmd_file(c);
 	unsigned long flags;
 
 	if (WARN_ON_ONCE(c->waiter))
