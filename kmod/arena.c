@@ -63,6 +63,8 @@
 #include "dfg.h"
 #include "trace.h"
 
+static const struct dfg_obj_ops dfg_arena_obj_ops;
+
 atomic_long_t dfg_total_pages = ATOMIC_LONG_INIT(0);
 
 /* vm_pgoff bits below an object's DFG_MMAP_OFFSET(). */
@@ -300,7 +302,7 @@ int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
 		return -ENOENT;
 	xa_lock(&g->objects);
 	obj = xa_load(&g->objects, id);
-	switch (obj ? obj->type : 0) {
+	switch (obj ? obj->ops->kind : 0) {
 	case DFG_OBJ_ARENA:
 		*size = (u64)container_of(obj, struct dfg_arena,
 					  obj)->mem.nr_pages << PAGE_SHIFT;
@@ -319,7 +321,7 @@ int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
 int dfg_arena_create(struct dfg_cmd_ctx *c)
 {
 	struct dfg_arena_create *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_arena *a;
 	u64 max_bytes;
 	int ret;
@@ -342,11 +344,12 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_put;
 
-	ret = dfg_graph_reserve_object(g, &a->obj, DFG_OBJ_ARENA);
+	ret = dfg_graph_reserve_object(g, &a->obj, &dfg_arena_obj_ops);
 	if (ret < 0)
 		goto out_free_mem;
 	/* Directory first: nobody reaches the arena before publication. */
-	ret = kobject_add(&a->kobj, &g->kobj, "arena%u", a->obj.id);
+	ret = kobject_add(&a->kobj, &g->kobj, "%s%u", a->obj.ops->name,
+			  a->obj.id);
 	if (ret)
 		goto out_unreserve;
 	a->in_sysfs = true;
@@ -383,7 +386,7 @@ out_put:
  * Context: under dfg_graphs_lock, before the graph's directory goes;
  * waits for attribute readers (which take no lock).
  */
-void dfg_arena_unpublish(struct dfg_object *obj)
+static void dfg_arena_unpublish(struct dfg_object *obj)
 {
 	struct dfg_arena *a = container_of(obj, struct dfg_arena, obj);
 
@@ -400,7 +403,7 @@ void dfg_arena_unpublish(struct dfg_object *obj)
  *
  * Context: process context; nothing maps the graph any more.
  */
-void dfg_arena_destroy(struct dfg_object *obj)
+static void dfg_arena_destroy(struct dfg_object *obj)
 {
 	struct dfg_arena *a = container_of(obj, struct dfg_arena, obj);
 	struct dfg_graph *g = obj->graph;
@@ -465,7 +468,7 @@ int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 	if (!id || id > DFG_OBJ_ID_MAX)
 		return -EINVAL;
 	obj = xa_load(&g->objects, id);
-	if (!obj || obj->type != DFG_OBJ_ARENA)
+	if (!dfg_obj_is(obj, DFG_OBJ_ARENA))
 		return -EINVAL;
 	a = container_of(obj, struct dfg_arena, obj);
 	if (vma_pages(vma) > a->mem.nr_pages)
@@ -481,3 +484,10 @@ int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 	vma->vm_ops = &dfg_arena_vm_ops;
 	return 0;
 }
+
+static const struct dfg_obj_ops dfg_arena_obj_ops = {
+	.kind		= DFG_OBJ_ARENA,
+	.name		= "arena",
+	.unpublish	= dfg_arena_unpublish,
+	.destroy	= dfg_arena_destroy,
+};

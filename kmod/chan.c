@@ -26,10 +26,7 @@
  *			->dead), both waiter lists and the counters. Waits
  *			are completed under it (dfg_waiter_complete(), which
  *			is the lock the waiters name as their owner's, see
- *			wait.c). Lock order: dfg_chan.lock -> dfg_file.lock
- *			(wait.c);
- *			dfg_graphs_lock -> dfg_chan.lock (sysfs removal at the
- *			graph's death drains readers that take it).
+ *			wait.c). Lock order: see dfg.h.
  *     ->mem, ->base	the header page and rings (struct dfg_mem, accounted
  *			like an arena) and their kernel mapping (vmap).
  *			Shared with userspace, so never trusted: the kernel
@@ -50,8 +47,8 @@
  *			side as a waiting endpoint would, and is fired (its
  *			callback called under ->lock, after unlinking) by the
  *			same WAKEs and endpoint releases that complete
- *			waiters. Lock order: dfg_chan.lock -> the scheduler's
- *			client lock, taken by the callback.
+ *			waiters; the callback takes the scheduler's client
+ *			lock (lock order: see dfg.h).
  *   struct dfg_chan_waiter  one WAIT that could not complete at once, on
  *			->cons_waiters or ->prod_waiters under ->lock: a
  *			struct dfg_waiter (wait.c: its allocation, sleep,
@@ -80,6 +77,8 @@
 
 #include "dfg.h"
 #include "trace.h"
+
+static const struct dfg_obj_ops dfg_chan_obj_ops;
 
 static_assert(sizeof(struct dfg_chan_hdr) <= DFG_CHAN_PAGE);
 static_assert(offsetof(struct dfg_chan_ring, head) == 64);
@@ -138,6 +137,7 @@ struct dfg_chan {
 
 /**
  * struct dfg_chan_ep - one endpoint descriptor
+ * @fd:		descriptor header (DFG_FD_EP), first
  * @df:		its parked commands (wait.c); on dfg_files while open
  * @ch:		the channel (kobject reference held)
  * @role:	DFG_CHAN_PRODUCER, DFG_CHAN_CONSUMER, or 0 while being set up
@@ -146,12 +146,23 @@ struct dfg_chan {
  *		tell a death from a close at release
  */
 struct dfg_chan_ep {
+	struct dfg_fd		fd;
 	struct dfg_file		df;
 	struct dfg_chan		*ch;
 	u32			role;
 	u32			slot;
 	struct pid		*opener;
 };
+
+static_assert(offsetof(struct dfg_chan_ep, fd) == 0);
+
+/* The endpoint a WAIT or WAKE was issued on. */
+static struct dfg_chan_ep *dfg_cmd_ep(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_EP);
+
+	return fd ? container_of(fd, struct dfg_chan_ep, fd) : NULL;
+}
 
 /**
  * struct dfg_chan_waiter - a WAIT waiting for its condition
@@ -504,7 +515,7 @@ static void dfg_chan_init_hdr(struct dfg_chan *ch, u32 pool, u64 pool_size)
 int dfg_chan_create(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_create *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	u64 pool_size, map_size;
 	struct dfg_chan *ch;
 	int ret;
@@ -553,11 +564,12 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	}
 	dfg_chan_init_hdr(ch, args->pool, pool_size);
 
-	ret = dfg_graph_reserve_object(g, &ch->obj, DFG_OBJ_CHAN);
+	ret = dfg_graph_reserve_object(g, &ch->obj, &dfg_chan_obj_ops);
 	if (ret < 0)
 		goto out_put;
 	/* Directory first: nobody reaches the channel before publication. */
-	ret = kobject_add(&ch->kobj, &g->kobj, "chan%u", ch->obj.id);
+	ret = kobject_add(&ch->kobj, &g->kobj, "%s%u", ch->obj.ops->name,
+			  ch->obj.id);
 	if (ret)
 		goto out_unreserve;
 	ch->in_sysfs = true;
@@ -647,7 +659,7 @@ static int dfg_chan_claim(struct dfg_chan *ch, struct dfg_chan_ep *ep,
 int dfg_chan_open(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_open *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_object *obj;
 	struct dfg_chan_ep *ep;
 	struct dfg_chan *ch;
@@ -663,7 +675,7 @@ int dfg_chan_open(struct dfg_cmd_ctx *c)
 		return -ENOENT;
 	/* The graph (our descriptor's) holds its objects: no reference. */
 	obj = xa_load(&g->objects, args->id);
-	if (!obj || obj->type != DFG_OBJ_CHAN)
+	if (!dfg_obj_is(obj, DFG_OBJ_CHAN))
 		return -ENOENT;
 	ch = container_of(obj, struct dfg_chan, obj);
 
@@ -674,6 +686,7 @@ int dfg_chan_open(struct dfg_cmd_ctx *c)
 	kobject_get(&ch->kobj);
 	ep->ch = ch;
 	ep->opener = get_task_pid(current, PIDTYPE_TGID);
+	dfg_fd_init(&ep->fd, DFG_FD_EP, &ep->df);
 	dfg_file_init(&ep->df);
 
 	fd = get_unused_fd_flags((args->flags & DFG_CHAN_O_CLOEXEC) ?
@@ -728,7 +741,7 @@ static struct list_head *dfg_chan_waiters(struct dfg_chan_ep *ep)
 int dfg_chan_wait(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_wait *args = c->args;
-	struct dfg_chan_ep *ep = c->ep;
+	struct dfg_chan_ep *ep = dfg_cmd_ep(c);
 	struct dfg_chan *ch = ep->ch;
 	struct dfg_chan_waiter sleeper, *w;
 	int ret;
@@ -767,7 +780,7 @@ int dfg_chan_wait(struct dfg_cmd_ctx *c)
 int dfg_chan_wake(struct dfg_cmd_ctx *c)
 {
 	struct dfg_chan_wait *args = c->args;
-	struct dfg_chan_ep *ep = c->ep;
+	struct dfg_chan_ep *ep = dfg_cmd_ep(c);
 	struct dfg_chan *ch = ep->ch;
 	u32 role, n = 0;
 
@@ -812,7 +825,7 @@ struct dfg_chan *dfg_chan_get(struct dfg_graph *g, u32 id, u32 *max_producers)
 	/* Under the xarray's lock: the graph may be dying meanwhile. */
 	xa_lock(&g->objects);
 	obj = xa_load(&g->objects, id);
-	if (obj && obj->type == DFG_OBJ_CHAN) {
+	if (dfg_obj_is(obj, DFG_OBJ_CHAN)) {
 		ch = container_of(obj, struct dfg_chan, obj);
 		kobject_get(&ch->kobj);
 		*max_producers = ch->max_producers;
@@ -882,22 +895,6 @@ void dfg_chan_watch_disarm(struct dfg_chan_watch *w)
  * Endpoint descriptors
  * ------------------------------------------------------------------------
  */
-
-/**
- * dfg_file_chan_ep() - the endpoint behind @file
- * @file: a file reaching one of dfg's entry points
- *
- * Return: the endpoint, or NULL if @file is no channel endpoint.
- */
-struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file)
-{
-	return file->f_op == &dfg_chan_ep_fops ? file->private_data : NULL;
-}
-
-struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep)
-{
-	return &ep->df;
-}
 
 /*
  * Is this release a death rather than a close? The releasing task exits,
@@ -1022,7 +1019,7 @@ static const struct file_operations dfg_chan_ep_fops = {
  * Context: under dfg_graphs_lock, before the graph's directory goes;
  * waits for attribute readers.
  */
-void dfg_chan_unpublish(struct dfg_object *obj)
+static void dfg_chan_unpublish(struct dfg_object *obj)
 {
 	struct dfg_chan *ch = container_of(obj, struct dfg_chan, obj);
 
@@ -1041,7 +1038,7 @@ void dfg_chan_unpublish(struct dfg_object *obj)
  *
  * Context: process context.
  */
-void dfg_chan_destroy(struct dfg_object *obj)
+static void dfg_chan_destroy(struct dfg_object *obj)
 {
 	struct dfg_chan *ch = container_of(obj, struct dfg_chan, obj);
 	struct dfg_chan_waiter *w, *tmp;
@@ -1059,3 +1056,10 @@ void dfg_chan_destroy(struct dfg_object *obj)
 			   NULL);
 	kobject_put(&ch->kobj);
 }
+
+static const struct dfg_obj_ops dfg_chan_obj_ops = {
+	.kind		= DFG_OBJ_CHAN,
+	.name		= "chan",
+	.unpublish	= dfg_chan_unpublish,
+	.destroy	= dfg_chan_destroy,
+};

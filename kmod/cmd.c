@@ -9,11 +9,14 @@
  * the file holds its graph (graph descriptors). A handler's new descriptor
  * (ctx.install) is owned by the ctx until dfg_cmd_install() consumes it.
  *
- * Four kinds of file reach these entry points: /dev/dfg (DFG_CMDF_DEV
- * commands), graph descriptors (DFG_CMDF_GRAPH commands), channel
- * endpoints (DFG_CMDF_EP commands), team members (DFG_CMDF_TEAM
+ * Five kinds of file reach these entry points (enum dfg_fd_kind): /dev/dfg
+ * (DFG_CMDF_DEV commands), graph descriptors (DFG_CMDF_GRAPH commands),
+ * channel endpoints (DFG_CMDF_EP commands), team members (DFG_CMDF_TEAM
  * commands) and scheduler descriptors (DFG_CMDF_SCHED commands); a
  * command on another kind gives -EBADFD, before its arguments are read.
+ * Only dfg's own file_operations point at the entry points, so every file
+ * that reaches them is one of these, and its private_data starts with a
+ * struct dfg_fd that names its kind: read once, no file_operations check.
  *
  * dfg_ioctl() and dfg_uring_cmd() find the same table entry and call the
  * same handler. They differ only in how the argument struct arrives (ioctl
@@ -22,6 +25,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/bits.h>
 #include <linux/build_bug.h>
 #include <linux/capability.h>
@@ -39,14 +43,15 @@
 #define DFG_CMDF_SLEEP	BIT(0)	/* may block on the io_uring path */
 #define DFG_CMDF_ADMIN	BIT(1)	/* needs CAP_SYS_ADMIN */
 #define DFG_CMDF_INLINE	BIT(2)	/* args fit in dfg_uring_cmd.args */
-#define DFG_CMDF_DEV	BIT(3)	/* sent on /dev/dfg */
-#define DFG_CMDF_GRAPH	BIT(4)	/* sent on a graph descriptor */
-#define DFG_CMDF_WRITE	BIT(5)	/* needs a writable graph descriptor */
-#define DFG_CMDF_EP	BIT(6)	/* sent on a channel endpoint descriptor */
-#define DFG_CMDF_TEAM	BIT(7)	/* sent on a team member descriptor */
-#define DFG_CMDF_SCHED	BIT(8)	/* sent on a scheduler descriptor */
-#define DFG_CMDF_KINDS	(DFG_CMDF_DEV | DFG_CMDF_GRAPH | DFG_CMDF_EP | \
-			 DFG_CMDF_TEAM | DFG_CMDF_SCHED)
+#define DFG_CMDF_WRITE	BIT(3)	/* needs a writable graph descriptor */
+/* The one kind of descriptor a command is sent on: a bit per dfg_fd_kind. */
+#define DFG_CMDF_KIND(k)	BIT(4 + (k))
+#define DFG_CMDF_DEV	DFG_CMDF_KIND(DFG_FD_DEV)
+#define DFG_CMDF_GRAPH	DFG_CMDF_KIND(DFG_FD_GRAPH)
+#define DFG_CMDF_EP	DFG_CMDF_KIND(DFG_FD_EP)
+#define DFG_CMDF_TEAM	DFG_CMDF_KIND(DFG_FD_TEAM)
+#define DFG_CMDF_SCHED	DFG_CMDF_KIND(DFG_FD_SCHED)
+#define DFG_CMDF_KINDS	(DFG_CMDF_KIND(DFG_FD_NR) - DFG_CMDF_KIND(0))
 
 /**
  * struct dfg_cmd_def - one slot of the command table
@@ -182,9 +187,7 @@ int dfg_cmd_init(void)
 		if (!d->fn && !d->name && !d->cmd && !d->size && !d->flags)
 			continue;
 		if (!d->fn || !d->name || _IOC_NR(d->cmd) != i ||
-		    (kind != DFG_CMDF_DEV && kind != DFG_CMDF_GRAPH &&
-		     kind != DFG_CMDF_EP && kind != DFG_CMDF_TEAM &&
-		     kind != DFG_CMDF_SCHED) ||
+		    hweight16(kind) != 1 ||
 		    ((d->flags & DFG_CMDF_WRITE) && kind != DFG_CMDF_GRAPH)) {
 			pr_err("command table slot %u is broken\n", i);
 			return -EINVAL;
@@ -215,9 +218,6 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 	const struct dfg_cmd_def *d;
 	u32 cmd = c->cmd;
 	unsigned int nr = _IOC_NR(cmd);
-	u16 kind = c->ep ? DFG_CMDF_EP : c->tm ? DFG_CMDF_TEAM :
-		   c->sc ? DFG_CMDF_SCHED :
-		   c->graph ? DFG_CMDF_GRAPH : DFG_CMDF_DEV;
 
 	if (_IOC_TYPE(cmd) != DFG_IOC_MAGIC || nr >= DFG_CMD_NR)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -227,33 +227,20 @@ static const struct dfg_cmd_def *dfg_cmd_lookup(const struct dfg_cmd_ctx *c)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (d->cmd != cmd)
 		return ERR_PTR(-EINVAL);
-	if (!(d->flags & kind))
+	if (!(d->flags & DFG_CMDF_KIND(c->kind)))
 		return ERR_PTR(-EBADFD);
 	return d;
 }
 
 /*
- * The file a command arrived on: /dev/dfg, a graph descriptor, a channel
- * endpoint or a team member (whose embedded dfg_file takes its parked
- * commands).
+ * The descriptor a command arrived on, one of ours (see the top): its kind
+ * and object, from the header its private data starts with.
  */
 static void dfg_cmd_ctx_file(struct dfg_cmd_ctx *c, struct file *file)
 {
-	if (dfg_file_is_graph(file)) {
-		c->graph = file->private_data;
-		c->writable = !!(file->f_mode & FMODE_WRITE);
-	} else if (dfg_file_chan_ep(file)) {
-		c->ep = dfg_file_chan_ep(file);
-		c->df = dfg_chan_ep_file(c->ep);
-	} else if (dfg_file_team_member(file)) {
-		c->tm = dfg_file_team_member(file);
-		c->df = dfg_team_member_file(c->tm);
-	} else if (dfg_file_sched_client(file)) {
-		c->sc = dfg_file_sched_client(file);
-		c->df = dfg_sched_client_file(c->sc);
-	} else {
-		c->df = file->private_data;
-	}
+	c->obj = file->private_data;
+	c->kind = c->obj->kind;
+	c->writable = !!(file->f_mode & FMODE_WRITE);
 }
 
 /*
@@ -300,7 +287,7 @@ static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
 
 /**
  * dfg_ioctl() - ioctl entry point
- * @file: the open /dev/dfg or graph descriptor
+ * @file: one of dfg's descriptors (enum dfg_fd_kind)
  * @cmd: DFG_IOC_* value
  * @arg: user pointer to the command's argument struct
  *

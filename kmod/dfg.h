@@ -4,17 +4,25 @@
  *
  * Objects, locks and references
  * -----------------------------
- * struct dfg_file	one per open /dev/dfg. Allocated in open, freed in
- *			release. On dfg_files (under dfg_files_lock, a mutex:
- *			open, release and the monitor all run in process
- *			context) so the wait monitor can walk every file.
+ * struct dfg_fd	first member of every descriptor's private data (an
+ *			open /dev/dfg, a graph, a channel endpoint, a team
+ *			member, a scheduler client): its kind, which the
+ *			command entry point reads once, and the dfg_file of
+ *			its parked commands.
+ *
+ * struct dfg_file	the parked commands of one descriptor, embedded in
+ *			it (every kind but graphs, which never wait); from
+ *			the descriptor's open to its release. On dfg_files
+ *			(under dfg_files_lock, a mutex: open, release and the
+ *			monitor all run in process context) so the wait
+ *			monitor can walk every file.
  *			Nothing else holds a pointer to it across calls except
  *			parked commands, and a parked command pins the struct
  *			file (io_uring holds a file reference per request), so
  *			release() never runs while one is parked.
- *	->lock		spinlock, irq-safe because future event sources
- *			(timers, RDMA completions) complete parked commands
- *			from interrupt context. Protects ->parked,
+ *	->lock		spinlock, irq-safe because a parked NOP's timeout
+ *			hrtimer completes it from hard-irq context (and
+ *			RDMA completions will). Protects ->parked,
  *			->nr_parked and the ->state of every dfg_park on
  *			->parked.
  *
@@ -34,10 +42,13 @@
  *			for life, kobject for memory) and its objects.
  *
  * struct dfg_object	header of every object of a graph (arena.c,
- *			region.c, chan.c): in its graph until the graph dies
- *			(arenas, channels) or until unexported (regions); see
- *			graph.c. A channel's memory may outlive the graph
- *			through its endpoints (see chan.c).
+ *			region.c, chan.c, team.c, set.c): in its graph until
+ *			the graph dies (arenas, channels) or leaves it earlier
+ *			(an unexported region, a team without members, an
+ *			unregistered set); see graph.c. Points to its kind's
+ *			struct dfg_obj_ops, which the graph's death calls.
+ *			A channel's memory may outlive the graph through its
+ *			endpoints (see chan.c).
  *
  * struct dfg_chan, struct dfg_chan_ep: channels and their endpoint
  *			descriptors, see chan.c. An endpoint embeds a
@@ -46,25 +57,68 @@
  * struct dfg_team, struct dfg_team_member: teams and their member
  *			descriptors, see team.c. A member embeds a dfg_file
  *			for its parked commands.
- * struct dfg_sched_client, struct dfg_set: scheduler descriptors and the
- *			sets registered on them, see sched.c. A client
+ *
+ * struct dfg_sched_client: scheduler descriptors, see sched.c. A client
  *			embeds a dfg_file for its parked SCHED_NEXTs.
+ * struct dfg_set:	the sets registered on them, see set.c and sched.h.
  *
- * Lock order: dfg_files_lock -> dfg_file.lock; dfg_chan.lock ->
- * dfg_file.lock; dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock ->
- * dfg_sched_client.lock -> dfg_file.lock. dfg_graphs_lock -> (sysfs removal of a channel drains
- * its attribute readers, which take dfg_chan.lock) dfg_chan.lock.
- * dfg_graphs_lock -> dfg_teams_lock -> dfg_team.lock -> dfg_file.lock.
+ * Object directories graphs/<id>/{arena,region,chan,team,set}<oid>/:
+ * added before the object is published in its graph (the id is reserved
+ * first), removed (kobject_del(), which drains attribute readers) before
+ * the object's memory can go: at the graph's death under dfg_graphs_lock
+ * before the graph's own directory, and earlier by the one caller that
+ * took the object out of its graph (a region's UNEXPORT, a team's last
+ * member, a set's UNREGISTER). A removal waits for readers, so it nests
+ * every lock its readers take inside the locks its caller holds: see the
+ * table.
  *
- * Object directories graphs/<id>/{arena,region,chan}<oid>/: added before
- * the object is published in its graph (the id is reserved first), removed
- * (kobject_del(), which drains attribute readers) before the object's
- * memory can go: at the graph's death under dfg_graphs_lock before the
- * graph's own directory, and for a region also at UNEXPORT, by the one
- * caller that took it out of the graph, before it drops the export's
- * references. Arena and region readers take no lock (immutable fields and
- * atomics), so removing their directories under dfg_graphs_lock adds no
- * lock order.
+ * Lock order
+ * ----------
+ * Every lock of the module, outermost first. A lock is only ever taken
+ * with none held, or under the locks listed above it that name it ("->
+ * X: why"); nothing else nests. Files say "lock order: see dfg.h".
+ *
+ * dfg_graphs_lock	mutex (graph.c), outermost: a graph's death runs
+ *			under it (kref_put_mutex()), and no path takes it
+ *			holding another of ours.
+ *	-> dfg_sched_mutex: the death ends the graph's scheduler clients
+ *			and removes its sets' directories.
+ *	-> dfg_teams_lock: the death removes its teams' directories.
+ *	-> dfg_chan.lock: removing chan<id>/ drains readers that take it.
+ *	-> xa_lock(dfg_graphs): ids of graphs.
+ * dfg_sched_mutex	mutex (sched.c)
+ *	-> dfg_chan.lock: disarming a set's watches (UNREGISTER, a
+ *			client's release).
+ *	-> dfg_sched_client.lock: UNREGISTER, a client's release, failing
+ *			a graph.
+ *	-> xa_lock(dfg_graph.objects): a set leaving its graph.
+ * dfg_teams_lock	mutex (team.c)
+ *	-> dfg_team.lock: JOIN, detach; removing team<id>/ drains readers
+ *			that take it.
+ *	-> xa_lock(dfg_graph.objects): a team leaving its graph.
+ * dfg_files_lock	mutex (main.c)
+ *	-> dfg_file.lock: the wait monitor's walk (wait.c).
+ * mmap_lock		the kernel's, held around .mmap and .fault
+ *	-> dfg_xregion.map_lock: a region fault (region.c).
+ *	-> dfg_sched_client.lock: a scheduler mmap finds its set.
+ *	-> xa_lock(dfg_region_keys): a region mmap finds its region.
+ * dfg_xregion.map_lock	rwsem (region.c); revocation takes it alone, with
+ *			no mmap_lock, and unmaps (i_mmap_rwsem) after
+ *			releasing it.
+ *	-> page table locks: a fault inserts its ptes under it.
+ * dfg_chan.lock	spinlock (chan.c), process context
+ *	-> dfg_sched_client.lock: a watch's ->fire makes a set ready. So
+ *			no path arms or disarms a watch holding a client
+ *			lock.
+ *	-> dfg_file.lock: completing a waiter (wait.c).
+ * dfg_team.lock	spinlock (team.c), process context
+ *	-> dfg_file.lock: completing a waiter.
+ * dfg_sched_client.lock spinlock (sched.c), process context
+ *	-> dfg_file.lock: completing a waiter.
+ * xa_lock(dfg_graph.objects), xa_lock(dfg_graphs), xa_lock(dfg_region_keys)
+ *			innermost: lookups under them only take a
+ *			reference (kobject_get(), kref_get()).
+ * dfg_file.lock	spinlock, irq-safe (main.c, wait.c), innermost.
  */
 #ifndef _DFG_KMOD_DFG_H
 #define _DFG_KMOD_DFG_H
@@ -105,7 +159,7 @@
 #define DFG_ARGS_MAX		256
 
 /**
- * struct dfg_file - one open /dev/dfg
+ * struct dfg_file - the parked commands of one descriptor
  * @lock:	protects @parked, @nr_parked and their dfg_park.state
  * @parked:	dfg_park.node of this file's parked commands
  * @nr_parked:	length of @parked; at most dfg_max_parked
@@ -124,28 +178,52 @@ struct dfg_file {
 void dfg_file_init(struct dfg_file *df);
 void dfg_file_fini(struct dfg_file *df);
 
+/* Kinds of descriptor that reach the command entry points. */
+enum dfg_fd_kind {
+	DFG_FD_DEV,	/* /dev/dfg (main.c) */
+	DFG_FD_GRAPH,	/* graph descriptor: struct dfg_graph (graph.c) */
+	DFG_FD_EP,	/* channel endpoint: struct dfg_chan_ep (chan.c) */
+	DFG_FD_TEAM,	/* team member: struct dfg_team_member (team.c) */
+	DFG_FD_SCHED,	/* scheduler client: struct dfg_sched_client */
+	DFG_FD_NR,
+};
+
+/**
+ * struct dfg_fd - first member of every descriptor's private data
+ * @kind:	enum dfg_fd_kind; immutable
+ * @df:		the dfg_file that takes the descriptor's parked commands
+ *		(embedded in the same object), NULL for graph descriptors,
+ *		which never wait; immutable
+ *
+ * Only dfg's own file_operations reach dfg_ioctl() and dfg_uring_cmd(),
+ * so the entry points read the kind from any file's private_data.
+ */
+struct dfg_fd {
+	enum dfg_fd_kind	kind;
+	struct dfg_file		*df;
+};
+
+static inline void dfg_fd_init(struct dfg_fd *fd, enum dfg_fd_kind kind,
+			       struct dfg_file *df)
+{
+	fd->kind = kind;
+	fd->df = df;
+}
+
 struct dfg_waiter;
 struct dfg_graph;
-struct dfg_chan_ep;
-struct dfg_team_member;
-struct dfg_sched_client;
 struct file;
 struct vm_area_struct;
 
 /**
  * struct dfg_cmd_ctx - one command on its way through a handler
- * @df:		the /dev/dfg file the command was issued on, or the dfg_file
- *		embedded in a channel endpoint or team member (its parked
- *		commands); NULL on a graph descriptor
- * @ep:		the channel endpoint the command was issued on, else NULL.
- *		The descriptor holds the endpoint.
- * @tm:		the team member descriptor the command was issued on, else
- *		NULL. The descriptor holds the member.
- * @sc:		the scheduler client the command was issued on, else NULL.
- *		The descriptor holds the client.
- * @graph:	the graph of the graph descriptor the command was issued on;
- *		NULL on /dev/dfg. The descriptor holds the graph reference.
- * @writable:	the graph descriptor was opened for writing
+ * @kind:	the kind of descriptor the command was issued on
+ * @obj:	its private data (the header of a /dev/dfg file, a graph, a
+ *		channel endpoint, a team member or a scheduler client), held
+ *		by the descriptor; reach it through the typed accessors
+ *		(dfg_cmd_graph(), ...), which check @kind
+ * @writable:	the descriptor was opened for writing (graph descriptors:
+ *		DFG_CMDF_WRITE commands)
  * @ucmd:	the io_uring command, NULL on the ioctl path
  * @issue_flags: IO_URING_F_* of the issue (0 on ioctl)
  * @cmd:	the command value (DFG_IOC_*)
@@ -163,11 +241,8 @@ struct vm_area_struct;
  * @fd:		descriptor reserved with get_unused_fd_flags() for @install
  */
 struct dfg_cmd_ctx {
-	struct dfg_file		*df;
-	struct dfg_chan_ep	*ep;
-	struct dfg_team_member	*tm;
-	struct dfg_sched_client	*sc;
-	struct dfg_graph	*graph;
+	enum dfg_fd_kind	kind;
+	struct dfg_fd		*obj;
 	bool			writable;
 	struct io_uring_cmd	*ucmd;
 	unsigned int		issue_flags;
@@ -188,6 +263,22 @@ struct dfg_cmd_ctx {
  */
 typedef int (*dfg_cmd_fn)(struct dfg_cmd_ctx *c);
 
+/* The descriptor of @c, which must be of @kind (the command table says). */
+static inline struct dfg_fd *dfg_cmd_fd(const struct dfg_cmd_ctx *c,
+					enum dfg_fd_kind kind)
+{
+	if (WARN_ON_ONCE(c->kind != kind))
+		return NULL;
+	return c->obj;
+}
+
+/* The dfg_file that takes @c's parked commands (never a graph's). */
+static inline struct dfg_file *dfg_cmd_file(const struct dfg_cmd_ctx *c)
+{
+	WARN_ON_ONCE(!c->obj->df);
+	return c->obj->df;
+}
+
 /* cmd.c: the command table and both entry points */
 int dfg_cmd_init(void);
 const char *dfg_cmd_name(unsigned int nr);
@@ -200,7 +291,7 @@ int dfg_core_nop(struct dfg_cmd_ctx *c);
 
 /* graph.c: graphs, their registry and their descriptors */
 
-/* Kinds of object in a graph (dfg_object.type). */
+/* Kinds of object in a graph (dfg_obj_ops.kind). */
 enum dfg_obj_type {
 	DFG_OBJ_ARENA = 1,
 	DFG_OBJ_REGION,
@@ -209,16 +300,54 @@ enum dfg_obj_type {
 	DFG_OBJ_SET,
 };
 
+struct dfg_object;
+
+/**
+ * struct dfg_obj_ops - what a kind of object does for its graph
+ * @kind:	enum dfg_obj_type, for lookups by id that want one kind
+ * @name:	kind name: the sysfs directory is <name><id>
+ * @unpublish:	the graph is dying: remove the object's sysfs directory
+ *		(waits for its readers). Under dfg_graphs_lock, before the
+ *		graph's own directory goes.
+ * @destroy:	the graph died: drop the graph's hold on the object, which
+ *		is already out of dfg_graph.objects. Process context, no
+ *		lock held.
+ */
+struct dfg_obj_ops {
+	enum dfg_obj_type	kind;
+	const char		*name;
+	void			(*unpublish)(struct dfg_object *obj);
+	void			(*destroy)(struct dfg_object *obj);
+};
+
 /**
  * struct dfg_object - header of every object of a graph
  * @graph:	the graph; objects never outlive it, so no reference
- * @type:	enum dfg_obj_type
+ * @ops:	its kind's operations
  * @id:		index in dfg_graph.objects, from 1
  */
 struct dfg_object {
 	struct dfg_graph	*graph;
-	enum dfg_obj_type	type;
+	const struct dfg_obj_ops *ops;
 	u32			id;
+};
+
+/* Is @obj (from a lookup, maybe NULL) of @kind? */
+static inline bool dfg_obj_is(const struct dfg_object *obj,
+			      enum dfg_obj_type kind)
+{
+	return obj && obj->ops->kind == kind;
+}
+
+/**
+ * struct dfg_graph_hook - a subsystem told of every graph's death
+ * @node:	on the graph.c list, under dfg_graphs_lock
+ * @death:	called first in a graph's death, under dfg_graphs_lock,
+ *		before its objects are unpublished
+ */
+struct dfg_graph_hook {
+	struct list_head	node;
+	void			(*death)(struct dfg_graph *g);
 };
 
 /*
@@ -229,6 +358,7 @@ struct dfg_object {
 
 /**
  * struct dfg_graph - one live graph (see graph.c for the rules)
+ * @fd:		descriptor header: the private data of its descriptors
  * @ref:	life: one per graph descriptor (struct file); the last put
  *		destroys the graph under dfg_graphs_lock
  * @kobj:	memory and sysfs graphs/<id>; its release frees the struct
@@ -244,6 +374,7 @@ struct dfg_object {
  * @attached:	open graph descriptors (struct files) now
  */
 struct dfg_graph {
+	struct dfg_fd		fd;
 	struct kref		ref;
 	struct kobject		kobj;
 	u32			id;
@@ -261,12 +392,22 @@ struct dfg_graph {
 int dfg_graph_create(struct dfg_cmd_ctx *c);
 int dfg_graph_attach(struct dfg_cmd_ctx *c);
 int dfg_graph_info(struct dfg_cmd_ctx *c);
-bool dfg_file_is_graph(const struct file *file);
+
+/* The graph of the graph descriptor @c was issued on. */
+static inline struct dfg_graph *dfg_cmd_graph(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_GRAPH);
+
+	return fd ? container_of(fd, struct dfg_graph, fd) : NULL;
+}
+
 bool dfg_name_valid(const char *name);
 void dfg_graph_put(struct dfg_graph *g);
 void dfg_graph_free(struct dfg_graph *g);
 int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
-			     enum dfg_obj_type type);
+			     const struct dfg_obj_ops *ops);
+void dfg_graph_hook_add(struct dfg_graph_hook *h);
+void dfg_graph_hook_del(struct dfg_graph_hook *h);
 void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id);
 void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj);
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
@@ -297,8 +438,6 @@ int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 		   struct vm_area_struct *vma);
-void dfg_arena_unpublish(struct dfg_object *obj);
-void dfg_arena_destroy(struct dfg_object *obj);
 
 /* region.c: exported regions, their mmap and single copy */
 extern atomic_long_t dfg_pinned_pages;
@@ -307,8 +446,6 @@ int dfg_region_unexport(struct dfg_cmd_ctx *c);
 int dfg_region_copy(struct dfg_cmd_ctx *c);
 int dfg_region_mmap(struct dfg_graph *g, struct file *file,
 		    struct vm_area_struct *vma);
-void dfg_region_unpublish(struct dfg_object *obj);
-void dfg_region_destroy(struct dfg_object *obj);
 u64 dfg_region_size_locked(struct dfg_graph *g, struct dfg_object *obj);
 
 /* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */
@@ -316,20 +453,12 @@ int dfg_chan_create(struct dfg_cmd_ctx *c);
 int dfg_chan_open(struct dfg_cmd_ctx *c);
 int dfg_chan_wait(struct dfg_cmd_ctx *c);
 int dfg_chan_wake(struct dfg_cmd_ctx *c);
-struct dfg_chan_ep *dfg_file_chan_ep(const struct file *file);
-struct dfg_file *dfg_chan_ep_file(struct dfg_chan_ep *ep);
-void dfg_chan_unpublish(struct dfg_object *obj);
-void dfg_chan_destroy(struct dfg_object *obj);
 
 /* team.c: teams (nr 0x50..0x5f) and their member descriptors */
 int dfg_team_join(struct dfg_cmd_ctx *c);
 int dfg_team_wait(struct dfg_cmd_ctx *c);
 int dfg_team_wake(struct dfg_cmd_ctx *c);
 int dfg_team_leave(struct dfg_cmd_ctx *c);
-struct dfg_team_member *dfg_file_team_member(const struct file *file);
-struct dfg_file *dfg_team_member_file(struct dfg_team_member *m);
-void dfg_team_unpublish(struct dfg_object *obj);
-void dfg_team_destroy(struct dfg_object *obj);
 
 /**
  * struct dfg_chan_watch - the scheduler waits for one side of a channel
@@ -361,11 +490,8 @@ int dfg_set_register(struct dfg_cmd_ctx *c);
 int dfg_set_unregister(struct dfg_cmd_ctx *c);
 int dfg_sched_next(struct dfg_cmd_ctx *c);
 int dfg_sched_yield(struct dfg_cmd_ctx *c);
-struct dfg_sched_client *dfg_file_sched_client(const struct file *file);
-struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc);
-void dfg_sched_graph_death(struct dfg_graph *g);
-void dfg_set_unpublish(struct dfg_object *obj);
-void dfg_set_destroy(struct dfg_object *obj);
+void dfg_sched_init(void);
+void dfg_sched_exit(void);
 
 /* wait.c: the waiting mechanism, parked io_uring commands, the monitor */
 

@@ -9,6 +9,10 @@
  *			destroy allocate and add/remove sysfs directories.
  *			Names are found by a walk under the mutex: at most
  *			dfg.max_graphs entries, only on create and attach.
+ *			The outermost lock (lock order: see dfg.h).
+ *   dfg_graph_hooks	subsystems told first of every graph's death (the
+ *			scheduler, whose clients live beside the graph's
+ *			objects); added at module init, under the mutex.
  *   struct dfg_graph	two references with two jobs:
  *     ->ref		(kref) life. One per graph descriptor (struct
  *			file, its private_data); a mapping holds its file,
@@ -21,12 +25,15 @@
  *     ->kobj		memory. Initialised at allocation; its release
  *			(dfg_graph_free()) frees the struct once sysfs is
  *			done with it (kobject_del() drains attribute readers).
- *   dfg_object	each object of a graph (arena.c, region.c, chan.c) sits in
- *			dfg_graph.objects (the xarray's own lock) from
- *			creation until the graph dies; no per-object
+ *   dfg_object	each object of a graph (arena.c, region.c, chan.c,
+ *			team.c, set.c) sits in dfg_graph.objects (the
+ *			xarray's own lock) from creation until the graph
+ *			dies, and carries its kind's dfg_obj_ops, through
+ *			which the graph's death unpublishes and destroys
+ *			it: graph.c knows no kind of object. No per-object
  *			reference: whoever reaches an object holds a graph
  *			descriptor, hence the graph, hence the object.
- *			Regions alone leave earlier (UNEXPORT) and have a
+ *			Regions leave earlier (UNEXPORT) and have a
  *			reference of their own for that (region.c); they
  *			are looked up and erased under the xarray's lock.
  *			(A channel is also reached through its endpoint
@@ -58,19 +65,11 @@
 static DEFINE_MUTEX(dfg_graphs_lock);
 static DEFINE_XARRAY_ALLOC1(dfg_graphs);
 static unsigned int dfg_nr_graphs;	/* under dfg_graphs_lock */
+static LIST_HEAD(dfg_graph_hooks);	/* under dfg_graphs_lock */
 
 static const struct file_operations dfg_graph_fops;
 
-/**
- * dfg_file_is_graph() - is @file a graph descriptor?
- * @file: a file reaching one of dfg's entry points
- *
- * Return: true for graph descriptors, false for /dev/dfg.
- */
-bool dfg_file_is_graph(const struct file *file)
-{
-	return file->f_op == &dfg_graph_fops;
-}
+static_assert(offsetof(struct dfg_graph, fd) == 0);
 
 /* 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL-terminated. */
 bool dfg_name_valid(const char *name)
@@ -129,35 +128,17 @@ void dfg_graph_free(struct dfg_graph *g)
 
 /*
  * First step of a graph's death, under dfg_graphs_lock before the graph's
- * own sysfs directory goes: every object removes its directory below it
- * (arena<id>, region<id>, chan<id>), which waits for its attribute readers;
- * the objects themselves are freed only later, by
- * dfg_graph_free_objects().
+ * own sysfs directory goes: every object removes its directory below it,
+ * which waits for its attribute readers; the objects themselves are
+ * freed only later, by dfg_graph_free_objects().
  */
 static void dfg_graph_unpublish_objects(struct dfg_graph *g)
 {
 	struct dfg_object *obj;
 	unsigned long id;
 
-	xa_for_each(&g->objects, id, obj) {
-		switch (obj->type) {
-		case DFG_OBJ_ARENA:
-			dfg_arena_unpublish(obj);
-			break;
-		case DFG_OBJ_REGION:
-			dfg_region_unpublish(obj);
-			break;
-		case DFG_OBJ_CHAN:
-			dfg_chan_unpublish(obj);
-			break;
-		case DFG_OBJ_TEAM:
-			dfg_team_unpublish(obj);
-			break;
-		case DFG_OBJ_SET:
-			dfg_set_unpublish(obj);
-			break;
-		}
-	}
+	xa_for_each(&g->objects, id, obj)
+		obj->ops->unpublish(obj);
 }
 
 /*
@@ -172,25 +153,27 @@ static void dfg_graph_free_objects(struct dfg_graph *g)
 	xa_for_each(&g->objects, id, obj) {
 		xa_erase(&g->objects, id);
 		atomic_dec(&g->nr_objects);
-		switch (obj->type) {
-		case DFG_OBJ_ARENA:
-			dfg_arena_destroy(obj);
-			break;
-		case DFG_OBJ_REGION:
-			dfg_region_destroy(obj);
-			break;
-		case DFG_OBJ_CHAN:
-			dfg_chan_destroy(obj);
-			break;
-		case DFG_OBJ_TEAM:
-			dfg_team_destroy(obj);
-			break;
-		case DFG_OBJ_SET:
-			dfg_set_destroy(obj);
-			break;
-		}
+		obj->ops->destroy(obj);
 	}
 	xa_destroy(&g->objects);
+}
+
+/**
+ * dfg_graph_hook_add() - run @h->death at the start of every graph's death
+ * @h: the hook, static in its subsystem; removed before module exit
+ */
+void dfg_graph_hook_add(struct dfg_graph_hook *h)
+{
+	mutex_lock(&dfg_graphs_lock);
+	list_add_tail(&h->node, &dfg_graph_hooks);
+	mutex_unlock(&dfg_graphs_lock);
+}
+
+void dfg_graph_hook_del(struct dfg_graph_hook *h)
+{
+	mutex_lock(&dfg_graphs_lock);
+	list_del(&h->node);
+	mutex_unlock(&dfg_graphs_lock);
 }
 
 /*
@@ -202,9 +185,11 @@ static void dfg_graph_free_objects(struct dfg_graph *g)
 static void dfg_graph_release(struct kref *ref)
 {
 	struct dfg_graph *g = container_of(ref, struct dfg_graph, ref);
+	struct dfg_graph_hook *h;
 
-	/* From here on no set enters or leaves the graph but by its death. */
-	dfg_sched_graph_death(g);
+	/* Subsystems with state beside the graph's objects (the scheduler). */
+	list_for_each_entry(h, &dfg_graph_hooks, node)
+		h->death(g);
 	dfg_graph_unpublish_objects(g);
 	dfg_sysfs_graph_del(g);
 	xa_erase(&dfg_graphs, g->id);
@@ -314,6 +299,7 @@ int dfg_graph_create(struct dfg_cmd_ctx *c)
 	g = kzalloc(sizeof(*g), GFP_KERNEL_ACCOUNT);
 	if (!g)
 		return -ENOMEM;
+	dfg_fd_init(&g->fd, DFG_FD_GRAPH, NULL);
 	kref_init(&g->ref);
 	dfg_sysfs_graph_init(g);	/* from here on, kobject_put() frees */
 	strscpy(g->name, o->name, sizeof(g->name));
@@ -391,7 +377,7 @@ int dfg_graph_attach(struct dfg_cmd_ctx *c)
 int dfg_graph_info(struct dfg_cmd_ctx *c)
 {
 	struct dfg_graph_info *info = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 
 	if (info->size != sizeof(*info))
 		return -EINVAL;
@@ -414,7 +400,7 @@ int dfg_graph_info(struct dfg_cmd_ctx *c)
  * dfg_graph_reserve_object() - give @obj an id in @g, not yet published
  * @g: the graph, held by the caller's descriptor
  * @obj: the object being set up
- * @type: enum dfg_obj_type
+ * @ops: its kind's operations
  *
  * The id is reserved (lookups see nothing there) so that the object's
  * sysfs directory, named after the id, can be added before others can
@@ -424,13 +410,13 @@ int dfg_graph_info(struct dfg_cmd_ctx *c)
  * Return: the new id (>= 1) or a negative errno.
  */
 int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
-			     enum dfg_obj_type type)
+			     const struct dfg_obj_ops *ops)
 {
 	u32 id;
 	int ret;
 
 	obj->graph = g;
-	obj->type = type;
+	obj->ops = ops;
 	ret = xa_alloc(&g->objects, &id, NULL, XA_LIMIT(1, DFG_OBJ_ID_MAX),
 		       GFP_KERNEL_ACCOUNT);
 	if (ret)

@@ -6,13 +6,16 @@
  *   dfg_misc		the misc device /dev/dfg; registered last at init,
  *			first at exit. Open files hold the module (fops
  *			.owner), so exit never runs with a file open.
- *   struct dfg_file	per open file (dfg.h): allocated in dfg_open(),
- *			freed in dfg_release(), which the VFS calls once when
- *			the last reference to the file goes. Parked commands
- *			hold file references through their io_uring requests,
- *			so none is parked by then.
+ *   struct dfg_dev	per open file, its private_data: the descriptor
+ *			header and the dfg_file (dfg.h) of its parked
+ *			commands. Allocated in dfg_open(), freed in
+ *			dfg_release(), which the VFS calls once when the last
+ *			reference to the file goes. Parked commands hold file
+ *			references through their io_uring requests, so none
+ *			is parked by then.
  *   dfg_files		every dfg_file, under dfg_files_lock (a mutex: open,
- *			release and the wait monitor are process context).
+ *			release and the wait monitor are process context;
+ *			lock order: see dfg.h).
  *   dfg_nr_clients	open files; atomic so sysfs and netlink read it
  *			without the mutex.
  */
@@ -148,36 +151,49 @@ void dfg_file_fini(struct dfg_file *df)
 	WARN_ON_ONCE(!list_empty(&df->parked));
 }
 
+/**
+ * struct dfg_dev - one open /dev/dfg, its file's private_data
+ * @fd:		descriptor header (DFG_FD_DEV), first
+ * @df:		its parked commands
+ */
+struct dfg_dev {
+	struct dfg_fd		fd;
+	struct dfg_file		df;
+};
+
+static_assert(offsetof(struct dfg_dev, fd) == 0);
+
 static int dfg_open(struct inode *inode, struct file *file)
 {
-	struct dfg_file *df;
+	struct dfg_dev *dev;
 	int ret;
 
 	ret = nonseekable_open(inode, file);
 	if (ret)
 		return ret;
 
-	df = kzalloc(sizeof(*df), GFP_KERNEL_ACCOUNT);
-	if (!df)
+	dev = kzalloc(sizeof(*dev), GFP_KERNEL_ACCOUNT);
+	if (!dev)
 		return -ENOMEM;
-	dfg_file_init(df);
-	file->private_data = df;
+	dfg_fd_init(&dev->fd, DFG_FD_DEV, &dev->df);
+	dfg_file_init(&dev->df);
+	file->private_data = dev;
 	atomic_inc(&dfg_nr_clients);
 
-	dfg_nl_event(DFG_EV_CLIENT_OPEN, df->tgid, 0);
+	dfg_nl_event(DFG_EV_CLIENT_OPEN, dev->df.tgid, 0);
 	return 0;
 }
 
 static int dfg_release(struct inode *inode, struct file *file)
 {
-	struct dfg_file *df = file->private_data;
+	struct dfg_dev *dev = file->private_data;
 
 	/* Parked commands pin the file: release cannot run before them. */
-	dfg_file_fini(df);
+	dfg_file_fini(&dev->df);
 	atomic_dec(&dfg_nr_clients);
 
-	dfg_nl_event(DFG_EV_CLIENT_CLOSE, df->tgid, 0);
-	kfree(df);
+	dfg_nl_event(DFG_EV_CLIENT_CLOSE, dev->df.tgid, 0);
+	kfree(dev);
 	return 0;
 }
 
@@ -217,13 +233,15 @@ static int __init dfg_init(void)
 	if (ret)
 		goto out_sysfs_exit;
 
+	dfg_sched_init();
 	ret = misc_register(&dfg_misc);
 	if (ret)
-		goto out_nl_exit;
+		goto out_sched_exit;
 
 	return 0;
 
-out_nl_exit:
+out_sched_exit:
+	dfg_sched_exit();
 	dfg_nl_exit();
 out_sysfs_exit:
 	dfg_sysfs_exit();
@@ -235,6 +253,7 @@ out_wait_exit:
 static void __exit dfg_exit(void)
 {
 	misc_deregister(&dfg_misc);
+	dfg_sched_exit();
 	dfg_nl_exit();
 	dfg_sysfs_exit();
 	dfg_wait_exit();

@@ -67,9 +67,8 @@
  * whose pool is a region holds nothing of it: unexport does not look at
  * channels, and their descriptors (offsets) stay as they are.
  *
- * Lock order: mmap_lock -> ->map_lock (fault; mmap sets nothing under
- * it). Revocation takes ->map_lock alone, then i_mmap_rwsem and page table
- * locks inside unmap_mapping_range(), never mmap_lock.
+ * Lock order: see dfg.h (->map_lock sits between mmap_lock, held by a
+ * fault, and the page table locks; revocation never takes mmap_lock).
  *
  * Why peers get page-frame (VM_PFNMAP) mappings, not struct-page ones:
  * the exporter's pages are usually anonymous. vm_insert_page() refuses
@@ -115,6 +114,8 @@
 
 #include "dfg.h"
 #include "trace.h"
+
+static const struct dfg_obj_ops dfg_region_obj_ops;
 
 atomic_long_t dfg_pinned_pages = ATOMIC_LONG_INIT(0);
 
@@ -252,8 +253,8 @@ static int dfg_region_publish(struct dfg_xregion *r)
 
 	kref_get(&r->ref);		/* the kobject's; its release puts it */
 	kobject_init(&r->kobj, &dfg_region_ktype);
-	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "region%u",
-			  r->obj.id);
+	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "%s%u",
+			  r->obj.ops->name, r->obj.id);
 	if (ret) {
 		kobject_put(&r->kobj);
 		return ret;
@@ -270,7 +271,7 @@ static int dfg_region_publish(struct dfg_xregion *r)
  * Waits for attribute readers (which take no lock), then drops the
  * directory's ->ref; the export's reference keeps the struct.
  */
-void dfg_region_unpublish(struct dfg_object *obj)
+static void dfg_region_unpublish(struct dfg_object *obj)
 {
 	struct dfg_xregion *r = container_of(obj, struct dfg_xregion, obj);
 
@@ -346,7 +347,7 @@ static void dfg_region_revoke(struct dfg_xregion *r, pid_t pid)
  *
  * Context: process context; nothing maps the graph any more.
  */
-void dfg_region_destroy(struct dfg_object *obj)
+static void dfg_region_destroy(struct dfg_object *obj)
 {
 	dfg_region_revoke(container_of(obj, struct dfg_xregion, obj), 0);
 }
@@ -367,7 +368,7 @@ static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
 		return NULL;
 	xa_lock(&g->objects);
 	obj = xa_load(&g->objects, id);
-	if (obj && obj->type == DFG_OBJ_REGION) {
+	if (dfg_obj_is(obj, DFG_OBJ_REGION)) {
 		r = container_of(obj, struct dfg_xregion, obj);
 		if (hide)
 			dfg_graph_hide_object_locked(g, obj);
@@ -422,7 +423,7 @@ static int dfg_region_pin(struct dfg_xregion *r, unsigned long addr)
 int dfg_region_export(struct dfg_cmd_ctx *c)
 {
 	struct dfg_region *args = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	unsigned long nr_pages;
 	struct dfg_xregion *r;
 	u64 max_bytes;
@@ -482,7 +483,7 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	c->res2 = args->mmap_offset;	/* inline CQE32 rings: res2 */
 	nr_pages = r->nr_pages;
 
-	ret = dfg_graph_reserve_object(g, &r->obj, DFG_OBJ_REGION);
+	ret = dfg_graph_reserve_object(g, &r->obj, &dfg_region_obj_ops);
 	if (ret < 0)
 		goto out_revoke;
 	id = ret;
@@ -527,16 +528,17 @@ out_put_user:
 int dfg_region_unexport(struct dfg_cmd_ctx *c)
 {
 	struct dfg_region *args = c->args;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_xregion *r;
 
 	if (args->addr || args->len || args->flags || args->mmap_offset ||
 	    memchr_inv(args->reserved, 0, sizeof(args->reserved)))
 		return -EINVAL;
-	r = dfg_region_lookup(c->graph, args->id, true);
+	r = dfg_region_lookup(g, args->id, true);
 	if (!r)
 		return -ENOENT;
 	dfg_region_revoke(r, task_tgid_nr(current));
-	dfg_graph_unreserve_id(c->graph, args->id);
+	dfg_graph_unreserve_id(g, args->id);
 	return 0;
 }
 
@@ -591,7 +593,7 @@ int dfg_region_copy(struct dfg_cmd_ctx *c)
 	if (to_region && !c->writable)
 		return -EACCES;
 
-	r = dfg_region_lookup(c->graph, args->id, false);
+	r = dfg_region_lookup(dfg_cmd_graph(c), args->id, false);
 	if (!r)
 		return -ENOENT;
 	if (args->offset > ((u64)r->nr_pages << PAGE_SHIFT) ||
@@ -748,3 +750,10 @@ out_put:
 	dfg_region_put(r);
 	return ret;
 }
+
+static const struct dfg_obj_ops dfg_region_obj_ops = {
+	.kind		= DFG_OBJ_REGION,
+	.name		= "region",
+	.unpublish	= dfg_region_unpublish,
+	.destroy	= dfg_region_destroy,
+};

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sched.c - the set scheduler: DFG_IOC_SCHED_ATTACH, SET_REGISTER,
- * SET_UNREGISTER, SCHED_NEXT, SCHED_YIELD, scheduler descriptors, the
- * sets' shared pages and the sampling of the component each running set
- * executes.
+ * SET_UNREGISTER, SCHED_NEXT, SCHED_YIELD, scheduler descriptors and
+ * their mmap of a set's page, the run queue, the sets' channel watches
+ * and the sampling of the component each running set executes. The set
+ * object itself (struct, sysfs, shared page, place in its graph) is set.c.
  *
  * Objects, locks and references
  *   dfg_sched_mutex	module-wide mutex, process context only. Protects
@@ -13,8 +14,8 @@
  *			place in its graph (->in_graph, ->in_sysfs). Taken
  *			by the rare paths: attach, register, unregister,
  *			client release, failing a graph, the graph's death
- *			(under dfg_graphs_lock: dfg_graphs_lock ->
- *			dfg_sched_mutex). Never by the worker hot path.
+ *			(under dfg_graphs_lock). Never by the worker hot
+ *			path.
  *   struct dfg_sched_client  one per scheduler descriptor (anon inode
  *			"[dfg-sched]"), its file's private_data, freed at the
  *			file's release. Holds its graph's kobject (memory,
@@ -27,12 +28,10 @@
  *			->ready, ->waiters), counters and ->error, and for
  *			each of its sets: ->state, the run fields, the
  *			counters and the component figures. Waiters are
- *			completed under it, their owner's lock (wait.c:
- *			dfg_sched_client.lock -> dfg_file.lock).
- *   Lock order: dfg_graphs_lock -> dfg_sched_mutex -> dfg_chan.lock (a
- *			disarm under the mutex) -> dfg_sched_client.lock (the
- *			watch callback) -> dfg_file.lock. No path holds a
- *			client lock while it arms or disarms a watch.
+ *			completed under it, their owner's lock (wait.c).
+ *   Lock order: see dfg.h. No path holds a client lock while it arms or
+ *			disarms a watch (the watch callback takes it under
+ *			dfg_chan.lock).
  *   struct dfg_set	one per registered set, a dfg_object of its graph.
  *     ->kobj		memory and sysfs graphs/<gid>/set<id>. References:
  *			the graph's (publication until the set leaves the
@@ -54,15 +53,11 @@
  *			worker's CPU.
  *   sample_work	per client, on dfg_wq while a set of the client runs;
  *			canceled (synchronously) at the client's release.
- *
- * Sysfs readers of a set take no lock: immutable fields, and u64
- * counters written under ->lock and read whole (64-bit) with READ_ONCE.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/anon_inodes.h>
 #include <linux/cpumask.h>
-#include <linux/ctype.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/ktime.h>
@@ -73,15 +68,10 @@
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 
-#include "dfg.h"
+#include "sched.h"
 #include "trace.h"
-
-static_assert(sizeof(struct dfg_set_page) <= DFG_SET_PAGE_SIZE);
-static_assert(DFG_SET_PAGE_SIZE == PAGE_SIZE);
-static_assert(offsetof(struct dfg_set_page, comps) == 64);
 
 /* Sampling period of running sets, ms (dfg.sched_sample_ms, 1..1000). */
 static unsigned int dfg_sched_sample_ms = 2;
@@ -89,11 +79,13 @@ module_param_named(sched_sample_ms, dfg_sched_sample_ms, uint, 0644);
 MODULE_PARM_DESC(sched_sample_ms,
 		 "period of the active-component sampling of running sets (ms)");
 
-static DEFINE_MUTEX(dfg_sched_mutex);
+/* Rare paths only (attach, register, release, death): see the top. */
+DEFINE_MUTEX(dfg_sched_mutex);
 static LIST_HEAD(dfg_sched_clients);	/* under dfg_sched_mutex */
 
 /**
  * struct dfg_sched_client - one scheduler descriptor (see the top)
+ * @fd:		descriptor header (DFG_FD_SCHED), first
  * @df:		its parked commands (wait.c); on dfg_files while open
  * @graph:	the graph (kobject reference held)
  * @tgid:	thread group of the attaching process
@@ -110,6 +102,7 @@ static LIST_HEAD(dfg_sched_clients);	/* under dfg_sched_mutex */
  * @sample_work: the sampler
  */
 struct dfg_sched_client {
+	struct dfg_fd		fd;
 	struct dfg_file		df;
 	struct dfg_graph	*graph;
 	pid_t			tgid;
@@ -126,113 +119,15 @@ struct dfg_sched_client {
 	struct delayed_work	sample_work;
 };
 
-struct dfg_set;
+static_assert(offsetof(struct dfg_sched_client, fd) == 0);
 
-/**
- * struct dfg_set_port - one input channel or output ring of a set
- * @watch:	the scheduler's wait on it (->ch is the channel reference)
- * @set:	the set
- * @chan:	channel id, for traces
- */
-struct dfg_set_port {
-	struct dfg_chan_watch	watch;
-	struct dfg_set		*set;
-	u32			chan;
-};
+/* The scheduler descriptor a command was issued on. */
+static struct dfg_sched_client *dfg_cmd_client(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_SCHED);
 
-/**
- * struct dfg_set_comp - one component of a set, graphs/<g>/set<id>/comp<i>
- * @kobj:	its directory; holds a set reference while it exists
- * @set:	the set
- * @idx:	index in the set, also in the shared page
- * @name:	component name
- * @cpu_ns:	CPU time sampled while it was active
- * @samples:	samples that found it active
- */
-struct dfg_set_comp {
-	struct kobject		kobj;
-	struct dfg_set		*set;
-	u32			idx;
-	char			name[DFG_NAME_MAX];
-	u64			cpu_ns;
-	u64			samples;
-};
-
-/**
- * struct dfg_set - one registered set (see the top of this file)
- * @obj:	header; @obj.id is the set's id in its graph
- * @kobj:	memory and sysfs directory
- * @graph:	the graph (kobject reference held)
- * @client:	its client, NULL once it left it (dfg_sched_mutex)
- * @client_node: on @client->sets
- * @ready_node:	on @client->ready while READY
- * @in_graph:	published in the graph, graph reference held
- * @in_sysfs:	its directories are in sysfs
- * @name:	set name; immutable
- * @tgid:	registering process; immutable
- * @flags:	DFG_SET_F_*; immutable
- * @priority:	immutable
- * @cpumask:	CPUs that may run it (all ones: any); immutable
- * @quantum:	immutable
- * @nr_inputs:	@ports[0 .. @nr_inputs - 1]; immutable
- * @nr_outputs:	@ports[@nr_inputs ..]; immutable
- * @nr_comps:	length of @comps; immutable
- * @ports:	inputs then outputs
- * @comps:	components
- * @mem:	the shared page
- * @page:	its kernel address
- * @state:	DFG_SET_S_*
- * @arming:	WAITING, its watches being armed by one thread
- * @kicked:	a watch fired while @arming
- * @runner:	RUNNING: the worker (task reference held)
- * @run_start:	RUNNING: ktime of the hand-out
- * @rt_last:	RUNNING: @runner's CPU time at the last sample
- * @vruntime:	virtual run time
- * @runs:	hand-outs
- * @waits:	times it waited for a channel
- * @wakeups:	waits ended by a channel
- * @run_ns:	time held by workers
- * @cpu_ns:	CPU time of its workers while held (sampled)
- * @samples:	samples taken while it ran
- * @idle_ns:	part of @cpu_ns outside any component
- */
-struct dfg_set {
-	struct dfg_object	obj;
-	struct kobject		kobj;
-	struct dfg_graph	*graph;
-	struct dfg_sched_client	*client;
-	struct list_head	client_node;
-	struct list_head	ready_node;
-	bool			in_graph;
-	bool			in_sysfs;
-	char			name[DFG_NAME_MAX];
-	pid_t			tgid;
-	u32			flags;
-	u32			priority;
-	u64			cpumask;
-	u64			quantum;
-	u32			nr_inputs;
-	u32			nr_outputs;
-	u32			nr_comps;
-	struct dfg_set_port	*ports;
-	struct dfg_set_comp	*comps;
-	struct dfg_mem		mem;
-	struct dfg_set_page	*page;
-	u32			state;
-	bool			arming;
-	bool			kicked;
-	struct task_struct	*runner;
-	u64			run_start;
-	u64			rt_last;
-	u64			vruntime;
-	u64			runs;
-	u64			waits;
-	u64			wakeups;
-	u64			run_ns;
-	u64			cpu_ns;
-	u64			samples;
-	u64			idle_ns;
-};
+	return fd ? container_of(fd, struct dfg_sched_client, fd) : NULL;
+}
 
 /**
  * struct dfg_sched_waiter - a SCHED_NEXT waiting for a set
@@ -250,28 +145,6 @@ static const struct file_operations dfg_sched_fops;
 static bool dfg_set_live(const struct dfg_set *set)
 {
 	return set->state != DFG_SET_S_DONE && set->state != DFG_SET_S_FAILED;
-}
-
-/* Kernel copy of the state, mirrored into the shared page. */
-static void dfg_set_state(struct dfg_set *set, u32 state)
-{
-	WRITE_ONCE(set->state, state);
-	WRITE_ONCE(set->page->state, state);
-}
-
-/* 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL-terminated. */
-static bool dfg_set_name_valid(const char *name)
-{
-	size_t len = strnlen(name, DFG_NAME_MAX);
-	size_t i;
-
-	if (!len || len == DFG_NAME_MAX)
-		return false;
-	for (i = 0; i < len; i++)
-		if (!isalnum(name[i]) && name[i] != '.' && name[i] != '_' &&
-		    name[i] != '-')
-			return false;
-	return true;
 }
 
 static bool dfg_set_on_cpu(const struct dfg_set *set, u32 cpu)
@@ -603,253 +476,6 @@ static void dfg_sched_sample_work(struct work_struct *work)
 }
 
 /* ------------------------------------------------------------------------
- * sysfs: graphs/<gid>/set<id>/ and its comp<i>/
- * ------------------------------------------------------------------------
- */
-
-static struct dfg_set *dfg_kobj_set(struct kobject *kobj)
-{
-	return container_of(kobj, struct dfg_set, kobj);
-}
-
-static const char * const dfg_set_state_names[] = {
-	[DFG_SET_S_READY]	= "ready",
-	[DFG_SET_S_RUNNING]	= "running",
-	[DFG_SET_S_WAITING]	= "waiting",
-	[DFG_SET_S_DONE]	= "done",
-	[DFG_SET_S_FAILED]	= "failed",
-};
-
-static ssize_t name_show(struct kobject *kobj, struct kobj_attribute *attr,
-			 char *buf)
-{
-	return sysfs_emit(buf, "%s\n", dfg_kobj_set(kobj)->name);
-}
-
-static ssize_t state_show(struct kobject *kobj, struct kobj_attribute *attr,
-			  char *buf)
-{
-	u32 state = READ_ONCE(dfg_kobj_set(kobj)->state);
-
-	return sysfs_emit(buf, "%s\n", dfg_set_state_names[state]);
-}
-
-static ssize_t cpumask_show(struct kobject *kobj, struct kobj_attribute *attr,
-			    char *buf)
-{
-	return sysfs_emit(buf, "%llx\n",
-			  (unsigned long long)dfg_kobj_set(kobj)->cpumask);
-}
-
-#define DFG_SET_ATTR(_name, _expr)					\
-static ssize_t _name##_show(struct kobject *kobj,			\
-			    struct kobj_attribute *attr, char *buf)	\
-{									\
-	struct dfg_set *set = dfg_kobj_set(kobj);			\
-									\
-	return sysfs_emit(buf, "%llu\n", (unsigned long long)(_expr));	\
-}									\
-static struct kobj_attribute dfg_sattr_##_name = __ATTR_RO(_name)
-
-static struct kobj_attribute dfg_sattr_name = __ATTR_RO(name);
-static struct kobj_attribute dfg_sattr_state = __ATTR_RO(state);
-static struct kobj_attribute dfg_sattr_cpumask = __ATTR_RO(cpumask);
-DFG_SET_ATTR(pid, set->tgid);
-DFG_SET_ATTR(flags, set->flags);
-DFG_SET_ATTR(priority, set->priority);
-DFG_SET_ATTR(quantum, set->quantum);
-DFG_SET_ATTR(components, set->nr_comps);
-DFG_SET_ATTR(runs, READ_ONCE(set->runs));
-DFG_SET_ATTR(waits, READ_ONCE(set->waits));
-DFG_SET_ATTR(wakeups, READ_ONCE(set->wakeups));
-DFG_SET_ATTR(run_ns, READ_ONCE(set->run_ns));
-DFG_SET_ATTR(cpu_ns, READ_ONCE(set->cpu_ns));
-DFG_SET_ATTR(samples, READ_ONCE(set->samples));
-DFG_SET_ATTR(idle_ns, READ_ONCE(set->idle_ns));
-
-static struct attribute *dfg_set_attrs[] = {
-	&dfg_sattr_name.attr,
-	&dfg_sattr_state.attr,
-	&dfg_sattr_cpumask.attr,
-	&dfg_sattr_pid.attr,
-	&dfg_sattr_flags.attr,
-	&dfg_sattr_priority.attr,
-	&dfg_sattr_quantum.attr,
-	&dfg_sattr_components.attr,
-	&dfg_sattr_runs.attr,
-	&dfg_sattr_waits.attr,
-	&dfg_sattr_wakeups.attr,
-	&dfg_sattr_run_ns.attr,
-	&dfg_sattr_cpu_ns.attr,
-	&dfg_sattr_samples.attr,
-	&dfg_sattr_idle_ns.attr,
-	NULL,
-};
-ATTRIBUTE_GROUPS(dfg_set);
-
-/* Last reference: no worker, watch, mapping or reader uses it any more. */
-static void dfg_set_kobj_release(struct kobject *kobj)
-{
-	struct dfg_set *set = dfg_kobj_set(kobj);
-	u32 i;
-
-	if (set->ports)
-		for (i = 0; i < set->nr_inputs + set->nr_outputs; i++)
-			if (set->ports[i].watch.ch)
-				dfg_chan_put(set->ports[i].watch.ch);
-	kfree(set->ports);
-	kfree(set->comps);
-	if (set->page) {
-		atomic_long_sub(set->mem.nr_pages, &set->graph->pages);
-		dfg_mem_free(&set->mem);
-	}
-	kobject_put(&set->graph->kobj);
-	kfree(set);
-}
-
-static const struct kobj_type dfg_set_ktype = {
-	.release	= dfg_set_kobj_release,
-	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= dfg_set_groups,
-};
-
-static struct dfg_set_comp *dfg_kobj_comp(struct kobject *kobj)
-{
-	return container_of(kobj, struct dfg_set_comp, kobj);
-}
-
-static ssize_t comp_name_show(struct kobject *kobj,
-			      struct kobj_attribute *attr, char *buf)
-{
-	return sysfs_emit(buf, "%s\n", dfg_kobj_comp(kobj)->name);
-}
-
-/* Counters the worker keeps in the shared page: untrusted, as they are. */
-#define DFG_COMP_ATTR(_name, _expr)					\
-static ssize_t comp_##_name##_show(struct kobject *kobj,		\
-				   struct kobj_attribute *attr,		\
-				   char *buf)				\
-{									\
-	struct dfg_set_comp *comp = dfg_kobj_comp(kobj);		\
-	struct dfg_set_comp_stats *st =					\
-		&comp->set->page->comps[comp->idx];			\
-									\
-	return sysfs_emit(buf, "%llu\n", (unsigned long long)(_expr));	\
-}									\
-static struct kobj_attribute dfg_cattr_##_name =			\
-	__ATTR(_name, 0444, comp_##_name##_show, NULL)
-
-static struct kobj_attribute dfg_cattr_name =
-	__ATTR(name, 0444, comp_name_show, NULL);
-DFG_COMP_ATTR(elements_in, READ_ONCE(st->elems_in));
-DFG_COMP_ATTR(bytes_in, READ_ONCE(st->bytes_in));
-DFG_COMP_ATTR(elements_out, READ_ONCE(st->elems_out));
-DFG_COMP_ATTR(bytes_out, READ_ONCE(st->bytes_out));
-
-/* Figures the sampler keeps. */
-#define DFG_COMP_KATTR(_name, _expr)					\
-static ssize_t comp_##_name##_show(struct kobject *kobj,		\
-				   struct kobj_attribute *attr,		\
-				   char *buf)				\
-{									\
-	struct dfg_set_comp *comp = dfg_kobj_comp(kobj);		\
-									\
-	return sysfs_emit(buf, "%llu\n", (unsigned long long)(_expr));	\
-}									\
-static struct kobj_attribute dfg_cattr_##_name =			\
-	__ATTR(_name, 0444, comp_##_name##_show, NULL)
-
-DFG_COMP_KATTR(cpu_ns, READ_ONCE(comp->cpu_ns));
-DFG_COMP_KATTR(samples, READ_ONCE(comp->samples));
-
-static struct attribute *dfg_comp_attrs[] = {
-	&dfg_cattr_name.attr,
-	&dfg_cattr_elements_in.attr,
-	&dfg_cattr_bytes_in.attr,
-	&dfg_cattr_elements_out.attr,
-	&dfg_cattr_bytes_out.attr,
-	&dfg_cattr_cpu_ns.attr,
-	&dfg_cattr_samples.attr,
-	NULL,
-};
-ATTRIBUTE_GROUPS(dfg_comp);
-
-static void dfg_comp_kobj_release(struct kobject *kobj)
-{
-	kobject_put(&dfg_kobj_comp(kobj)->set->kobj);
-}
-
-static const struct kobj_type dfg_comp_ktype = {
-	.release	= dfg_comp_kobj_release,
-	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= dfg_comp_groups,
-};
-
-/* Remove comp<i>/ (first) and set<id>/; under dfg_sched_mutex. */
-static void dfg_set_del_dirs(struct dfg_set *set, u32 nr_comps)
-{
-	u32 i;
-
-	lockdep_assert_held(&dfg_sched_mutex);
-	for (i = 0; i < nr_comps; i++) {
-		kobject_del(&set->comps[i].kobj);
-		kobject_put(&set->comps[i].kobj);
-	}
-	kobject_del(&set->kobj);
-	set->in_sysfs = false;
-}
-
-/* Add set<id>/ and its comp<i>/; under dfg_sched_mutex. */
-static int dfg_set_add_dirs(struct dfg_set *set)
-{
-	u32 i;
-	int ret;
-
-	lockdep_assert_held(&dfg_sched_mutex);
-	ret = kobject_add(&set->kobj, &set->graph->kobj, "set%u", set->obj.id);
-	if (ret)
-		return ret;
-	for (i = 0; i < set->nr_comps; i++) {
-		struct dfg_set_comp *comp = &set->comps[i];
-
-		/* The directory's set reference, put by its release. */
-		kobject_get(&set->kobj);
-		kobject_init(&comp->kobj, &dfg_comp_ktype);
-		ret = kobject_add(&comp->kobj, &set->kobj, "comp%u", i);
-		if (ret) {
-			kobject_put(&comp->kobj);
-			dfg_set_del_dirs(set, i);
-			return ret;
-		}
-	}
-	set->in_sysfs = true;
-	return 0;
-}
-
-/*
- * Take a set out of its graph before the graph's death: hide it from
- * lookups, remove its directories, give its id back, drop the graph's
- * reference. Nothing if the graph is dying (its death does all that).
- * Caller holds dfg_sched_mutex and its own reference.
- */
-static void dfg_set_leave_graph(struct dfg_set *set, bool graph_dead)
-{
-	struct dfg_graph *g = set->graph;
-
-	lockdep_assert_held(&dfg_sched_mutex);
-	if (graph_dead || !set->in_graph)
-		return;
-	xa_lock(&g->objects);
-	dfg_graph_hide_object_locked(g, &set->obj);
-	xa_unlock(&g->objects);
-	if (set->in_sysfs)
-		dfg_set_del_dirs(set, set->nr_comps);
-	dfg_graph_unreserve_id(g, set->obj.id);
-	set->in_graph = false;
-	kobject_put(&set->kobj);
-}
-
-/* ------------------------------------------------------------------------
  * Commands: ATTACH (graph descriptor), REGISTER, UNREGISTER
  * ------------------------------------------------------------------------
  */
@@ -868,14 +494,15 @@ int dfg_sched_attach(struct dfg_cmd_ctx *c)
 	sc = kzalloc(sizeof(*sc), GFP_KERNEL_ACCOUNT);
 	if (!sc)
 		return -ENOMEM;
-	kobject_get(&c->graph->kobj);
-	sc->graph = c->graph;
+	sc->graph = dfg_cmd_graph(c);
+	kobject_get(&sc->graph->kobj);
 	sc->tgid = task_tgid_nr(current);
 	spin_lock_init(&sc->lock);
 	INIT_LIST_HEAD(&sc->sets);
 	INIT_LIST_HEAD(&sc->ready);
 	INIT_LIST_HEAD(&sc->waiters);
 	INIT_DELAYED_WORK(&sc->sample_work, dfg_sched_sample_work);
+	dfg_fd_init(&sc->fd, DFG_FD_SCHED, &sc->df);
 	dfg_file_init(&sc->df);
 
 	fd = get_unused_fd_flags((args->flags & DFG_SCHED_O_CLOEXEC) ?
@@ -902,64 +529,6 @@ out_free:
 	kobject_put(&sc->graph->kobj);
 	kfree(sc);
 	return fd;
-}
-
-static int dfg_set_register_check(const struct dfg_set_register *a)
-{
-	if (a->size != sizeof(*a) || (a->flags & ~DFG_SET_F_ALL) ||
-	    a->id || a->reserved0 || a->mmap_offset ||
-	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
-		return -EINVAL;
-	if (!dfg_set_name_valid(a->name) || a->priority > DFG_SET_PRIO_MAX)
-		return -EINVAL;
-	if (!a->nr_comps || a->nr_comps > DFG_SET_COMPS_MAX ||
-	    a->nr_inputs > DFG_SET_PORTS_MAX ||
-	    a->nr_outputs > DFG_SET_PORTS_MAX)
-		return -EINVAL;
-	if (!a->nr_inputs && !(a->flags & DFG_SET_F_ROOT))
-		return -EINVAL;
-	if (!a->quantum || ((a->flags & DFG_SET_F_QUANTUM_NS) &&
-			    a->quantum > DFG_SET_QUANTUM_NS_MAX))
-		return -EINVAL;
-	return 0;
-}
-
-/* CPUs of @mask that exist (all ones for 0), or 0 if none does. */
-static u64 dfg_set_cpumask(u64 mask)
-{
-	u64 valid = 0;
-	u32 cpu;
-
-	if (!mask)
-		return ~0ULL;
-	for_each_possible_cpu(cpu)
-		if (cpu < 64)
-			valid |= BIT_ULL(cpu);
-	return mask & valid;
-}
-
-/* Components' names from user memory into @set->comps. */
-static int dfg_set_copy_comps(struct dfg_set *set, u64 uaddr)
-{
-	char (*names)[DFG_NAME_MAX];
-	u32 i;
-	int ret = 0;
-
-	names = memdup_user(u64_to_user_ptr(uaddr),
-			    (size_t)set->nr_comps * DFG_NAME_MAX);
-	if (IS_ERR(names))
-		return PTR_ERR(names);
-	for (i = 0; i < set->nr_comps; i++) {
-		if (!dfg_set_name_valid(names[i])) {
-			ret = -EINVAL;
-			break;
-		}
-		set->comps[i].set = set;
-		set->comps[i].idx = i;
-		strscpy(set->comps[i].name, names[i], DFG_NAME_MAX);
-	}
-	kfree(names);
-	return ret;
 }
 
 static void dfg_set_port_init(struct dfg_set *set, struct dfg_set_port *port,
@@ -1039,29 +608,13 @@ static int dfg_set_get_ports(struct dfg_set *set,
 	return ret;
 }
 
-static int dfg_set_alloc_page(struct dfg_set *set)
-{
-	int ret = dfg_mem_alloc(&set->mem, 1);
-
-	if (ret)
-		return ret;
-	atomic_long_add(1, &set->graph->pages);
-	set->page = page_address(set->mem.pages[0]);
-	set->page->magic = DFG_SET_MAGIC;
-	set->page->nr_comps = set->nr_comps;
-	set->page->active = DFG_SET_COMP_NONE;
-	dfg_set_state(set, DFG_SET_S_WAITING);
-	return 0;
-}
-
 /*
- * Under dfg_sched_mutex: give @set an id, its directories, a place in the
- * graph and on the client; READY if a root, else WAITING with ->arming
- * (the caller arms). Returns the id or a negative errno.
+ * Under dfg_sched_mutex: give @set its place in the graph (set.c) and on
+ * the client; READY if a root, else WAITING with ->arming (the caller
+ * arms). Returns the id or a negative errno.
  */
 static int dfg_set_publish(struct dfg_sched_client *sc, struct dfg_set *set)
 {
-	struct dfg_graph *g = sc->graph;
 	int ret;
 
 	lockdep_assert_held(&dfg_sched_mutex);
@@ -1069,19 +622,9 @@ static int dfg_set_publish(struct dfg_sched_client *sc, struct dfg_set *set)
 		return -ECANCELED;
 	if (READ_ONCE(sc->error))
 		return sc->error;
-	ret = dfg_graph_reserve_object(g, &set->obj, DFG_OBJ_SET);
+	ret = dfg_set_enter_graph(set);
 	if (ret < 0)
 		return ret;
-	set->page->id = set->obj.id;
-	ret = dfg_set_add_dirs(set);
-	if (ret)
-		goto out_unreserve;
-	ret = dfg_graph_publish_object(g, &set->obj);
-	if (ret)
-		goto out_del;
-	/* The graph's reference; the caller's becomes the client's. */
-	kobject_get(&set->kobj);
-	set->in_graph = true;
 	set->client = sc;
 
 	spin_lock(&sc->lock);
@@ -1096,56 +639,19 @@ static int dfg_set_publish(struct dfg_sched_client *sc, struct dfg_set *set)
 	}
 	spin_unlock(&sc->lock);
 	return set->obj.id;
-
-out_del:
-	dfg_set_del_dirs(set, set->nr_comps);
-out_unreserve:
-	dfg_graph_unreserve_id(g, set->obj.id);
-	return ret;
 }
 
 int dfg_set_register(struct dfg_cmd_ctx *c)
 {
 	struct dfg_set_register *args = c->args;
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	pid_t tgid = task_tgid_nr(current);
 	struct dfg_set *set;
 	int ret;
 
-	ret = dfg_set_register_check(args);
-	if (ret)
-		return ret;
-
-	set = kzalloc(sizeof(*set), GFP_KERNEL_ACCOUNT);
-	if (!set)
-		return -ENOMEM;
-	/* From here on kobject_put() frees, through the release. */
-	kobject_init(&set->kobj, &dfg_set_ktype);
-	kobject_get(&sc->graph->kobj);
-	set->graph = sc->graph;
-	INIT_LIST_HEAD(&set->client_node);
-	INIT_LIST_HEAD(&set->ready_node);
-	strscpy(set->name, args->name, sizeof(set->name));
-	set->tgid = tgid;
-	set->flags = args->flags;
-	set->priority = args->priority;
-	set->quantum = args->quantum;
-	set->nr_comps = args->nr_comps;
-	set->cpumask = dfg_set_cpumask(args->cpumask);
-	ret = -EINVAL;
-	if (!set->cpumask)
-		goto out_put;
-
-	ret = -ENOMEM;
-	set->comps = kcalloc(set->nr_comps, sizeof(*set->comps),
-			     GFP_KERNEL_ACCOUNT);
-	set->ports = kcalloc(args->nr_inputs + args->nr_outputs,
-			     sizeof(*set->ports), GFP_KERNEL_ACCOUNT);
-	if (!set->comps || (!set->ports && args->nr_inputs + args->nr_outputs))
-		goto out_put;
-	ret = dfg_set_copy_comps(set, args->comp_names);
-	if (ret)
-		goto out_put;
+	set = dfg_set_new(sc->graph, args);
+	if (IS_ERR(set))
+		return PTR_ERR(set);
 	/* Counted only now: the release walks what was taken. */
 	set->nr_inputs = args->nr_inputs;
 	set->nr_outputs = args->nr_outputs;
@@ -1192,7 +698,7 @@ static struct dfg_set *dfg_sched_find(struct dfg_sched_client *sc, u32 id)
 int dfg_set_unregister(struct dfg_cmd_ctx *c)
 {
 	struct dfg_set_id *args = c->args;
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_set *set;
 	int ret = 0;
 
@@ -1241,7 +747,7 @@ int dfg_set_unregister(struct dfg_cmd_ctx *c)
  */
 static int dfg_sched_give_back(struct dfg_cmd_ctx *c, u32 id, u32 reason)
 {
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_set *set;
 	u32 graph = sc->graph->id;
 	bool wait;
@@ -1351,7 +857,7 @@ static int dfg_sched_next_check(const struct dfg_sched_next *a)
 int dfg_sched_next(struct dfg_cmd_ctx *c)
 {
 	struct dfg_sched_next *args = c->args;
-	struct dfg_sched_client *sc = c->sc;
+	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_sched_waiter sleeper, *w = NULL;
 	u64 quantum = 0;
 	u32 cpu;
@@ -1425,22 +931,6 @@ out_unlock:
  * Scheduler descriptors
  * ------------------------------------------------------------------------
  */
-
-/**
- * dfg_file_sched_client() - the scheduler client behind @file
- * @file: a file reaching one of dfg's entry points
- *
- * Return: the client, or NULL if @file is no scheduler descriptor.
- */
-struct dfg_sched_client *dfg_file_sched_client(const struct file *file)
-{
-	return file->f_op == &dfg_sched_fops ? file->private_data : NULL;
-}
-
-struct dfg_file *dfg_sched_client_file(struct dfg_sched_client *sc)
-{
-	return &sc->df;
-}
 
 /*
  * The client goes (close, exit, kill): its sets leave it. Sets done leave
@@ -1550,9 +1040,9 @@ static const struct file_operations dfg_sched_fops = {
  * death itself; every SCHED_NEXT of its clients ends with -ECANCELED.
  *
  * Context: process context, under dfg_graphs_lock, before the graph's
- * objects are unpublished.
+ * objects are unpublished (a graph hook, see graph.c).
  */
-void dfg_sched_graph_death(struct dfg_graph *g)
+static void dfg_sched_graph_death(struct dfg_graph *g)
 {
 	struct dfg_sched_client *sc;
 
@@ -1564,38 +1054,17 @@ void dfg_sched_graph_death(struct dfg_graph *g)
 	mutex_unlock(&dfg_sched_mutex);
 }
 
-/**
- * dfg_set_unpublish() - remove graphs/<gid>/set<id> and its comp<i>
- * @obj: a set of a dying graph
- *
- * Context: under dfg_graphs_lock, before the graph's directory goes;
- * waits for attribute readers (which take no lock).
- */
-void dfg_set_unpublish(struct dfg_object *obj)
-{
-	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
+static struct dfg_graph_hook dfg_sched_graph_hook = {
+	.death	= dfg_sched_graph_death,
+};
 
-	mutex_lock(&dfg_sched_mutex);
-	if (set->in_sysfs)
-		dfg_set_del_dirs(set, set->nr_comps);
-	mutex_unlock(&dfg_sched_mutex);
+/* At module init, before /dev/dfg exists, and exit, after it is gone. */
+void dfg_sched_init(void)
+{
+	dfg_graph_hook_add(&dfg_sched_graph_hook);
 }
 
-/**
- * dfg_set_destroy() - the graph of a set died
- * @obj: the set, already out of dfg_graph.objects
- *
- * Drops the graph's reference; a client still holding the set keeps it
- * until it unregisters or closes.
- *
- * Context: process context.
- */
-void dfg_set_destroy(struct dfg_object *obj)
+void dfg_sched_exit(void)
 {
-	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
-
-	mutex_lock(&dfg_sched_mutex);
-	set->in_graph = false;
-	mutex_unlock(&dfg_sched_mutex);
-	kobject_put(&set->kobj);
+	dfg_graph_hook_del(&dfg_sched_graph_hook);
 }

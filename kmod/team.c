@@ -11,9 +11,7 @@
  *			allocates and unlinking removes a sysfs directory.
  *			Joins are rare; one lock for all graphs keeps
  *			"find or create" and "last member gone, unlink"
- *			atomic with each other. Lock order: dfg_graphs_lock
- *			(graph death unpublishes its teams) -> dfg_teams_lock
- *			-> dfg_team.lock -> dfg_file.lock (wait.c).
+ *			atomic with each other. Lock order: see dfg.h.
  *   struct dfg_team	one per team, a dfg_object of its graph while
  *			->linked.
  *     ->kobj		memory and sysfs graphs/<gid>/team<id>. References:
@@ -73,6 +71,8 @@
 
 #include "dfg.h"
 #include "trace.h"
+
+static const struct dfg_obj_ops dfg_team_obj_ops;
 
 static_assert(sizeof(struct dfg_team_hdr) == DFG_TEAM_CTL_OFFSET);
 static_assert(DFG_TEAM_SIZE_MAX <= 64);	/* ->ranks is one u64 */
@@ -138,6 +138,7 @@ struct dfg_team {
 
 /**
  * struct dfg_team_member - one member descriptor
+ * @fd:		descriptor header (DFG_FD_TEAM), first
  * @df:		its parked commands (wait.c); on dfg_files while open
  * @team:	the team (kobject reference held), NULL until joined
  * @rank:	its rank
@@ -146,12 +147,23 @@ struct dfg_team {
  * @opener:	thread group of the joiner (struct pid reference held)
  */
 struct dfg_team_member {
+	struct dfg_fd		fd;
 	struct dfg_file		df;
 	struct dfg_team		*team;
 	u32			rank;
 	bool			joined;
 	struct pid		*opener;
 };
+
+static_assert(offsetof(struct dfg_team_member, fd) == 0);
+
+/* The member descriptor a TEAM_WAIT, _WAKE or _LEAVE was issued on. */
+static struct dfg_team_member *dfg_cmd_member(const struct dfg_cmd_ctx *c)
+{
+	struct dfg_fd *fd = dfg_cmd_fd(c, DFG_FD_TEAM);
+
+	return fd ? container_of(fd, struct dfg_team_member, fd) : NULL;
+}
 
 /**
  * struct dfg_team_waiter - a WAIT sleeping or parked on a word
@@ -462,7 +474,7 @@ static struct dfg_team *dfg_team_find(struct dfg_graph *g, const char *name)
 	xa_for_each(&g->objects, id, obj) {
 		struct dfg_team *t;
 
-		if (obj->type != DFG_OBJ_TEAM)
+		if (obj->ops->kind != DFG_OBJ_TEAM)
 			continue;
 		t = container_of(obj, struct dfg_team, obj);
 		if (t->linked && !strcmp(t->name, name)) {
@@ -529,12 +541,13 @@ static struct dfg_team *dfg_team_create(struct dfg_graph *g,
 		goto out_put;
 	}
 
-	ret = dfg_graph_reserve_object(g, &t->obj, DFG_OBJ_TEAM);
+	ret = dfg_graph_reserve_object(g, &t->obj, &dfg_team_obj_ops);
 	if (ret < 0)
 		goto out_put;
 	dfg_team_init_hdr(t);
 	/* Directory first: nobody reaches the team before publication. */
-	ret = kobject_add(&t->kobj, &g->kobj, "team%u", t->obj.id);
+	ret = kobject_add(&t->kobj, &g->kobj, "%s%u", t->obj.ops->name,
+			  t->obj.id);
 	if (ret)
 		goto out_unreserve;
 	t->in_sysfs = true;
@@ -620,7 +633,7 @@ out_unlock:
 int dfg_team_join(struct dfg_cmd_ctx *c)
 {
 	struct dfg_team_join *a = c->args;
-	struct dfg_graph *g = c->graph;
+	struct dfg_graph *g = dfg_cmd_graph(c);
 	struct dfg_team_member *m;
 	struct dfg_team *t;
 	struct file *file;
@@ -644,6 +657,7 @@ int dfg_team_join(struct dfg_cmd_ctx *c)
 	if (!m)
 		return -ENOMEM;
 	m->opener = get_task_pid(current, PIDTYPE_TGID);
+	dfg_fd_init(&m->fd, DFG_FD_TEAM, &m->df);
 	dfg_file_init(&m->df);
 
 	fd = get_unused_fd_flags(O_CLOEXEC);
@@ -770,7 +784,7 @@ int dfg_team_leave(struct dfg_cmd_ctx *c)
 	if (a->flags || a->reserved0 ||
 	    memchr_inv(a->reserved, 0, sizeof(a->reserved)))
 		return -EINVAL;
-	return dfg_team_detach(c->tm, true);
+	return dfg_team_detach(dfg_cmd_member(c), true);
 }
 
 /* ------------------------------------------------------------------------
@@ -798,7 +812,7 @@ static int dfg_team_check(struct dfg_team *t, struct dfg_team_member *m)
 int dfg_team_wait(struct dfg_cmd_ctx *c)
 {
 	struct dfg_team_wait *a = c->args;
-	struct dfg_team_member *m = c->tm;
+	struct dfg_team_member *m = dfg_cmd_member(c);
 	struct dfg_team *t = m->team;
 	struct dfg_team_waiter sleeper, *w;
 	int ret;
@@ -845,7 +859,7 @@ int dfg_team_wait(struct dfg_cmd_ctx *c)
 int dfg_team_wake(struct dfg_cmd_ctx *c)
 {
 	struct dfg_team_wake *a = c->args;
-	struct dfg_team_member *m = c->tm;
+	struct dfg_team_member *m = dfg_cmd_member(c);
 	struct dfg_team *t = m->team;
 	struct dfg_wake_batch later = { 0 };
 	struct dfg_team_waiter *w, *tmp;
@@ -888,22 +902,6 @@ int dfg_team_wake(struct dfg_cmd_ctx *c)
  * Member descriptors
  * ------------------------------------------------------------------------
  */
-
-/**
- * dfg_file_team_member() - the member behind @file
- * @file: a file reaching one of dfg's entry points
- *
- * Return: the member, or NULL if @file is no team member descriptor.
- */
-struct dfg_team_member *dfg_file_team_member(const struct file *file)
-{
-	return file->f_op == &dfg_team_fops ? file->private_data : NULL;
-}
-
-struct dfg_file *dfg_team_member_file(struct dfg_team_member *m)
-{
-	return &m->df;
-}
 
 /* Without LEAVE first, the member's end is a death: the team breaks. */
 static int dfg_team_release(struct inode *inode, struct file *file)
@@ -982,7 +980,7 @@ static const struct file_operations dfg_team_fops = {
  * Context: under dfg_graphs_lock, before the graph's directory goes;
  * takes dfg_teams_lock and waits for attribute readers.
  */
-void dfg_team_unpublish(struct dfg_object *obj)
+static void dfg_team_unpublish(struct dfg_object *obj)
 {
 	struct dfg_team *t = container_of(obj, struct dfg_team, obj);
 
@@ -1004,7 +1002,7 @@ void dfg_team_unpublish(struct dfg_object *obj)
  *
  * Context: process context.
  */
-void dfg_team_destroy(struct dfg_object *obj)
+static void dfg_team_destroy(struct dfg_object *obj)
 {
 	struct dfg_team *t = container_of(obj, struct dfg_team, obj);
 
@@ -1024,3 +1022,10 @@ void dfg_team_destroy(struct dfg_object *obj)
 			   NULL);
 	kobject_put(&t->kobj);
 }
+
+static const struct dfg_obj_ops dfg_team_obj_ops = {
+	.kind		= DFG_OBJ_TEAM,
+	.name		= "team",
+	.unpublish	= dfg_team_unpublish,
+	.destroy	= dfg_team_destroy,
+};

@@ -76,7 +76,7 @@
  * can be woken after the owner's lock is dropped: struct dfg_wake_batch.
  *
  * Park state and lock: dfg_park.state, under dfg_file.lock (irq-safe
- * spinlock, taken under owner locks: owner lock -> dfg_file.lock).
+ * spinlock, taken under owner locks; lock order: see dfg.h).
  *   IDLE	set up by the handler; nobody else sees it.
  *   PARKED	on dfg_file.parked; the module owns the command. Whoever moves
  *		it to CLAIMED (a completion, the monitor) takes it off the list
@@ -189,7 +189,7 @@ static void dfg_park_put(struct dfg_waiter *w)
 static int dfg_park_add(struct dfg_cmd_ctx *c, struct dfg_waiter *w)
 {
 	struct dfg_park *p = &w->park;
-	struct dfg_file *df = c->df;
+	struct dfg_file *df = dfg_cmd_file(c);
 	unsigned long flags;
 
 	if (WARN_ON_ONCE(c->waiter))
