@@ -92,9 +92,12 @@ struct method {
 	int		ring;	/* wait methods: on the wait ring, else ioctl */
 };
 
+/* Each figure as median, min, max over the repetitions. */
 struct result {
 	const struct method *m;
-	double		ns_per_op;
+	double		ns[3];		/* ns per op */
+	double		to_getppid[3];	/* per-repetition ratio to getppid */
+	double		to_op_nop[3];	/* ... to IORING_OP_NOP, same batch */
 	unsigned long	ops;		/* operations timed, all repetitions */
 };
 
@@ -509,30 +512,38 @@ static const struct method methods[] = {
 
 #define NR_METHODS	(ARRAY_SIZE(methods))
 
-static int cmp_double(const void *a, const void *b)
+/* Run @ops of @m once, its wait threads around it; @dt: its time. */
+static int run_once(struct bench_ctx *c, const struct method *m,
+		    unsigned long ops, __u64 *dt)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static int measure(struct bench_ctx *c, const struct bench_opts *o,
-		   const struct method *m, struct result *r)
-{
-	double per[MAX_REPS];
-	unsigned long ops;
-	unsigned int i;
-	__u64 t0, dt;
+	__u64 t0;
 	int ret;
 
-	/* Calibrate (and warm up): how many ops make target_ms. */
-	ops = 64 * m->batch;
-	for (;;) {
-		t0 = now_ns();
-		ret = m->run(c, ops, m->batch);
+	if (m->run == run_wait) {
+		ret = wait_start(&wb, m->ring);
 		if (ret)
 			return ret;
-		dt = now_ns() - t0;
+	}
+	t0 = now_ns();
+	ret = m->run(c, ops, m->batch);
+	*dt = now_ns() - t0;
+	if (m->run == run_wait)
+		wait_stop(&wb);
+	return ret;
+}
+
+/* How many ops of @m make one repetition of o->target_ms (warms up). */
+static int calibrate(struct bench_ctx *c, const struct bench_opts *o,
+		     const struct method *m, unsigned long *opsp)
+{
+	unsigned long ops = 64 * m->batch;
+	__u64 dt;
+	int ret;
+
+	for (;;) {
+		ret = run_once(c, m, ops, &dt);
+		if (ret)
+			return ret;
 		if (dt >= 20000000ULL || ops >= (1UL << 30))
 			break;
 		ops *= 4;
@@ -545,48 +556,96 @@ static int measure(struct bench_ctx *c, const struct bench_opts *o,
 		if (ops < 1000)
 			ops = 1000;
 	}
-	ops = (ops + m->batch - 1) / m->batch * m->batch;
-
-	/* Warm-up at full length, then the timed repetitions. */
-	ret = m->run(c, ops, m->batch);
-	if (ret)
-		return ret;
-	for (i = 0; i < o->reps; i++) {
-		t0 = now_ns();
-		ret = m->run(c, ops, m->batch);
-		if (ret)
-			return ret;
-		per[i] = (double)(now_ns() - t0) / (double)ops;
-	}
-	qsort(per, o->reps, sizeof(per[0]), cmp_double);
-	r->m = m;
-	r->ns_per_op = per[o->reps / 2];
-	r->ops = ops * o->reps;
+	*opsp = (ops + m->batch - 1) / m->batch * m->batch;
 	return 0;
 }
 
-/* ns/op of IORING_OP_NOP at @batch (at batch 1 if not measured). */
-static double op_nop_ns(const struct result *res, unsigned int n,
-			unsigned int batch)
+static int cmp_double(const void *a, const void *b)
 {
-	double one = 0;
-	unsigned int i;
+	double x = *(const double *)a, y = *(const double *)b;
 
-	for (i = 0; i < n; i++) {
-		if (strcmp(res[i].m->name, "uring_op_nop"))
+	return x < y ? -1 : x > y;
+}
+
+/* Median, min and max of @n values (sorts @v). */
+static void summarize(double *v, unsigned int n, double out[3])
+{
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	out[0] = v[n / 2];
+	out[1] = v[0];
+	out[2] = v[n - 1];
+}
+
+/* Index of IORING_OP_NOP at @batch (at batch 1 if not measured). */
+static unsigned int op_nop_idx(unsigned int batch)
+{
+	unsigned int i, one = 0;
+
+	for (i = 0; i < NR_METHODS; i++) {
+		if (strcmp(methods[i].name, "uring_op_nop"))
 			continue;
-		if (res[i].m->batch == batch)
-			return res[i].ns_per_op;
-		if (res[i].m->batch == 1)
-			one = res[i].ns_per_op;
+		if (methods[i].batch == batch)
+			return i;
+		if (methods[i].batch == 1)
+			one = i;
 	}
 	return one;
+}
+
+/*
+ * Interleaved: every repetition runs every method once, in table order in
+ * even repetitions and reversed in odd ones; a method's ratios to getppid
+ * (method 0) and to IORING_OP_NOP are taken within each repetition, then
+ * summarized (median, min, max), never from medians of different times.
+ */
+static int measure_all(struct bench_ctx *c, const struct bench_opts *o,
+		       struct result *res)
+{
+	static double per[NR_METHODS][MAX_REPS];
+	double v[MAX_REPS];
+	unsigned long ops[NR_METHODS];
+	unsigned int i, j, r;
+	__u64 dt;
+	int ret;
+
+	for (i = 0; i < NR_METHODS; i++) {
+		ret = calibrate(c, o, &methods[i], &ops[i]);
+		if (ret)
+			goto fail;
+	}
+	for (r = 0; r < o->reps; r++) {
+		for (j = 0; j < NR_METHODS; j++) {
+			i = r % 2 ? NR_METHODS - 1 - j : j;
+			ret = run_once(c, &methods[i], ops[i], &dt);
+			if (ret)
+				goto fail;
+			per[i][r] = (double)dt / (double)ops[i];
+		}
+	}
+	for (i = 0; i < NR_METHODS; i++) {
+		unsigned int nop = op_nop_idx(methods[i].batch);
+
+		res[i].m = &methods[i];
+		res[i].ops = ops[i] * o->reps;
+		memcpy(v, per[i], o->reps * sizeof(v[0]));
+		summarize(v, o->reps, res[i].ns);
+		for (r = 0; r < o->reps; r++)
+			v[r] = per[i][r] / per[0][r];
+		summarize(v, o->reps, res[i].to_getppid);
+		for (r = 0; r < o->reps; r++)
+			v[r] = per[i][r] / per[nop][r];
+		summarize(v, o->reps, res[i].to_op_nop);
+	}
+	return 0;
+fail:
+	fprintf(stderr, "cmd_roundtrip: %s batch %u: %s\n", methods[i].name,
+		methods[i].batch, strerror(-ret));
+	return ret;
 }
 
 static int write_csv(const char *path, const struct result *res,
 		     unsigned int n)
 {
-	double floor = res[0].ns_per_op;
 	unsigned int i;
 	FILE *f;
 
@@ -594,12 +653,14 @@ static int write_csv(const char *path, const struct result *res,
 	if (!f)
 		return -errno;
 	fprintf(f, "method,batch,ns_per_op,ratio_to_getppid,ops,"
-		"ratio_to_op_nop\n");
+		"ratio_to_op_nop,ratio_to_getppid_min,ratio_to_getppid_max,"
+		"ratio_to_op_nop_min,ratio_to_op_nop_max\n");
 	for (i = 0; i < n; i++)
-		fprintf(f, "%s,%u,%.1f,%.3f,%lu,%.3f\n", res[i].m->name,
-			res[i].m->batch, res[i].ns_per_op,
-			res[i].ns_per_op / floor, res[i].ops,
-			res[i].ns_per_op / op_nop_ns(res, n, res[i].m->batch));
+		fprintf(f, "%s,%u,%.1f,%.3f,%lu,%.3f,%.3f,%.3f,%.3f,%.3f\n",
+			res[i].m->name, res[i].m->batch, res[i].ns[0],
+			res[i].to_getppid[0], res[i].ops, res[i].to_op_nop[0],
+			res[i].to_getppid[1], res[i].to_getppid[2],
+			res[i].to_op_nop[1], res[i].to_op_nop[2]);
 	if (fclose(f))
 		return -errno;
 	return 0;
@@ -682,29 +743,17 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	printf("%-16s %5s %12s %10s %12s\n", "method", "batch", "ns/op",
-	       "x getppid", "ops");
-	for (i = 0; i < NR_METHODS; i++) {
-		if (methods[i].run == run_wait) {
-			ret = wait_start(&wb, methods[i].ring);
-			if (!ret) {
-				ret = measure(&c, &o, &methods[i], &res[i]);
-				wait_stop(&wb);
-			}
-		} else {
-			ret = measure(&c, &o, &methods[i], &res[i]);
-		}
-		if (ret) {
-			fprintf(stderr, "cmd_roundtrip: %s batch %u: %s\n",
-				methods[i].name, methods[i].batch,
-				strerror(-ret));
-			return 1;
-		}
-		printf("%-16s %5u %12.1f %10.2f %12lu\n", res[i].m->name,
-		       res[i].m->batch, res[i].ns_per_op,
-		       res[i].ns_per_op / res[0].ns_per_op, res[i].ops);
-		fflush(stdout);
-	}
+	ret = measure_all(&c, &o, res);
+	if (ret)
+		return 1;
+	printf("%-16s %5s %12s %22s %22s\n", "method", "batch", "ns/op",
+	       "x getppid [range]", "x IORING_OP_NOP [range]");
+	for (i = 0; i < NR_METHODS; i++)
+		printf("%-16s %5u %12.1f %8.2f [%5.2f..%5.2f] %8.2f [%5.2f..%5.2f]\n",
+		       res[i].m->name, res[i].m->batch, res[i].ns[0],
+		       res[i].to_getppid[0], res[i].to_getppid[1],
+		       res[i].to_getppid[2], res[i].to_op_nop[0],
+		       res[i].to_op_nop[1], res[i].to_op_nop[2]);
 	ret = write_csv(o.out, res, NR_METHODS);
 	if (ret) {
 		fprintf(stderr, "cmd_roundtrip: %s: %s\n", o.out,
