@@ -1,20 +1,13 @@
-# The parked channel round trip over the thread's io_uring (libdfg's default
-# since the ucmd merge) against the same endpoints with DFG_NO_URING=1
-# (ioctl), alternating in one VM boot, 3 rounds, each round's chan_bench
-# latency run measuring its own pipe baseline. Reproduce, from the
-# repository root (the script is the whole method):
-#   cat > build/cb/ab.sh <<'SH'
-#   #!/bin/bash
-#   cd /work/main
-#   for r in 1 2 3; do for m in ring ioctl; do mkdir -p build/cb/$m$r
-#     if [ $m = ioctl ]; then env DFG_NO_URING=1 build/bin/chan_bench -d build/cb/$m$r -b latency -r 3
-#     else build/bin/chan_bench -d build/cb/$m$r -b latency -r 3; fi
-#   done; done
-#   SH
-#   tools/vm/dfg-vm -- build/cb/ab.sh
-# then the CSV rows are the dfg_park and pipe rows of each run's chan_latency.csv.
-# modes: block = the two processes on CPUs 0 and 1; block1 = both on CPU 0.
-date: 2026-11-25T01:24Z
-git: 6275b06
-kernel: Linux 6.1.0-56-amd64 (Debian 6.1.192-2), QEMU TCG, 2 vCPUs
-host: quiet (no other job; load average before 1.9)
+# Reproduce on the host, from the repository root:
+#   tools/vm/dfg-vm -- tools/bench/chan_wait_path.sh 5
+# (chan_bench's latency benchmark once over the thread's io_uring and once
+# with DFG_NO_URING=1 per round, order alternating, each with its own pipe
+# baseline; ring_over_ioctl is taken within the round)
+date: 2026-11-25T01:31Z
+git: 57e36f7 plus tools/bench/chan_wait_path.sh (committed with this file)
+kernel: 6.1.0-56-amd64 (Debian) in the test VM, QEMU TCG, 2 vCPUs
+host: no other job ran (load average before 1.1); 2 processes busy at most (the benchmark's pair)
+8 B block    ring/ioctl median 1.24 [1.13..1.37]
+8 B block1   ring/ioctl median 1.57 [1.49..1.60]
+4096 B block ring/ioctl median 1.10 [0.95..1.27]
+4096 B block1 ring/ioctl median 1.50 [1.45..1.60]

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The parked channel round trip over the thread's io_uring (libdfg's
+# default) against ioctl (DFG_NO_URING=1), run inside the test VM:
+#
+#   tools/vm/dfg-vm -- tools/bench/chan_wait_path.sh [ROUNDS]
+#
+# Each round runs chan_bench's latency benchmark once per path, the order
+# alternating round by round (ring first in odd rounds); each run measures
+# its own pipe baseline. Writes bench/results/chan_wait_path.csv: per round
+# and case, both paths' dfg_park round trip and their ratio ring / ioctl
+# (> 1: the ring is slower), then prints the median and range per case.
+set -eu
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+rounds=${1:-5}
+out=bench/results/chan_wait_path.csv
+tmp=$(mktemp -d "$top/build/chan_wait_path.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+run() {	# run PATH ROUND
+	mkdir -p "$tmp/$1$2"
+	if [ "$1" = ioctl ]; then
+		DFG_NO_URING=1 build/bin/chan_bench -d "$tmp/$1$2" -b latency -r 3
+	else
+		env -u DFG_NO_URING build/bin/chan_bench -d "$tmp/$1$2" -b latency -r 3
+	fi >/dev/null
+}
+for r in $(seq 1 "$rounds"); do
+	if [ $((r % 2)) = 1 ]; then run ring "$r"; run ioctl "$r"
+	else run ioctl "$r"; run ring "$r"; fi
+done
+
+echo "round,size,mode,ring_ns,ioctl_ns,ring_over_ioctl,ring_pipe_ns,ioctl_pipe_ns" >"$out"
+for r in $(seq 1 "$rounds"); do
+	awk -F, -v r="$r" '
+	FNR == 1 { f++ }
+	$1 == "dfg_park" { d[f, $2 "," $3] = $4; k[$2 "," $3] = 1 }
+	$1 == "pipe" { p[f, $2 "," $3] = $4 }
+	END { for (c in k) printf "%s,%s,%.1f,%.1f,%.4f,%.1f,%.1f\n", r, c,
+		d[1, c], d[2, c], d[1, c] / d[2, c], p[1, c], p[2, c] }' \
+		"$tmp/ring$r/chan_latency.csv" "$tmp/ioctl$r/chan_latency.csv" |
+		sort -t, -k2,2n -k3,3
+done >>"$out"
+# median [min..max] of ring/ioctl per case (mawk: no asort, so sort first)
+tail -n +2 "$out" | sort -t, -k2,2n -k3,3 -k6,6g |
+	awk -F, '{ k = $2 " B " $3; if (k != prev) { if (n) show(); n = 0 }
+		prev = k; v[++n] = $6 }
+	function show() { printf "%-12s ring/ioctl median %.2f [%.2f..%.2f]\n",
+		prev, v[int((n + 1) / 2)], v[1], v[n] }
+	END { if (n) show() }'
