@@ -144,7 +144,15 @@ static int uniq_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 	return ret;
 }
 
-static const char *const uniq_params[] = { "count", NULL };
+/* What dfg plan checks a graph's "uniq" nodes against. */
+static const struct dfg_param_decl uniq_decls[] = {
+	{ .name = "count", .kind = DFG_PARAM_UINT, .min = 0, .max = 1,
+	  .def = "0", .help = "1: prefix each element with its count" },
+	{ NULL },
+};
+
+/* rot13 takes no parameters: an empty table says so. */
+static const struct dfg_param_decl rot13_decls[] = { { NULL } };
 
 static const struct dfg_comp_type uniq_type = {
 	.abi = DFG_COMP_ABI_VERSION,
@@ -153,7 +161,7 @@ static const struct dfg_comp_type uniq_type = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = uniq_params,
+	.param_decls = uniq_decls,
 	.init = uniq_init,
 	.fini = uniq_fini,
 	.compute = uniq_compute,
@@ -198,6 +206,7 @@ static const struct dfg_comp_type rot13_type = {
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
 	.compute = rot13_compute,
+	.param_decls = rot13_decls,
 };
 
 static const struct dfg_comp_type *const types[] = {

@@ -28,6 +28,14 @@
 #include <unistd.h>
 
 #include "comp_impl.h"
+#include "param.h"
+
+/* Parameters (dfg_component(7)). */
+static const struct dfg_param_decl exec_decls[] = {
+	{ .name = "cmd", .kind = DFG_PARAM_STRING, .flags = DFG_PARAM_REQUIRED,
+	  .help = "shell command: elements in on its input, out of its output" },
+	{ NULL },
+};
 
 extern char **environ;
 
@@ -328,8 +336,6 @@ static int exec_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 			      "an external program cannot be checkpointed");
 }
 
-static const char *const exec_params[] = { "cmd", NULL };
-
 const struct dfg_comp_type comp_exec = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "exec",
@@ -337,7 +343,7 @@ const struct dfg_comp_type comp_exec = {
 	.flags = 0,
 	.min_in = 0, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = exec_params,
+	.param_decls = exec_decls,
 	.init = exec_init,
 	.fini = exec_fini,
 	.compute = exec_compute,

@@ -19,9 +19,52 @@
 #include <unistd.h>
 
 #include "comp_impl.h"
+#include "param.h"
 
 #define IN_BUF		(64 * 1024)
 #define MAX_RECORD	(16LL << 20)
+
+/* Parameters (dfg_component(7)); the defaults are the ones init() applies. */
+static const struct dfg_param_decl read_lines_decls[] = {
+	{ .name = "file", .kind = DFG_PARAM_PATH, .flags = DFG_PARAM_REQUIRED,
+	  .help = "file to read (\"{}\": the instance number)" },
+	COMP_DECL_CKPT,
+	{ NULL },
+};
+
+static const struct dfg_param_decl read_records_decls[] = {
+	{ .name = "file", .kind = DFG_PARAM_PATH, .flags = DFG_PARAM_REQUIRED,
+	  .help = "file to read (\"{}\": the instance number)" },
+	{ .name = "size", .kind = DFG_PARAM_UINT, .flags = DFG_PARAM_REQUIRED,
+	  .min = 1, .max = MAX_RECORD, .help = "bytes per record" },
+	COMP_DECL_CKPT,
+	{ NULL },
+};
+
+static const struct dfg_param_decl gen_decls[] = {
+	{ .name = "count", .kind = DFG_PARAM_UINT, .flags = DFG_PARAM_REQUIRED,
+	  .min = 0, .max = 1LL << 53, .help = "how many numbers" },
+	{ .name = "start", .kind = DFG_PARAM_INT, .min = -(1LL << 53),
+	  .max = 1LL << 53, .def = "0", .help = "the first number" },
+	{ .name = "pattern", .kind = DFG_PARAM_STRING, .def = "{}",
+	  .help = "each element, with \"{}\" replaced by the number" },
+	COMP_DECL_CKPT,
+	{ NULL },
+};
+
+static const struct dfg_param_decl write_lines_decls[] = {
+	{ .name = "file", .kind = DFG_PARAM_PATH, .flags = DFG_PARAM_REQUIRED,
+	  .help = "file to write, \"-\" for standard output (\"{}\": the instance number)" },
+	{ NULL },
+};
+
+static const struct dfg_param_decl write_records_decls[] = {
+	{ .name = "file", .kind = DFG_PARAM_PATH, .flags = DFG_PARAM_REQUIRED,
+	  .help = "file to write, \"-\" for standard output (\"{}\": the instance number)" },
+	{ .name = "size", .kind = DFG_PARAM_UINT, .min = 0, .max = MAX_RECORD,
+	  .def = "0", .help = "bytes per record, 0: as they come" },
+	{ NULL },
+};
 
 /*
  * Blips of a root: every @every elements (0: never) a checkpoint blip
@@ -282,26 +325,18 @@ static int reader_restore(struct dfg_comp *c, struct dfg_ckpt *k)
 	return 0;
 }
 
-static const char *const read_lines_params[] = {
-	"file", "checkpoint_every", NULL
-};
-
 const struct dfg_comp_type comp_read_lines = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "read_lines",
 	.summary = "emit the lines of a file, without their newline",
 	.flags = DFG_COMP_FOLDABLE,
 	.min_out = 1, .max_out = 1,
-	.params = read_lines_params,
+	.param_decls = read_lines_decls,
 	.init = reader_init,
 	.fini = reader_fini,
 	.run = reader_run,
 	.checkpoint = reader_checkpoint,
 	.restore = reader_restore,
-};
-
-static const char *const read_records_params[] = {
-	"file", "size", "checkpoint_every", NULL
 };
 
 const struct dfg_comp_type comp_read_records = {
@@ -310,7 +345,7 @@ const struct dfg_comp_type comp_read_records = {
 	.summary = "emit the fixed-size records of a file",
 	.flags = DFG_COMP_FOLDABLE,
 	.min_out = 1, .max_out = 1,
-	.params = read_records_params,
+	.param_decls = read_records_decls,
 	.init = reader_init,
 	.fini = reader_fini,
 	.run = reader_run,
@@ -464,17 +499,13 @@ static int gen_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 	return ret;
 }
 
-static const char *const gen_params[] = {
-	"count", "start", "pattern", "checkpoint_every", NULL
-};
-
 const struct dfg_comp_type comp_generate = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "generate",
 	.summary = "emit 'count' elements, pattern with {} the number",
 	.flags = DFG_COMP_FOLDABLE,
 	.min_out = 1, .max_out = 1,
-	.params = gen_params,
+	.param_decls = gen_decls,
 	.init = gen_init,
 	.fini = gen_fini,
 	.run = gen_run,
@@ -592,15 +623,13 @@ static int writer_restore(struct dfg_comp *c, struct dfg_ckpt *k)
 	return 0;
 }
 
-static const char *const write_lines_params[] = { "file", NULL };
-
 const struct dfg_comp_type comp_write_lines = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "write_lines",
 	.summary = "write each element and a newline to a file ('-': stdout)",
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
-	.params = write_lines_params,
+	.param_decls = write_lines_decls,
 	.init = writer_init,
 	.fini = writer_fini,
 	.compute = writer_compute,
@@ -609,15 +638,13 @@ const struct dfg_comp_type comp_write_lines = {
 	.restore = writer_restore,
 };
 
-static const char *const write_records_params[] = { "file", "size", NULL };
-
 const struct dfg_comp_type comp_write_records = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "write_records",
 	.summary = "write each element as it is to a file ('-': stdout)",
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
-	.params = write_records_params,
+	.param_decls = write_records_decls,
 	.init = writer_init,
 	.fini = writer_fini,
 	.compute = writer_compute,

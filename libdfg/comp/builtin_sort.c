@@ -13,6 +13,49 @@
 #include <string.h>
 
 #include "comp_impl.h"
+#include "param.h"
+
+/* Parameters (dfg_component(7)); the defaults are the ones init() applies. */
+static const struct dfg_param_decl sort_decls[] = {
+	COMP_DECL_KEY("key", "$0", "what to sort by"),
+	COMP_DECL_SEP("field separator, blanks by default"),
+	COMP_DECL_NUMERIC,
+	COMP_DECL_ORDER,
+	{ NULL },
+};
+
+static const char *const join_types[] = { "inner", "left", NULL };
+
+static const struct dfg_param_decl join_decls[] = {
+	COMP_DECL_KEY("key", "$1", "the key of both inputs"),
+	COMP_DECL_KEY("left_key", NULL, "the key of input 0, default key"),
+	COMP_DECL_KEY("right_key", NULL, "the key of input 1, default key"),
+	COMP_DECL_SEP("field separator, blanks by default"),
+	COMP_DECL_OUT_SEP,
+	{ .name = "type", .kind = DFG_PARAM_ENUM, .choices = join_types,
+	  .def = "inner", .help = "inner, or left (outer)" },
+	{ NULL },
+};
+
+static const char *const agg_ops[] = { "count", "sum", "min", "max", NULL };
+
+static const struct dfg_param_decl agg_decls[] = {
+	COMP_DECL_KEY("key", "$0", "what to group by"),
+	{ .name = "value", .kind = DFG_PARAM_EXPR,
+	  .help = "what to sum, min or max (required by those)" },
+	{ .name = "op", .kind = DFG_PARAM_ENUM, .choices = agg_ops,
+	  .def = "count", .help = "count, sum, min or max" },
+	COMP_DECL_SEP("field separator, blanks by default"),
+	COMP_DECL_OUT_SEP,
+	{ NULL },
+};
+
+static const struct dfg_param_decl count_decls[] = {
+	COMP_DECL_KEY("key", "$0", "what to count"),
+	COMP_DECL_SEP("field separator, blanks by default"),
+	COMP_DECL_OUT_SEP,
+	{ NULL },
+};
 
 /* ---- sort -------------------------------------------------------------- */
 
@@ -125,10 +168,6 @@ static int sort_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 	return comp_store_load(&s->recs, r);
 }
 
-static const char *const sort_params[] = {
-	"key", "sep", "numeric", "order", NULL
-};
-
 const struct dfg_comp_type comp_sort = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "sort",
@@ -136,7 +175,7 @@ const struct dfg_comp_type comp_sort = {
 	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = sort_params,
+	.param_decls = sort_decls,
 	.init = sort_init,
 	.fini = sort_fini,
 	.compute = sort_compute,
@@ -320,10 +359,6 @@ static int join_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 	return ret ? ret : comp_store_load(&j->side[1], r);
 }
 
-static const char *const join_params[] = {
-	"key", "left_key", "right_key", "sep", "out_sep", "type", NULL
-};
-
 const struct dfg_comp_type comp_join = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "join",
@@ -331,7 +366,7 @@ const struct dfg_comp_type comp_join = {
 	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
 	.min_in = 2, .max_in = 2,
 	.min_out = 1, .max_out = 1,
-	.params = join_params,
+	.param_decls = join_decls,
 	.init = join_init,
 	.fini = join_fini,
 	.compute = join_compute,
@@ -534,10 +569,6 @@ static int agg_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 	return ret;
 }
 
-static const char *const agg_params[] = {
-	"key", "value", "op", "sep", "out_sep", NULL
-};
-
 const struct dfg_comp_type comp_aggregate = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "aggregate",
@@ -545,7 +576,7 @@ const struct dfg_comp_type comp_aggregate = {
 	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = agg_params,
+	.param_decls = agg_decls,
 	.init = agg_init,
 	.fini = agg_fini,
 	.compute = agg_compute,
@@ -555,8 +586,6 @@ const struct dfg_comp_type comp_aggregate = {
 	.restore = agg_restore,
 };
 
-static const char *const count_params[] = { "key", "sep", "out_sep", NULL };
-
 const struct dfg_comp_type comp_count = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "count",
@@ -564,7 +593,7 @@ const struct dfg_comp_type comp_count = {
 	.flags = DFG_COMP_FOLDABLE | DFG_COMP_PULL,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = count_params,
+	.param_decls = count_decls,
 	.init = agg_init,
 	.fini = agg_fini,
 	.compute = agg_compute,

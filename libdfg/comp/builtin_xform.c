@@ -14,6 +14,41 @@
 #include <string.h>
 
 #include "comp_impl.h"
+#include "param.h"
+
+/* Parameters (dfg_component(7)); the defaults are the ones init() applies. */
+static const struct dfg_param_decl xform_decls[] = {
+	{ .name = "expr", .kind = DFG_PARAM_EXPR, .flags = DFG_PARAM_REQUIRED,
+	  .help = "filter: the condition; map: the new element" },
+	COMP_DECL_SEP("field separator, blanks by default"),
+	{ NULL },
+};
+
+static const char *const words_chars[] = { "alpha", "alnum", "nonblank", NULL };
+
+static const struct dfg_param_decl words_decls[] = {
+	{ .name = "chars", .kind = DFG_PARAM_ENUM, .choices = words_chars,
+	  .def = "alpha", .help = "what a word is made of" },
+	{ .name = "lower", .kind = DFG_PARAM_UINT, .min = 0, .max = 1,
+	  .def = "0", .help = "1: lower-case the words" },
+	{ NULL },
+};
+
+static const struct dfg_param_decl partition_decls[] = {
+	COMP_DECL_KEY("key", "$0", "what to hash"),
+	COMP_DECL_SEP("field separator, blanks by default"),
+	{ NULL },
+};
+
+static const struct dfg_param_decl gather_decls[] = { { NULL } };
+
+static const struct dfg_param_decl merge_decls[] = {
+	COMP_DECL_KEY("key", "$0", "the order of the inputs"),
+	COMP_DECL_SEP("field separator, blanks by default"),
+	COMP_DECL_NUMERIC,
+	COMP_DECL_ORDER,
+	{ NULL },
+};
 
 /* ---- filter, map ------------------------------------------------------- */
 
@@ -101,8 +136,6 @@ static int map_compute(struct dfg_comp *c, unsigned int port,
 	return dfg_emit(c, 0, &out);
 }
 
-static const char *const xform_params[] = { "expr", "sep", NULL };
-
 const struct dfg_comp_type comp_filter = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "filter",
@@ -110,7 +143,7 @@ const struct dfg_comp_type comp_filter = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 2,
-	.params = xform_params,
+	.param_decls = xform_decls,
 	.init = xform_init,
 	.fini = xform_fini,
 	.compute = filter_compute,
@@ -123,7 +156,7 @@ const struct dfg_comp_type comp_map = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = xform_params,
+	.param_decls = xform_decls,
 	.init = xform_init,
 	.fini = xform_fini,
 	.compute = map_compute,
@@ -235,8 +268,6 @@ static int words_compute(struct dfg_comp *c, unsigned int port,
 	return 0;
 }
 
-static const char *const words_params[] = { "chars", "lower", NULL };
-
 const struct dfg_comp_type comp_split_words = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "split_words",
@@ -244,7 +275,7 @@ const struct dfg_comp_type comp_split_words = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = 1,
-	.params = words_params,
+	.param_decls = words_decls,
 	.init = words_init,
 	.fini = words_fini,
 	.compute = words_compute,
@@ -293,8 +324,6 @@ static int partition_compute(struct dfg_comp *c, unsigned int port,
 	return dfg_emit(c, out.tag % dfg_comp_nr_out(c), &out);
 }
 
-static const char *const partition_params[] = { "key", "sep", NULL };
-
 const struct dfg_comp_type comp_partition = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "partition",
@@ -302,7 +331,7 @@ const struct dfg_comp_type comp_partition = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = 1,
 	.min_out = 1, .max_out = DFG_COMP_MAX_PORTS,
-	.params = partition_params,
+	.param_decls = partition_decls,
 	.init = keyed_init,
 	.fini = keyed_fini,
 	.compute = partition_compute,
@@ -324,6 +353,7 @@ const struct dfg_comp_type comp_gather = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = DFG_COMP_MAX_PORTS,
 	.min_out = 1, .max_out = 1,
+	.param_decls = gather_decls,
 	.compute = gather_compute,
 };
 
@@ -461,10 +491,6 @@ static int merge_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 	return ret;
 }
 
-static const char *const merge_params[] = {
-	"key", "sep", "numeric", "order", NULL
-};
-
 const struct dfg_comp_type comp_merge = {
 	.abi = DFG_COMP_ABI_VERSION,
 	.name = "merge",
@@ -472,7 +498,7 @@ const struct dfg_comp_type comp_merge = {
 	.flags = DFG_COMP_FOLDABLE,
 	.min_in = 1, .max_in = DFG_COMP_MAX_PORTS,
 	.min_out = 1, .max_out = 1,
-	.params = merge_params,
+	.param_decls = merge_decls,
 	.init = merge_init,
 	.fini = merge_fini,
 	.compute = merge_compute,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "comp_impl.h"
+#include "param.h"
 
 static void put_msg(char *buf, size_t len, const char *fmt, va_list ap)
 {
@@ -31,27 +32,21 @@ static int check_err(char *err, size_t errlen, int ret, const char *fmt, ...)
 	return ret;
 }
 
-static bool param_known(const struct dfg_comp_type *t, const char *key)
-{
-	const char *const *p;
-
-	for (p = t->params; p && *p; p++)
-		if (!strcmp(*p, key))
-			return true;
-	return false;
-}
-
 /**
  * dfg_comp_check() - check an instantiation against its type
  *
  * Port counts within the type's ranges, instance below degree, parameter
- * names known to the type and distinct. Writes the reason into @err.
- * Returns 0 or -EINVAL.
+ * names known to the type and distinct; with declarations, values of
+ * their kind and the required ones given. Writes the reason into @err.
+ * Returns 0, -EINVAL or -ENOMEM.
  */
 int dfg_comp_check(const struct dfg_comp_type *t,
 		   const struct dfg_comp_attr *a, char *err, size_t errlen)
 {
+	const struct dfg_param_decl *d;
 	unsigned int i, j, degree;
+	char why[192];
+	int ret;
 
 	if (err && errlen)
 		err[0] = '\0';
@@ -76,7 +71,7 @@ int dfg_comp_check(const struct dfg_comp_type *t,
 		if (!p->key || !p->value)
 			return check_err(err, errlen, -EINVAL,
 					 "parameter %u has no key or value", i);
-		if (!param_known(t, p->key))
+		if (!comp_param_known(t, p->key))
 			return check_err(err, errlen, -EINVAL,
 					 "%s has no parameter '%s'", t->name,
 					 p->key);
@@ -85,6 +80,22 @@ int dfg_comp_check(const struct dfg_comp_type *t,
 				return check_err(err, errlen, -EINVAL,
 						 "parameter '%s' given twice",
 						 p->key);
+		d = comp_param_find(dfg_comp_param_decls(t), p->key);
+		ret = d ? comp_param_check(d, p->value, why, sizeof(why)) : 0;
+		if (ret)
+			return check_err(err, errlen, ret, "parameter %s: %s",
+					 p->key, ret == -ENOMEM ?
+					 "out of memory" : why);
+	}
+	for (d = dfg_comp_param_decls(t); d && d->name; d++) {
+		if (!(d->flags & DFG_PARAM_REQUIRED))
+			continue;
+		for (i = 0; i < a->nr_params; i++)
+			if (!strcmp(a->params[i].key, d->name))
+				break;
+		if (i == a->nr_params)
+			return check_err(err, errlen, -EINVAL,
+					 "parameter %s is required", d->name);
 	}
 	return 0;
 }

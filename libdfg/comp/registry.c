@@ -7,6 +7,9 @@
  * are only ever added, never removed or changed, so a pointer returned by
  * dfg_comp_find() stays valid for the life of the process, and a plugin,
  * once loaded, is never closed (its types point into it).
+ *
+ * A type of an older ABI version is a prefix of today's struct: nothing
+ * past that version's fields is read from it (dfg_comp_param_decls()).
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -16,9 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "comp_impl.h"
+#include <dfg/flow.h>
 
-#define NAME_MAX_LEN	63
+#include "comp_impl.h"
+#include "param.h"
 
 static const struct dfg_comp_type *const builtins[] = {
 	&comp_read_lines, &comp_read_records, &comp_write_lines,
@@ -76,31 +80,22 @@ static int builtins_locked(void)
 	return 0;
 }
 
-static bool name_ok(const char *name)
-{
-	size_t i, n = name ? strlen(name) : 0;
-
-	if (!n || n > NAME_MAX_LEN)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!islower((unsigned char)name[i]) &&
-		    !isdigit((unsigned char)name[i]) && name[i] != '_')
-			return false;
-	return true;
-}
-
 /* Whether @t is a type the executor can drive; the reason in @err. */
 static int type_check(const struct dfg_comp_type *t, char *err, size_t len)
 {
 	const char *why = NULL;
 
-	if (t->abi != DFG_COMP_ABI_VERSION) {
-		snprintf(err, len, "type '%s': ABI version %u, libdfg has %u",
-			 t->name ? t->name : "?", t->abi,
+	char msg[160];
+	int ret;
+
+	if (t->abi < DFG_COMP_ABI_MIN || t->abi > DFG_COMP_ABI_VERSION) {
+		snprintf(err, len,
+			 "type '%s': ABI version %u, libdfg takes %u to %u",
+			 t->name ? t->name : "?", t->abi, DFG_COMP_ABI_MIN,
 			 DFG_COMP_ABI_VERSION);
 		return -EPROTO;
 	}
-	if (!name_ok(t->name))
+	if (!comp_name_ok(t->name))
 		why = "bad name";
 	else if (t->flags & ~DFG_COMP_FLAGS_ALL)
 		why = "unknown flags";
@@ -114,11 +109,49 @@ static int type_check(const struct dfg_comp_type *t, char *err, size_t len)
 		why = "may have no input but has no run";
 	else if (!t->checkpoint != !t->restore)
 		why = "checkpoint without restore or restore without checkpoint";
+	else if (dfg_comp_param_decls(t)) {
+		ret = comp_param_decls_check(t->param_decls, msg, sizeof(msg));
+		if (ret == -ENOMEM)
+			return ret;
+		why = ret ? msg : NULL;
+	}
 	if (!why)
 		return 0;
-	snprintf(err, len, "type '%s': %s", name_ok(t->name) ? t->name : "?",
-		 why);
+	snprintf(err, len, "type '%s': %s",
+		 comp_name_ok(t->name) ? t->name : "?", why);
 	return -EINVAL;
+}
+
+/**
+ * dfg_comp_param_decls() - the parameter declarations of a type
+ *
+ * Returns @t's table (ended by an entry with a NULL name), or NULL when
+ * @t declares none: a type of ABI version 1, or one that left
+ * @param_decls NULL.
+ */
+const struct dfg_param_decl *dfg_comp_param_decls(const struct dfg_comp_type *t)
+{
+	return t && t->abi >= 2 ? t->param_decls : NULL;
+}
+
+/* What the graph loader checks a component of type @type against. */
+int comp_flow_typeinfo(const char *type, struct dfg_flow_typeinfo *info)
+{
+	const struct dfg_comp_type *t = dfg_comp_find(type);
+
+	if (!t)
+		return -ENOENT;
+	memset(info, 0, sizeof(*info));
+	info->foldable = t->flags & DFG_COMP_FOLDABLE;
+	info->interior = t->max_in > 0;
+	info->param_decls = dfg_comp_param_decls(t);
+	info->params = info->param_decls ? NULL : t->params;
+	info->ports_declared = true;
+	info->min_in = t->min_in;
+	info->max_in = t->max_in;
+	info->min_out = t->min_out;
+	info->max_out = t->max_out;
+	return 0;
 }
 
 /*

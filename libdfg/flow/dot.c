@@ -5,8 +5,13 @@
  * libcgraph parses; this file only follows the parse to learn where each
  * node, edge and attribute value came from, which libcgraph does not keep:
  *
- *  - an I/O discipline feeds the lexer one byte per read, so the number of
- *    bytes handed out (@pos) is exactly how far the lexer has got;
+ *  - an I/O discipline feeds the lexer so that the number of bytes handed
+ *    out (@pos) is how far the lexer has got: one byte per read, except
+ *    runs in which the lexer cannot end a token (an identifier, blanks,
+ *    the inside of a string or comment), which go in one read. Runs
+ *    matter: flex moves a token it has not finished to the start of its
+ *    buffer on every read, so a long token fed byte by byte costs the
+ *    square of its length (a 100 KB name took a minute);
  *  - an id discipline sees every object libcgraph registers; on the root
  *    graph it pushes a callback discipline whose node/edge "insert" and
  *    "modify" callbacks record the object's, or the attribute's, position;
@@ -21,6 +26,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,10 +49,24 @@ struct fg_objpos {
 	size_t		pos;
 };
 
+/* Where the lexer is, as lexer_read() follows it (see lex_step()). */
+enum lex {
+	LX_INIT,	/* between tokens, or in an identifier */
+	LX_SLASH,	/* after a '/' */
+	LX_STR,		/* in a quoted string */
+	LX_STR_ESC,	/* after a backslash in a quoted string */
+	LX_COM,		/* in a comment */
+	LX_COM_STAR,	/* after a '*' in a comment */
+	LX_LINE,	/* in a "//" or "#" comment */
+	LX_HTML,	/* in an HTML string, @html levels deep */
+};
+
 struct loader {
 	const char	*text;
 	size_t		len;
 	size_t		pos;		/* bytes handed to the lexer */
+	enum lex	lex;
+	unsigned int	html;
 	unsigned int	*line_start;	/* offset of each line's first byte */
 	unsigned int	nlines;
 	struct fg_mod	*mods;
@@ -73,14 +93,109 @@ void fg_cgraph_unlock(void)
 	pthread_mutex_unlock(&load_lock);
 }
 
+static int is_idchar(unsigned char c)
+{
+	return c == '_' || c == '.' || c >= 0x80 ||
+	       (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	       (c >= 'A' && c <= 'Z');
+}
+
+/*
+ * Follows the lexer over byte @c (@bol: at the start of a line). Returns
+ * the byte's class: 0 for one that may end a token or change the state
+ * (it goes alone), else a class whose runs go in one read.
+ */
+static int lex_step(struct loader *l, unsigned char c, bool bol)
+{
+	switch (l->lex) {
+	case LX_SLASH:
+		l->lex = LX_INIT;
+		if (c == '*')
+			l->lex = LX_COM;
+		else if (c == '/')
+			l->lex = LX_LINE;
+		else
+			return lex_step(l, c, bol);
+		return 0;
+	case LX_INIT:
+		if (c == '"')
+			l->lex = LX_STR;
+		else if (c == '/')
+			l->lex = LX_SLASH;
+		else if (c == '#' && bol)
+			l->lex = LX_LINE;
+		else if (c == '<')
+			l->lex = LX_HTML, l->html = 1;
+		else if (is_idchar(c))
+			return 1;
+		else if (c == ' ' || c == '\t' || c == '\r')
+			return 2;
+		return 0;
+	case LX_STR:
+		if (c == '"')
+			l->lex = LX_INIT;
+		else if (c == '\\')
+			l->lex = LX_STR_ESC;
+		else
+			return 3;
+		return 0;
+	case LX_STR_ESC:
+		l->lex = LX_STR;
+		return 0;
+	case LX_COM:
+		if (c != '*')
+			return 4;
+		l->lex = LX_COM_STAR;
+		return 0;
+	case LX_COM_STAR:
+		if (c == '/')
+			l->lex = LX_INIT;
+		else if (c != '*')
+			l->lex = LX_COM;
+		return 0;
+	case LX_LINE:
+		if (c != '\n')
+			return 5;
+		l->lex = LX_INIT;
+		return 0;
+	case LX_HTML:
+		if (c == '<')
+			l->html++;
+		else if (c == '>' && !--l->html)
+			l->lex = LX_INIT;
+		else if (c != '>')
+			return 6;
+		return 0;
+	}
+	return 0;
+}
+
+/* Hands the lexer the next byte, or the run of one class it starts. */
 static int lexer_read(void *chan, char *buf, int bufsize)
 {
 	struct loader *l = chan;
+	const unsigned char *t = (const unsigned char *)l->text;
+	size_t start = l->pos, end = l->pos;
+	int cls = -1;
 
-	if (bufsize < 1 || l->pos >= l->len)
-		return 0;
-	buf[0] = l->text[l->pos++];
-	return 1;
+	while (end < l->len && end - start < (size_t)bufsize) {
+		enum lex lex = l->lex;
+		unsigned int html = l->html;
+		int k = lex_step(l, t[end], !end || t[end - 1] == '\n');
+
+		if (cls >= 0 && k != cls) {
+			l->lex = lex;	/* not this one's run: next read */
+			l->html = html;
+			break;
+		}
+		end++;
+		if (!k)
+			break;
+		cls = k;
+	}
+	memcpy(buf, l->text + start, end - start);
+	l->pos = end;
+	return (int)(end - start);
 }
 
 static int grow(void **v, size_t *cap, size_t n, size_t size)
@@ -195,13 +310,6 @@ static unsigned int line_of(const struct loader *l, size_t off)
 			hi = mid;
 	}
 	return lo + 1;
-}
-
-static int is_idchar(unsigned char c)
-{
-	return c == '_' || c == '.' || c >= 0x80 ||
-	       (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	       (c >= 'A' && c <= 'Z');
 }
 
 /* What find_back() looks for. */

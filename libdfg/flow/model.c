@@ -13,7 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <linux/dfg.h>
+
 #include "flow_impl.h"
+#include "../comp/param.h"
+
+/* A repartitioning flow is a kernel channel with a ring per producer. */
+_Static_assert(DFG_FLOW_MAX_FANIN <= DFG_CHAN_PRODUCERS_MAX,
+	       "more upstream instances than a channel has producers");
 
 /* Pool memory comes in chunks of at least this many bytes. */
 #define FG_CHUNK	16384
@@ -117,6 +124,56 @@ int fg_err(struct fg_errs *e, const char *file, unsigned int line,
 	return 0;
 }
 
+/* Bytes of the UTF-8 character at @s that is printable, or 0. */
+static unsigned int utf8_printable(const unsigned char *s)
+{
+	unsigned int n, k, cp;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	for (k = 1; k < n; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[k] & 0x3f);
+	}
+	/* C1 controls, overlong forms, surrogates, beyond Unicode */
+	if (cp < 0xa0 || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+/*
+ * @s with every byte a terminal would act on (controls, DEL, bytes
+ * that are not printable UTF-8) written as \xNN: names and values in
+ * messages come from the file, whatever it holds.
+ */
+static int put_escaped(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned int n;
+
+	while (*p) {
+		if (*p >= 0x20 && *p < 0x7f) {
+			if (putc(*p++, f) == EOF)
+				return -1;
+		} else if ((n = utf8_printable(p))) {
+			if (fwrite(p, 1, n, f) != n)
+				return -1;
+			p += n;
+		} else if (fprintf(f, "\\x%02x", *p++) < 0) {
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int dfg_flow_errors_print(const struct dfg_flow_errors *errs, FILE *f)
 {
 	unsigned int i;
@@ -127,17 +184,19 @@ int dfg_flow_errors_print(const struct dfg_flow_errors *errs, FILE *f)
 		const struct dfg_flow_error *e = &errs->v[i];
 		int saved = errno, ret;
 
-		ret = fprintf(f, "%s:", e->file);
-		if (ret >= 0 && e->line)
-			ret = fprintf(f, "%u:", e->line);
-		if (ret >= 0 && e->object)
-			ret = fprintf(f, " %s:", e->object);
-		if (ret >= 0 && e->attr)
-			ret = fprintf(f, " attribute '%s':", e->attr);
-		if (ret >= 0)
-			ret = fprintf(f, " %s\n", e->msg);
+		ret = put_escaped(f, e->file);
+		if (!ret && e->line)
+			ret = fprintf(f, ":%u", e->line) < 0;
+		if (!ret && e->object)
+			ret = fputs(": ", f) < 0 || put_escaped(f, e->object);
+		if (!ret && e->attr)
+			ret = fputs(": attribute '", f) < 0 ||
+			      put_escaped(f, e->attr) || fputc('\'', f) < 0;
+		if (!ret)
+			ret = fputs(": ", f) < 0 || put_escaped(f, e->msg) ||
+			      fputc('\n', f) < 0;
 		errno = saved;
-		if (ret < 0)
+		if (ret)
 			return -EIO;
 	}
 	return 0;
@@ -326,6 +385,52 @@ static const struct fg_attr *find_attr(const struct fg_attr *attrs,
 	return NULL;
 }
 
+/*
+ * Whether attribute @a of component @i is a parameter its type takes,
+ * with a value of the declared kind; 0, or -EINVAL after an error.
+ */
+static int check_param(struct build *b, unsigned int i,
+		       const struct fg_attr *a)
+{
+	const struct dfg_flow_typeinfo *info = &b->cb[i].info;
+	const struct dfg_param_decl *d = NULL;
+	char why[192];
+	int ret;
+
+	if (info->param_decls)
+		d = comp_param_find(info->param_decls, a->key);
+	if ((info->param_decls && !d) ||
+	    (!info->param_decls && info->params &&
+	     !in_list(info->params, a->key))) {
+		berr(b, a->line, node_obj(b, i), a->key,
+		     "unknown attribute (type '%s' takes no such parameter)",
+		     b->comps[i].type);
+		return -EINVAL;
+	}
+	if (!d)
+		return 0;
+	why[0] = '\0';
+	ret = comp_param_check(d, a->value, why, sizeof(why));
+	if (ret == -ENOMEM)
+		b->nomem = 1;
+	else if (ret)
+		berr(b, a->line, node_obj(b, i), a->key, "%s", why);
+	return ret;
+}
+
+/* Every parameter @i's type requires is there. */
+static void check_required(struct build *b, unsigned int i)
+{
+	const struct fg_rnode *r = &b->raw->nodes[i];
+	const struct dfg_param_decl *d = b->cb[i].info.param_decls;
+
+	for (; d && d->name; d++)
+		if ((d->flags & DFG_PARAM_REQUIRED) &&
+		    !find_attr(r->attrs, r->nattrs, d->name))
+			berr(b, r->line, node_obj(b, i), d->name,
+			     "missing: type '%s' requires it", b->comps[i].type);
+}
+
 static void build_comp(struct build *b, const struct dfg_flow_types *types,
 		       unsigned int i)
 {
@@ -421,17 +526,13 @@ static void build_comp(struct build *b, const struct dfg_flow_types *types,
 				     "'%s': s<number> names the unnamed sets",
 				     a->value);
 			c->pin = *a->value ? a->value : NULL;
-		} else if (cb->info.params &&
-			   !in_list(cb->info.params, a->key)) {
-			berr(b, a->line, node_obj(b, i), a->key,
-			     "unknown attribute (type '%s' takes no such parameter)",
-			     c->type);
-		} else {
+		} else if (!check_param(b, i, a)) {
 			params[c->nparams].key = a->key;
 			params[c->nparams].value = a->value;
 			c->nparams++;
 		}
 	}
+	check_required(b, i);
 }
 
 /* Resolves port @name of component @ci (@out: an output port). */
@@ -466,17 +567,67 @@ static int resolve_port(struct build *b, unsigned int fi, unsigned int line,
 		     out ? "output" : "input", name);
 		return -EINVAL;
 	}
-	if (!name) {
-		*port = 0;
-		return 0;
-	}
-	ret = parse_uint(name, 0, FG_MAX_PORTS - 1, port);
-	if (ret)
+	*port = 0;
+	ret = name ? parse_uint(name, 0, FG_MAX_PORTS - 1, port) : 0;
+	if (ret) {
 		berr(b, line, flow_obj(b, fi), attr,
 		     "port '%s': type '%s' names no ports, use a number 0..%u",
 		     name, b->comps[ci].type ? b->comps[ci].type : "?",
 		     FG_MAX_PORTS - 1);
-	return ret;
+		return ret;
+	}
+	n = out ? cb->info.max_out : cb->info.max_in;
+	if (!cb->info.ports_declared || *port < n)
+		return 0;
+	if (!n)
+		berr(b, line, flow_obj(b, fi), attr, "type '%s' has no %s ports",
+		     b->comps[ci].type, out ? "output" : "input");
+	else
+		berr(b, line, flow_obj(b, fi), attr,
+		     "port %u: type '%s' has %s ports 0..%u", *port,
+		     b->comps[ci].type, out ? "output" : "input", n - 1);
+	return -EINVAL;
+}
+
+/*
+ * Ports of @ci against its type's counts: no fewer than the type needs,
+ * none left without a flow below the highest used.
+ */
+static void check_ports(struct build *b, unsigned int ci)
+{
+	const struct dfg_flow_typeinfo *info = &b->cb[ci].info;
+	unsigned int out, k, p;
+
+	if (!info->ports_declared || !b->cb[ci].ok)
+		return;
+	for (out = 0; out < 2; out++) {
+		unsigned int min = out ? info->min_out : info->min_in;
+		unsigned int max = out ? info->max_out : info->max_in;
+		unsigned char used[FG_MAX_PORTS] = { 0 };
+		unsigned int n = 0;
+
+		for (k = 0; k < b->raw->nedges; k++) {
+			const struct dfg_flow_edge *f = &b->flows[k];
+
+			if (out ? f->src != ci : f->dst != ci)
+				continue;
+			p = out ? f->src_port : f->dst_port;
+			if (p >= max)
+				continue;	/* reported by resolve_port() */
+			used[p] = 1;
+			n = p + 1 > n ? p + 1 : n;
+		}
+		if (n < min)
+			berr(b, b->comps[ci].line, node_obj(b, ci), NULL,
+			     "type '%s' needs %u %s flow%s, has %u",
+			     b->comps[ci].type, min, out ? "output" : "input",
+			     min == 1 ? "" : "s", n);
+		for (p = 0; p < n; p++)
+			if (!used[p])
+				berr(b, b->comps[ci].line, node_obj(b, ci),
+				     NULL, "%s port %u has no flow (%u used)",
+				     out ? "output" : "input", p, n);
+	}
 }
 
 /* Port name from from_port/to_port or DOT's tailport/headport. */
@@ -579,6 +730,11 @@ static void build_flow(struct build *b, unsigned int fi)
 		berr(b, e->line, flow_obj(b, fi), "phase",
 		     "goes back from phase %u to phase %u", src->phase,
 		     dst->phase);
+	if (f->kind != DFG_FLOW_STRAIGHT && src->phase == dst->phase &&
+	    src->degree > DFG_FLOW_MAX_FANIN)
+		berr(b, kind->line, flow_obj(b, fi), "flow",
+		     "a %s flow inside a phase comes from at most %u instances, not %u (a later phase takes any number)",
+		     kind_names[f->kind], DFG_FLOW_MAX_FANIN, src->degree);
 }
 
 /* Port counts: declared names, or the highest number used plus one. */
@@ -755,6 +911,8 @@ int fg_build(const struct fg_raw *raw, struct fg_pool *pool,
 		build_comp(&b, types, i);
 	for (i = 0; i < raw->nedges; i++)
 		build_flow(&b, i);
+	for (i = 0; i < n; i++)
+		check_ports(&b, i);
 	if (b.nomem)
 		goto out;
 	if (errs->pub.n) {

@@ -29,12 +29,19 @@
 #include <dfg/dfg.h>
 
 #include "run.h"
+#include "../comp/param.h"
 
 /* Arena: a base, and more per channel, up to a bound; none without any. */
 #define RUN_ARENA_BASE		(8UL << 20)
 #define RUN_ARENA_PER_CHAN	(4UL << 20)
 #define RUN_ARENA_MAX		(64UL << 20)
 #define RUN_CHAN_DEPTH		1024
+/* Descriptors a set process needs besides its pidfds or channels. */
+#define RUN_FD_SPARE		64
+/* poll() timeouts: idle, after a failure, with processes without pidfd. */
+#define RUN_POLL_MS		1000
+#define RUN_POLL_FAIL_MS	100
+#define RUN_POLL_SLOW_MS	20
 
 __u64 run_now_ns(void)
 {
@@ -106,16 +113,8 @@ static int fail(const struct run_ctx *x, int err, const char *fmt, ...)
 static int type_lookup(void *arg, const char *type,
 		       struct dfg_flow_typeinfo *info)
 {
-	const struct dfg_comp_type *t = dfg_comp_find(type);
-
 	(void)arg;
-	if (!t)
-		return -ENOENT;
-	memset(info, 0, sizeof(*info));
-	info->foldable = t->flags & DFG_COMP_FOLDABLE;
-	info->interior = t->max_in > 0;
-	info->params = t->params;
-	return 0;
+	return comp_flow_typeinfo(type, info);
 }
 
 static const struct dfg_flow_types run_types = { .lookup = type_lookup };
@@ -350,15 +349,53 @@ static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
 }
 
 /*
+ * Room for @nprocs pidfds (and the channels of a set instance that reads
+ * from or writes to as many peers, which inherits the limit): the soft
+ * RLIMIT_NOFILE raised to the hard one when it is short. A process that
+ * still gets no pidfd is watched by polling (see run_phase()).
+ */
+static void raise_nofile(unsigned int nprocs)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) ||
+	    rl.rlim_cur >= (rlim_t)nprocs + RUN_FD_SPARE ||
+	    rl.rlim_cur == rl.rlim_max)
+		return;
+	rl.rlim_cur = rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* fork() failed with @err: which limit it was, when it was one. */
+static int fork_failed(struct run_ctx *x, int err, unsigned int i,
+		       unsigned int n)
+{
+	struct rlimit rl;
+
+	if (err == EAGAIN && !getrlimit(RLIMIT_NPROC, &rl))
+		return fail(x, -err,
+			    "fork of process %u of %u: %s (the limit on processes: RLIMIT_NPROC %llu, or kernel.threads-max / pid_max)",
+			    i + 1, n, strerror(err),
+			    (unsigned long long)rl.rlim_cur);
+	return fail(x, -err, "fork of process %u of %u: %s", i + 1, n,
+		    strerror(err));
+}
+
+/*
  * Runs the set instances of one phase to the end. Returns 0, or the
  * first failure (a death by signal is reported before the component
  * errors it caused downstream).
+ *
+ * Each process is watched through a pidfd in one poll(), which wakes up
+ * as soon as one exits. A process that got no pidfd (the descriptor
+ * limit, or a kernel without pidfd_open) is found by the wait4() sweep
+ * after each poll(), which then times out every RUN_POLL_SLOW_MS.
  */
 static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 		     struct dfg_run_summary *sum)
 {
 	const struct dfg_plan *plan = x->g.plan;
-	unsigned int n = 0, i, k, ready = 0, live;
+	unsigned int n = 0, i, k, ready = 0, live, unwatched = 0;
 	int go[2] = { -1, -1 }, rdy[2] = { -1, -1 }, r = 0;
 	struct pollfd *pfd = NULL;
 	struct proc *p = NULL;
@@ -376,6 +413,7 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	x->ready_wr = rdy[1];
 	for (i = 0; i < n; i++)
 		p[i].pidfd = -1;
+	raise_nofile(n);
 	i = 0;
 	for (k = 0; k < ph->nsets; k++) {
 		unsigned int s = ph->sets[k], inst;
@@ -389,13 +427,13 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 				child_exit(x, p, i, rdy[0], go[0], go[1], s,
 					   inst);
 			if (p[i].pid < 0) {
-				r = fail(x, -errno, "fork: %s",
-					 strerror(errno));
+				r = fork_failed(x, errno, i, n);
 				kill_all(p, i);
 				n = i;
 				goto reap;
 			}
 			p[i].pidfd = (int)syscall(SYS_pidfd_open, p[i].pid, 0);
+			unwatched += p[i].pidfd < 0;
 		}
 	}
 	close(rdy[1]);
@@ -410,7 +448,7 @@ reap:
 		int t;
 
 		for (i = 0; i < n; i++)
-			if (!p[i].reaped) {
+			if (!p[i].reaped && p[i].pidfd >= 0) {
 				pfd[m].fd = p[i].pidfd;
 				pfd[m].events = POLLIN;
 				m++;
@@ -420,9 +458,12 @@ reap:
 			pfd[m].events = POLLIN;
 			m++;
 		}
-		t = poll(pfd, m, fail_ns ? 100 : 1000);
+		t = poll(pfd, m, unwatched ? RUN_POLL_SLOW_MS : fail_ns ?
+			 RUN_POLL_FAIL_MS : RUN_POLL_MS);
 		if (t < 0 && errno != EINTR) {
-			r = r ? r : -errno;
+			if (!r)
+				r = fail(x, -errno, "poll over %u processes: %s",
+					 m, strerror(errno));
 			kill_all(p, n);
 		}
 		if (go_open && (pfd[m - 1].revents & (POLLIN | POLLHUP))) {
@@ -449,6 +490,7 @@ reap:
 			if (wait4(p[i].pid, &st, WNOHANG, &ru) <= 0)
 				continue;
 			p[i].reaped = true;
+			unwatched -= p[i].pidfd < 0;
 			p[i].status = st;
 			live--;
 			sum->cpu_ns += (__u64)(ru.ru_utime.tv_sec +

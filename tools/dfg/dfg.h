@@ -20,6 +20,14 @@ int dfg_cmd_run(int argc, char **argv);
 /* dfg_comp_load() of --plugin SO, with the error on stderr; 0 or -1. */
 int dfg_tool_load_plugin(const char *path);
 
+/*
+ * The value @arg of numeric option @opt: decimal digits only, in [@min,
+ * @max]. Returns 0 and *@out, or -1 after saying what is wrong.
+ */
+int dfg_tool_parse_uint(const char *opt, const char *arg,
+			unsigned long long min, unsigned long long max,
+			unsigned long long *out);
+
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

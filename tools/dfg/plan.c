@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dfg/component.h>
 #include <dfg/flow.h>
 #include <dfg/run.h>
 
@@ -133,6 +134,26 @@ static int render_png(const struct dfg_plan *p, const char *png)
 	return 0;
 }
 
+/*
+ * Types that declare no parameters (plugins of ABI version 1, or that
+ * leave param_decls NULL): their values are only checked when they run.
+ */
+static void warn_undeclared(void)
+{
+	const struct dfg_comp_type **types;
+	int i, n = dfg_comp_list(NULL, 0);
+
+	if (n <= 0 || !(types = calloc(n, sizeof(*types))))
+		return;
+	n = dfg_comp_list(types, n);
+	for (i = 0; i < n; i++)
+		if (!dfg_comp_param_decls(types[i]))
+			fprintf(stderr,
+				"dfg: warning: type '%s' declares no parameters (ABI version %u): their values are checked only when it runs\n",
+				types[i]->name, types[i]->abi);
+	free(types);
+}
+
 int dfg_cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -186,6 +207,8 @@ int dfg_cmd_plan(int argc, char **argv)
 
 	/* Checked against the registry (built-ins, --plugin types) unless
 	 * --any-types: then any type, foldable unless the graph says not. */
+	if (types)
+		warn_undeclared();
 	ret = dfg_flow_load(argv[optind], types, &fg, &errs);
 	if (ret == -EINVAL && errs) {
 		dfg_flow_errors_print(errs, stderr);

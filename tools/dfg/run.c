@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +36,8 @@ int dfg_cmd_run(int argc, char **argv)
 		.err = err,
 		.errlen = sizeof(err),
 	};
+	unsigned long long num;
 	bool quiet = false;
-	char *end;
 	int c, r;
 
 	/* a progress line when someone watches */
@@ -52,13 +53,10 @@ int dfg_cmd_run(int argc, char **argv)
 			o.flags |= DFG_RUN_RESUME;
 			break;
 		case 'c':
-			errno = 0;
-			o.checkpoint_every = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || !o.checkpoint_every) {
-				dfg_tool_err("--checkpoint-every: not a positive number: '%s'",
-					     optarg);
+			if (dfg_tool_parse_uint("--checkpoint-every", optarg,
+						1, UINT64_MAX, &num))
 				return DFG_EXIT_USAGE;
-			}
+			o.checkpoint_every = num;
 			break;
 		case 'd':
 			o.state_dir = optarg;

@@ -53,8 +53,18 @@
  *
  * Plugins: a shared object exports DFG_PLUGIN_ENTRY, a function returning
  * a NULL-terminated array of component types; dfg_comp_load() opens it and
- * registers the types, each of which must carry DFG_COMP_ABI_VERSION.
+ * registers the types, each of which must carry DFG_COMP_ABI_VERSION (or
+ * an older version still accepted, see below).
  * The built-in types (see dfg_component(7)) are registered from the start.
+ *
+ * Declarations: a type declares its ports (@min_in..@max_out) and, from
+ * ABI version 2, its parameters (@param_decls: name, kind of value,
+ * range or choices, required or default), so that a graph is checked
+ * before anything runs, on a machine without the module (dfg plan):
+ * dfg_comp_check() and the graph loader of <dfg/flow.h> reject a value
+ * that does not parse as its kind and a required parameter left out.
+ * A type of ABI version 1, or one without @param_decls, still loads; only
+ * the names in @params are checked then (dfg plan warns about it).
  */
 #ifndef _DFG_COMPONENT_H
 #define _DFG_COMPONENT_H
@@ -67,8 +77,12 @@
 extern "C" {
 #endif
 
-/* Version of struct dfg_comp_type and of the callback contract. */
-#define DFG_COMP_ABI_VERSION	1
+/*
+ * Version of struct dfg_comp_type and of the callback contract. 2 added
+ * @param_decls; types of version 1 (without it) are still accepted.
+ */
+#define DFG_COMP_ABI_VERSION	2
+#define DFG_COMP_ABI_MIN	1
 
 /* Most input or output ports an instance can have. */
 #define DFG_COMP_MAX_PORTS	256
@@ -122,6 +136,43 @@ struct dfg_param {
 	const char	*value;
 };
 
+/* Kinds of parameter values (struct dfg_param_decl.kind). */
+enum dfg_param_kind {
+	DFG_PARAM_STRING = 1,	/* any text */
+	DFG_PARAM_INT,		/* decimal integer (optional '-') in [min, max] */
+	DFG_PARAM_UINT,		/* decimal digits only, in [min, max], min >= 0 */
+	DFG_PARAM_EXPR,		/* an expression, see dfg_component(7) */
+	DFG_PARAM_PATH,		/* a file name, not empty ("{}": the instance) */
+	DFG_PARAM_ENUM,		/* one of @choices */
+	DFG_PARAM_CHAR,		/* one byte, or "tab", "\t" or "space" */
+};
+
+/* struct dfg_param_decl.flags */
+#define DFG_PARAM_REQUIRED	(1U << 0)	/* no default: must be given */
+#define DFG_PARAM_FLAGS_ALL	(DFG_PARAM_REQUIRED)
+
+/**
+ * struct dfg_param_decl - a parameter a type takes (ABI version 2)
+ * @name:	parameter name, [a-z0-9_]; NULL ends the table
+ * @kind:	enum dfg_param_kind
+ * @flags:	DFG_PARAM_*
+ * @min, @max:	DFG_PARAM_INT and DFG_PARAM_UINT: the accepted range
+ * @choices:	DFG_PARAM_ENUM: the accepted values, NULL-terminated
+ * @def:	the value taken when it is not given, as text (checked like
+ *		a given one); NULL when there is none. For listings: the
+ *		component applies it itself
+ * @help:	one line for listings; may be NULL
+ */
+struct dfg_param_decl {
+	const char		*name;
+	unsigned int		kind;
+	unsigned int		flags;
+	long long		min, max;
+	const char *const	*choices;
+	const char		*def;
+	const char		*help;
+};
+
 /* Opaque: one instance. */
 struct dfg_comp;
 
@@ -145,7 +196,8 @@ struct dfg_ckpt;
  * @min_out:	fewest output ports
  * @max_out:	most output ports (<= DFG_COMP_MAX_PORTS)
  * @params:	names of the parameters it accepts, NULL-terminated; any
- *		other name is rejected by dfg_comp_init() and dfg_comp_check()
+ *		other name is rejected by dfg_comp_init() and dfg_comp_check().
+ *		Ignored when @param_decls is set
  * @init:	make the state from the parameters; store it in *@state.
  *		Optional
  * @fini:	free the state; called by dfg_comp_destroy() after a
@@ -160,6 +212,9 @@ struct dfg_ckpt;
  * @process_blip: a blip passes through; may emit. Optional
  * @checkpoint:	append the state to @w. NULL means nothing to save
  * @restore:	read back what @checkpoint wrote. NULL means nothing to read
+ * @param_decls: (ABI version 2) the parameters it accepts, with the kind
+ *		of their values, ended by an entry with a NULL name; NULL:
+ *		not declared (then @params)
  *
  * Callbacks returning int return 0 (run: a code) or a negative errno, after
  * dfg_comp_error() for a message. A type is never changed once registered.
@@ -183,6 +238,9 @@ struct dfg_comp_type {
 	int	(*process_blip)(struct dfg_comp *c, const struct dfg_blip *b);
 	int	(*checkpoint)(struct dfg_comp *c, struct dfg_ckpt *w);
 	int	(*restore)(struct dfg_comp *c, struct dfg_ckpt *r);
+
+	/* ABI version 2 */
+	const struct dfg_param_decl	*param_decls;
 };
 
 /**
@@ -222,6 +280,7 @@ int dfg_comp_register(const struct dfg_comp_type *t);
 const struct dfg_comp_type *dfg_comp_find(const char *name);
 int dfg_comp_list(const struct dfg_comp_type **types, unsigned int max);
 int dfg_comp_load(const char *path, char *err, size_t errlen);
+const struct dfg_param_decl *dfg_comp_param_decls(const struct dfg_comp_type *t);
 
 /* ---- Instances: the executor's side ------------------------------------ */
 

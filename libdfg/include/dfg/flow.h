@@ -30,13 +30,19 @@
  *                      drawing only, ignored
  *   anything else      a parameter of the component, kept as a key/value
  *                      string; with a type registry, a key the type does
- *                      not declare is an error
+ *                      not declare is an error, and so are a value that is
+ *                      not of its declared kind (a number, an expression,
+ *                      one of a list...) and a required parameter left
+ *                      out (struct dfg_param_decl)
  * Defaults set with "node [...]" count as set on each node.
  *
  * Edge attributes:
  *   from_port=P, to_port=P (or DOT's a:P -> b:Q, i.e. tailport/headport)
  *                      port names the type declares, or port numbers
- *                      (0 by default) for types that declare none
+ *                      (0 by default) for types that declare none; with
+ *                      declared port counts, a port number past them and
+ *                      too few ports used (an input left unfed) are
+ *                      errors
  *   flow=KIND          straight (default) | hash | roundrobin | broadcast |
  *                      gather
  *   key=FIELD          the hash key; required by flow=hash, and only there
@@ -44,6 +50,10 @@
  *                      drawing only, ignored
  * A straight flow does not repartition: both ends have the same degree.
  * A gather flow merges every partition into a serial (degree 1) input.
+ * A repartitioning flow inside one phase (a kernel channel per
+ * downstream instance, one producer ring per upstream instance) comes
+ * from at most DFG_FLOW_MAX_FANIN upstream instances; one into a later
+ * phase (spooled through files) from any number.
  * Graph attributes are not interpreted.
  *
  * Before anything runs, a graph is validated: unknown attributes, types,
@@ -51,6 +61,8 @@
  * phase, and cycles are errors. Every error names the file, the line, the
  * object (node or flow) and the attribute, e.g.
  *   "job.dot:12: node 'count': attribute 'degree': not a number: 'two'".
+ * Loading is linear in the size of the file, whatever the length of its
+ * tokens.
  * libcgraph reports syntax errors with their line; for nodes and flows the
  * loader follows libcgraph's parse through its I/O, id and callback
  * disciplines and records where each object and attribute value was
@@ -112,12 +124,16 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include <dfg/component.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define DFG_FLOW_MAX_DEGREE	1024
 #define DFG_FLOW_MAX_PHASE	1024
+/* Upstream instances of a repartitioning flow inside a phase. */
+#define DFG_FLOW_MAX_FANIN	64
 
 /* Flow kinds: straight keeps the partitioning, the others repartition. */
 enum dfg_flow_kind {
@@ -128,13 +144,24 @@ enum dfg_flow_kind {
 	DFG_FLOW_GATHER,	/* every partition into one (degree 1) */
 };
 
-/* What a component type declares; filled by a struct dfg_flow_types lookup. */
+/*
+ * What a component type declares; filled by a struct dfg_flow_types
+ * lookup, which gets it zeroed (a lookup written before a field existed
+ * leaves it zero: not declared).
+ */
 struct dfg_flow_typeinfo {
 	bool			foldable;	/* has a callable compute */
 	bool			interior;	/* can be folded below a root */
 	const char *const	*params;	/* NULL-terminated; NULL: any */
 	const char *const	*in_ports;	/* NULL-terminated; NULL: numbers */
 	const char *const	*out_ports;	/* NULL-terminated; NULL: numbers */
+	/* Since LIBDFG_0.7: */
+	const struct dfg_param_decl *param_decls; /* see <dfg/component.h>;
+						   * NULL: @params, values
+						   * not checked */
+	bool			ports_declared;	/* the next four are set */
+	unsigned int		min_in, max_in;	/* ports a component has */
+	unsigned int		min_out, max_out;
 };
 
 /*
@@ -227,7 +254,11 @@ int dfg_flow_parse(const char *text, size_t len, const char *path,
 		   struct dfg_flow_errors **errsp);
 void dfg_flow_free(struct dfg_flow *fg);
 
-/* "file:line: object: attribute 'a': message\n" for each error. */
+/*
+ * "file:line: object: attribute 'a': message\n" for each error; bytes a
+ * terminal would act on (controls, bytes that are not printable UTF-8)
+ * are written as \xNN.
+ */
 int dfg_flow_errors_print(const struct dfg_flow_errors *errs, FILE *f);
 void dfg_flow_errors_free(struct dfg_flow_errors *errs);
 

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# dfg run at the highest degree dfg plan accepts (DFG_FLOW_MAX_DEGREE,
+# 1024), in the test VM (TAP output):
+#   tools/vm/dfg-vm -- selftests/run/degree.sh
+# 1024 instances of a folded pipeline write one file each: the
+# coordinator watches 1024 processes, which with its own descriptors is
+# past the default soft RLIMIT_NOFILE of 1024 that the shell sets here.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+top=$here
+while [ "$top" != / ] && [ ! -f "$top/Kbuild" ]; do top=$(dirname "$top"); done
+BUILD=${BUILD:-$top/build}
+dfg=$BUILD/bin/dfg
+# 1024 files created at once in one directory of the 9p-mounted tree
+# queue on its lock for seconds; the guest's /tmp is a tmpfs.
+work=$(mktemp -d /tmp/dfg-degree.XXXXXX) || exit 1
+trap 'rm -rf "$work"' EXIT
+export LC_ALL=C
+
+n=0
+fails=0
+check() {
+	n=$((n + 1))
+	if eval "$2"; then echo "ok $n - $1"; else
+		fails=$((fails + 1)); echo "not ok $n - $1"; fi
+}
+
+cd "$work" || exit 1
+echo "TAP version 13"
+echo "1..3"
+ulimit -S -n 1024
+
+cat >deg.dot <<'G'
+digraph deg {
+	gen [type=generate, count=20000, pattern="n {}", degree=1024];
+	m   [type=map, expr="$0", degree=1024];
+	out [type=write_lines, file="deg.{}.out", degree=1024];
+	gen -> m -> out;
+}
+G
+seq 0 19999 | sed 's/^/n /' | sort >deg.ref
+start=$(date +%s%N)
+"$dfg" run -v deg.dot >deg.log 2>&1
+rc=$?
+end=$(date +%s%N)
+echo "# degree 1024 took $(((end - start) / 1000000)) ms"
+check "degree 1024: exit 0 ($rc: $(grep -v '^\[' deg.log | tail -n 2 | tr '\n' ' '))" \
+	"[ $rc = 0 ]"
+check "degree 1024: 1024 processes" "grep -q '^summary: 1024 processes' deg.log"
+check "degree 1024: output = seq" \
+	"[ -f deg.1023.out ] && cat deg.*.out | sort | cmp -s - deg.ref"
+echo "# Totals: pass:$((n - fails)) fail:$fails xfail:0 xpass:0 skip:0 error:0"
+[ "$fails" = 0 ]
