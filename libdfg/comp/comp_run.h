@@ -75,4 +75,10 @@ static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
 	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
 }
 
+struct dfg_flow_typeinfo;
+
+/* The registry as the graph loader's lookup (dfg_run_types()): fills
+ * @info for type @type; 0 or -ENOENT. */
+int comp_flow_typeinfo(const char *type, struct dfg_flow_typeinfo *info);
+
 #endif /* _DFG_COMP_RUN_H */

@@ -57,31 +57,24 @@ bool comp_param_known(const struct dfg_comp_type *t, const char *name)
 	return false;
 }
 
-/* As dfg_comp_param_long() reads it: strtoll(), base 0, all of it. */
+/* As dfg_comp_param_long() reads it (and words it): strtoll(), base 0,
+ * all of it, in range. */
 static int check_int(const struct dfg_param_decl *d, const char *value,
 		     char *err, size_t errlen)
 {
-	int saved = errno;
+	int saved = errno, bad;
 	long long v;
 	char *end;
 
 	errno = 0;
 	v = strtoll(value, &end, 0);
-	if (errno == ERANGE || (end != value && !*end && (v < d->min ||
-							  v > d->max))) {
-		errno = saved;
-		return param_err(err, errlen, "'%s' is not in [%lld, %lld]",
-				 value, d->min, d->max);
-	}
-	if (errno || end == value || *end ||
-	    (d->kind == DFG_PARAM_UINT && strchr(value, '-'))) {
-		errno = saved;
-		return param_err(err, errlen,
-				 "'%s' is not %s integer", value,
-				 d->kind == DFG_PARAM_UINT ? "a non-negative" :
-							     "an");
-	}
+	bad = errno || end == value || *end;
 	errno = saved;
+	if (bad)
+		return param_err(err, errlen, "'%s' is not an integer", value);
+	if (v < d->min || v > d->max)
+		return param_err(err, errlen, "%lld is not in [%lld, %lld]", v,
+				 d->min, d->max);
 	return 0;
 }
 

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * Parameter declarations (struct dfg_param_decl): checking a table, a
- * value against its declaration, the names a type takes. Shared by the
- * registry, dfg_comp_check() and the graph loader (flow/model.c), so that
- * dfg plan and dfg run judge a parameter the same way.
+ * Parameter declarations (struct dfg_param_decl) inside comp/: checking
+ * a table, the names a type takes, what the built-ins' tables share. The
+ * value check, which flow/ uses too, is in comp_flow.h.
  */
 #ifndef _DFG_COMP_PARAM_H
 #define _DFG_COMP_PARAM_H
@@ -13,27 +12,15 @@
 
 #include <dfg/component.h>
 
-struct dfg_flow_typeinfo;
+#include "comp_flow.h"
 
 /* Whether @name is a valid type or parameter name: [a-z0-9_], 1 to 63. */
 bool comp_name_ok(const char *name);
 
-/* Fills @info for the registered type @type; 0 or -ENOENT (flow's lookup). */
-int comp_flow_typeinfo(const char *type, struct dfg_flow_typeinfo *info);
-
-/* The declaration of @name in @decls (NULL-name-terminated), or NULL. */
-const struct dfg_param_decl *comp_param_find(const struct dfg_param_decl *decls,
-					     const char *name);
 
 /* Whether @t takes a parameter called @name: its declarations or @params. */
 bool comp_param_known(const struct dfg_comp_type *t, const char *name);
 
-/*
- * Whether @value is a value of @d; 0, or -EINVAL with why in @err (no
- * parameter name: the caller says where), or -ENOMEM.
- */
-int comp_param_check(const struct dfg_param_decl *d, const char *value,
-		     char *err, size_t errlen);
 
 /* Whether @decls is a valid table (names, kinds, ranges, defaults). */
 int comp_param_decls_check(const struct dfg_param_decl *decls, char *err,

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,7 @@
 #include <linux/dfg.h>
 
 #include "flow_impl.h"
-#include "../comp/param.h"
+#include "../comp/comp_flow.h"
 
 /* A repartitioning flow is a kernel channel with a ring per producer. */
 _Static_assert(DFG_FLOW_MAX_FANIN <= DFG_CHAN_PRODUCERS_MAX,
@@ -605,6 +606,7 @@ static void check_ports(struct build *b, unsigned int ci)
 		unsigned int max = out ? info->max_out : info->max_in;
 		unsigned char used[FG_MAX_PORTS] = { 0 };
 		unsigned int n = 0;
+		bool bad = false;
 
 		for (k = 0; k < b->raw->nedges; k++) {
 			const struct dfg_flow_edge *f = &b->flows[k];
@@ -612,11 +614,12 @@ static void check_ports(struct build *b, unsigned int ci)
 			if (out ? f->src != ci : f->dst != ci)
 				continue;
 			p = out ? f->src_port : f->dst_port;
-			if (p >= max)
-				continue;	/* reported by resolve_port() */
+			bad |= p >= max;	/* reported by resolve_port() */
 			used[p] = 1;
 			n = p + 1 > n ? p + 1 : n;
 		}
+		if (bad)
+			continue;
 		if (n < min)
 			berr(b, b->comps[ci].line, node_obj(b, ci), NULL,
 			     "type '%s' needs %u %s flow%s, has %u",

@@ -29,7 +29,7 @@
 #include <dfg/dfg.h>
 
 #include "run.h"
-#include "../comp/param.h"
+#include "../comp/comp_run.h"
 
 /* Arena: a base, and more per channel, up to a bound; none without any. */
 #define RUN_ARENA_BASE		(8UL << 20)

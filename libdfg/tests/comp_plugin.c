@@ -4,6 +4,8 @@
  * loads, its types work like built-ins, chained with them, and checkpoint;
  * a missing file, a shared object without the entry point, a type of
  * another ABI version and a name clash each fail with nothing registered.
+ * Declarations: the example's parameters are checked by value; a type of
+ * ABI version 1 (no declarations) still loads, checked by name only.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -120,6 +122,47 @@ TEST(load_failures)
 	EXPECT_EQ(n, dfg_comp_list(NULL, 0));
 	EXPECT_EQ(ERRNO_MARK, errno);
 	NO_LEAKS();
+}
+
+/* dfg_comp_check() of type @name with one parameter @key=@value. */
+static int check_one(const char *name, const char *key, const char *value,
+		     char *err, size_t errlen)
+{
+	struct dfg_param p = { key, value };
+	struct dfg_comp_attr a = { .name = "t", .nr_in = 1, .nr_out = 1,
+				   .params = &p, .nr_params = 1 };
+
+	return dfg_comp_check(dfg_comp_find(name), &a, err, errlen);
+}
+
+TEST(declarations)
+{
+	const struct dfg_comp_type *t;
+	char err[256];
+
+	ASSERT_EQ(2, dfg_comp_load(plugin("uniq"), err, sizeof(err)))
+		TH_LOG("%s", err);
+	t = dfg_comp_find("uniq");
+	ASSERT_NE(NULL, dfg_comp_param_decls(t));
+	EXPECT_STREQ("count", dfg_comp_param_decls(t)[0].name);
+	EXPECT_EQ(0, check_one("uniq", "count", "1", err, sizeof(err)));
+	EXPECT_EQ(-EINVAL, check_one("uniq", "count", "2", err, sizeof(err)));
+	EXPECT_STREQ("parameter count: 2 is not in [0, 1]", err);
+	/* rot13 declares an empty table: no parameter at all */
+	ASSERT_NE(NULL, dfg_comp_param_decls(dfg_comp_find("rot13")));
+	EXPECT_EQ(-EINVAL, check_one("rot13", "x", "1", err, sizeof(err)));
+
+	ASSERT_EQ(1, dfg_comp_load(plugin("legacy_abi"), err, sizeof(err)))
+		TH_LOG("%s", err);
+	t = dfg_comp_find("test_legacy");
+	ASSERT_NE(NULL, t);
+	EXPECT_EQ(1, t->abi);
+	EXPECT_EQ(NULL, dfg_comp_param_decls(t));
+	EXPECT_EQ(0, check_one("test_legacy", "level", "any thing", err,
+			       sizeof(err)));
+	EXPECT_EQ(-EINVAL, check_one("test_legacy", "other", "1", err,
+				     sizeof(err)));
+	EXPECT_STREQ("test_legacy has no parameter 'other'", err);
 }
 
 TEST_HARNESS_MAIN

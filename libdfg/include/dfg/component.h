@@ -139,8 +139,8 @@ struct dfg_param {
 /* Kinds of parameter values (struct dfg_param_decl.kind). */
 enum dfg_param_kind {
 	DFG_PARAM_STRING = 1,	/* any text */
-	DFG_PARAM_INT,		/* decimal integer (optional '-') in [min, max] */
-	DFG_PARAM_UINT,		/* decimal digits only, in [min, max], min >= 0 */
+	DFG_PARAM_INT,		/* integer (strtoll(3), base 0) in [min, max] */
+	DFG_PARAM_UINT,		/* the same, declared with min >= 0 */
 	DFG_PARAM_EXPR,		/* an expression, see dfg_component(7) */
 	DFG_PARAM_PATH,		/* a file name, not empty ("{}": the instance) */
 	DFG_PARAM_ENUM,		/* one of @choices */
