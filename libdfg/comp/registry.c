@@ -11,7 +11,6 @@
  * A type of an older ABI version is a prefix of today's struct: nothing
  * past that version's fields is read from it (dfg_comp_param_decls()).
  */
-#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -84,7 +83,6 @@ static int builtins_locked(void)
 static int type_check(const struct dfg_comp_type *t, char *err, size_t len)
 {
 	const char *why = NULL;
-
 	char msg[160];
 	int ret;
 

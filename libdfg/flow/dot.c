@@ -118,6 +118,10 @@ static int lex_step(struct loader *l, unsigned char c, bool bol)
 			return lex_step(l, c, bol);
 		return 0;
 	case LX_INIT:
+		if (is_idchar(c))
+			return 1;
+		if (c == ' ' || c == '\t' || c == '\r')
+			return 2;
 		if (c == '"')
 			l->lex = LX_STR;
 		else if (c == '/')
@@ -125,11 +129,8 @@ static int lex_step(struct loader *l, unsigned char c, bool bol)
 		else if (c == '#' && bol)
 			l->lex = LX_LINE;
 		else if (c == '<')
-			l->lex = LX_HTML, l->html = 1;
-		else if (is_idchar(c))
-			return 1;
-		else if (c == ' ' || c == '\t' || c == '\r')
-			return 2;
+			l->lex = LX_HTML;
+		l->html = 1;	/* the '<' that opens an HTML string */
 		return 0;
 	case LX_STR:
 		if (c == '"')

@@ -131,13 +131,15 @@ static unsigned int utf8_printable(const unsigned char *s)
 	unsigned int n, k, cp;
 
 	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
+		n = 2;
 	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
+		n = 3;
 	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
+		n = 4;
 	else
 		return 0;
+	cp = s[0] & (0x7f >> n);
+	/* a NUL ends the string before any byte past it is read */
 	for (k = 1; k < n; k++) {
 		if ((s[k] & 0xc0) != 0x80)
 			return 0;

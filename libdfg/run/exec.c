@@ -6,9 +6,10 @@
  * objects (graph, arena, channels), lays out the shared stats area, forks
  * one process per set instance, phase by phase, opens the start barrier
  * once every process has opened its channels, then watches the processes
- * through pidfds: a process that fails or dies stops the graph (the
- * others are killed and reaped; the kernel graph dies with its last
- * descriptor). It prints a progress line and the summary.
+ * through pidfds (past the descriptor limit, by a wait4() sweep): a
+ * process that fails or dies stops the graph (the others are killed and
+ * reaped; the kernel graph dies with its last descriptor). It prints a
+ * progress line and the summary.
  */
 #include <errno.h>
 #include <poll.h>
