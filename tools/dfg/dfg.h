@@ -20,6 +20,12 @@ int dfg_cmd_run(int argc, char **argv);
 /* dfg_comp_load() of --plugin SO, with the error on stderr; 0 or -1. */
 int dfg_tool_load_plugin(const char *path);
 
+/*
+ * After dfg_run() of @graph failed with @err: when the device node is
+ * missing, says how to load the module or run in the test VM.
+ */
+void dfg_tool_device_hint(int err, const char *graph);
+
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
