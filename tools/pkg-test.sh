@@ -17,7 +17,8 @@
 # man      every exported symbol and public inline has a page; every page
 #          renders without a warning from the man root (MANPATH=libdfg/man)
 # install  make install DESTDIR=: the exact tree, versions stamped, a
-#          program built and run against it through its libdfg.pc
+#          program built and run against it through its libdfg.pc; make
+#          uninstall removes every file
 # dkms     make dkms-install DESTDIR=: dkms builds and installs dfg.ko for
 #          KDIR's kernel (the test VM's), in trees under DESTDIR (~30 s)
 #
@@ -92,14 +93,15 @@ EOF
 group_pc() {
 	local flags
 
-	# The README's command, word for word but for the file names.
-	flags=$(PKG_CONFIG_PATH=build/lib pkg-config --cflags --libs libdfg)
-	if cc -Wall -Werror -o "$tmp/app" "$tmp/app.c" $flags; then
+	# The README's commands, word for word but for the file names.
+	if (export PKG_CONFIG_PATH=$PWD/build/lib
+	    cc "$tmp/app.c" $(pkg-config --cflags --libs libdfg) -o "$tmp/app"); then
 		expect pc.readme_command_runs "$ver" \
-			"$(LD_LIBRARY_PATH=$lib "$tmp/app")"
+			"$(LD_LIBRARY_PATH=build/lib "$tmp/app")"
 	else
-		not_ok pc.readme_command_runs "cc failed with: $flags"
+		not_ok pc.readme_command_runs "cc failed"
 	fi
+	flags=$(PKG_CONFIG_PATH=build/lib pkg-config --cflags --libs libdfg)
 	local want missing=
 	for want in "-I$top/libdfg/include" "-I$top/uapi" "-L$lib"; do
 		case " $flags " in
@@ -335,6 +337,8 @@ group_install() {
 	fi
 	expect install.pc_prefix /usr \
 		"$(PKG_CONFIG_PATH="$d/usr/lib/pkgconfig" pkg-config --variable prefix libdfg)"
+	make -s uninstall DESTDIR="$d" PREFIX=/usr >"$tmp/uninstall.log" 2>&1
+	expect install.uninstall_removes_all "" "$(tree_list "$d")"
 }
 
 group_dkms() {
