@@ -169,7 +169,7 @@ group_messages() {
 	fi
 	for sub in plan run; do
 		run_cmd "messages.dfg_${sub}_bad_option" 2 \
-			"dfg $sub: unrecognized option '--bogus'" "usage: dfg $sub GRAPH.dot" \
+			"dfg $sub: " "--bogus" "usage: dfg $sub GRAPH.dot" \
 			"dfg $sub --help" -- "$bin/dfg" "$sub" --bogus "$graph"
 		run_cmd "messages.dfg_${sub}_missing_arg" 2 "usage: dfg $sub GRAPH.dot" \
 			-- "$bin/dfg" "$sub"
