@@ -7,6 +7,9 @@
 #   make examples   example programs
 #   make selftests  kselftest binaries    make install module + library + tools
 #   make stress     one selftest in a loop in one VM boot (tools/stress.sh)
+#   make dkms-install  the module under dkms (both: DESTDIR= to stage)
+#
+# VERSION holds the one version of the module, library, tools and pages.
 #
 # KDIR=<dir> overrides the kernel build dir (default: tools/kdir.sh).
 
@@ -16,6 +19,8 @@ BUILD    := $(TOP)/build
 PREFIX   ?= /usr/local
 DESTDIR  ?=
 LINUXSRC := $(BUILD)/linux-src
+# The one version of everything (module, library, tools, man pages, dkms).
+VERSION  := $(shell cat $(TOP)/VERSION)
 
 export TOP BUILD PREFIX DESTDIR LINUXSRC
 
@@ -77,28 +82,57 @@ deps:
 stress: module selftests
 	$(TOP)/tools/stress.sh
 
+# KDIR's kernel release (the dfg-vm kernel's by default).
+KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	 $(KDIR)/include/generated/utsrelease.h)
+
+# DESTDIR stages the whole install, the module included (kbuild calls it
+# INSTALL_MOD_PATH); tools/pkg-test.sh checks the staged tree. Kbuild
+# skips depmod without a System.map (as with Debian's headers), so the
+# system install runs it for modprobe to find dfg.
 install: all
-	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=extra modules_install
+	$(MAKE) -C $(KDIR) M=$(TOP) INSTALL_MOD_DIR=extra \
+		$(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	$(if $(DESTDIR),,depmod -a $(KVER))
 	$(MAKE) -C libdfg install
 	$(MAKE) -C tools install
 	install -D -m 0644 uapi/linux/dfg.h $(DESTDIR)$(PREFIX)/include/linux/dfg.h
 
-# Register the module with dkms, which rebuilds it for new kernels.
-DKMS_VER := $(shell sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+# Register the module with dkms, which rebuilds it for new kernels: its
+# sources and a dkms.conf made from dkms.conf.in go to
+# /usr/src/dfg-<version>. With DESTDIR, dkms works in trees under DESTDIR
+# instead of the system's (its signing key included), for KDIR's kernel
+# and without depmod: a check that changes nothing outside DESTDIR and
+# loads nothing.
+DKMS_SRC  := $(DESTDIR)/usr/src/dfg-$(VERSION)
+DKMS_TREES = $(if $(DESTDIR),--sourcetree $(DESTDIR)/usr/src \
+	       --dkmstree $(DESTDIR)/var/lib/dkms \
+	       --installtree $(DESTDIR)/lib/modules)
+DKMS_KERN  = $(if $(DESTDIR),-k $(KVER) --kernelsourcedir $(KDIR) --no-depmod)
+
 dkms-install:
-	rm -rf $(DESTDIR)/usr/src/dfg-$(DKMS_VER)
-	mkdir -p $(DESTDIR)/usr/src/dfg-$(DKMS_VER)
-	cp -r Kbuild dkms.conf kmod uapi $(DESTDIR)/usr/src/dfg-$(DKMS_VER)/
-	dkms install dfg/$(DKMS_VER)
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
+	cp Kbuild VERSION $(DKMS_SRC)/
+	cp kmod/*.[ch] $(DKMS_SRC)/kmod/
+	cp uapi/linux/dfg.h $(DKMS_SRC)/uapi/linux/
+	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMS_SRC)/dkms.conf
+	$(if $(DESTDIR),mkdir -p $(DESTDIR)/var/lib/dkms \
+		$(DESTDIR)/lib/modules/$(KVER))
+	$(if $(DESTDIR),mok_signing_key=$(DESTDIR)/var/lib/dkms/mok.key \
+		mok_certificate=$(DESTDIR)/var/lib/dkms/mok.pub) \
+		dkms install dfg/$(VERSION) $(DKMS_TREES) $(DKMS_KERN)
 
 dkms-uninstall:
-	dkms remove dfg/$(DKMS_VER) --all
-	rm -rf $(DESTDIR)/usr/src/dfg-$(DKMS_VER)
+	dkms remove dfg/$(VERSION) --all $(DKMS_TREES)
+	rm -rf $(DKMS_SRC)
 
 uninstall:
 	$(MAKE) -C libdfg uninstall
 	$(MAKE) -C tools uninstall
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dfg.h
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dfg.ko
+	$(if $(DESTDIR),,depmod -a $(KVER))
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(TOP) clean

@@ -141,8 +141,6 @@
 
 #include "compat.h"
 
-#define DFG_VERSION		"0.1.0"
-
 /*
  * DFG_F_* bits this module implements (GET_INFO, sysfs, netlink). DFG_F_ALL
  * names every bit of the ABI; a bit is added here with its subsystem.

@@ -1,6 +1,7 @@
 #!/bin/bash
-# make check: static checks of the module, host tests of libdfg, every
-# selftest inside the test VM, then the two-node rig's test
+# make check: static checks of the module, host tests of libdfg, the dfg
+# command's and the packaging tests (tools/pkg-test.sh), every selftest
+# inside the test VM, then the two-node rig's test
 # (selftests/net/rig.sh). Sums the kselftest "# Totals:" lines and the steps
 # that are not harness programs; the last line printed is
 # "N passed, N failed, N skipped".
@@ -52,6 +53,10 @@ tally "$logs/host.log" "${PIPESTATUS[0]}"
 
 tools/dfg/test.sh build/bin/dfg 2>&1 | tee "$logs/dfg.log"
 tally "$logs/dfg.log" "${PIPESTATUS[0]}"
+
+# Packaging: pkg-config, versions, messages, man pages, staged install, dkms.
+tools/pkg-test.sh 2>&1 | tee "$logs/pkg.log"
+tally "$logs/pkg.log" "${PIPESTATUS[0]}"
 
 tools/vm/dfg-vm -- selftests/run.sh 2>&1 | tee "$logs/vm.log"
 tally "$logs/vm.log" "${PIPESTATUS[0]}"

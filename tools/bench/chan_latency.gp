@@ -16,7 +16,7 @@ set output png
 set termoption noenhanced
 set datafile separator ','
 
-sz(s) = s >= 1048576 ? sprintf("%dMiB", s / 1048576) : s >= 1024 ? sprintf("%dKiB", s / 1024) : sprintf("%dB", s)
+load system('dirname "'.ARG0.'"').'/units.gp'
 label(m, s, md) = sprintf("%s %s %s", m, sz(s), md)
 col(m) = m eq 'dfg' ? 0xc00000 : m eq 'dfg_park' ? 0xf4a0a0 : m eq 'pipe' ? 0x4472c4 : m eq 'unix' ? 0x70ad47 : m eq 'shmring' ? 0xed7d31 : 0x7f7f7f
 

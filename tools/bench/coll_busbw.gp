@@ -24,8 +24,9 @@ set grid
 set key top left font ',9' opaque
 set xlabel 'size, bytes (nccl-tests: the vector, or a rank''s send or receive buffer)'
 set ylabel 'bus bandwidth, MB/s'
-set format x '%.0b%B'
-set format y '%.0s%c'
+load system('dirname "'.ARG0.'"').'/units.gp'
+eval size_xtics
+set format y '%.0f'
 # columns: 1 coll, 2 nprocs, 3 mpi_mode, 5 bytes, 17 mpi_busbw, 18 dfg_busbw, 19 memcpy
 sel(c, m) = (strcol(1) eq c && $2 == n && strcol(3) eq m) ? $5 : NaN
 set multiplot layout 2,3 title sprintf("dfg vs Open MPI, N = %d: bus bandwidth (median of the rounds; higher is better)", n).(subtitle eq '' ? '' : "\n".subtitle)

@@ -22,7 +22,8 @@ set grid
 set key top left font ',9' opaque
 set xlabel 'size, bytes'
 set ylabel 'MPI time / dfg time (> 1: dfg faster)'
-set format x '%.0b%B'
+load system('dirname "'.ARG0.'"').'/units.gp'
+eval size_xtics
 set bars small
 if (!exists("series")) series = '2:default 4:default 4:yield 8:default 8:yield'
 # columns: 1 coll, 2 nprocs, 3 mpi_mode, 5 bytes, 12..14 ratio med, min, max

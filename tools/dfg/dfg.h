@@ -28,6 +28,12 @@ int dfg_tool_parse_uint(const char *opt, const char *arg,
 			unsigned long long min, unsigned long long max,
 			unsigned long long *out);
 
+/*
+ * After dfg_run() of @graph failed with @err: when the device node is
+ * missing, says how to load the module or run in the test VM.
+ */
+void dfg_tool_device_hint(int err, const char *graph);
+
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

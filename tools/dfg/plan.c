@@ -46,8 +46,10 @@ static void print_plan(const struct dfg_plan *p)
 	const struct dfg_flow *fg = p->graph;
 	unsigned int ph, k, m;
 
-	printf("graph %s (%s): %u components, %u flows\n",
-	       *fg->name ? fg->name : "-", fg->file, fg->ncomps, fg->nflows);
+	printf("graph %s (%s): %u component%s, %u flow%s\n",
+	       *fg->name ? fg->name : "-", fg->file,
+	       fg->ncomps, fg->ncomps == 1 ? "" : "s",
+	       fg->nflows, fg->nflows == 1 ? "" : "s");
 	printf("%s: %u set%s, %u instance%s\n",
 	       p->folded ? "folded (procedure 400)" : "not folded",
 	       p->nsets, p->nsets == 1 ? "" : "s",

@@ -93,6 +93,7 @@ int dfg_cmd_run(int argc, char **argv)
 	r = dfg_run(argv[optind], &o, NULL);
 	if (r) {
 		dfg_tool_err("%s", err[0] ? err : strerror(-r));
+		dfg_tool_device_hint(r, argv[optind]);
 		return DFG_EXIT_FAIL;
 	}
 	return DFG_EXIT_OK;

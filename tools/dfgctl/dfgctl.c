@@ -14,7 +14,7 @@
  *                                       kind and counters, one line each
  *   dfgctl monitor [--count N] [--timeout SEC]
  *                                       netlink events, one line each
- *   dfgctl version | --help
+ *   dfgctl version | --version | --help
  *
  * Exit status: 0 success, 1 runtime error ("dfgctl: <what>: <reason>" on
  * stderr), 2 usage error. monitor also exits 1 when --timeout expires before
@@ -30,10 +30,6 @@
 #include <string.h>
 
 #include "dfgctl.h"
-
-#ifndef DFGCTL_VERSION
-#define DFGCTL_VERSION	"0.1.0"
-#endif
 
 static const char usage_text[] =
 "usage: dfgctl <command> [options]\n"
@@ -66,12 +62,12 @@ static const char usage_text[] =
 "                              (0 on timeout without --count)\n"
 "  top [--interval MS] [--count N]\n"
 "                              live view of the scheduler's sets and their\n"
-"                              components: state, runs, waits, CPU%% since\n"
+"                              components: state, runs, waits, CPU% since\n"
 "                              the last refresh, elements and bytes in and\n"
 "                              out; every MS ms (default 1000), N times\n"
 "                              (default: until interrupted; the screen is\n"
 "                              redrawn only on a terminal)\n"
-"  version                     print the dfgctl and libdfg versions\n"
+"  version, --version          print the version\n"
 "\n"
 "environment:\n"
 "  DFG_DEVICE  device node (default /dev/dfg)\n"
@@ -99,7 +95,10 @@ int ctl_fail(const char *what, const char *reason, bool absent)
 {
 	fprintf(stderr, "dfgctl: %s: %s\n", what, reason);
 	if (absent)
-		fputs("dfgctl: is the dfg module loaded?\n", stderr);
+		fputs("dfgctl: is the dfg module loaded? 'sudo modprobe dfg', or\n"
+		      "dfgctl: 'sudo insmod ./dfg.ko' in the source tree; or run there\n"
+		      "dfgctl: in the test VM: tools/vm/dfg-vm -- build/bin/dfgctl ...\n",
+		      stderr);
 	return EXIT_ERR;
 }
 
@@ -196,8 +195,8 @@ static int cmd_version(int argc, char **argv)
 	if (argc > 1)
 		return ctl_usage_error("version: unexpected argument '%s'",
 				       argv[1]);
-	printf("dfgctl %s (libdfg %s, api %d)\n", DFGCTL_VERSION,
-	       dfg_version(), DFG_API_VERSION);
+	/* dfgctl is linked with this build's libdfg: one version. */
+	printf("dfgctl %s (api %d)\n", dfg_version(), DFG_API_VERSION);
 	return EXIT_OK;
 }
 
