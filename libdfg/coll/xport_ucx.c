@@ -829,6 +829,19 @@ static const struct dfg_xport_ops xucx_ops = {
 	.destroy	= xucx_destroy,
 };
 
+/*
+ * Failure detection, where the user's environment does not say: with
+ * UCX's defaults a dead peer over verbs is found by UD's peer timeout,
+ * 30 s; these keep the bound DESIGN.md states ("Across machines").
+ * RC's own retry timeout stays UCX's (1 s, 7 retries): shorter ones broke
+ * live connections in the loaded TCG rig, large reads over rxe taking
+ * longer than 200 ms to be acknowledged.
+ */
+static const char *const xucx_defaults[][2] = {
+	{ "UCX_KEEPALIVE_INTERVAL", "500ms" },
+	{ "UCX_UD_VERBS_TIMEOUT", "2s" },
+};
+
 static int xucx_init(struct xucx *s)
 {
 	ucp_params_t up = {
@@ -845,15 +858,17 @@ static int xucx_init(struct xucx *s)
 	ucp_config_t *cfg;
 	ucs_status_t st;
 
+	/*
+	 * Transport settings reach UCX only through the environment
+	 * (ucp_config_modify() keeps them from the transports in 1.13):
+	 * set where unset, before UCX reads them.
+	 */
+	for (size_t i = 0; i < sizeof(xucx_defaults) / sizeof(*xucx_defaults);
+	     i++)
+		setenv(xucx_defaults[i][0], xucx_defaults[i][1], 0);
 	st = ucp_config_read(NULL, NULL, &cfg);
 	if (st != UCS_OK)
 		return -EIO;
-	/*
-	 * A dead peer is found by the keepalive (UCX's default: 20 s);
-	 * ours, unless the user set one, keeps the bound DESIGN.md states.
-	 */
-	if (!getenv("UCX_KEEPALIVE_INTERVAL"))
-		ucp_config_modify(cfg, "KEEPALIVE_INTERVAL", "500ms");
 	st = ucp_init(&up, cfg, &s->ctx);
 	ucp_config_release(cfg);
 	if (st != UCS_OK)
