@@ -24,6 +24,8 @@ check() {
 	local name=$1 re=$2 out t0=$SECONDS
 	shift 2
 	if out=$("$@" 2>&1) && grep -Eq -- "$re" <<<"$out"; then
+		# What it measured, for the log: its last lines.
+		tail -n 2 <<<"$out" | sed 's/^/# /'
 		echo "ok - $name"
 	else
 		echo "$out" | sed 's/^/# /'
