@@ -837,9 +837,14 @@ static const struct dfg_xport_ops xucx_ops = {
  * live connections in the loaded TCG rig, large reads over rxe taking
  * longer than 200 ms to be acknowledged.
  */
-static const char *const xucx_defaults[][2] = {
-	{ "UCX_KEEPALIVE_INTERVAL", "500ms" },
-	{ "UCX_UD_VERBS_TIMEOUT", "2s" },
+static const struct {
+	const char	*name;
+	const char	*value;
+	bool		verbs;	/* set only where there is a verbs device
+				 * (UCX warns about settings it cannot use) */
+} xucx_defaults[] = {
+	{ "UCX_KEEPALIVE_INTERVAL", "500ms", false },
+	{ "UCX_UD_VERBS_TIMEOUT", "2s", true },
 };
 
 static int xucx_init(struct xucx *s)
@@ -855,6 +860,7 @@ static int xucx_init(struct xucx *s)
 		.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
 		.thread_mode = UCS_THREAD_MODE_SINGLE,
 	};
+	bool verbs = access("/sys/class/infiniband", F_OK) == 0;
 	ucp_config_t *cfg;
 	ucs_status_t st;
 
@@ -865,7 +871,9 @@ static int xucx_init(struct xucx *s)
 	 */
 	for (size_t i = 0; i < sizeof(xucx_defaults) / sizeof(*xucx_defaults);
 	     i++)
-		setenv(xucx_defaults[i][0], xucx_defaults[i][1], 0);
+		if (!xucx_defaults[i].verbs || verbs)
+			setenv(xucx_defaults[i].name, xucx_defaults[i].value,
+			       0);
 	st = ucp_config_read(NULL, NULL, &cfg);
 	if (st != UCS_OK)
 		return -EIO;

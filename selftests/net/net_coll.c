@@ -4,8 +4,8 @@
  * rig's nodes (a network team over UCX), every result compared bit for
  * bit with a serial reference in the algorithm's reduction order
  * (libdfg/tests/coll_ref.h): allreduce (recursive halving and the
- * table's choice), reduce_scatter, allgather, broadcast, barrier and
- * alltoall, for several types and ops, 1 element to 1 MiB.
+ * table's choice), reduce_scatter, allgather, broadcast, barrier,
+ * alltoall and alltoallv, for several types and ops, 1 element to 1 MiB.
  *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
@@ -115,7 +115,41 @@ static void reductions(struct dfg_team *t, enum dfg_dtype dt, int op,
 	free(ref);
 }
 
-/* allgather, broadcast from every root, alltoall: @b bytes per rank. */
+/* Bytes rank @i sends rank @j in alltoallv: 0..@b, uneven. */
+static size_t vcount(int i, int j, size_t b)
+{
+	return b * ((i + 2 * j) % 3) / 2;
+}
+
+/*
+ * alltoallv: rank i's block for j is vcount(i, j) bytes of its input,
+ * packed in rank order; it lands packed in source order.
+ */
+static void alltoallv(struct dfg_team *t, void **in, size_t b, char *rbuf)
+{
+	size_t sc[64], sd[64], rc[64], rd[64], so = 0, ro = 0;
+	int ret, ok = 1;
+
+	for (int j = 0; j < size; j++) {
+		sc[j] = vcount(rank, j, b);
+		sd[j] = so;
+		so += sc[j];
+		rc[j] = vcount(j, rank, b);
+		rd[j] = ro;
+		ro += rc[j];
+	}
+	ret = dfg_alltoallv(t, in[rank], sc, sd, rbuf, rc, rd);
+	for (int i = 0; i < size; i++) {
+		size_t off = 0;
+
+		for (int j = 0; j < rank; j++)
+			off += vcount(i, j, b);
+		ok &= !memcmp(rbuf + rd[i], (char *)in[i] + off, rc[i]);
+	}
+	check(ok, "alltoallv", b, ret);
+}
+
+/* allgather, broadcast from every root, alltoall(v): @b bytes per rank. */
 static void moves(struct dfg_team *t, size_t b)
 {
 	void **in = inputs(b * size);
@@ -144,6 +178,7 @@ static void moves(struct dfg_team *t, size_t b)
 	for (int r = 0; r < size; r++)
 		ok &= !memcmp(rbuf + r * b, (char *)in[r] + rank * b, b);
 	check(ok, "alltoall", b, ret);
+	alltoallv(t, in, b, rbuf);
 	check(1, "barrier", b, dfg_barrier(t));
 	free_inputs(in);
 	free(rbuf);
