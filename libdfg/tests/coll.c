@@ -894,7 +894,10 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
 			.graph_fd = -1,
 		};
 		if (late) {
-			/* Seeded by size and rank: a failure reproduces. */
+			/*
+			 * Seeded by size and rank; which transfers are held
+			 * together still depends on the threads' timing.
+			 */
 			late_init(&c[r].late, &c[r].fx.x, n * 1000 + r);
 			c[r].t.x = &c[r].late.x;
 		}

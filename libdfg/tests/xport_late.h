@@ -43,7 +43,7 @@ struct late_op {
  * struct late - the wrapper
  * @in:		the transport that really moves the bytes
  * @ops:	held operations, @nr of them (in posting order)
- * @rng:	xorshift state: the order, reproducible from the seed
+ * @rng:	xorshift state: the orders chosen
  * @held:	operations ever held back, @reordered: carried out before
  *		an earlier one, @early: carried out past the ticket asked
  */
