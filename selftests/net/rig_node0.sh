@@ -132,9 +132,9 @@ still() {
 check "rxe0 counters still while UCX runs over TCP" . still "$before" \
 	"$(pkts)"
 # A rank that dies mid-series: the survivor fails with EOWNERDEAD (130)
-# within the bound README.md states (UCX's error handling over rc_verbs:
-# see DESIGN.md), and nothing hangs.
-bound_ms=${DFG_NET_DEATH_MS:-10000}
+# in bounded time (DESIGN.md, "Across machines": about 8 s over verbs,
+# 15 s allowed here under load), and nothing hangs.
+bound_ms=${DFG_NET_DEATH_MS:-15000}
 survivor() {
 	local out ms
 	out=$(timeout 120 mpirun --enable-recovery --host node0,$peer -np 2 \
