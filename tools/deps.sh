@@ -8,7 +8,7 @@ liburing-dev libnl-3-dev libnl-genl-3-dev gnuplot-nox procps
 openmpi-bin libopenmpi-dev fortunes graphviz libgraphviz-dev
 iproute2 iputils-ping openssh-server openssh-client rdma-core
 ibverbs-providers ibverbs-utils rdmacm-utils libucx0 ucx-utils vde2
-strace dkms man-db groff-base"
+strace dkms man-db groff-base libucx-dev libpmix-dev"
 
 missing=
 for p in $pkgs; do

@@ -78,8 +78,9 @@ static int a2a_get(void *ctx, unsigned int peer, size_t off, void *dst,
 		memcpy(dst, p + off, len);
 		return 0;
 	}
+	/* get() hands out a ticket: the data is there only once flushed. */
 	ret = a->x->ops->get(a->x, peer, &a->keys[peer], off, dst, NULL, len);
-	return ret ? ret : a->x->ops->flush(a->x);
+	return ret < 0 ? ret : a->x->ops->flush(a->x);
 }
 
 static int a2a_put(void *ctx, unsigned int peer, size_t off,
@@ -87,6 +88,7 @@ static int a2a_put(void *ctx, unsigned int peer, size_t off,
 {
 	struct dfg_a2a *a = ctx;
 	uint8_t *p = a2a_peer(a, peer);
+	int ret;
 
 	if (off > a->size || len > a->size - off)
 		return -EPROTO;
@@ -94,8 +96,9 @@ static int a2a_put(void *ctx, unsigned int peer, size_t off,
 		memcpy(p + off, src, len);
 		return 0;
 	}
-	/* Completed by the flush before the next fadd. */
-	return a->x->ops->put(a->x, peer, &a->keys[peer], off, src, NULL, len);
+	/* The caller reuses @src at once: complete the put. */
+	ret = a->x->ops->put(a->x, peer, &a->keys[peer], off, src, NULL, len);
+	return ret < 0 ? ret : a->x->ops->complete(a->x, ret);
 }
 
 static int a2a_fadd(void *ctx, unsigned int peer, unsigned int idx,
@@ -138,7 +141,7 @@ static int a2a_get_mem(void *ctx, unsigned int peer, const void *key,
 	if (err)
 		return err;
 	ret = a->x->ops->get(a->x, peer, &k, off, dst, NULL, len);
-	return ret ? ret : a->x->ops->flush(a->x);
+	return ret < 0 ? ret : a->x->ops->flush(a->x);
 }
 
 static int a2a_expose(void *ctx, const void *buf, size_t len, void *key)

@@ -31,12 +31,63 @@ struct dfg_call_hdr {
 
 #define DFG_CALL_PAYLOAD_MAX	(DFG_XPORT_MSG_MAX - sizeof(struct dfg_call_hdr))
 
-int dfg_team_join(int graph_fd, const char *name, unsigned int size,
-		  unsigned int rank, int timeout_ms, struct dfg_team **out)
+/* What every team starts with: rank, size, DFG_COLL_ALGO, the stash. */
+static int dfg_team_new(unsigned int size, unsigned int rank,
+			struct dfg_team **out)
 {
 	const char *env = getenv("DFG_COLL_ALGO");
 	struct dfg_team *t;
+	int ret;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	t->rank = rank;
+	t->size = size;
+	t->graph_fd = -1;
+	if (env) {
+		ret = dfg_coll_parse_algo(env, t->force, &t->segments);
+		if (ret) {
+			free(t);
+			return ret;
+		}
+	}
+	t->stash = calloc(size, sizeof(*t->stash));
+	if (!t->stash) {
+		free(t);
+		return -ENOMEM;
+	}
+	*out = t;
+	return 0;
+}
+
+int dfg_team_join_net(unsigned int size, unsigned int rank,
+		      dfg_allgather_fn ag, void *arg, struct dfg_team **out)
+{
+	struct dfg_team *t;
+	int ret;
+
+	if (!ag || !out || !size || size > DFG_TEAM_SIZE_MAX || rank >= size)
+		return -EINVAL;
+	ret = dfg_team_new(size, rank, &t);
+	if (ret)
+		return ret;
+	ret = dfg_xport_ucx_create(size, rank, ag, arg, &t->x);
+	if (ret) {
+		free(t->stash);
+		free(t);
+		return ret;
+	}
+	*out = t;
+	return 0;
+}
+
+int dfg_team_join(int graph_fd, const char *name, unsigned int size,
+		  unsigned int rank, int timeout_ms, struct dfg_team **out)
+{
+	struct dfg_team *t;
 	int saved = errno;
+	const char *env;
 	int ret;
 
 	if (!name || !out || !size || size > DFG_TEAM_SIZE_MAX ||
@@ -44,21 +95,9 @@ int dfg_team_join(int graph_fd, const char *name, unsigned int size,
 		return -EINVAL;
 	if (graph_fd < 0)
 		return -EBADF;
-	t = calloc(1, sizeof(*t));
-	if (!t)
-		return -ENOMEM;
-	t->rank = rank;
-	t->size = size;
-	if (env) {
-		ret = dfg_coll_parse_algo(env, t->force, &t->segments);
-		if (ret)
-			goto err_free;
-	}
-	t->stash = calloc(size, sizeof(*t->stash));
-	if (!t->stash) {
-		ret = -ENOMEM;
-		goto err_free;
-	}
+	ret = dfg_team_new(size, rank, &t);
+	if (ret)
+		return ret;
 	t->graph_fd = fcntl(graph_fd, F_DUPFD_CLOEXEC, 3);
 	if (t->graph_fd < 0) {
 		ret = -errno;
@@ -168,9 +207,13 @@ int dfg_team_leave(struct dfg_team *t)
 	dfg_zombies_free(t);
 	free(t->zombies);
 	t->x->ops->destroy(t->x);
-	ret = dfg_kteam_leave(t->kt);
-	dfg_kteam_close(t->kt);
-	__dfg_sys_close(t->graph_fd);
+	ret = 0;
+	/* A network team has no kernel team and no graph. */
+	if (t->kt) {
+		ret = dfg_kteam_leave(t->kt);
+		dfg_kteam_close(t->kt);
+		__dfg_sys_close(t->graph_fd);
+	}
 	free(t->stash);
 	free(t);
 	return ret;
@@ -190,6 +233,8 @@ int dfg_team_add_arena(struct dfg_team *t, struct dfg_arena *a)
 {
 	if (!t || !a)
 		return -EINVAL;
+	if (!t->kt)
+		return -EOPNOTSUPP;
 	return dfg_xport_shm_add_arena(t->x, a);
 }
 

@@ -46,6 +46,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include <dfg/coll.h>
+
 /* Inbox slots per source rank; coll.h says who uses which. */
 #define DFG_XPORT_SLOTS		16
 /* Atomic words per rank. */
@@ -65,6 +67,9 @@
 #define DFG_XKEY_NONE		0	/* nothing exposed (zero length) */
 #define DFG_XKEY_REGION		1	/* a dfg region exported for this key */
 #define DFG_XKEY_ARENA		2	/* inside an arena of the team's graph */
+#define DFG_XKEY_UCX		3	/* registered with UCX: @id indexes the
+					 * exposer's key table, @addr is its
+					 * address (xport_ucx.c) */
 
 /* dfg_xkey.flags */
 #define DFG_XKEY_F_KEEP		0x1U	/* outlives the call: peers may cache */
@@ -194,6 +199,14 @@ static inline unsigned int dfg_xport_atomic(const struct dfg_xport *x,
 	return x->size * DFG_XPORT_SLOTS + idx;
 }
 
+/* Who writes own word @word: its source rank, or size for atomic words. */
+static inline unsigned int dfg_xport_word_src(const struct dfg_xport *x,
+					      unsigned int word)
+{
+	return word < x->size * DFG_XPORT_SLOTS ? word / DFG_XPORT_SLOTS :
+						  x->size;
+}
+
 /* Wait for inbox word (@src, @slot) >= @value. */
 static inline int dfg_xport_wait_from(struct dfg_xport *x, unsigned int src,
 				      unsigned int slot, __u64 value)
@@ -217,5 +230,14 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 			 unsigned int size, unsigned int rank, bool no_ptr,
 			 struct dfg_xport **out);
 int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a);
+
+/*
+ * The network transport over UCX (xport_ucx.c): every rank calls it with
+ * the same @size and its own @rank; @ag exchanges the ranks' addresses
+ * and keys (an MPI_Allgather, or PMIx put/fence/get).
+ */
+int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
+			 dfg_allgather_fn ag, void *arg,
+			 struct dfg_xport **out);
 
 #endif /* _DFG_COLL_XPORT_H */

@@ -294,8 +294,7 @@ static int xshm_wait(struct dfg_xport *x, unsigned int word, __u64 value,
 	if (word >= s->nwords)
 		return -EINVAL;
 	return xshm_wait_u64(s, xshm_word(s, x->rank, word), value,
-			     word < x->size * DFG_XPORT_SLOTS ?
-			     word / DFG_XPORT_SLOTS : x->size, now);
+			     dfg_xport_word_src(x, word), now);
 }
 
 static __u64 xshm_peek(struct dfg_xport *x, unsigned int word)

@@ -25,6 +25,7 @@
 
 #include "kselftest_harness.h"
 #include "coll_ref.h"
+#include "xport_late.h"
 
 /* ------------------------------------------------------------------------
  * Pure logic
@@ -683,6 +684,7 @@ static const struct dfg_xport_ops fx_ops = {
 struct rank_ctx {
 	struct world		*w;
 	struct fx		fx;
+	struct late		late;
 	struct dfg_team		t;
 	unsigned int		rank;
 	int			failures;
@@ -865,11 +867,16 @@ static void *rank_main(void *arg)
 	return NULL;
 }
 
+/*
+ * @late: the ranks' transport is xport_late.h's over the get/put path:
+ * every transfer completes late and out of order.
+ */
 static void run_world(struct __test_metadata *_metadata, unsigned int n,
-		      bool no_ptr)
+		      bool no_ptr, bool late)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct rank_ctx *c = calloc(n, sizeof(*c));
+	unsigned long held = 0, reordered = 0, early = 0;
 	pthread_t th[W_MAX];
 
 	ASSERT_NE(NULL, w);
@@ -886,19 +893,42 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
 			.rank = r, .size = n, .x = &c[r].fx.x,
 			.graph_fd = -1,
 		};
+		if (late) {
+			/*
+			 * Seeded by size and rank; which transfers are held
+			 * together still depends on the threads' timing.
+			 */
+			late_init(&c[r].late, &c[r].fx.x, n * 1000 + r);
+			c[r].t.x = &c[r].late.x;
+		}
 		c[r].t.stash = calloc(n, sizeof(*c[r].t.stash));
 		ASSERT_EQ(0, pthread_create(&th[r], NULL, rank_main, &c[r]));
 	}
 	for (unsigned int r = 0; r < n; r++)
 		pthread_join(th[r], NULL);
 	for (unsigned int r = 0; r < n; r++) {
-		EXPECT_EQ(0, c[r].failures) TH_LOG("n=%u no_ptr=%d: %s", n,
-						     no_ptr, c[r].msg);
+		EXPECT_EQ(0, c[r].failures) TH_LOG("n=%u no_ptr=%d late=%d: %s",
+						     n, no_ptr, late,
+						     c[r].msg);
 		if (c[r].t.scratch.mem) {
 			fx_unexpose(&c[r].fx.x, &c[r].t.scratch.key);
 			munmap(c[r].t.scratch.mem, c[r].t.scratch.size);
 		}
 		free(c[r].t.stash);
+		held += c[r].late.held;
+		reordered += c[r].late.reordered;
+		early += c[r].late.early;
+		EXPECT_EQ(0, c[r].late.nr);
+		late_destroy(&c[r].late.x);
+	}
+	/* The deferred paths really ran: held, reordered, ahead of time. */
+	if (late && n > 1) {
+		EXPECT_LT(0, held);
+		EXPECT_LT(0, reordered);
+		EXPECT_LT(0, early);
+		TH_LOG("n=%u: %lu transfers held back, %lu carried out "
+		       "before an earlier one, %lu ahead of their ticket", n,
+		       held, reordered, early);
 	}
 	/* Every per-call exposure was undone. */
 	EXPECT_EQ(0, atomic_load(&w->exposed));
@@ -926,13 +956,23 @@ FIXTURE_TEARDOWN(world)
 TEST_F_TIMEOUT(world, algorithms_load_store, 120)
 {
 	for (unsigned int n = 1; n <= W_MAX; n++)
-		run_world(_metadata, n, false);
+		run_world(_metadata, n, false, false);
 }
 
 TEST_F_TIMEOUT(world, algorithms_get_put, 120)
 {
 	for (unsigned int n = 1; n <= W_MAX; n++)
-		run_world(_metadata, n, true);
+		run_world(_metadata, n, true, false);
+}
+
+/*
+ * The get/put path with every transfer completing late and out of order
+ * (xport_late.h): results still bit for bit the serial references.
+ */
+TEST_F_TIMEOUT(world, algorithms_late, 120)
+{
+	for (unsigned int n = 1; n <= W_MAX; n++)
+		run_world(_metadata, n, true, true);
 }
 
 TEST_HARNESS_MAIN

@@ -9,7 +9,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 log=$(mktemp "${TMPDIR:-/tmp}/dfg-rig-test.XXXXXX")
 trap 'rm -f "$log"' EXIT
 
-"$top/tools/vm/dfg-vm" --nodes 2 --timeout "${DFG_RIG_TIMEOUT:-300}" -- \
+"$top/tools/vm/dfg-vm" --nodes 2 --timeout "${DFG_RIG_TIMEOUT:-900}" -- \
 	"$top/selftests/net/rig_node0.sh" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 pass=$(grep -c '^ok ' "$log")

@@ -70,6 +70,47 @@ struct dfg_team;
 int dfg_team_join(int graph_fd, const char *name, unsigned int size,
 		  unsigned int rank, int timeout_ms, struct dfg_team **out);
 
+/*
+ * Teams across machines. A launcher (mpirun, srun, prterun) starts the
+ * processes; they learn each other's network addresses through an
+ * allgather the caller provides: @ag(@mine, @all, @len, @arg) gathers
+ * @len bytes from every rank, rank r's at @all + r * @len, on every
+ * rank (collective, every rank the same @len); 0 or -errno.
+ */
+typedef int (*dfg_allgather_fn)(const void *mine, void *all, size_t len,
+				void *arg);
+
+/**
+ * dfg_team_join_net() - form a team whose members may be on other machines
+ * @size, @rank:	members, this member's rank
+ * @ag, @arg:		the bootstrap allgather (called a few times, by
+ *			every rank in the same order)
+ * @out:		the team handle
+ *
+ * Peers are reached over the network transport (UCX: RDMA where a verbs
+ * device is there, TCP else). No kernel team: dfg_team_add_arena()
+ * gives -EOPNOTSUPP. Returns 0, or -errno: -EINVAL, -ENOMEM, -ENODEV
+ * (no usable UCX transport), -EPROTO (the ranks' data disagree), the
+ * allgather's errors. A member that dies breaks the team: every later
+ * and pending collective fails with -EOWNERDEAD within the bound
+ * DESIGN.md states ("Across machines").
+ */
+int dfg_team_join_net(unsigned int size, unsigned int rank,
+		      dfg_allgather_fn ag, void *arg, struct dfg_team **out);
+
+/**
+ * dfg_team_from_pmix() - form a network team of the job's processes
+ * @out:	the team: rank and size are the PMIx rank and job size
+ *
+ * For programs started by a PMIx launcher (Open MPI's mpirun/prterun,
+ * Slurm's srun): initialises PMIx, publishes this process's addresses
+ * (PMIx_Put, PMIx_Commit), waits for every process (PMIx_Fence with data
+ * collection), reads theirs (PMIx_Get), then dfg_team_join_net().
+ * Returns 0, -ENOTCONN when the process was not started by a PMIx
+ * launcher, -EIO for other PMIx errors, and dfg_team_join_net()'s.
+ */
+int dfg_team_from_pmix(struct dfg_team **out);
+
 /* Leave in order (the others are not failed) and free @t. */
 int dfg_team_leave(struct dfg_team *t);
 

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg host test of the network transport (coll/xport_ucx.c) without a
+ * launcher or a second machine: the ranks are threads of this process,
+ * each with its own UCX context, formed into a team by
+ * dfg_team_join_net() with an in-process allgather; UCX carries the
+ * traffic over whatever it finds here (shared memory, TCP on loopback).
+ * Collectives are checked bit for bit against the serial references,
+ * under ASan/UBSan; argument errors of dfg_team_join_net() and a failing
+ * bootstrap are checked too. Across machines: selftests/net/.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dfg/coll.h>
+
+#include "kselftest_harness.h"
+#include "coll_ref.h"
+
+#define NET_MAX	4
+
+/* An allgather among threads: each writes its part, a barrier, copy. */
+struct boot {
+	unsigned int		size;
+	pthread_barrier_t	bar;
+	char			*buf;
+	size_t			len;
+	pthread_mutex_t		lock;
+	int			fail_at;	/* fail this round (-1: never) */
+	int			round;
+};
+
+struct boot_arg {
+	struct boot	*b;
+	unsigned int	rank;
+	int		round;
+};
+
+static int boot_ag(const void *mine, void *all, size_t len, void *arg)
+{
+	struct boot_arg *a = arg;
+	struct boot *b = a->b;
+	int round = a->round++;
+
+	if (round == b->fail_at)
+		return -EHOSTUNREACH;
+	pthread_mutex_lock(&b->lock);
+	if (b->len < len * b->size) {
+		free(b->buf);
+		b->buf = calloc(b->size, len);
+		b->len = b->buf ? len * b->size : 0;
+	}
+	pthread_mutex_unlock(&b->lock);
+	pthread_barrier_wait(&b->bar);
+	if (!b->buf)
+		return -ENOMEM;
+	memcpy(b->buf + a->rank * len, mine, len);
+	pthread_barrier_wait(&b->bar);
+	memcpy(all, b->buf, len * b->size);
+	/* Nobody rewrites the buffer before everyone copied it out. */
+	pthread_barrier_wait(&b->bar);
+	return 0;
+}
+
+struct net_rank {
+	struct boot	*b;
+	unsigned int	rank;
+	int		failures;
+	char		msg[160];
+};
+
+static void net_fail(struct net_rank *r, const char *what, int ret)
+{
+	if (!r->failures++)
+		snprintf(r->msg, sizeof(r->msg), "rank %u: %s (%d)", r->rank,
+			 what, ret);
+}
+
+static void *net_main(void *arg)
+{
+	static const size_t counts[] = { 1, 7, 1000, 70000 };
+	struct net_rank *r = arg;
+	struct boot_arg ba = { .b = r->b, .rank = r->rank };
+	unsigned int n = r->b->size, call = 0;
+	size_t maxc = 70000 * n;
+	void **in = calloc(n, sizeof(*in));
+	char *rbuf = malloc(maxc * 8), *ref = malloc(maxc * 8);
+	struct dfg_team *t;
+	int ret;
+
+	ret = dfg_team_join_net(n, r->rank, boot_ag, &ba, &t);
+	if (ret) {
+		net_fail(r, "join", ret);
+		goto out;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		in[i] = malloc(maxc * 8);
+	for (int dt = 0; dt < DFG_DTYPE_NR; dt++) {
+		for (size_t ci = 0; ci < 4; ci++) {
+			size_t cnt = counts[ci];
+			struct dfg_reducer red;
+			int op = (dt + (int)ci) % DFG_OP_NR;
+
+			dfg_reducer_get(op, dt, &red);
+			call++;
+			for (unsigned int i = 0; i < n; i++)
+				ref_fill(in[i], cnt * n, dt, i, call);
+			ret = dfg_allreduce(t, in[r->rank], rbuf, cnt, dt, op);
+			ref_reduce(ref_order(t, DFG_COLL_ALLREDUCE), n, in, cnt,
+				   &red, ref);
+			if (ret || memcmp(ref, rbuf, cnt * red.esize))
+				net_fail(r, "allreduce", ret);
+			ret = dfg_reduce_scatter(t, in[r->rank], rbuf, cnt, dt,
+						 op);
+			ref_reduce(ref_order(t, DFG_COLL_REDUCE_SCATTER), n, in,
+				   cnt * n, &red, ref);
+			if (ret || memcmp(ref + r->rank * cnt * red.esize, rbuf,
+					  cnt * red.esize))
+				net_fail(r, "reduce_scatter", ret);
+			ret = dfg_allgather(t, in[r->rank], rbuf, cnt * 4);
+			for (unsigned int i = 0; i < n && !ret; i++)
+				if (memcmp(rbuf + i * cnt * 4, in[i], cnt * 4))
+					ret = -EBADMSG;
+			if (ret)
+				net_fail(r, "allgather", ret);
+			memcpy(rbuf, in[r->rank], cnt * 4);
+			ret = dfg_broadcast(t, rbuf, cnt * 4, call % n);
+			if (ret || memcmp(rbuf, in[call % n], cnt * 4))
+				net_fail(r, "broadcast", ret);
+			ret = dfg_alltoall(t, in[r->rank], rbuf, cnt);
+			for (unsigned int i = 0; i < n && !ret; i++)
+				if (memcmp(rbuf + i * cnt, (char *)in[i] +
+					   r->rank * cnt, cnt))
+					ret = -EBADMSG;
+			if (ret)
+				net_fail(r, "alltoall", ret);
+			ret = dfg_barrier(t);
+			if (ret)
+				net_fail(r, "barrier", ret);
+		}
+	}
+	/* Mismatched counts: an error on every rank, then it goes on. */
+	if (n > 1) {
+		ret = dfg_allreduce(t, in[r->rank], rbuf, 64 + r->rank,
+				    DFG_INT32, DFG_SUM);
+		if (ret != -EINVAL && ret != -EPROTO)
+			net_fail(r, "mismatched count", ret);
+	}
+	ret = dfg_barrier(t);
+	if (ret)
+		net_fail(r, "barrier after mismatch", ret);
+	if (dfg_team_add_arena(t, (struct dfg_arena *)rbuf) != -EOPNOTSUPP)
+		net_fail(r, "add_arena", 0);
+	ret = dfg_team_leave(t);
+	if (ret)
+		net_fail(r, "leave", ret);
+	for (unsigned int i = 0; i < n; i++)
+		free(in[i]);
+out:
+	free(in);
+	free(rbuf);
+	free(ref);
+	return NULL;
+}
+
+static void run_net(struct __test_metadata *_metadata, unsigned int n)
+{
+	struct boot b = { .size = n, .fail_at = -1 };
+	struct net_rank r[NET_MAX];
+	pthread_t th[NET_MAX];
+
+	pthread_barrier_init(&b.bar, NULL, n);
+	pthread_mutex_init(&b.lock, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		r[i] = (struct net_rank){ .b = &b, .rank = i };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, net_main, &r[i]));
+	}
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		EXPECT_EQ(0, r[i].failures) TH_LOG("n=%u: %s", n, r[i].msg);
+	}
+	free(b.buf);
+	pthread_barrier_destroy(&b.bar);
+	pthread_mutex_destroy(&b.lock);
+}
+
+FIXTURE(net) {
+};
+
+FIXTURE_SETUP(net)
+{
+}
+
+FIXTURE_TEARDOWN(net)
+{
+}
+
+/* Every collective over UCX for 1..4 threads-as-ranks. */
+TEST_F_TIMEOUT(net, collectives, 300)
+{
+	for (unsigned int n = 1; n <= NET_MAX; n++)
+		run_net(_metadata, n);
+}
+
+static int ag_unused(const void *mine, void *all, size_t len, void *arg)
+{
+	(void)mine;
+	(void)all;
+	(void)len;
+	(void)arg;
+	return -EIO;
+}
+
+TEST(join_errors)
+{
+	struct boot b = { .size = 1, .fail_at = 0 };
+	struct boot_arg ba = { .b = &b };
+	struct dfg_team *t = NULL;
+
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(0, 0, ag_unused, NULL, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(2, 2, ag_unused, NULL, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(65, 0, ag_unused, NULL, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(1, 0, NULL, NULL, &t));
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(1, 0, ag_unused, NULL, NULL));
+	/* The bootstrap's error is the join's, and nothing leaks. */
+	pthread_barrier_init(&b.bar, NULL, 1);
+	pthread_mutex_init(&b.lock, NULL);
+	EXPECT_EQ(-EHOSTUNREACH, dfg_team_join_net(1, 0, boot_ag, &ba, &t));
+	b.fail_at = 1;
+	ba.round = 0;
+	EXPECT_EQ(-EHOSTUNREACH, dfg_team_join_net(1, 0, boot_ag, &ba, &t));
+	EXPECT_EQ(NULL, t);
+	free(b.buf);
+	pthread_barrier_destroy(&b.bar);
+	pthread_mutex_destroy(&b.lock);
+}
+
+/* Outside a PMIx launcher there is nobody to ask. */
+TEST(pmix_without_launcher)
+{
+	struct dfg_team *t = NULL;
+
+	EXPECT_EQ(-ENOTCONN, dfg_team_from_pmix(&t));
+	EXPECT_EQ(-EINVAL, dfg_team_from_pmix(NULL));
+}
+
+TEST_HARNESS_MAIN

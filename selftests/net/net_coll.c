@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfg's collectives on a team formed with dfg_team_from_mpi() across the
+ * rig's nodes (a network team over UCX), every result compared bit for
+ * bit with a serial reference in the algorithm's reduction order
+ * (libdfg/tests/coll_ref.h): allreduce (recursive halving and the
+ * table's choice), reduce_scatter, allgather, broadcast, barrier,
+ * alltoall and alltoallv, for several types and ops, 1 element to 1 MiB.
+ *
+ *	net_coll [pmix] [MAX_BYTES]
+ *				the team from dfg_team_from_mpi(), or with
+ *				"pmix" from dfg_team_from_pmix() (its rank
+ *				and size must be MPI's); every rank prints
+ *				its failures; rank 0
+ *				prints "net_coll ok <ranks> <checks>"
+ *				when all ranks passed, and the exit status
+ *				is 0 only then
+ *	net_coll die RANK	rank RANK exits (no MPI_Finalize, no
+ *				dfg_team_leave) after a few allreduces; the
+ *				others must fail with -EOWNERDEAD and print
+ *				"survivor <rank> <errno> <ms>", <ms> from
+ *				their last successful call to the error
+ *				(the death is at most one call after it);
+ *				run it under mpirun --enable-recovery
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include <dfg/coll_mpi.h>
+
+#include "coll_ref.h"
+
+static int rank, size, checks, failures;
+
+static void bad(const char *what, size_t n, int ret)
+{
+	failures++;
+	fprintf(stderr, "rank %d: %s n=%zu: %s\n", rank, what, n,
+		ret ? strerror(-ret) : "wrong result");
+}
+
+static void check(int ok, const char *what, size_t n, int ret)
+{
+	checks++;
+	if (!ok || ret)
+		bad(what, n, ret);
+}
+
+/* Every rank's input, @bytes each (rounded up to whole elements). */
+static void **inputs(size_t bytes)
+{
+	void **in = calloc(size, sizeof(*in));
+
+	for (int r = 0; in && r < size; r++) {
+		in[r] = malloc(bytes + 8);
+		if (!in[r])
+			exit(2);
+	}
+	if (!in)
+		exit(2);
+	return in;
+}
+
+static void free_inputs(void **in)
+{
+	for (int r = 0; r < size; r++)
+		free(in[r]);
+	free(in);
+}
+
+static unsigned int call;
+
+/* allreduce and reduce_scatter of @n elements (per rank for the latter). */
+static void reductions(struct dfg_team *t, enum dfg_dtype dt, int op,
+		       size_t n, enum dfg_coll_algo force)
+{
+	struct dfg_reducer red;
+	void **in;
+	char *rbuf, *ref;
+	size_t e;
+	int ret;
+
+	dfg_reducer_get(op, dt, &red);
+	e = red.esize;
+	in = inputs(n * size * e);
+	rbuf = malloc(n * size * e);
+	ref = malloc(n * size * e);
+	if (!rbuf || !ref)
+		exit(2);
+	call++;
+	for (int r = 0; r < size; r++)
+		ref_fill(in[r], n * size, dt, r, call);
+	dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, force);
+	ret = dfg_allreduce(t, in[rank], rbuf, n, dt, op);
+	ref_reduce(ref_order(t, DFG_COLL_ALLREDUCE), size, in, n, &red, ref);
+	check(!memcmp(ref, rbuf, n * e), "allreduce", n, ret);
+	/* In place. */
+	memcpy(rbuf, in[rank], n * e);
+	ret = dfg_allreduce(t, DFG_IN_PLACE, rbuf, n, dt, op);
+	check(!memcmp(ref, rbuf, n * e), "allreduce in place", n, ret);
+	ret = dfg_reduce_scatter(t, in[rank], rbuf, n, dt, op);
+	ref_reduce(ref_order(t, DFG_COLL_REDUCE_SCATTER), size, in, n * size,
+		   &red, ref);
+	check(!memcmp(ref + rank * n * e, rbuf, n * e), "reduce_scatter", n,
+	      ret);
+	free_inputs(in);
+	free(rbuf);
+	free(ref);
+}
+
+/* Bytes rank @i sends rank @j in alltoallv: 0..@b, uneven. */
+static size_t vcount(int i, int j, size_t b)
+{
+	return b * ((i + 2 * j) % 3) / 2;
+}
+
+/*
+ * alltoallv: rank i's block for j is vcount(i, j) bytes of its input,
+ * packed in rank order; it lands packed in source order.
+ */
+static void alltoallv(struct dfg_team *t, void **in, size_t b, char *rbuf)
+{
+	size_t sc[64], sd[64], rc[64], rd[64], so = 0, ro = 0;
+	int ret, ok = 1;
+
+	for (int j = 0; j < size; j++) {
+		sc[j] = vcount(rank, j, b);
+		sd[j] = so;
+		so += sc[j];
+		rc[j] = vcount(j, rank, b);
+		rd[j] = ro;
+		ro += rc[j];
+	}
+	ret = dfg_alltoallv(t, in[rank], sc, sd, rbuf, rc, rd);
+	for (int i = 0; i < size; i++) {
+		size_t off = 0;
+
+		for (int j = 0; j < rank; j++)
+			off += vcount(i, j, b);
+		ok &= !memcmp(rbuf + rd[i], (char *)in[i] + off, rc[i]);
+	}
+	check(ok, "alltoallv", b, ret);
+}
+
+/* allgather, broadcast from every root, alltoall(v): @b bytes per rank. */
+static void moves(struct dfg_team *t, size_t b)
+{
+	void **in = inputs(b * size);
+	char *rbuf = malloc(b * size), *sbuf = malloc(b * size);
+	int ret, ok;
+
+	if (!rbuf || !sbuf)
+		exit(2);
+	call++;
+	for (int r = 0; r < size; r++)
+		ref_fill(in[r], (b * size + 3) / 4, DFG_INT32, r, call);
+	ret = dfg_allgather(t, in[rank], rbuf, b);
+	ok = 1;
+	for (int r = 0; r < size; r++)
+		ok &= !memcmp(rbuf + r * b, in[r], b);
+	check(ok, "allgather", b, ret);
+	for (int root = 0; root < size; root++) {
+		memcpy(rbuf, in[rank], b);
+		ret = dfg_broadcast(t, rbuf, b, root);
+		check(!memcmp(rbuf, in[root], b), "broadcast", b, ret);
+	}
+	/* alltoall: block j of rank i's input lands as block i on rank j. */
+	memcpy(sbuf, in[rank], b * size);
+	ret = dfg_alltoall(t, sbuf, rbuf, b);
+	ok = 1;
+	for (int r = 0; r < size; r++)
+		ok &= !memcmp(rbuf + r * b, (char *)in[r] + rank * b, b);
+	check(ok, "alltoall", b, ret);
+	alltoallv(t, in, b, rbuf);
+	check(1, "barrier", b, dfg_barrier(t));
+	free_inputs(in);
+	free(rbuf);
+	free(sbuf);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Rank @victim dies after a few allreduces; the others report. */
+static int die(struct dfg_team *t, int victim)
+{
+	double v[64] = { 0 }, out[64];
+	long long last = now_ms();
+	int ret = 0;
+
+	for (int i = 0; i < 100000 && !ret; i++) {
+		if (rank == victim && i == 20)
+			_exit(0);
+		ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64, DFG_SUM);
+		if (!ret)
+			last = now_ms();
+	}
+	printf("survivor %d %d %lld\n", rank, -ret, now_ms() - last);
+	fflush(stdout);
+	/* The job ends here: MPI_Finalize would wait for the dead rank. */
+	_exit(ret == -EOWNERDEAD ? 0 : 1);
+}
+
+int main(int argc, char **argv)
+{
+	static const enum dfg_dtype dts[] = { DFG_INT32, DFG_FLOAT64,
+					      DFG_FLOAT32, DFG_INT64 };
+	bool pmix = argc > 1 && !strcmp(argv[1], "pmix");
+	bool dying = argc > 2 && !strcmp(argv[1], "die");
+	size_t max = 1 << 20;
+	struct dfg_team *t;
+	int ret, all;
+
+	if (!dying && argc > 1 + pmix)
+		max = strtoul(argv[1 + pmix], NULL, 0);
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	ret = pmix ? dfg_team_from_pmix(&t) :
+	      dfg_team_from_mpi(MPI_COMM_WORLD, -1, &t);
+	if (!ret && (dfg_team_rank(t) != (unsigned int)rank ||
+		     dfg_team_size(t) != (unsigned int)size))
+		ret = -EPROTO;
+	if (ret) {
+		fprintf(stderr, "rank %d: dfg_team_from_%s: %s\n", rank,
+			pmix ? "pmix" : "mpi", strerror(-ret));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (dying)
+		return die(t, atoi(argv[2]));
+	/* Each type with one op, and every op on one type. */
+	for (size_t k = 0; k < 4; k++) {
+		for (size_t n = 1; n * 8 <= max; n = n < 4 ? n + 2 : n * 16)
+			reductions(t, dts[k], (int)k, n, DFG_ALGO_RHALVING);
+	}
+	/* The table's own choice, the big end included. */
+	reductions(t, DFG_FLOAT64, DFG_SUM, max / 8, DFG_ALGO_AUTO);
+	reductions(t, DFG_FLOAT32, DFG_PROD, 1000, DFG_ALGO_AUTO);
+	for (size_t b = 1; b * size <= max; b *= 32)
+		moves(t, b);
+	moves(t, max / size);
+	/* Mismatched counts: an error everywhere, and the team goes on. */
+	{
+		double v[80] = { 0 }, out[80];
+
+		ret = dfg_allreduce(t, v, out, 64 + rank, DFG_FLOAT64,
+				    DFG_SUM);
+		check(ret == -EINVAL || ret == -EPROTO, "mismatch", 64, 0);
+		check(1, "barrier after mismatch", 0, dfg_barrier(t));
+		ret = dfg_allreduce(t, v, out, 80, DFG_FLOAT64, DFG_SUM);
+		check(!ret && !out[0], "allreduce after mismatch", 80, ret);
+	}
+	ret = dfg_team_leave(t);
+	check(1, "leave", 0, ret);
+	MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank == 0 && !all)
+		printf("net_coll ok %d %d\n", size, checks);
+	MPI_Finalize();
+	return all ? 1 : 0;
+}
