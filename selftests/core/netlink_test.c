@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "dfg_sys.h"
-#include "dfg_nl.h"
+#include "dfg_evmon.h"
 #include "kselftest_harness.h"
 
 #define EVENT_MS	2000	/* an event arrives within this */
@@ -22,21 +22,20 @@ TEST(get_info_matches_ioctl)
 	const __u32 want = 1U << DFG_NL_A_API_VERSION |
 			   1U << DFG_NL_A_FEATURES | 1U << DFG_NL_A_VERSION |
 			   1U << DFG_NL_A_CLIENTS | 1U << DFG_NL_A_PARKED;
-	struct dfg_nl_info nl;
+	struct dfg_module_info nl;
 	struct dfg_info info;
 	__u64 clients, parked;
-	int fd, ret, kerr;
+	int fd, ret;
 
 	fd = sys_dfg_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dfg_get_info(fd, &info));
-	ret = dfg_nl_get_info(&nl, &kerr);
+	ret = dfg_module_info(&nl);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("genl GET_INFO: %s (kernel: %s)", nl_geterror(ret),
-		       strerror(-kerr));
+		TH_LOG("genl GET_INFO: %s", strerror(-ret));
 	}
-	ASSERT_EQ(want, nl.seen & want) {
-		TH_LOG("attributes seen 0x%x, want 0x%x", nl.seen, want);
+	ASSERT_EQ(want, nl.attrs & want) {
+		TH_LOG("attributes seen 0x%x, want 0x%x", nl.attrs, want);
 	}
 	ASSERT_EQ(info.api_version, nl.api_version);
 	ASSERT_EQ(info.features, nl.features);
@@ -50,7 +49,7 @@ TEST(get_info_matches_ioctl)
 	close(fd);
 
 	/* The reply follows the number of open files. */
-	ret = dfg_nl_get_info(&nl, &kerr);
+	ret = dfg_module_info(&nl);
 	ASSERT_EQ(0, ret);
 	ASSERT_EQ(clients - 1, (__u64)nl.clients);
 }
@@ -58,43 +57,43 @@ TEST(get_info_matches_ioctl)
 /* open/close of /dev/dfg yield CLIENT_OPEN/CLIENT_CLOSE with our pid. */
 TEST(client_open_close_events)
 {
-	struct dfg_nl_event ev;
-	struct dfg_nl_mon mon;
+	struct dfg_event_msg ev;
+	struct dfg_evmon mon;
 	pid_t me = getpid();
 	int fd, ret;
 
-	ret = dfg_nl_mon_open(&mon);
+	ret = dfg_evmon_open(&mon);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("subscribe %s/%s: %s", DFG_GENL_NAME,
-		       DFG_GENL_MCGRP_EVENTS, nl_geterror(ret));
+		       DFG_GENL_MCGRP_EVENTS, strerror(-ret));
 	}
-	dfg_nl_mon_poll(&mon, 0);
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_OPEN, me));
+	dfg_evmon_poll(&mon, 0);
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_OPEN, me));
 
 	fd = sys_dfg_open();
 	ASSERT_LE(0, fd);
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_OPEN, me, EVENT_MS,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_OPEN, me, EVENT_MS,
 				    &ev)) {
 		TH_LOG("no DFG_EV_CLIENT_OPEN for pid %d (%d other events)",
 		       me, mon.nr);
 	}
-	ASSERT_TRUE(ev.seen & (1U << DFG_NL_A_EVENT));
-	ASSERT_TRUE(ev.seen & (1U << DFG_NL_A_PID));
+	ASSERT_TRUE(ev.attrs & (1U << DFG_NL_A_EVENT));
+	ASSERT_TRUE(ev.attrs & (1U << DFG_NL_A_PID));
 	/* Not closed yet. */
-	dfg_nl_mon_poll(&mon, 100);
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
+	dfg_evmon_poll(&mon, 100);
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
 
 	ASSERT_EQ(0, close(fd));
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_CLOSE, me, EVENT_MS,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_CLOSE, me, EVENT_MS,
 				    &ev)) {
 		TH_LOG("no DFG_EV_CLIENT_CLOSE for pid %d (%d other events)",
 		       me, mon.nr);
 	}
 	/* One open, one close: no duplicates. */
-	dfg_nl_mon_poll(&mon, 100);
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_OPEN, me));
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_poll(&mon, 100);
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_OPEN, me));
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
+	dfg_evmon_close(&mon);
 }
 
 /*
@@ -103,15 +102,15 @@ TEST(client_open_close_events)
  */
 TEST(client_close_on_last_reference)
 {
-	struct dfg_nl_event ev;
-	struct dfg_nl_mon mon;
+	struct dfg_event_msg ev;
+	struct dfg_evmon mon;
 	pid_t me = getpid(), pid;
 	int fd, fd2, status;
 
-	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	ASSERT_EQ(0, dfg_evmon_open(&mon));
 	fd = sys_dfg_open();
 	ASSERT_LE(0, fd);
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_OPEN, me, EVENT_MS,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_OPEN, me, EVENT_MS,
 				    &ev));
 
 	fd2 = dup(fd);
@@ -125,28 +124,28 @@ TEST(client_close_on_last_reference)
 	}
 	ASSERT_EQ(0, dfg_wait_pid(pid, &status, 5000));
 	ASSERT_EQ(0, close(fd));
-	dfg_nl_mon_poll(&mon, 200);
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, pid));
+	dfg_evmon_poll(&mon, 200);
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_CLOSE, me));
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_CLOSE, pid));
 	/* A forked child does not open anything. */
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_OPEN, pid));
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_OPEN, pid));
 
 	ASSERT_EQ(0, close(fd2));
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_CLOSE, me, EVENT_MS,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_CLOSE, me, EVENT_MS,
 				    &ev));
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_close(&mon);
 }
 
 /* Events from another process carry that process's tgid. */
 TEST(client_events_name_the_process)
 {
-	struct dfg_nl_event ev;
-	struct dfg_nl_mon mon;
+	struct dfg_event_msg ev;
+	struct dfg_evmon mon;
 	int status, pipefd[2];
 	pid_t pid;
 	char c;
 
-	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	ASSERT_EQ(0, dfg_evmon_open(&mon));
 	ASSERT_EQ(0, pipe(pipefd));
 	pid = fork();
 	ASSERT_LE(0, pid);
@@ -160,21 +159,21 @@ TEST(client_events_name_the_process)
 		_exit(fd < 0 ? 1 : 0);
 	}
 	close(pipefd[0]);
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_OPEN, pid, EVENT_MS,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_OPEN, pid, EVENT_MS,
 				    &ev)) {
 		kill(pid, SIGKILL);
 		dfg_wait_pid(pid, &status, 5000);
 	}
-	dfg_nl_mon_poll(&mon, 100);
-	ASSERT_EQ(0, dfg_nl_mon_count(&mon, DFG_EV_CLIENT_CLOSE, pid));
+	dfg_evmon_poll(&mon, 100);
+	ASSERT_EQ(0, dfg_evmon_count(&mon, DFG_EV_CLIENT_CLOSE, pid));
 	close(pipefd[1]);
 	ASSERT_EQ(0, dfg_wait_pid(pid, &status, 5000));
 	ASSERT_TRUE(WIFEXITED(status));
 	ASSERT_EQ(0, WEXITSTATUS(status));
 	/* Exit closes the file: CLIENT_CLOSE with the same tgid. */
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CLIENT_CLOSE, pid, EVENT_MS,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_CLOSE, pid, EVENT_MS,
 				    &ev));
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_close(&mon);
 }
 
 TEST_HARNESS_MAIN
