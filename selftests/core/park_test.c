@@ -586,8 +586,9 @@ TEST(ioctl_park_eintr)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dfg_sysfs_read_u64("parked", &parked0));
-	ASSERT_EQ(0, arm_signal(&timer, 100));
+	/* The clock starts before the timer, which fires 100 ms after. */
 	start = dfg_now_ns();
+	ASSERT_EQ(0, arm_signal(&timer, 100));
 	ASSERT_EQ(-EINTR, sys_dfg_ioctl(fd, DFG_IOC_NOP, &nop));
 	took = dfg_ms_since(start);
 	ASSERT_EQ(1, got_signal);
