@@ -20,6 +20,14 @@ int dfg_cmd_run(int argc, char **argv);
 /* dfg_comp_load() of --plugin SO, with the error on stderr; 0 or -1. */
 int dfg_tool_load_plugin(const char *path);
 
+struct dfg_run_summary;
+/*
+ * stats_json.c: @sum as JSON to @path ("-": stdout), replacing it at
+ * once; the error on stderr; 0 or -errno.
+ */
+int dfg_tool_stats_json(const char *path, const char *graph,
+			const struct dfg_run_summary *sum);
+
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
