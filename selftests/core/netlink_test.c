@@ -4,10 +4,14 @@
  * and with sysfs; the "events" group reports DFG_EV_CLIENT_OPEN when a
  * process opens /dev/dfg and DFG_EV_CLIENT_CLOSE when the last reference
  * to that file goes, both with the process's tgid.
- * (DFG_EV_CMD_CANCELED is checked in park_test.)
+ * (DFG_EV_CMD_CANCELED is checked in park_test.) libdfg's
+ * <dfg/events.h> waits as it says (-EAGAIN, -ETIMEDOUT, -EINTR, a
+ * pollable fd), reports lost events (-ENOBUFS) and goes on, and keeps
+ * "events_full" for CAP_NET_ADMIN (-EPERM).
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <poll.h>
 #include <string.h>
 
 #include "dfg_sys.h"
@@ -174,6 +178,142 @@ TEST(client_events_name_the_process)
 	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_CLIENT_CLOSE, pid, EVENT_MS,
 				    &ev));
 	dfg_evmon_close(&mon);
+}
+
+/* The next CLIENT_OPEN or CLIENT_CLOSE of ours in @evs, in @ms. */
+static int next_own(struct dfg_events *evs, struct dfg_event_msg *ev, int ms)
+{
+	int ret;
+
+	do {
+		ret = dfg_events_next(evs, ev, ms);
+	} while (!ret && ev->pid != (__u32)getpid());
+	return ret;
+}
+
+/* Waits as told: -EAGAIN at 0, -ETIMEDOUT after the timeout, POLLIN. */
+TEST(events_next_waits)
+{
+	struct pollfd pfd = { .events = POLLIN };
+	struct dfg_event_msg ev;
+	struct dfg_events *evs;
+	__u64 start, took;
+	int fd;
+
+	ASSERT_EQ(0, dfg_events_open(&evs, 0));
+	ASSERT_EQ(1, dfg_events_full(evs));
+	pfd.fd = dfg_events_fd(evs);
+	ASSERT_LE(0, pfd.fd);
+	EXPECT_EQ(-EAGAIN, dfg_events_next(evs, &ev, 0));
+	EXPECT_EQ(0, poll(&pfd, 1, 0));
+	start = dfg_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, dfg_events_next(evs, &ev, 200));
+	took = dfg_ms_since(start);
+	EXPECT_LE(200ULL, took);
+
+	fd = sys_dfg_open();
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, poll(&pfd, 1, EVENT_MS));
+	ASSERT_EQ(0, dfg_events_next(evs, &ev, 0));
+	EXPECT_EQ(DFG_EV_CLIENT_OPEN, ev.type);
+	EXPECT_EQ((__u32)getpid(), ev.pid);
+	EXPECT_STREQ("client_open", dfg_event_name(ev.type));
+	close(fd);
+	ASSERT_EQ(0, next_own(evs, &ev, EVENT_MS));
+	EXPECT_EQ(DFG_EV_CLIENT_CLOSE, ev.type);
+	dfg_events_close(evs);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A signal ends a wait without limit with -EINTR. */
+TEST(events_next_eintr)
+{
+	struct sigaction sa = { .sa_handler = on_alarm };
+	struct dfg_event_msg ev;
+	struct dfg_events *evs;
+
+	ASSERT_EQ(0, sigaction(SIGALRM, &sa, NULL));
+	ASSERT_EQ(0, dfg_events_open(&evs, 0));
+	alarm(1);
+	EXPECT_EQ(-EINTR, dfg_events_next(evs, &ev, -1));
+	dfg_events_close(evs);
+}
+
+/*
+ * More events than the socket holds: -ENOBUFS once, then the handle goes
+ * on and delivers what comes next.
+ */
+TEST(events_lost_enobufs)
+{
+	struct dfg_event_msg ev;
+	struct dfg_events *evs;
+	int i, fd, ret, lost = 0, got = 0;
+
+	ASSERT_EQ(0, dfg_events_open(&evs, 0));
+	/* 1 MiB asked, rmem_max allows less: 8000 events do not fit. */
+	for (i = 0; i < 4000; i++) {
+		fd = sys_dfg_open();
+		ASSERT_LE(0, fd);
+		close(fd);
+	}
+	while ((ret = dfg_events_next(evs, &ev, 0)) != -EAGAIN) {
+		if (ret == -ENOBUFS)
+			lost++;
+		else if (!ret)
+			got++;
+		else
+			ASSERT_EQ(0, ret);
+	}
+	EXPECT_LE(1, lost);
+	EXPECT_LT(0, got);
+	EXPECT_GT(8000, got);
+	fd = sys_dfg_open();
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, next_own(evs, &ev, EVENT_MS));
+	EXPECT_EQ(DFG_EV_CLIENT_OPEN, ev.type);
+	dfg_events_close(evs);
+}
+
+/*
+ * Without CAP_NET_ADMIN (here: uid 65534, no capabilities), "events_full"
+ * is refused and flags 0 fall back to "events"; root gets either.
+ */
+TEST(events_full_needs_cap_net_admin)
+{
+	struct dfg_events *evs;
+	int status;
+	pid_t pid;
+
+	ASSERT_EQ(0, dfg_events_open(&evs, DFG_EVENTS_FULL));
+	EXPECT_EQ(1, dfg_events_full(evs));
+	dfg_events_close(evs);
+	ASSERT_EQ(0, dfg_events_open(&evs, DFG_EVENTS_PUBLIC));
+	EXPECT_EQ(0, dfg_events_full(evs));
+	dfg_events_close(evs);
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		if (setresgid(65534, 65534, 65534) ||
+		    setresuid(65534, 65534, 65534))
+			_exit(10);
+		if (dfg_events_open(&evs, DFG_EVENTS_FULL) != -EPERM)
+			_exit(11);
+		if (dfg_events_open(&evs, 0))
+			_exit(12);
+		if (dfg_events_full(evs) != 0)
+			_exit(13);
+		dfg_events_close(evs);
+		_exit(0);
+	}
+	ASSERT_EQ(0, dfg_wait_pid(pid, &status, 5000));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status));
 }
 
 TEST_HARNESS_MAIN
