@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * netlink.c - generic netlink family "dfg": GET_INFO and the "events"
- * multicast group.
+ * netlink.c - generic netlink family "dfg": GET_INFO and the two event
+ * multicast groups, "events_full" and "events".
  *
  * Objects: dfg_genl_family, registered at init and unregistered at exit;
  * its doit handlers run under genl_lock (no parallel_ops), which
@@ -9,15 +9,33 @@
  * are built per call and handed to netlink, which owns them from
  * genlmsg_reply()/genlmsg_multicast() on. No lock or reference of our own.
  * The family lives in init_net only; events go to init_net listeners.
+ *
+ * Who hears what: graph names and the pids of the processes behind every
+ * graph, team and channel are other users' business. "events_full"
+ * carries every attribute and only CAP_NET_ADMIN may join it, which genl
+ * checks at bind time (GENL_MCAST_CAP_NET_ADMIN, in 6.1.y since 6.1.66).
+ * "events" is open to anyone and carries the same events without NAME
+ * and PID, unless public_event_details is set.
  */
+#include <linux/moduleparam.h>
 #include <net/genetlink.h>
 #include <net/netlink.h>
 
 #include "dfg.h"
 
-/* Index of the "events" group in dfg_nl_mcgrps[]. */
+#ifndef GENL_MCAST_CAP_NET_ADMIN
+#error "dfg.ko needs per-group multicast capabilities (GENL_MCAST_CAP_NET_ADMIN)"
+#endif
+
+static bool public_event_details;
+module_param(public_event_details, bool, 0644);
+MODULE_PARM_DESC(public_event_details,
+		 "Also send graph names and pids to the unprivileged group");
+
+/* Indexes in dfg_nl_mcgrps[]. */
 enum {
 	DFG_NL_GRP_EVENTS,
+	DFG_NL_GRP_EVENTS_FULL,
 };
 
 static const struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
@@ -79,6 +97,10 @@ static const struct genl_small_ops dfg_nl_ops[] = {
 
 static const struct genl_multicast_group dfg_nl_mcgrps[] = {
 	[DFG_NL_GRP_EVENTS] = { .name = DFG_GENL_MCGRP_EVENTS },
+	[DFG_NL_GRP_EVENTS_FULL] = {
+		.name	= DFG_GENL_MCGRP_EVENTS_FULL,
+		.flags	= GENL_MCAST_CAP_NET_ADMIN,
+	},
 };
 
 static struct genl_family dfg_genl_family __ro_after_init = {
@@ -94,23 +116,29 @@ static struct genl_family dfg_genl_family __ro_after_init = {
 	.n_mcgrps	= ARRAY_SIZE(dfg_nl_mcgrps),
 };
 
+/* One event, as the dfg_nl_*_event() callers describe it. */
+struct dfg_nl_ev {
+	u32		event;
+	u32		pid;
+	u32		cmd;
+	u32		graph;
+	u32		object;
+	const char	*name;
+	s64		rank;
+};
+
 /*
- * Sends one DFG_NL_CMD_EVENT to the "events" group. Every attribute but
- * EVENT is optional and left out when zero (or NULL): graph and object ids
- * start at 1, and a PID of 0 names no process; RANK, where 0 is a rank,
- * is left out when negative. Best effort: does nothing
- * without listeners, and a failure to allocate or deliver never fails the
- * operation that reports it. Process context (GFP_KERNEL).
+ * Sends @ev to group @grp, with NAME and PID only when @details. Every
+ * attribute but EVENT is optional and left out when zero (or NULL): graph
+ * and object ids start at 1, and a PID of 0 names no process; RANK, where
+ * 0 is a rank, is left out when negative. A failure to allocate or
+ * deliver is dropped (see dfg_nl_emit()).
  */
-static void dfg_nl_emit(u32 event, u32 pid, u32 cmd, u32 graph, u32 object,
-			const char *name, s64 rank)
+static void dfg_nl_send(const struct dfg_nl_ev *ev, unsigned int grp,
+			bool details)
 {
 	struct sk_buff *msg;
 	void *hdr;
-
-	might_sleep();
-	if (!genl_has_listeners(&dfg_genl_family, &init_net, DFG_NL_GRP_EVENTS))
-		return;
 
 	msg = genlmsg_new(6 * nla_total_size(sizeof(u32)) +
 			  nla_total_size(DFG_NAME_MAX), GFP_KERNEL);
@@ -119,27 +147,44 @@ static void dfg_nl_emit(u32 event, u32 pid, u32 cmd, u32 graph, u32 object,
 	hdr = genlmsg_put(msg, 0, 0, &dfg_genl_family, 0, DFG_NL_CMD_EVENT);
 	if (!hdr)
 		goto out_free_msg;
-	if (nla_put_u32(msg, DFG_NL_A_EVENT, event) ||
-	    (pid && nla_put_u32(msg, DFG_NL_A_PID, pid)) ||
-	    (cmd && nla_put_u32(msg, DFG_NL_A_CMD, cmd)) ||
-	    (graph && nla_put_u32(msg, DFG_NL_A_GRAPH, graph)) ||
-	    (object && nla_put_u32(msg, DFG_NL_A_OBJECT, object)) ||
-	    (name && nla_put_string(msg, DFG_NL_A_NAME, name)) ||
-	    (rank >= 0 && nla_put_u32(msg, DFG_NL_A_RANK, rank)))
+	if (nla_put_u32(msg, DFG_NL_A_EVENT, ev->event) ||
+	    (details && ev->pid && nla_put_u32(msg, DFG_NL_A_PID, ev->pid)) ||
+	    (ev->cmd && nla_put_u32(msg, DFG_NL_A_CMD, ev->cmd)) ||
+	    (ev->graph && nla_put_u32(msg, DFG_NL_A_GRAPH, ev->graph)) ||
+	    (ev->object && nla_put_u32(msg, DFG_NL_A_OBJECT, ev->object)) ||
+	    (details && ev->name &&
+	     nla_put_string(msg, DFG_NL_A_NAME, ev->name)) ||
+	    (ev->rank >= 0 && nla_put_u32(msg, DFG_NL_A_RANK, ev->rank)))
 		goto out_free_msg;
 	genlmsg_end(msg, hdr);
 
 	/* -ESRCH when the last listener just left: nothing to report. */
-	genlmsg_multicast(&dfg_genl_family, msg, 0, DFG_NL_GRP_EVENTS,
-			  GFP_KERNEL);
+	genlmsg_multicast(&dfg_genl_family, msg, 0, grp, GFP_KERNEL);
 	return;
 
 out_free_msg:
 	nlmsg_free(msg);
 }
 
+/*
+ * Sends one DFG_NL_CMD_EVENT to each group that has listeners. Best
+ * effort: a failure never fails the operation that reports it. Process
+ * context (GFP_KERNEL).
+ */
+static void dfg_nl_emit(const struct dfg_nl_ev *ev)
+{
+	might_sleep();
+	if (genl_has_listeners(&dfg_genl_family, &init_net,
+			       DFG_NL_GRP_EVENTS_FULL))
+		dfg_nl_send(ev, DFG_NL_GRP_EVENTS_FULL, true);
+	if (genl_has_listeners(&dfg_genl_family, &init_net,
+			       DFG_NL_GRP_EVENTS))
+		dfg_nl_send(ev, DFG_NL_GRP_EVENTS,
+			    READ_ONCE(public_event_details));
+}
+
 /**
- * dfg_nl_event() - tell the "events" group that something happened
+ * dfg_nl_event() - tell the event groups that something happened
  * @event: DFG_EV_*
  * @pid: tgid of the process concerned
  * @cmd: command value concerned, 0 when the event has none
@@ -150,11 +195,15 @@ out_free_msg:
  */
 void dfg_nl_event(u32 event, u32 pid, u32 cmd)
 {
-	dfg_nl_emit(event, pid, cmd, 0, 0, NULL, -1);
+	struct dfg_nl_ev ev = {
+		.event = event, .pid = pid, .cmd = cmd, .rank = -1,
+	};
+
+	dfg_nl_emit(&ev);
 }
 
 /**
- * dfg_nl_graph_event() - tell the "events" group about a graph or object
+ * dfg_nl_graph_event() - tell the event groups about a graph or object
  * @event: DFG_EV_GRAPH_*, DFG_EV_ARENA_*, DFG_EV_REGION_*, DFG_EV_CHAN_*
  * @pid: tgid of the process concerned; 0 (no PID attribute) for deaths
  * @graph: graph id
@@ -168,11 +217,16 @@ void dfg_nl_event(u32 event, u32 pid, u32 cmd)
 void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
 			const char *name)
 {
-	dfg_nl_emit(event, pid, 0, graph, object, name, -1);
+	struct dfg_nl_ev ev = {
+		.event = event, .pid = pid, .graph = graph, .object = object,
+		.name = name, .rank = -1,
+	};
+
+	dfg_nl_emit(&ev);
 }
 
 /**
- * dfg_nl_team_event() - tell the "events" group about a team member
+ * dfg_nl_team_event() - tell the event groups about a team member
  * @event: DFG_EV_TEAM_JOIN, _LEAVE, _BROKEN
  * @pid: tgid of the process concerned (the joiner, leaver or the dead
  *	member's joiner)
@@ -186,7 +240,12 @@ void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,
  */
 void dfg_nl_team_event(u32 event, u32 pid, u32 graph, u32 team, u32 rank)
 {
-	dfg_nl_emit(event, pid, 0, graph, team, NULL, rank);
+	struct dfg_nl_ev ev = {
+		.event = event, .pid = pid, .graph = graph, .object = team,
+		.rank = rank,
+	};
+
+	dfg_nl_emit(&ev);
 }
 
 int dfg_nl_init(void)

@@ -21,6 +21,12 @@ NL_CFLAGS := $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || \
 NL_LIBS   := $(shell pkg-config --libs libnl-genl-3.0 2>/dev/null || \
 		     echo -lnl-genl-3 -lnl-3)
 
+# Netlink events through libdfg (<dfg/events.h>, lib/dfg_evmon.h): a test
+# that uses them sets CFLAGS_<prog> := $(EVENTS_CFLAGS) and LDLIBS_<prog>
+# := $(EVENTS_LIBS). The static library keeps the tests free of libdfg.so.
+EVENTS_CFLAGS := -I$(TOP)/libdfg/include $(NL_CFLAGS)
+EVENTS_LIBS   := $(BUILD)/lib/libdfg.a $(NL_LIBS)
+
 DEPS := $(TOP)/uapi/linux/dfg.h $(wildcard $(TOP)/selftests/lib/*.h) \
 	$(HARNESS)
 

@@ -5,7 +5,7 @@ set -e
 pkgs="build-essential pkg-config linux-headers-amd64 linux-image-amd64
 linux-source-6.1 sparse kmod cpio xz-utils qemu-system-x86 busybox-static
 liburing-dev libnl-3-dev libnl-genl-3-dev gnuplot-nox procps
-openmpi-bin libopenmpi-dev fortunes graphviz libgraphviz-dev
+openmpi-bin libopenmpi-dev fortunes graphviz libgraphviz-dev jq
 iproute2 iputils-ping openssh-server openssh-client rdma-core
 ibverbs-providers ibverbs-utils rdmacm-utils libucx0 ucx-utils vde2
 strace dkms man-db groff-base libucx-dev libpmix-dev"

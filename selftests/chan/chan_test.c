@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 
 #include "dfg_sys.h"
-#include "dfg_nl.h"
+#include "dfg_evmon.h"
 #include "chan.h"
 #include "kselftest_harness.h"
 
@@ -755,21 +755,21 @@ static void child_park(int g, int id, __u32 role, int wfd)
 static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 {
 	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
-	struct dfg_nl_event ev;
-	struct dfg_nl_mon mon;
+	struct dfg_event_msg ev;
+	struct dfg_evmon mon;
 	struct chan_ep other;
 	int dev, g, id, pfd[2], n, status;
 	__u64 start;
 	pid_t pid;
 
-	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	ASSERT_EQ(0, dfg_evmon_open(&mon));
 	dev = sys_dfg_open();
 	ASSERT_LE(0, dev);
 	g = chan_graph_new(dev, "kill");
 	ASSERT_LE(0, g);
 	id = chan_create(g, 1, DEPTH, NPROD, NULL);
 	ASSERT_LT(0, id);
-	EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CHAN_CREATE, getpid(), 2000,
+	EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_CHAN_CREATE, getpid(), 2000,
 				    &ev));
 	/* The other side stays open, so the producer does not get -EPIPE. */
 	ASSERT_EQ(0, chan_ep_open(g, id, role == DFG_CHAN_PRODUCER ?
@@ -796,7 +796,7 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 	EXPECT_GT(1000, dfg_ms_since(start));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
-	EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_PEER_DEATH, pid, 2000, &ev));
+	EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_PEER_DEATH, pid, 2000, &ev));
 	if (role == DFG_CHAN_PRODUCER) {
 		EXPECT_EQ(DFG_CHAN_S_CLOSED, chan_ring(other.hdr, 0)->state);
 	} else {
@@ -811,13 +811,13 @@ static void kill_parked(struct __test_metadata *_metadata, __u32 role)
 			 dfg_graph_id(g), id);
 		EXPECT_EQ(0, access(dir, F_OK));
 		close(g);
-		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_CHAN_DESTROY, 0, 2000,
+		EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_CHAN_DESTROY, 0, 2000,
 					    &ev));
 		EXPECT_NE(0, access(dir, F_OK));
 	}
 	close(dev);
 	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_close(&mon);
 }
 
 TEST(kill9_parked_consumer)

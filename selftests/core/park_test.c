@@ -26,7 +26,7 @@
 #include <time.h>
 
 #include "dfg_sys.h"
-#include "dfg_nl.h"
+#include "dfg_evmon.h"
 #include "kselftest_harness.h"
 
 #define REAP_MS		1000	/* a killed or exiting child is reaped by then */
@@ -118,7 +118,7 @@ FIXTURE(park) {
 	int fd2;		/* a second open file, also shared */
 	struct io_uring ring;	/* shared with the child through fork */
 	struct dfg_info info;
-	struct dfg_nl_mon mon;	/* subscribed before the child starts */
+	struct dfg_evmon mon;	/* subscribed before the child starts */
 	int mon_err;		/* 0, or why subscribing failed */
 	pid_t child;		/* killed at teardown if still there */
 	int pipe[2];		/* child -> test: its report */
@@ -178,7 +178,7 @@ FIXTURE_SETUP(park)
 	ASSERT_EQ(0, pipe(self->pipe));
 	ASSERT_EQ(0, dfg_sysfs_read_u64("parked", &self->parked0));
 	ASSERT_EQ(0, dfg_sysfs_read_u64("stats/canceled", &self->canceled0));
-	self->mon_err = dfg_nl_mon_open(&self->mon);
+	self->mon_err = dfg_evmon_open(&self->mon);
 	self->cancel_ms = 3 * self->info.monitor_ms + 1000;
 }
 
@@ -186,7 +186,7 @@ FIXTURE_TEARDOWN(park)
 {
 	dfg_kill_pid(self->child);
 	if (!self->mon_err)
-		dfg_nl_mon_close(&self->mon);
+		dfg_evmon_close(&self->mon);
 	close(self->pipe[0]);
 	close(self->pipe[1]);
 	io_uring_queue_exit(&self->ring);
@@ -267,14 +267,14 @@ static void check_canceled(struct __test_metadata *_metadata,
 TEST_F(park, kill9_parked)
 {
 	struct dfg_nop args[1];
-	struct dfg_nl_event ev;
+	struct dfg_event_msg ev;
 	struct dfg_cqe cqe;
 	__u64 start, took, parked;
 	pid_t pid;
 	int status;
 
 	ASSERT_EQ(0, self->mon_err) {
-		TH_LOG("netlink events group: %s", nl_geterror(self->mon_err));
+		TH_LOG("netlink events group: %s", strerror(-self->mon_err));
 	}
 	RUN_CHILD({
 		write_report(self->pipe[1],
@@ -301,7 +301,7 @@ TEST_F(park, kill9_parked)
 	}
 	ASSERT_EQ(0, dfg_sysfs_read_u64("parked", &parked));
 	ASSERT_EQ(self->parked0 + 1, parked);
-	ASSERT_EQ(0, dfg_nl_mon_count(&self->mon, DFG_EV_CMD_CANCELED, pid));
+	ASSERT_EQ(0, dfg_evmon_count(&self->mon, DFG_EV_CMD_CANCELED, pid));
 
 	start = dfg_now_ns();
 	ASSERT_EQ(0, kill(pid, SIGKILL));
@@ -316,15 +316,15 @@ TEST_F(park, kill9_parked)
 
 	check_canceled(_metadata, self, 1, 0x1000, 0);
 
-	ASSERT_TRUE(dfg_nl_mon_find(&self->mon, DFG_EV_CMD_CANCELED, pid,
+	ASSERT_TRUE(dfg_evmon_find(&self->mon, DFG_EV_CMD_CANCELED, pid,
 				    2000, &ev)) {
 		TH_LOG("no DFG_EV_CMD_CANCELED for pid %d", pid);
 	}
-	ASSERT_TRUE(ev.seen & (1U << DFG_NL_A_CMD));
+	ASSERT_TRUE(ev.attrs & (1U << DFG_NL_A_CMD));
 	ASSERT_EQ((__u32)DFG_IOC_NOP, ev.cmd);
 	/* One command, one event. */
-	dfg_nl_mon_poll(&self->mon, 100);
-	ASSERT_EQ(0, dfg_nl_mon_count(&self->mon, DFG_EV_CMD_CANCELED, pid));
+	dfg_evmon_poll(&self->mon, 100);
+	ASSERT_EQ(0, dfg_evmon_count(&self->mon, DFG_EV_CMD_CANCELED, pid));
 }
 
 /* A child that exits on its own with a parked command: same outcome. */
@@ -586,8 +586,9 @@ TEST(ioctl_park_eintr)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, dfg_sysfs_read_u64("parked", &parked0));
-	ASSERT_EQ(0, arm_signal(&timer, 100));
+	/* The clock starts before the timer, which fires 100 ms after. */
 	start = dfg_now_ns();
+	ASSERT_EQ(0, arm_signal(&timer, 100));
 	ASSERT_EQ(-EINTR, sys_dfg_ioctl(fd, DFG_IOC_NOP, &nop));
 	took = dfg_ms_since(start);
 	ASSERT_EQ(1, got_signal);

@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 
 #include "dfg_sys.h"
-#include "dfg_nl.h"
+#include "dfg_evmon.h"
 #include "kselftest_harness.h"
 
 #define SEEN(a)	(1U << (a))
@@ -22,11 +22,11 @@ TEST(graph_events)
 		.mode = 0600,
 	};
 	struct dfg_arena_create a = { .size = 4096 };
-	struct dfg_nl_event ev;
-	struct dfg_nl_mon mon;
+	struct dfg_event_msg ev;
+	struct dfg_evmon mon;
 	int dev, g, ret;
 
-	ret = dfg_nl_mon_open(&mon);
+	ret = dfg_evmon_open(&mon);
 	ASSERT_EQ(0, ret) TH_LOG("netlink: %d", ret);
 	dev = sys_dfg_open();
 	ASSERT_LE(0, dev);
@@ -36,25 +36,25 @@ TEST(graph_events)
 	ASSERT_LE(0, g);
 	ASSERT_EQ(1, sys_dfg_ioctl(g, DFG_IOC_ARENA_CREATE, &a));
 
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_GRAPH_CREATE, getpid(), 2000,
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_GRAPH_CREATE, getpid(), 2000,
 				    &ev));
 	EXPECT_EQ(SEEN(DFG_NL_A_EVENT) | SEEN(DFG_NL_A_GRAPH) |
-		  SEEN(DFG_NL_A_NAME) | SEEN(DFG_NL_A_PID), ev.seen);
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_ARENA_CREATE, getpid(), 2000,
+		  SEEN(DFG_NL_A_NAME) | SEEN(DFG_NL_A_PID), ev.attrs);
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_ARENA_CREATE, getpid(), 2000,
 				    &ev));
 	EXPECT_EQ(SEEN(DFG_NL_A_EVENT) | SEEN(DFG_NL_A_GRAPH) |
-		  SEEN(DFG_NL_A_OBJECT) | SEEN(DFG_NL_A_PID), ev.seen);
+		  SEEN(DFG_NL_A_OBJECT) | SEEN(DFG_NL_A_PID), ev.attrs);
 
 	close(g);
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_ARENA_DESTROY, 0, 2000, &ev));
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_ARENA_DESTROY, 0, 2000, &ev));
 	EXPECT_EQ(SEEN(DFG_NL_A_EVENT) | SEEN(DFG_NL_A_GRAPH) |
-		  SEEN(DFG_NL_A_OBJECT), ev.seen);
-	ASSERT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_GRAPH_DESTROY, 0, 2000, &ev));
+		  SEEN(DFG_NL_A_OBJECT), ev.attrs);
+	ASSERT_TRUE(dfg_evmon_find(&mon, DFG_EV_GRAPH_DESTROY, 0, 2000, &ev));
 	EXPECT_EQ(SEEN(DFG_NL_A_EVENT) | SEEN(DFG_NL_A_GRAPH) |
-		  SEEN(DFG_NL_A_NAME), ev.seen);
+		  SEEN(DFG_NL_A_NAME), ev.attrs);
 
 	close(dev);
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_close(&mon);
 }
 
 TEST_HARNESS_MAIN

@@ -17,7 +17,7 @@
 #include <sys/mman.h>
 
 #include "dfg_sys.h"
-#include "dfg_nl.h"
+#include "dfg_evmon.h"
 #include "../chan/chan.h"
 #include "kselftest_harness.h"
 
@@ -998,16 +998,16 @@ TEST_F(sched, graph_death)
 {
 	struct set_desc d = { .nr_in = 1, .in = { CH_A } };
 	struct set_desc r = { .flags = DFG_SET_F_ROOT };
-	struct dfg_nl_mon mon;
-	struct dfg_nl_event ev;
+	struct dfg_evmon mon;
+	struct dfg_event_msg ev;
 	struct pending p;
 	char dir[64];
 	int id, rid, res;
 
-	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	ASSERT_EQ(0, dfg_evmon_open(&mon));
 	id = reg(self->sc, &d);
 	ASSERT_LT(0, id);
-	EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_SET_REGISTER, getpid(), 2000,
+	EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_SET_REGISTER, getpid(), 2000,
 				    &ev));
 	rid = reg(self->sc, &r);
 	ASSERT_LT(0, rid);
@@ -1027,7 +1027,7 @@ TEST_F(sched, graph_death)
 	/* The running set can still be given back and dropped. */
 	EXPECT_EQ(0, yield_ioctl(self->sc, rid, DFG_YIELD_QUANTUM));
 	EXPECT_EQ(0, unreg(self->sc, id));
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_close(&mon);
 }
 
 /* ------------------------------------------------------------------------
@@ -1051,15 +1051,15 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
 	struct set_desc wait = { .nr_in = 1, .in = { CH_A } };
 	struct set_desc root = { .flags = DFG_SET_F_ROOT };
-	struct dfg_nl_mon mon;
-	struct dfg_nl_event ev;
+	struct dfg_evmon mon;
+	struct dfg_event_msg ev;
 	struct pending p;
 	char state[32];
 	int dev, g, sc, gid, mine, cid, res, status;
 	int sync[2];
 	pid_t pid;
 
-	ASSERT_EQ(0, dfg_nl_mon_open(&mon));
+	ASSERT_EQ(0, dfg_evmon_open(&mon));
 	dev = sys_dfg_open();
 	ASSERT_LE(0, dev);
 	g = chan_graph_new(dev, "kill");
@@ -1128,7 +1128,7 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	/* The other process's worker learns the graph failed. */
 	ASSERT_EQ(0, next_end(&p, 5000, &res));
 	EXPECT_EQ(-EIO, res);
-	EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_SET_FAILED, pid, 2000, &ev));
+	EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_SET_FAILED, pid, 2000, &ev));
 	ASSERT_EQ(0, set_state(gid, cid, state, sizeof(state)));
 	EXPECT_STREQ("failed", state);
 	ASSERT_EQ(0, set_state(gid, mine, state, sizeof(state)));
@@ -1145,7 +1145,7 @@ static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 	close(dev);
 	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 	EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
-	dfg_nl_mon_close(&mon);
+	dfg_evmon_close(&mon);
 }
 
 TEST(kill9_parked_ioctl)

@@ -14,11 +14,12 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "dfg_sys.h"
-#include "dfg_nl.h"
+#include "dfg_evmon.h"
 #include "kselftest_harness.h"
 
 #define PAGE		4096UL
@@ -839,8 +840,8 @@ static int read_n(int fd, int n)
 /* kill -9 of a member while the others are parked: all out in < 2 s. */
 TEST(kill9_parked)
 {
-	struct dfg_nl_mon mon;
-	struct dfg_nl_event ev;
+	struct dfg_evmon mon;
+	struct dfg_event_msg ev;
 	char name[32];
 	pid_t pids[4], victim;
 	int dev, g, r, p[2], status, fd;
@@ -851,7 +852,7 @@ TEST(kill9_parked)
 	dev = sys_dfg_open();
 	if (dev < 0)
 		SKIP(return, "no %s", DFG_DEV_PATH);
-	nl = !dfg_nl_mon_open(&mon);
+	nl = !dfg_evmon_open(&mon);
 	g = graph_new(dev, NULL, 0);
 	ASSERT_LE(0, g);
 	ASSERT_EQ(0, pipe(p));
@@ -890,15 +891,15 @@ TEST(kill9_parked)
 	}
 	EXPECT_GT(2000, dfg_ms_since(t0));
 	if (nl) {
-		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_TEAM_BROKEN, victim,
+		EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_TEAM_BROKEN, victim,
 					    2000, &ev));
 		EXPECT_EQ(0, ev.rank);
 		EXPECT_EQ((__u32)dfg_graph_id(g), ev.graph);
-		EXPECT_TRUE(dfg_nl_mon_find(&mon, DFG_EV_TEAM_JOIN, pids[1],
+		EXPECT_TRUE(dfg_evmon_find(&mon, DFG_EV_TEAM_JOIN, pids[1],
 					    2000, &ev));
 		EXPECT_EQ(1, ev.rank);
-		EXPECT_NE(0, ev.seen & (1U << DFG_NL_A_RANK));
-		dfg_nl_mon_close(&mon);
+		EXPECT_NE(0, ev.attrs & (1U << DFG_NL_A_RANK));
+		dfg_evmon_close(&mon);
 	}
 	/* Everyone gone: the name is free. */
 	fd = join(g, name, 4, 0, CTL);

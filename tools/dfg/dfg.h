@@ -34,6 +34,14 @@ int dfg_tool_parse_uint(const char *opt, const char *arg,
  */
 void dfg_tool_device_hint(int err, const char *graph);
 
+struct dfg_run_summary;
+/*
+ * stats_json.c: @sum as JSON to @path ("-": stdout), replacing it at
+ * once; the error on stderr; 0 or -errno.
+ */
+int dfg_tool_stats_json(const char *path, const char *graph,
+			const struct dfg_run_summary *sum);
+
 /* "dfg: <fmt>\n" on stderr. */
 void dfg_tool_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

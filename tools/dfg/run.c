@@ -26,6 +26,7 @@ int dfg_cmd_run(int argc, char **argv)
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "plugin", required_argument, NULL, 'P' },
+		{ "stats-json", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -37,6 +38,8 @@ int dfg_cmd_run(int argc, char **argv)
 		.errlen = sizeof(err),
 	};
 	unsigned long long num;
+	const char *stats_json = NULL;
+	struct dfg_run_summary sum;
 	bool quiet = false;
 	int c, r;
 
@@ -74,9 +77,13 @@ int dfg_cmd_run(int argc, char **argv)
 			if (dfg_tool_load_plugin(optarg))
 				return DFG_EXIT_FAIL;
 			break;
+		case 'J':
+			stats_json = optarg;
+			break;
 		case 'h':
 			printf("usage: dfg run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
-			       "           [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]\n");
+			       "           [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]\n"
+			       "           [--stats-json FILE]\n");
 			return DFG_EXIT_OK;
 		default:
 			return DFG_EXIT_USAGE;
@@ -90,11 +97,13 @@ int dfg_cmd_run(int argc, char **argv)
 		o.log = NULL;
 		o.flags &= ~DFG_RUN_PROGRESS;
 	}
-	r = dfg_run(argv[optind], &o, NULL);
+	r = dfg_run(argv[optind], &o, &sum);
 	if (r) {
 		dfg_tool_err("%s", err[0] ? err : strerror(-r));
 		dfg_tool_device_hint(r, argv[optind]);
 		return DFG_EXIT_FAIL;
 	}
+	if (stats_json && dfg_tool_stats_json(stats_json, argv[optind], &sum))
+		return DFG_EXIT_FAIL;
 	return DFG_EXIT_OK;
 }

@@ -12,7 +12,7 @@
  *   dfgctl objects                      every object (arena, region,
  *                                       channel) of every graph with its
  *                                       kind and counters, one line each
- *   dfgctl monitor [--count N] [--timeout SEC]
+ *   dfgctl monitor [--count N] [--timeout SEC] [--full | --public]
  *                                       netlink events, one line each
  *   dfgctl version | --version | --help
  *
@@ -54,12 +54,15 @@ static const char usage_text[] =
 "                              region|chan> id=<id> <counter>=<value> ...'\n"
 "                              (arena: size, pages; region: size, pages,\n"
 "                              writable, users; chan: as chans)\n"
-"  monitor [--count N] [--timeout SEC]\n"
+"  monitor [--count N] [--timeout SEC] [--full | --public]\n"
 "                              print netlink events, one line each:\n"
-"                              'event=<name> pid=<pid> cmd=0x<hex>'; says\n"
-"                              'listening' on stderr once subscribed; exits\n"
-"                              0 after N events, 1 if SEC seconds pass first\n"
-"                              (0 on timeout without --count)\n"
+"                              'event=<name> <attr>=<value> ...' (graph,\n"
+"                              object, rank, pid, cmd, name); says\n"
+"                              'listening (<group>)' on stderr once\n"
+"                              subscribed; exits 0 after N events, 1 if SEC\n"
+"                              seconds pass first (0 on timeout without\n"
+"                              --count); names and pids need CAP_NET_ADMIN\n"
+"                              (--full insists, --public never asks)\n"
 "  top [--interval MS] [--count N]\n"
 "                              live view of the scheduler's sets and their\n"
 "                              components: state, runs, waits, CPU% since\n"
@@ -72,6 +75,9 @@ static const char usage_text[] =
 "environment:\n"
 "  DFG_DEVICE  device node (default /dev/dfg)\n"
 "  DFG_SYSFS   sysfs directory (default /sys/kernel/dfg)\n"
+"\n"
+"every command but version takes --json: one JSON value on stdout (monitor\n"
+"and top: one object per line)\n"
 "\n"
 "exit status: 0 ok, 1 runtime error, 2 usage error\n";
 
@@ -145,29 +151,6 @@ int ctl_help_requested(void)
 }
 
 /* Options of a subcommand that takes none; EXIT_OK to go on. */
-int ctl_no_options(int argc, char **argv, const char *cmd)
-{
-	static const struct option opts[] = {
-		{ "help",	no_argument,	NULL, 'h' },
-		{ }
-	};
-	int c;
-
-	FOR_EACH_OPT(c, argc, argv, "h", opts) {
-		switch (c) {
-		case 'h':
-			ctl_help_requested();
-			return -1;
-		default:
-			return ctl_bad_option(argv);
-		}
-	}
-	if (optind < argc)
-		return ctl_usage_error("%s: unexpected argument '%s'", cmd,
-				       argv[optind]);
-	return EXIT_OK;
-}
-
 static const char *device_path(void)
 {
 	const char *path = getenv("DFG_DEVICE");

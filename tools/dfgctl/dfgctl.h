@@ -39,7 +39,11 @@ bool ctl_parse_u64(const char *s, unsigned long long *v);
 bool ctl_parse_u32(const char *s, __u32 *v);
 int ctl_bad_option(char **argv);
 int ctl_help_requested(void);
-int ctl_no_options(int argc, char **argv, const char *cmd);
+/*
+ * jsonopt.c: for subcommands whose only option is --json (sets *@json):
+ * EXIT_OK, -1 after --help, or the usage error's status.
+ */
+int ctl_json_opts(int argc, char **argv, const char *cmd, bool *json);
 
 /* dfgctl.c: opens the device (DFG_DEVICE); EXIT_OK or the failure's. */
 int ctl_open_device(struct dfg **d, unsigned int flags);

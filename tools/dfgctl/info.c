@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /* dfgctl info: GET_INFO over ioctl, io_uring or generic netlink. */
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
-#include "nl.h"
+#include <dfg/events.h>
+
+#include "dfgctl.h"
+#include "json.h"
 
 static const struct {
 	__u64		bit;
@@ -38,103 +43,82 @@ static void print_features(__u64 features)
 	putchar('\n');
 }
 
-static void print_info(const struct dfg_info *info)
+/* "features": the mask, and "feature_names": the known bits' names. */
+static void json_features(struct json *j, __u64 features)
 {
-	printf("version: %.*s\n", (int)sizeof(info->version), info->version);
-	printf("api_version: %u\n", info->api_version);
-	print_features(info->features);
-	printf("nr_cmds: %u\n", info->nr_cmds);
-	printf("uring_inline_max: %u\n", info->uring_inline_max);
-	printf("max_parked: %u\n", info->max_parked);
-	printf("monitor_ms: %u\n", info->monitor_ms);
+	size_t i;
+
+	json_u64(j, "features", features);
+	json_arr_begin(j, "feature_names");
+	for (i = 0; i < ARRAY_SIZE(feature_names); i++)
+		if (features & feature_names[i].bit)
+			json_str(j, NULL, feature_names[i].name);
+	json_arr_end(j);
 }
 
-struct nl_info_reply {
-	int		family;
-	bool		got;
-	__u32		api_version, clients, parked;
-	__u64		features;
-	bool		has_clients, has_parked, complete;
-	char		version[64];
-};
-
-static int nl_info_cb(struct nl_msg *msg, void *arg)
+static void print_info(const struct dfg_info *info, bool json)
 {
-	struct nlattr *tb[DFG_NL_A_MAX + 1];
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct nl_info_reply *r = arg;
+	char version[sizeof(info->version) + 1];
+	struct json j;
 
-	if (nlh->nlmsg_type != r->family)
-		return NL_SKIP;
-	if (genlmsg_parse(nlh, 0, tb, DFG_NL_A_MAX, ctl_nl_policy) < 0)
-		return NL_SKIP;
-	if (genlmsg_hdr(nlh)->cmd != DFG_NL_CMD_GET_INFO)
-		return NL_SKIP;
-
-	r->got = true;
-	r->complete = tb[DFG_NL_A_API_VERSION] && tb[DFG_NL_A_FEATURES] &&
-		      tb[DFG_NL_A_VERSION];
-	if (!r->complete)
-		return NL_SKIP;
-	r->api_version = nla_get_u32(tb[DFG_NL_A_API_VERSION]);
-	r->features = nla_get_u64(tb[DFG_NL_A_FEATURES]);
-	nla_strlcpy(r->version, tb[DFG_NL_A_VERSION], sizeof(r->version));
-	r->has_clients = tb[DFG_NL_A_CLIENTS];
-	if (r->has_clients)
-		r->clients = nla_get_u32(tb[DFG_NL_A_CLIENTS]);
-	r->has_parked = tb[DFG_NL_A_PARKED];
-	if (r->has_parked)
-		r->parked = nla_get_u32(tb[DFG_NL_A_PARKED]);
-	return NL_OK;
+	snprintf(version, sizeof(version), "%.*s", (int)sizeof(info->version),
+		 info->version);
+	if (!json) {
+		printf("version: %s\n", version);
+		printf("api_version: %u\n", info->api_version);
+		print_features(info->features);
+		printf("nr_cmds: %u\n", info->nr_cmds);
+		printf("uring_inline_max: %u\n", info->uring_inline_max);
+		printf("max_parked: %u\n", info->max_parked);
+		printf("monitor_ms: %u\n", info->monitor_ms);
+		return;
+	}
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "version", version);
+	json_u64(&j, "api_version", info->api_version);
+	json_features(&j, info->features);
+	json_u64(&j, "nr_cmds", info->nr_cmds);
+	json_u64(&j, "uring_inline_max", info->uring_inline_max);
+	json_u64(&j, "max_parked", info->max_parked);
+	json_u64(&j, "monitor_ms", info->monitor_ms);
+	json_obj_end(&j);
+	json_finish(&j);
 }
 
-static int nl_info(void)
+/* GET_INFO of the generic netlink family (libdfg's dfg_module_info()). */
+static int nl_info(bool json)
 {
-	struct nl_info_reply r = { 0 };
-	struct nl_ctx ctx;
-	struct nl_msg *msg;
+	struct dfg_module_info mi;
+	struct json j;
 	int ret;
 
-	ret = ctl_nl_open(&ctx, NL_REPLY_TIMEOUT_MS);
-	if (ret)
-		return ret;
-	r.family = ctx.family;
-
-	msg = nlmsg_alloc();
-	if (!msg) {
-		ret = ctl_fail_nl("netlink message", -NLE_NOMEM);
-		goto out;
+	ret = dfg_module_info(&mi);
+	if (ret < 0)
+		return ctl_fail("netlink GET_INFO", strerror(-ret),
+				ret == -ENOENT);
+	if (!json) {
+		printf("version: %s\n", mi.version);
+		printf("api_version: %u\n", mi.api_version);
+		print_features(mi.features);
+		if (mi.attrs & (1U << DFG_NL_A_CLIENTS))
+			printf("clients: %u\n", mi.clients);
+		if (mi.attrs & (1U << DFG_NL_A_PARKED))
+			printf("parked: %u\n", mi.parked);
+		return EXIT_OK;
 	}
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, ctx.family, 0, 0,
-			 DFG_NL_CMD_GET_INFO, DFG_GENL_VERSION)) {
-		nlmsg_free(msg);
-		ret = ctl_fail_nl("netlink message", -NLE_NOMEM);
-		goto out;
-	}
-	nl_socket_modify_cb(ctx.sk, NL_CB_VALID, NL_CB_CUSTOM, nl_info_cb, &r);
-	/* Sends with NLM_F_ACK, reads the reply, then waits for the ack. */
-	ret = nl_send_sync(ctx.sk, msg);
-	if (ret < 0) {
-		ret = ctl_fail_nl("netlink GET_INFO", ret);
-		goto out;
-	}
-	if (!r.got || !r.complete) {
-		ret = ctl_fail("netlink GET_INFO", r.got ? "incomplete reply" :
-			       "no reply", false);
-		goto out;
-	}
-
-	printf("version: %s\n", r.version);
-	printf("api_version: %u\n", r.api_version);
-	print_features(r.features);
-	if (r.has_clients)
-		printf("clients: %u\n", r.clients);
-	if (r.has_parked)
-		printf("parked: %u\n", r.parked);
-	ret = EXIT_OK;
-out:
-	ctl_nl_close(&ctx);
-	return ret;
+	json_init(&j, stdout);
+	json_obj_begin(&j, NULL);
+	json_str(&j, "version", mi.version);
+	json_u64(&j, "api_version", mi.api_version);
+	json_features(&j, mi.features);
+	if (mi.attrs & (1U << DFG_NL_A_CLIENTS))
+		json_u64(&j, "clients", mi.clients);
+	if (mi.attrs & (1U << DFG_NL_A_PARKED))
+		json_u64(&j, "parked", mi.parked);
+	json_obj_end(&j);
+	json_finish(&j);
+	return EXIT_OK;
 }
 
 int cmd_info(int argc, char **argv)
@@ -142,21 +126,25 @@ int cmd_info(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "uring",	no_argument,	NULL, 'u' },
 		{ "netlink",	no_argument,	NULL, 'n' },
+		{ "json",	no_argument,	NULL, 'j' },
 		{ "help",	no_argument,	NULL, 'h' },
 		{ }
 	};
-	bool uring = false, netlink = false;
+	bool uring = false, netlink = false, json = false;
 	struct dfg_info info;
 	struct dfg *d;
 	int c, ret;
 
-	FOR_EACH_OPT(c, argc, argv, "unh", opts) {
+	FOR_EACH_OPT(c, argc, argv, "unjh", opts) {
 		switch (c) {
 		case 'u':
 			uring = true;
 			break;
 		case 'n':
 			netlink = true;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			return ctl_help_requested();
@@ -171,7 +159,7 @@ int cmd_info(int argc, char **argv)
 		return ctl_usage_error("info: --uring and --netlink exclude each other");
 
 	if (netlink)
-		return nl_info();
+		return nl_info(json);
 
 	ret = ctl_open_device(&d, uring ? 0 : DFG_OPEN_NO_RING);
 	if (ret)
@@ -194,6 +182,6 @@ int cmd_info(int argc, char **argv)
 		return ctl_fail(uring ? "GET_INFO (io_uring)" :
 				"GET_INFO (ioctl)",
 				"empty reply: not a dfg device?", false);
-	print_info(&info);
+	print_info(&info, json);
 	return EXIT_OK;
 }

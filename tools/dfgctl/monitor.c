@@ -1,64 +1,87 @@
 // SPDX-License-Identifier: GPL-2.0
-/* dfgctl monitor: the module's netlink events. */
+/* dfgctl monitor: the module's netlink events (libdfg <dfg/events.h>). */
 #include <errno.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
-#include "nl.h"
+#include <dfg/events.h>
 
-static const char *const event_names[__DFG_EV_MAX] = {
-	[DFG_EV_CLIENT_OPEN]	= "client_open",
-	[DFG_EV_CLIENT_CLOSE]	= "client_close",
-	[DFG_EV_CMD_CANCELED]	= "cmd_canceled",
+#include "dfgctl.h"
+#include "json.h"
+
+/* The u32 attributes of an event, in print order. */
+static const struct {
+	int		attr;
+	const char	*key;
+	size_t		off;
+} ev_u32[] = {
+	{ DFG_NL_A_GRAPH,	"graph",  offsetof(struct dfg_event_msg, graph) },
+	{ DFG_NL_A_OBJECT,	"object", offsetof(struct dfg_event_msg, object) },
+	{ DFG_NL_A_RANK,	"rank",	  offsetof(struct dfg_event_msg, rank) },
+	{ DFG_NL_A_PID,		"pid",	  offsetof(struct dfg_event_msg, pid) },
+	{ DFG_NL_A_CMD,		"cmd",	  offsetof(struct dfg_event_msg, cmd) },
 };
 
-struct monitor {
-	int		family;
-	unsigned long	want;		/* events to print, 0: no limit */
-	unsigned long	seen;		/* events printed */
-};
-
-static int monitor_cb(struct nl_msg *msg, void *arg)
+static __u32 ev_field(const struct dfg_event_msg *ev, size_t off)
 {
-	struct nlattr *tb[DFG_NL_A_MAX + 1];
-	struct nlmsghdr *nlh = nlmsg_hdr(msg);
-	struct monitor *m = arg;
-	__u32 ev, pid = 0, cmd = 0;
-
-	if (nlh->nlmsg_type != m->family)
-		return NL_SKIP;
-	if (genlmsg_parse(nlh, 0, tb, DFG_NL_A_MAX, ctl_nl_policy) < 0)
-		return NL_SKIP;
-	if (genlmsg_hdr(nlh)->cmd != DFG_NL_CMD_EVENT || !tb[DFG_NL_A_EVENT])
-		return NL_SKIP;
-	if (m->want && m->seen >= m->want)
-		return NL_STOP;
-
-	ev = nla_get_u32(tb[DFG_NL_A_EVENT]);
-	if (tb[DFG_NL_A_PID])
-		pid = nla_get_u32(tb[DFG_NL_A_PID]);
-	if (tb[DFG_NL_A_CMD])
-		cmd = nla_get_u32(tb[DFG_NL_A_CMD]);
-
-	if (ev < __DFG_EV_MAX && event_names[ev])
-		printf("event=%s", event_names[ev]);
-	else
-		printf("event=unknown_%u", ev);
-	printf(" pid=%u cmd=0x%x\n", pid, cmd);
-	fflush(stdout);
-	m->seen++;
-	return NL_OK;
+	return *(const __u32 *)((const char *)ev + off);
 }
 
-static double now_s(void)
+/*
+ * "event=graph_create graph=3 name="sort" pid=812": the attributes the
+ * message carried, the name quoted as a JSON string (a graph name is
+ * anyone's text); with @json, the same as one JSON object per line.
+ */
+static void print_event(const struct dfg_event_msg *ev, bool json)
+{
+	const char *name = dfg_event_name(ev->type);
+	char unknown[32];
+	struct json j;
+	size_t i;
+
+	if (!name) {
+		snprintf(unknown, sizeof(unknown), "unknown_%u", ev->type);
+		name = unknown;
+	}
+	if (json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_str(&j, "event", name);
+		json_u64(&j, "type", ev->type);
+		for (i = 0; i < ARRAY_SIZE(ev_u32); i++)
+			if (ev->attrs & (1U << ev_u32[i].attr))
+				json_u64(&j, ev_u32[i].key,
+					 ev_field(ev, ev_u32[i].off));
+		if (ev->attrs & (1U << DFG_NL_A_NAME))
+			json_str(&j, "name", ev->name);
+		json_obj_end(&j);
+		json_finish(&j);
+		return;
+	}
+	printf("event=%s", name);
+	for (i = 0; i < ARRAY_SIZE(ev_u32); i++) {
+		if (!(ev->attrs & (1U << ev_u32[i].attr)))
+			continue;
+		printf(ev_u32[i].attr == DFG_NL_A_CMD ? " %s=0x%x" : " %s=%u",
+		       ev_u32[i].key, ev_field(ev, ev_u32[i].off));
+	}
+	if (ev->attrs & (1U << DFG_NL_A_NAME)) {
+		fputs(" name=", stdout);
+		json_quote(stdout, ev->name);
+	}
+	putchar('\n');
+	fflush(stdout);
+}
+
+static long long now_ms(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
 int cmd_monitor(int argc, char **argv)
@@ -66,32 +89,46 @@ int cmd_monitor(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "count",	required_argument,	NULL, 'c' },
 		{ "timeout",	required_argument,	NULL, 't' },
+		{ "full",	no_argument,		NULL, 'f' },
+		{ "public",	no_argument,		NULL, 'p' },
+		{ "json",	no_argument,		NULL, 'j' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ }
 	};
-	struct monitor m = { 0 };
-	double timeout = 0, deadline = 0;
-	unsigned long long count;
-	struct nl_ctx ctx;
-	struct pollfd pfd;
-	int c, ret, grp;
+	unsigned long long count, want = 0, seen = 0;
+	long long deadline = 0, left;
+	unsigned int flags = 0;
+	struct dfg_event_msg ev;
+	struct dfg_events *evs;
+	double timeout = 0;
+	bool json = false;
+	int c, ret;
 	char *end;
 
-	FOR_EACH_OPT(c, argc, argv, "c:t:h", opts) {
+	FOR_EACH_OPT(c, argc, argv, "c:t:fpjh", opts) {
 		switch (c) {
 		case 'c':
-			if (!ctl_parse_u64(optarg, &count) || !count ||
-			    count > ULONG_MAX)
+			if (!ctl_parse_u64(optarg, &count) || !count)
 				return ctl_usage_error(
 					"monitor: bad count '%s'", optarg);
-			m.want = count;
+			want = count;
 			break;
 		case 't':
 			errno = 0;
 			timeout = strtod(optarg, &end);
-			if (errno || *end || !*optarg || !(timeout > 0))
+			if (errno || *end || !*optarg || !(timeout > 0) ||
+			    timeout > INT_MAX / 1000)
 				return ctl_usage_error(
 					"monitor: bad timeout '%s'", optarg);
+			break;
+		case 'f':
+			flags |= DFG_EVENTS_FULL;
+			break;
+		case 'p':
+			flags |= DFG_EVENTS_PUBLIC;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			return ctl_help_requested();
@@ -102,70 +139,53 @@ int cmd_monitor(int argc, char **argv)
 	if (optind < argc)
 		return ctl_usage_error("monitor: unexpected argument '%s'",
 				       argv[optind]);
+	if (flags == DFG_EVENTS_ALL)
+		return ctl_usage_error("monitor: --full and --public exclude each other");
 
-	ret = ctl_nl_open(&ctx, 0);
-	if (ret)
-		return ret;
-	m.family = ctx.family;
-
-	grp = genl_ctrl_resolve_grp(ctx.sk, DFG_GENL_NAME,
-				    DFG_GENL_MCGRP_EVENTS);
-	if (grp < 0) {
-		ret = ctl_fail_nl("resolve multicast group "
-				  DFG_GENL_MCGRP_EVENTS, grp);
-		goto out;
-	}
-	/* Multicast messages carry no sequence numbers of ours. */
-	nl_socket_disable_seq_check(ctx.sk);
-	nl_socket_modify_cb(ctx.sk, NL_CB_VALID, NL_CB_CUSTOM, monitor_cb, &m);
-	ret = nl_socket_add_membership(ctx.sk, grp);
-	if (ret < 0) {
-		ret = ctl_fail_nl("join multicast group " DFG_GENL_MCGRP_EVENTS,
-				  ret);
-		goto out;
-	}
-	fputs("listening\n", stderr);
+	ret = dfg_events_open(&evs, flags);
+	if (ret < 0)
+		return ctl_fail(flags & DFG_EVENTS_FULL ?
+				"join multicast group " DFG_GENL_MCGRP_EVENTS_FULL :
+				"join the module's event group",
+				strerror(-ret), ret == -ENOENT);
+	fprintf(stderr, "listening (%s)\n", dfg_events_full(evs) ?
+		DFG_GENL_MCGRP_EVENTS_FULL : DFG_GENL_MCGRP_EVENTS);
 	fflush(stderr);
 
 	if (timeout > 0)
-		deadline = now_s() + timeout;
-	pfd = (struct pollfd){ .fd = nl_socket_get_fd(ctx.sk),
-			       .events = POLLIN };
-	while (!m.want || m.seen < m.want) {
+		deadline = now_ms() + (long long)(timeout * 1000);
+	ret = EXIT_OK;
+	while (!want || seen < want) {
 		int wait_ms = -1;
 
 		if (deadline) {
-			double left = deadline - now_s();
-
+			left = deadline - now_ms();
 			if (left <= 0)
 				break;
-			wait_ms = (int)(left * 1000) + 1;
+			wait_ms = (int)left;
 		}
-		ret = poll(&pfd, 1, wait_ms);
-		if (ret < 0) {
-			if (errno == EINTR)
-				continue;
-			ret = ctl_fail_errno("poll", errno);
-			goto out;
-		}
-		if (!ret)
+		c = dfg_events_next(evs, &ev, wait_ms);
+		if (c == -ETIMEDOUT)
+			break;
+		if (c == -EINTR)
 			continue;
-		ret = nl_recvmsgs_default(ctx.sk);
-		/* Events dropped on a full socket buffer: go on. */
-		if (ret == -NLE_NOMEM) {
-			fprintf(stderr, "dfgctl: monitor: events lost\n");
+		/* Dropped on a full socket buffer: say so and go on. */
+		if (c == -ENOBUFS) {
+			fputs("dfgctl: monitor: events lost\n", stderr);
 			continue;
 		}
-		if (ret < 0 && ret != -NLE_AGAIN && ret != -NLE_INTR) {
-			ret = ctl_fail_nl("receive events", ret);
-			goto out;
+		if (c < 0) {
+			ret = ctl_fail("receive events", strerror(-c), false);
+			break;
 		}
+		print_event(&ev, json);
+		seen++;
 	}
-	ret = m.want && m.seen < m.want ? EXIT_ERR : EXIT_OK;
-	if (ret)
-		fprintf(stderr, "dfgctl: monitor: timeout after %lu of %lu events\n",
-			m.seen, m.want);
-out:
-	ctl_nl_close(&ctx);
+	if (!ret && want && seen < want) {
+		fprintf(stderr, "dfgctl: monitor: timeout after %llu of %llu events\n",
+			seen, want);
+		ret = EXIT_ERR;
+	}
+	dfg_events_close(evs);
 	return ret;
 }

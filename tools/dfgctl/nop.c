@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "dfgctl.h"
+#include "json.h"
 
 int cmd_nop(int argc, char **argv)
 {
@@ -10,17 +11,19 @@ int cmd_nop(int argc, char **argv)
 		{ "uring",	no_argument,		NULL, 'u' },
 		{ "async",	required_argument,	NULL, 'a' },
 		{ "park",	no_argument,		NULL, 'p' },
+		{ "json",	no_argument,		NULL, 'j' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ }
 	};
 	unsigned long long value = 0;
 	__u32 flags = 0, delay_ms = 0;
-	bool uring = false;
+	bool uring = false, json = false;
+	struct json j;
 	__u64 echo = 0;
 	struct dfg *d;
 	int c, ret;
 
-	FOR_EACH_OPT(c, argc, argv, "ua:ph", opts) {
+	FOR_EACH_OPT(c, argc, argv, "ua:pjh", opts) {
 		switch (c) {
 		case 'u':
 			uring = true;
@@ -33,6 +36,9 @@ int cmd_nop(int argc, char **argv)
 			break;
 		case 'p':
 			flags |= DFG_NOP_F_PARK;
+			break;
+		case 'j':
+			json = true;
 			break;
 		case 'h':
 			return ctl_help_requested();
@@ -64,6 +70,14 @@ int cmd_nop(int argc, char **argv)
 	if (ret < 0)
 		return ctl_fail_errno(uring ? "NOP (io_uring)" : "NOP (ioctl)",
 				      -ret);
-	printf("echo: %llu\n", (unsigned long long)echo);
+	if (json) {
+		json_init(&j, stdout);
+		json_obj_begin(&j, NULL);
+		json_u64(&j, "echo", echo);
+		json_obj_end(&j);
+		json_finish(&j);
+	} else {
+		printf("echo: %llu\n", (unsigned long long)echo);
+	}
 	return EXIT_OK;
 }

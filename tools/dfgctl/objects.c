@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "dfgctl.h"
+#include "json.h"
 
 /* Counters of graphs/<id>/chan<cid>/, in the order of <linux/dfg.h>. */
 static const char *const chan_attrs[] = {
@@ -41,13 +42,23 @@ static bool is_attr(const struct obj_kind *k, const char *name)
 	return false;
 }
 
+/* One counter: " name=value", or a member of the open JSON object. */
+static void put_attr(struct json *js, const char *name, const char *v)
+{
+	if (js)
+		json_auto(js, name, v);
+	else
+		printf(" %s=%s", name, v);
+}
+
 /*
  * Rest of an object's line after "graph=<id> name=<name> ...": its known
  * counters, then any added by newer modules, alphabetically. A counter
- * that vanished (the object died meanwhile) prints as "?".
+ * that vanished (the object died meanwhile) prints as "?". With @js,
+ * the same as the members of a "counters" object.
  */
 static void print_obj_attrs(const char *gdir, const char *ent,
-			    const struct obj_kind *k)
+			    const struct obj_kind *k, struct json *js)
 {
 	char odir[PATH_MAX], v[256];
 	struct dirent **ents;
@@ -55,20 +66,25 @@ static void print_obj_attrs(const char *gdir, const char *ent,
 	int n;
 
 	ctl_path_join(odir, sizeof(odir), gdir, ent);
+	if (js)
+		json_obj_begin(js, "counters");
 	for (i = 0; i < k->nr_attrs; i++) {
 		if (ctl_read_sysfs_line(odir, k->attrs[i], v, sizeof(v)))
 			strcpy(v, "?");
-		printf(" %s=%s", k->attrs[i], v);
+		put_attr(js, k->attrs[i], v);
 	}
 	n = scandir(odir, &ents, ctl_not_hidden, alphasort);
 	for (int j = 0; j < n; j++) {
 		if (!is_attr(k, ents[j]->d_name) &&
 		    !ctl_read_sysfs_line(odir, ents[j]->d_name, v, sizeof(v)))
-			printf(" %s=%s", ents[j]->d_name, v);
+			put_attr(js, ents[j]->d_name, v);
 	}
 	if (n >= 0)
 		ctl_free_ents(ents, n);
-	putchar('\n');
+	if (js)
+		json_obj_end(js);
+	else
+		putchar('\n');
 }
 
 /* The kind of an entry "<prefix><digits>" of a graph directory, or NULL. */
@@ -109,16 +125,19 @@ static int obj_sort(const struct dirent **a, const struct dirent **b)
 /*
  * Every object of every graph, in graph then id order, one line each:
  * "graph=<id> name=<name> kind=<k> id=<oid> <counter>=<value> ...", or,
- * with @only, just the objects of that kind as "... <k>=<oid> ...".
+ * with @only, just the objects of that kind as "... <k>=<oid> ...". With
+ * --json, an array of {"graph","name","kind","id","counters":{...}}.
  */
 static int list_objects(int argc, char **argv, const char *cmd,
 			const struct obj_kind *only)
 {
 	char gdir[PATH_MAX], path[PATH_MAX], gname[128];
 	struct dirent **graphs, **objs;
+	struct json js;
+	bool json;
 	int i, j, ng, no, ret;
 
-	ret = ctl_no_options(argc, argv, cmd);
+	ret = ctl_json_opts(argc, argv, cmd, &json);
 	if (ret)
 		return ret < 0 ? EXIT_OK : ret;
 	if (!ctl_path_join(gdir, sizeof(gdir), ctl_sysfs_dir(), "graphs"))
@@ -126,6 +145,9 @@ static int list_objects(int argc, char **argv, const char *cmd,
 	ng = ctl_scan_numbered(gdir, "", &graphs);
 	if (ng < 0)
 		return ctl_fail(gdir, strerror(-ng), ng == -ENOENT);
+	json_init(&js, stdout);
+	if (json)
+		json_arr_begin(&js, NULL);
 	for (i = 0; i < ng; i++) {
 		ctl_path_join(path, sizeof(path), gdir, graphs[i]->d_name);
 		if (ctl_read_sysfs_line(path, "name", gname, sizeof(gname)))
@@ -139,16 +161,30 @@ static int list_objects(int argc, char **argv, const char *cmd,
 
 			if (only && k != only)
 				continue;
+			if (json) {
+				json_obj_begin(&js, NULL);
+				json_auto(&js, "graph", graphs[i]->d_name);
+				json_str(&js, "name", gname);
+				json_str(&js, "kind", k->prefix);
+				json_u64(&js, "id", id);
+				print_obj_attrs(path, objs[j]->d_name, k, &js);
+				json_obj_end(&js);
+				continue;
+			}
 			printf("graph=%s name=%s", graphs[i]->d_name, gname);
 			if (only)
 				printf(" %s=%lu", k->prefix, id);
 			else
 				printf(" kind=%s id=%lu", k->prefix, id);
-			print_obj_attrs(path, objs[j]->d_name, k);
+			print_obj_attrs(path, objs[j]->d_name, k, NULL);
 		}
 		ctl_free_ents(objs, no);
 	}
 	ctl_free_ents(graphs, ng);
+	if (json) {
+		json_arr_end(&js);
+		json_finish(&js);
+	}
 	return EXIT_OK;
 }
 

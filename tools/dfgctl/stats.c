@@ -8,35 +8,49 @@
 #include <unistd.h>
 
 #include "dfgctl.h"
+#include "json.h"
 
 static const char *const sysfs_top[] = {
 	"version", "api_version", "features", "clients", "parked",
 };
 
-/* Prints "<name> <first line of dir/name>"; returns 0 or -errno. */
-static int print_sysfs_file(const char *dir, const char *name)
+/*
+ * Prints "<name> <first line of dir/name>", or with @js the member
+ * "<key>": value; returns 0 or -errno.
+ */
+static int print_sysfs_file(const char *dir, const char *name,
+			    const char *key, struct json *js)
 {
 	char line[256];
 	int err = ctl_read_sysfs_line(dir, name, line, sizeof(line));
 
-	if (!err)
+	if (err)
+		return err;
+	if (js)
+		json_auto(js, key, line);
+	else
 		printf("%s %s\n", name, line);
-	return err;
+	return 0;
 }
 
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
+		{ "json",	no_argument,	NULL, 'j' },
 		{ "help",	no_argument,	NULL, 'h' },
 		{ }
 	};
 	const char *dir = getenv("DFG_SYSFS");
 	char path[PATH_MAX], what[PATH_MAX + 16];
+	struct json j, *js = NULL;
 	struct dirent **ents;
 	int c, i, n, err, ret = EXIT_OK;
 
-	FOR_EACH_OPT(c, argc, argv, "h", opts) {
+	FOR_EACH_OPT(c, argc, argv, "jh", opts) {
 		switch (c) {
+		case 'j':
+			js = &j;
+			break;
 		case 'h':
 			return ctl_help_requested();
 		default:
@@ -52,8 +66,17 @@ int cmd_stats(int argc, char **argv)
 	if (access(dir, F_OK))
 		return ctl_fail_errno(dir, errno);
 
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	n = scandir(path, &ents, ctl_not_hidden, alphasort);
+	if (n < 0)
+		return ctl_fail_errno(path, errno);
+
+	/* {"version":..., "clients":..., "stats":{"<name>":...}} */
+	json_init(&j, stdout);
+	if (js)
+		json_obj_begin(js, NULL);
 	for (i = 0; i < (int)ARRAY_SIZE(sysfs_top); i++) {
-		err = print_sysfs_file(dir, sysfs_top[i]);
+		err = print_sysfs_file(dir, sysfs_top[i], sysfs_top[i], js);
 		if (err) {
 			snprintf(what, sizeof(what), "%s/%s", dir,
 				 sysfs_top[i]);
@@ -61,15 +84,13 @@ int cmd_stats(int argc, char **argv)
 		}
 	}
 
-	snprintf(path, sizeof(path), "%s/stats", dir);
-	n = scandir(path, &ents, ctl_not_hidden, alphasort);
-	if (n < 0)
-		return ctl_fail_errno(path, errno);
+	if (js)
+		json_obj_begin(js, "stats");
 	for (i = 0; i < n; i++) {
 		char name[NAME_MAX + 8];
 
 		snprintf(name, sizeof(name), "stats/%s", ents[i]->d_name);
-		err = print_sysfs_file(dir, name);
+		err = print_sysfs_file(dir, name, ents[i]->d_name, js);
 		if (err) {
 			snprintf(what, sizeof(what), "%s/%s", dir, name);
 			ret = ctl_fail(what, strerror(-err), false);
@@ -77,5 +98,10 @@ int cmd_stats(int argc, char **argv)
 		free(ents[i]);
 	}
 	free(ents);
+	if (js) {
+		json_obj_end(js);
+		json_obj_end(js);
+		json_finish(js);
+	}
 	return ret;
 }

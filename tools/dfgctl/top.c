@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "dfgctl.h"
+#include "json.h"
 
 /* CPU time of one set or component at the previous refresh. */
 struct top_prev {
@@ -51,9 +52,57 @@ static unsigned long long top_u64(const char *dir, const char *name)
 	return strtoull(v, NULL, 10);
 }
 
+/* The set's line; with @js, the set as a JSON object instead. */
+static void top_set_line(struct json *js, const char *gid, const char *ent,
+			 const char *sdir, const char *name, const char *state,
+			 double cpu)
+{
+	if (!js) {
+		printf("%-5s %-8s %-18s %-8s %8llu %8llu %6.1f %12llu\n", gid,
+		       ent + 3, name, state, top_u64(sdir, "runs"),
+		       top_u64(sdir, "waits"), cpu,
+		       top_u64(sdir, "cpu_ns") / 1000000);
+		return;
+	}
+	json_obj_begin(js, NULL);
+	json_auto(js, "graph", gid);
+	json_auto(js, "set", ent + 3);
+	json_str(js, "name", name);
+	json_str(js, "state", state);
+	json_u64(js, "runs", top_u64(sdir, "runs"));
+	json_u64(js, "waits", top_u64(sdir, "waits"));
+	json_double(js, "cpu_pct", cpu);
+	json_u64(js, "cpu_ns", top_u64(sdir, "cpu_ns"));
+	json_arr_begin(js, "components");
+}
+
+/* A component's line; with @js, an object of the set's "components". */
+static void top_comp_line(struct json *js, const char *ent, const char *cdir,
+			  const char *name, double cpu)
+{
+	if (!js) {
+		printf("      %-8s   %-16s %6.1f%% in %llu (%llu B) "
+		       "out %llu (%llu B)\n", ent + 4, name, cpu,
+		       top_u64(cdir, "elements_in"), top_u64(cdir, "bytes_in"),
+		       top_u64(cdir, "elements_out"),
+		       top_u64(cdir, "bytes_out"));
+		return;
+	}
+	json_obj_begin(js, NULL);
+	json_auto(js, "comp", ent + 4);
+	json_str(js, "name", name);
+	json_double(js, "cpu_pct", cpu);
+	json_u64(js, "cpu_ns", top_u64(cdir, "cpu_ns"));
+	json_u64(js, "elements_in", top_u64(cdir, "elements_in"));
+	json_u64(js, "bytes_in", top_u64(cdir, "bytes_in"));
+	json_u64(js, "elements_out", top_u64(cdir, "elements_out"));
+	json_u64(js, "bytes_out", top_u64(cdir, "bytes_out"));
+	json_obj_end(js);
+}
+
 /* One set and its components. */
-static void top_set(const char *gid, const char *sdir, const char *ent,
-		    unsigned long long dt_ns)
+static void top_set(struct json *js, const char *gid, const char *sdir,
+		    const char *ent, unsigned long long dt_ns)
 {
 	char name[128], state[32], key[3 * NAME_MAX + 3], cdir[PATH_MAX];
 	struct dirent **comps;
@@ -63,32 +112,31 @@ static void top_set(const char *gid, const char *sdir, const char *ent,
 	    ctl_read_sysfs_line(sdir, "state", state, sizeof(state)))
 		return;		/* gone meanwhile */
 	snprintf(key, sizeof(key), "%s/%s", gid, ent);
-	printf("%-5s %-8s %-18s %-8s %8llu %8llu %6.1f %12llu\n", gid,
-	       ent + 3, name, state, top_u64(sdir, "runs"),
-	       top_u64(sdir, "waits"),
-	       top_cpu(key, top_u64(sdir, "cpu_ns"), dt_ns),
-	       top_u64(sdir, "cpu_ns") / 1000000);
+	top_set_line(js, gid, ent, sdir, name, state,
+		     top_cpu(key, top_u64(sdir, "cpu_ns"), dt_ns));
 	n = ctl_scan_numbered(sdir, "comp", &comps);
-	if (n < 0)
-		return;
 	for (i = 0; i < n; i++) {
 		ctl_path_join(cdir, sizeof(cdir), sdir, comps[i]->d_name);
 		if (ctl_read_sysfs_line(cdir, "name", name, sizeof(name)))
 			continue;
 		snprintf(key, sizeof(key), "%s/%s/%s", gid, ent,
 			 comps[i]->d_name);
-		printf("      %-8s   %-16s %6.1f%% in %llu (%llu B) "
-		       "out %llu (%llu B)\n", comps[i]->d_name + 4, name,
-		       top_cpu(key, top_u64(cdir, "cpu_ns"), dt_ns),
-		       top_u64(cdir, "elements_in"), top_u64(cdir, "bytes_in"),
-		       top_u64(cdir, "elements_out"),
-		       top_u64(cdir, "bytes_out"));
+		top_comp_line(js, comps[i]->d_name, cdir, name,
+			      top_cpu(key, top_u64(cdir, "cpu_ns"), dt_ns));
 	}
-	ctl_free_ents(comps, n);
+	if (n >= 0)
+		ctl_free_ents(comps, n);
+	if (js) {
+		json_arr_end(js);
+		json_obj_end(js);
+	}
 }
 
-/* One refresh: every set of every graph. */
-static int top_once(unsigned long long dt_ns)
+/*
+ * One refresh: every set of every graph; with @js, one JSON object
+ * {"interval_ns":<dt>,"sets":[...]} on one line.
+ */
+static int top_once(unsigned long long dt_ns, struct json *js)
 {
 	char gdir[PATH_MAX], path[PATH_MAX], sdir[PATH_MAX];
 	struct dirent **graphs, **sets;
@@ -99,8 +147,16 @@ static int top_once(unsigned long long dt_ns)
 	ng = ctl_scan_numbered(gdir, "", &graphs);
 	if (ng < 0)
 		return ng;
-	printf("%-5s %-8s %-18s %-8s %8s %8s %6s %12s\n", "GRAPH", "SET",
-	       "NAME", "STATE", "RUNS", "WAITS", "CPU%", "CPU_MS");
+	if (js) {
+		json_init(js, stdout);
+		json_obj_begin(js, NULL);
+		json_u64(js, "interval_ns", dt_ns);
+		json_arr_begin(js, "sets");
+	} else {
+		printf("%-5s %-8s %-18s %-8s %8s %8s %6s %12s\n", "GRAPH",
+		       "SET", "NAME", "STATE", "RUNS", "WAITS", "CPU%",
+		       "CPU_MS");
+	}
 	for (i = 0; i < ng; i++) {
 		ctl_path_join(path, sizeof(path), gdir, graphs[i]->d_name);
 		ns = ctl_scan_numbered(path, "set", &sets);
@@ -109,12 +165,17 @@ static int top_once(unsigned long long dt_ns)
 		for (j = 0; j < ns; j++) {
 			ctl_path_join(sdir, sizeof(sdir), path,
 				      sets[j]->d_name);
-			top_set(graphs[i]->d_name, sdir, sets[j]->d_name,
-				dt_ns);
+			top_set(js, graphs[i]->d_name, sdir,
+				sets[j]->d_name, dt_ns);
 		}
 		ctl_free_ents(sets, ns);
 	}
 	ctl_free_ents(graphs, ng);
+	if (js) {
+		json_arr_end(js);
+		json_obj_end(js);
+		json_finish(js);
+	}
 	free(top_prev);
 	top_prev = top_next;
 	top_nr_prev = top_nr_next;
@@ -136,14 +197,16 @@ int cmd_top(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "interval",	required_argument,	NULL, 'i' },
 		{ "count",	required_argument,	NULL, 'c' },
+		{ "json",	no_argument,		NULL, 'j' },
 		{ "help",	no_argument,		NULL, 'h' },
 		{ }
 	};
 	unsigned long long interval = 1000, count = 0, n, last = 0, t;
 	bool tty = isatty(STDOUT_FILENO);
+	struct json j, *js = NULL;
 	int c, err;
 
-	FOR_EACH_OPT(c, argc, argv, "i:c:h", opts) {
+	FOR_EACH_OPT(c, argc, argv, "i:c:jh", opts) {
 		switch (c) {
 		case 'i':
 			if (!ctl_parse_u64(optarg, &interval) || !interval ||
@@ -155,6 +218,9 @@ int cmd_top(int argc, char **argv)
 			if (!ctl_parse_u64(optarg, &count) || !count)
 				return ctl_usage_error("top: bad count '%s'",
 						       optarg);
+			break;
+		case 'j':
+			js = &j;
 			break;
 		case 'h':
 			return ctl_help_requested();
@@ -168,12 +234,13 @@ int cmd_top(int argc, char **argv)
 	for (n = 0; !count || n < count; n++) {
 		if (n)
 			usleep(interval * 1000);
-		if (tty)
+		/* JSON: one line per refresh, never a redraw. */
+		if (tty && !js)
 			fputs("\033[H\033[2J", stdout);
-		else if (n)
+		else if (n && !js)
 			putchar('\n');
 		t = now_ns();
-		err = top_once(last ? t - last : 0);
+		err = top_once(last ? t - last : 0, js);
 		last = t;
 		if (err)
 			return ctl_fail(ctl_sysfs_dir(), strerror(-err),

@@ -1297,13 +1297,17 @@ struct dfg_team_hdr {
  * The family lives in the initial network namespace; PID attributes are
  * thread-group ids in the initial pid namespace.
  *
- * DFG_NL_CMD_EVENT: sent by the module to the multicast group
- * DFG_GENL_MCGRP_EVENTS; carries EVENT (DFG_EV_*), PID and, where the
- * event has one, CMD (the command value).
+ * DFG_NL_CMD_EVENT: sent by the module to two multicast groups; carries
+ * EVENT (DFG_EV_*) and the attributes listed with it below.
+ *   DFG_GENL_MCGRP_EVENTS_FULL: every attribute; only a subscriber with
+ *	CAP_NET_ADMIN may join (-EPERM otherwise).
+ *   DFG_GENL_MCGRP_EVENTS: anyone may join; the same events without NAME
+ *	and PID, unless the module parameter public_event_details is set.
  */
 #define DFG_GENL_NAME		"dfg"
 #define DFG_GENL_VERSION	1
 #define DFG_GENL_MCGRP_EVENTS	"events"
+#define DFG_GENL_MCGRP_EVENTS_FULL	"events_full"
 
 enum dfg_nl_cmd {
 	DFG_NL_CMD_UNSPEC,
@@ -1364,6 +1368,34 @@ enum dfg_event {
 				 */
 	__DFG_EV_MAX,
 };
+
+/*
+ * Every event's name, for a table indexed by event (dfg_event_name(),
+ * dfgctl monitor): give each new DFG_EV_* its line here too, a test fails
+ * otherwise.
+ */
+#define DFG_EVENT_NAMES {						\
+	[DFG_EV_CLIENT_OPEN] = "client_open",				\
+	[DFG_EV_CLIENT_CLOSE] = "client_close",				\
+	[DFG_EV_CMD_CANCELED] = "cmd_canceled",				\
+	[DFG_EV_GRAPH_CREATE] = "graph_create",				\
+	[DFG_EV_GRAPH_DESTROY] = "graph_destroy",			\
+	[DFG_EV_ARENA_CREATE] = "arena_create",				\
+	[DFG_EV_ARENA_DESTROY] = "arena_destroy",			\
+	[DFG_EV_REGION_EXPORT] = "region_export",			\
+	[DFG_EV_REGION_UNEXPORT] = "region_unexport",			\
+	[DFG_EV_CHAN_CREATE] = "chan_create",				\
+	[DFG_EV_CHAN_DESTROY] = "chan_destroy",				\
+	[DFG_EV_PEER_DEATH] = "peer_death",				\
+	[DFG_EV_TEAM_CREATE] = "team_create",				\
+	[DFG_EV_TEAM_JOIN] = "team_join",				\
+	[DFG_EV_TEAM_LEAVE] = "team_leave",				\
+	[DFG_EV_TEAM_BROKEN] = "team_broken",				\
+	[DFG_EV_TEAM_DESTROY] = "team_destroy",				\
+	[DFG_EV_SET_REGISTER] = "set_register",				\
+	[DFG_EV_SET_DONE] = "set_done",					\
+	[DFG_EV_SET_FAILED] = "set_failed",				\
+}
 
 /* ------------------------------------------------------------------------
  * sysfs: /sys/kernel/dfg/
