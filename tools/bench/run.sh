@@ -203,6 +203,96 @@ run_flow() {
 	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
 }
 
+# run_flow_hop: the in-set hop. The same chain of N pass-through
+# components (map expr="$0"; N = 0 1 2 5 10 20) between generate and
+# write_lines, folded into one set by dfg run, against flow_loop, which
+# does the same work by hand in one process (build the element, call N
+# functions through pointers, write it). Per round, every N runs once
+# each way, dfg first in even rounds and the loop first in odd ones; the
+# outputs are compared. Time: dfg run's wall time less its start-up
+# (from its summary), the loop's own (best of its 3 passes). A hop costs
+# the slope (t(N) - t(0)) / (N x elements); the ratio dfg / loop is taken
+# per round, and flow_hop_summary.csv gives its median and range.
+# hop_dfg DIR N: runs DIR/hopN.dot, prints its time less start-up.
+hop_dfg() {
+	(cd "$1" && "$BUILD/bin/dfg" run "hop$2.dot" 2>"hop$2.log") ||
+		{ cat "$1/hop$2.log" >&2; return 1; }
+	awk '/^summary: [0-9]+ elements/ { t = $7 }
+		/^summary: [0-9]+ processes/ { s = $8 }
+		END { printf "%.6f\n", t - s }' "$1/hop$2.log"
+}
+
+run_flow_hop() {
+	local name=flow_hop dfg=$BUILD/bin/dfg loop=$BUILD/bin/flow_loop work
+	local n=200000 rounds=${DFG_BENCH_REPS:-5} r h td tl hops="0 1 2 5 10 20"
+	work=$BUILD/bench-flow-hop
+	[ -n "$quick" ] && n=20000 && rounds=2
+	[ -x "$dfg" ] && [ -x "$loop" ] || { echo "bench: no $dfg or $loop (make tools)" >&2; return 1; }
+	rm -rf "$work" && mkdir -p "$work" || return 1
+	for h in $hops; do
+		{
+			echo "digraph hop$h {"
+			echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
+			echo "  out [type=write_lines, file=\"hop$h.dfg.out\"];"
+			for i in $(seq "$h"); do
+				echo "  m$i [type=map, expr=\"\$0\"];"
+			done
+			echo "  gen -> $(for i in $(seq "$h"); do echo -n "m$i -> "; done)out;"
+			echo "}"
+		} >"$work/hop$h.dot"
+	done
+	echo "# bench: $name"
+	echo "round,hops,elements,dfg_s,loop_s" >"$work/raw.csv"
+	for r in $(seq 0 $((rounds - 1))); do
+		for h in $hops; do
+			if [ $((r % 2)) = 0 ]; then
+				td=$(hop_dfg "$work" "$h") && tl=$("$loop" -n "$h" -c "$n" -o "$work/hop$h.loop.out")
+			else
+				tl=$("$loop" -n "$h" -c "$n" -o "$work/hop$h.loop.out") && td=$(hop_dfg "$work" "$h")
+			fi || { echo "bench: $name: hops=$h failed" >&2; return 1; }
+			cmp -s "$work/hop$h.dfg.out" "$work/hop$h.loop.out" ||
+				{ echo "bench: $name: hop$h: dfg and the loop wrote different output" >&2; return 1; }
+			echo "$r,$h,$n,$td,$tl" >>"$work/raw.csv"
+		done
+	done
+	# per round and N > 0: ns per hop each way, and their ratio
+	awk -F, 'NR > 1 { d[$1, $2] = $4; l[$1, $2] = $5; n = $3
+		if (!($1 in seen)) { seen[$1] = 1; rs[++nr] = $1 }
+		if (!($2 in hs)) { hs[$2] = 1; hl[++nh] = $2 } }
+		END { print "round,hops,elements,dfg_s,loop_s,dfg_ns_per_hop,loop_ns_per_hop,ratio"
+		for (i = 1; i <= nr; i++) for (j = 1; j <= nh; j++) {
+			r = rs[i]; h = hl[j]
+			if (h == 0) { printf "%d,0,%d,%s,%s,,,\n", r, n, d[r, 0], l[r, 0]; continue }
+			dh = (d[r, h] - d[r, 0]) / (h * n) * 1e9
+			lh = (l[r, h] - l[r, 0]) / (h * n) * 1e9
+			printf "%d,%d,%d,%s,%s,%.2f,%.2f,%s\n", r, h, n, d[r, h], l[r, h], dh, lh, (lh > 0 ? sprintf("%.2f", dh / lh) : "") } }' \
+		"$work/raw.csv" >"$out/${name}_rounds.csv" || return 1
+	# median [min, max] over the rounds, per N
+	{
+		echo "hops,rounds,dfg_ns_per_hop_median,dfg_ns_min,dfg_ns_max,loop_ns_per_hop_median,ratio_median,ratio_min,ratio_max"
+		for h in $hops; do
+			[ "$h" = 0 ] && continue
+			awk -F, -v h=$h 'NR > 1 && $2 == h { print $6, $7, $8 }' "$out/${name}_rounds.csv" |
+			awk -v h=$h '
+				function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
+				function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+				{ k++; d[k] = $1; l[k] = $2; if ($3 != "") q[++kq] = $3 }
+				END { sort(d, k); sort(l, k); sort(q, kq)
+					printf "%d,%d,%.2f,%.2f,%.2f,%.2f,%s,%s,%s\n", h, k, med(d, k), d[1], d[k], med(l, k),
+						kq ? sprintf("%.2f", med(q, kq)) : "", kq ? q[1] : "", kq ? q[kq] : "" }'
+		done
+	} >"$out/${name}_summary.csv" || return 1
+	{
+		echo "# Reproduce on the host, from the repository root:"
+		echo "#   DFG_BENCH_ONLY=flow make bench   (tools/bench/run.sh, function run_flow_hop)"
+		echo "command: tools/bench/run.sh: dfg run hopN.dot and flow_loop -n N -c $n, N = $hops, $rounds rounds alternating"
+		echo "load: taken on a loaded host unless tools/bench/host.sh's figures say otherwise: ratios only, not final figures"
+		describe_machine
+	} >"$out/$name.cmd"
+	column -s, -t "$out/${name}_summary.csv" 2>/dev/null || cat "$out/${name}_summary.csv"
+	echo "# bench: $name -> ${out#"$top"/}/${name}_{rounds,summary}.csv, $name.cmd"
+}
+
 # run_coll: dfg's collectives against Open MPI's in the same MPI jobs
 # (coll_vs_mpi: same ranks, same buffers, order alternating per round,
 # results checked), N = 2 (headline: 2 vCPUs, no oversubscription), and
@@ -307,6 +397,6 @@ want() {
 fail=0
 if want roundtrip; then run_bench cmd_roundtrip $quick || fail=1; fi
 if want chan; then run_chan $quick || fail=1; fi
-if want flow; then run_flow || fail=1; fi
+if want flow; then run_flow_hop || fail=1; run_flow || fail=1; fi
 if want coll; then run_coll || fail=1; fi
 exit "$fail"
