@@ -82,15 +82,6 @@ void dfg_expr_env_init(struct dfg_expr_env *env, int sep)
 	env->sep = sep;
 }
 
-void dfg_expr_env_set(struct dfg_expr_env *env, const void *line, size_t len)
-{
-	env->line = line;
-	env->len = len;
-	env->split = false;
-	env->nr++;
-	dfg_bump_reset(&env->scratch);
-}
-
 void dfg_expr_env_fini(struct dfg_expr_env *env)
 {
 	dfg_bump_free(&env->scratch);
@@ -550,9 +541,11 @@ static int do_cat(struct evaluator *ev, const struct insn *in,
 	return 0;
 }
 
-int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
-		   unsigned int end, struct dfg_expr_env *env,
-		   struct dfg_expr_val *v, char *err, size_t errlen)
+/* Inlined into both callers: dfg_expr_eval() runs once per element. */
+static inline __attribute__((always_inline)) int
+run(const struct dfg_expr *e, unsigned int pc, unsigned int end,
+    struct dfg_expr_env *env, struct dfg_expr_val *v, char *err,
+    size_t errlen)
 {
 	struct evaluator ev = { .env = env, .err = err, .errlen = errlen };
 	/* the stack, @sp its first free slot; expr_code.c bounds its depth */
@@ -580,7 +573,10 @@ int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
 			set_int(sp++, env->nr);
 			break;
 		case OP_FIELDK:
-			ret = get_field(&ev, in->pos, in->i, sp++);
+			if (!in->i)	/* $0, the commonest */
+				set_str(sp++, env->line, env->len);
+			else
+				ret = get_field(&ev, in->pos, in->i, sp++);
 			break;
 		case OP_FIELD:
 			ret = do_field(&ev, in, sp - 1);
@@ -658,5 +654,12 @@ int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
 {
 	if (err && errlen)
 		err[0] = '\0';
-	return __dfg_expr_run(e, 0, e->ncode, env, v, err, errlen);
+	return run(e, 0, e->ncode, env, v, err, errlen);
+}
+
+int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
+		   unsigned int end, struct dfg_expr_env *env,
+		   struct dfg_expr_val *v, char *err, size_t errlen)
+{
+	return run(e, pc, end, env, v, err, errlen);
 }
