@@ -541,11 +541,9 @@ static int do_cat(struct evaluator *ev, const struct insn *in,
 	return 0;
 }
 
-/* Inlined into both callers: dfg_expr_eval() runs once per element. */
-static inline __attribute__((always_inline)) int
-run(const struct dfg_expr *e, unsigned int pc, unsigned int end,
-    struct dfg_expr_env *env, struct dfg_expr_val *v, char *err,
-    size_t errlen)
+int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
+		   unsigned int end, struct dfg_expr_env *env,
+		   struct dfg_expr_val *v, char *err, size_t errlen)
 {
 	struct evaluator ev = { .env = env, .err = err, .errlen = errlen };
 	/* the stack, @sp its first free slot; expr_code.c bounds its depth */
@@ -652,14 +650,22 @@ run(const struct dfg_expr *e, unsigned int pc, unsigned int end,
 int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
 		  struct dfg_expr_val *v, char *err, size_t errlen)
 {
+	const struct insn *in = e->code;
+
 	if (err && errlen)
 		err[0] = '\0';
-	return run(e, 0, e->ncode, env, v, err, errlen);
-}
-
-int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
-		   unsigned int end, struct dfg_expr_env *env,
-		   struct dfg_expr_val *v, char *err, size_t errlen)
-{
-	return run(e, pc, end, env, v, err, errlen);
+	/* one instruction, as a folded constant or $0 compile to: no loop */
+	if (e->ncode == 1 && in->op == OP_INT) {
+		set_int(v, in->i);
+		return 0;
+	}
+	if (e->ncode == 1 && in->op == OP_STR) {
+		set_str(v, in->s, in->len);
+		return 0;
+	}
+	if (e->ncode == 1 && in->op == OP_FIELDK && !in->i) {
+		set_str(v, env->line, env->len);
+		return 0;
+	}
+	return __dfg_expr_run(e, 0, e->ncode, env, v, err, errlen);
 }
