@@ -92,7 +92,7 @@ static int map_compute(struct dfg_comp *c, unsigned int port,
 
 	(void)port;
 	ret = xform_eval(c, x, e, &v);
-	if (!ret && dfg_expr_to_str(&x->env, &v))
+	if (!ret && v.is_int && dfg_expr_to_str(&x->env, &v))
 		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
 	if (ret)
 		return ret;
