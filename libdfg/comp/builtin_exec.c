@@ -40,6 +40,13 @@ static const struct dfg_param_decl exec_decls[] = {
 extern char **environ;
 
 #define EXEC_BATCH	(64 * 1024)	/* input buffered before a write */
+#define EXEC_READ	(64 * 1024)	/* output taken per read */
+/*
+ * Pipe and socket buffers asked for: a 64 KiB batch each way fits many
+ * times over, so neither side waits for the other batch by batch. The
+ * kernel may give less (pipe-max-size, wmem_max): then the default stays.
+ */
+#define EXEC_PIPE	(1024 * 1024)
 #define EXEC_READ	(64 * 1024)
 
 /*
@@ -136,6 +143,9 @@ static int exec_init(struct dfg_comp *c, void **state)
 				     strerror(ret));
 		goto fail;
 	}
+	(void)fcntl(r->out, F_SETPIPE_SZ, EXEC_PIPE);
+	(void)setsockopt(r->in, SOL_SOCKET, SO_SNDBUF, &(int){ EXEC_PIPE },
+			 sizeof(int));
 	if (fcntl(r->in, F_SETFL, O_NONBLOCK) ||
 	    fcntl(r->out, F_SETFL, O_NONBLOCK)) {
 		ret = dfg_comp_error(c, -errno, "fcntl: %s", strerror(errno));
@@ -176,14 +186,27 @@ static int exec_emit_lines(struct dfg_comp *c, struct runner *r, bool eof)
 	return ret;
 }
 
-/* One read of the child's output; 0 at EOF sets @r->out to -1. */
+/*
+ * One read of the child's output, straight into @r->lines after what is
+ * left of the last one; 0 at EOF sets @r->out to -1.
+ */
 static int exec_read(struct dfg_comp *c, struct runner *r)
 {
-	char buf[4096];
+	struct comp_buf *b = &r->lines;
 	ssize_t n;
-	int ret;
 
-	n = read(r->out, buf, sizeof(buf));
+	if (b->cap - b->len < EXEC_READ) {
+		/* doubling: a line longer than a read grows in O(log n) */
+		size_t cap = b->len + EXEC_READ > 2 * b->cap ?
+			     b->len + EXEC_READ : 2 * b->cap;
+		char *p = realloc(b->p, cap);
+
+		if (!p)
+			return dfg_comp_error(c, -ENOMEM, "out of memory");
+		b->p = p;
+		b->cap = cap;
+	}
+	n = read(r->out, b->p + b->len, EXEC_READ);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
 	if (n < 0)
@@ -194,8 +217,8 @@ static int exec_read(struct dfg_comp *c, struct runner *r)
 		r->out = -1;
 		return exec_emit_lines(c, r, true);
 	}
-	ret = comp_buf_add(c, &r->lines, buf, n);
-	return ret ? ret : exec_emit_lines(c, r, false);
+	b->len += (size_t)n;
+	return exec_emit_lines(c, r, false);
 }
 
 /*

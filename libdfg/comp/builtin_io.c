@@ -280,7 +280,7 @@ static int reader_run(struct dfg_comp *c, unsigned long budget)
 			continue;
 		}
 		n++;
-		ret = dfg_emit(c, 0, &e);
+		ret = __dfg_emit(c, 0, &e);
 		if (ret)
 			return ret;
 		if (root_blips_tick(c, &r->blips))
@@ -468,7 +468,7 @@ static int gen_run(struct dfg_comp *c, unsigned long budget)
 		e.len = gen_format(g, k, g->buf);
 		e.tag = k;
 		n++;
-		ret = dfg_emit(c, 0, &e);
+		ret = __dfg_emit(c, 0, &e);
 		if (ret)
 			return ret;
 		if (root_blips_tick(c, &g->blips))
@@ -565,7 +565,7 @@ static int writer_init(struct dfg_comp *c, void **state)
 static int writer_compute(struct dfg_comp *c, unsigned int port,
 			  const struct dfg_elem *e)
 {
-	struct writer *w = dfg_comp_state(c);
+	struct writer *w = c->state;
 	int ret;
 
 	(void)port;

@@ -86,7 +86,7 @@ static int xform_init(struct dfg_comp *c, void **state)
 	return ret;
 }
 
-static int xform_eval(struct dfg_comp *c, struct xform *x,
+static inline int xform_eval(struct dfg_comp *c, struct xform *x,
 		      const struct dfg_elem *e, struct dfg_expr_val *v)
 {
 	char msg[160];
@@ -107,33 +107,33 @@ static int filter_compute(struct dfg_comp *c, unsigned int port,
 	int ret;
 
 	(void)port;
-	ret = xform_eval(c, dfg_comp_state(c), e, &v);
+	ret = xform_eval(c, c->state, e, &v);
 	if (ret)
 		return ret;
 	if (dfg_expr_truth(&v))
-		return dfg_emit(c, 0, e);
+		return __dfg_emit(c, 0, e);
 	if (dfg_comp_nr_out(c) > 1)	/* the rejects, if connected */
-		return dfg_emit(c, 1, e);
+		return __dfg_emit(c, 1, e);
 	return 0;
 }
 
 static int map_compute(struct dfg_comp *c, unsigned int port,
 		       const struct dfg_elem *e)
 {
-	struct xform *x = dfg_comp_state(c);
+	struct xform *x = c->state;
 	struct dfg_elem out = { .tag = e->tag };
 	struct dfg_expr_val v;
 	int ret;
 
 	(void)port;
 	ret = xform_eval(c, x, e, &v);
-	if (!ret && dfg_expr_to_str(&x->env, &v))
+	if (!ret && v.is_int && dfg_expr_to_str(&x->env, &v))
 		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
 	if (ret)
 		return ret;
 	out.data = v.s;
 	out.len = v.len;
-	return dfg_emit(c, 0, &out);
+	return __dfg_emit(c, 0, &out);
 }
 
 const struct dfg_comp_type comp_filter = {
@@ -261,7 +261,7 @@ static int words_compute(struct dfg_comp *c, unsigned int port,
 				w->buf.p[k] = tolower((unsigned char)w->buf.p[k]);
 			out.data = w->buf.p;
 		}
-		ret = dfg_emit(c, 0, &out);
+		ret = __dfg_emit(c, 0, &out);
 		if (ret)
 			return ret;
 	}
@@ -321,7 +321,7 @@ static int partition_compute(struct dfg_comp *c, unsigned int port,
 	if (ret)
 		return ret;
 	out.tag = comp_hash(v.s, v.len);
-	return dfg_emit(c, out.tag % dfg_comp_nr_out(c), &out);
+	return __dfg_emit(c, out.tag % dfg_comp_nr_out(c), &out);
 }
 
 const struct dfg_comp_type comp_partition = {
@@ -343,7 +343,7 @@ static int gather_compute(struct dfg_comp *c, unsigned int port,
 			  const struct dfg_elem *e)
 {
 	(void)port;
-	return dfg_emit(c, 0, e);
+	return __dfg_emit(c, 0, e);
 }
 
 const struct dfg_comp_type comp_gather = {
@@ -427,7 +427,7 @@ static int merge_drain(struct dfg_comp *c, struct merger *m, bool all)
 		if (best < 0)
 			return 0;
 		r = &m->q[best].recs[m->q[best].head++];
-		ret = dfg_emit(c, 0, &(struct dfg_elem){ r->data, r->len, 0 });
+		ret = __dfg_emit(c, 0, &(struct dfg_elem){ r->data, r->len, 0 });
 		if (m->q[best].head == m->q[best].nr)
 			comp_store_clear(&m->q[best]);
 		if (ret)

@@ -457,15 +457,7 @@ void dfg_comp_destroy(struct dfg_comp *c)
  */
 int dfg_emit(struct dfg_comp *c, unsigned int port, const struct dfg_elem *e)
 {
-	int ret;
-
-	if (port >= c->nr_out || !e)
-		return dfg_comp_error(c, -EINVAL, "emit on output %u of %u",
-				      port, c->nr_out);
-	ret = c->emit(c, c->cookie, port, e);
-	if (ret < 0)
-		c->emit_err = ret;
-	return ret;
+	return __dfg_emit(c, port, e);
 }
 
 /**

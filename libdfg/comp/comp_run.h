@@ -81,4 +81,22 @@ struct dfg_flow_typeinfo;
  * @info for type @type; 0 or -ENOENT. */
 int comp_flow_typeinfo(const char *type, struct dfg_flow_typeinfo *info);
 
+/*
+ * dfg_emit() for libdfg's own callers (the built-ins' per-element paths):
+ * the same checks and result, without a call into the exported symbol.
+ */
+static inline int __dfg_emit(struct dfg_comp *c, unsigned int port,
+			     const struct dfg_elem *e)
+{
+	int ret;
+
+	if (__builtin_expect(port >= c->nr_out || !e, 0))
+		return dfg_comp_error(c, -EINVAL, "emit on output %u of %u",
+				      port, c->nr_out);
+	ret = c->emit(c, c->cookie, port, e);
+	if (__builtin_expect(ret < 0, 0))
+		c->emit_err = ret;
+	return ret;
+}
+
 #endif /* _DFG_COMP_RUN_H */

@@ -84,8 +84,19 @@ int dfg_expr_compile(const char *src, struct dfg_expr **ep, char *err,
 void dfg_expr_free(struct dfg_expr *e);
 
 void dfg_expr_env_init(struct dfg_expr_env *env, int sep);
-void dfg_expr_env_set(struct dfg_expr_env *env, const void *line, size_t len);
 void dfg_expr_env_fini(struct dfg_expr_env *env);
+
+/* The next element; inline, as it runs once per element and expression. */
+static inline void dfg_expr_env_set(struct dfg_expr_env *env,
+				    const void *line, size_t len)
+{
+	env->line = line;
+	env->len = len;
+	env->split = false;
+	env->nr++;
+	if (env->scratch.chunks)
+		dfg_bump_reset(&env->scratch);
+}
 
 int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
 		  struct dfg_expr_val *v, char *err, size_t errlen);

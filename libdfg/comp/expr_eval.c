@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * The expression language's evaluator: the environment (the element and
- * its fields, split on first use) and a walk of the tree the parser
- * (expr_parse.c) built, bounded by the tree's height.
+ * its fields, split on first use) and a loop over the instructions
+ * expr_code.c made, on a stack of values whose depth the tree's height
+ * bounds; nothing is allocated but the scratch strings an expression
+ * builds (concatenation, lower, upper, a match's subject, printed
+ * integers), which reuse one area from element to element.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -77,15 +80,6 @@ void dfg_expr_env_init(struct dfg_expr_env *env, int sep)
 {
 	memset(env, 0, sizeof(*env));
 	env->sep = sep;
-}
-
-void dfg_expr_env_set(struct dfg_expr_env *env, const void *line, size_t len)
-{
-	env->line = line;
-	env->len = len;
-	env->split = false;
-	env->nr++;
-	dfg_bump_reset(&env->scratch);
 }
 
 void dfg_expr_env_fini(struct dfg_expr_env *env)
@@ -164,16 +158,15 @@ out:
 /* ---- Evaluation -------------------------------------------------------- */
 
 struct evaluator {
-	const struct dfg_expr	*e;
 	struct dfg_expr_env	*env;
 	char			*err;
 	size_t			errlen;
 };
 
-static int everr(struct evaluator *ev, const struct node *n, int ret,
+static int everr(struct evaluator *ev, unsigned int pos, int ret,
 		 const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static int everr(struct evaluator *ev, const struct node *n, int ret,
+static int everr(struct evaluator *ev, unsigned int pos, int ret,
 		 const char *fmt, ...)
 {
 	va_list ap;
@@ -181,7 +174,7 @@ static int everr(struct evaluator *ev, const struct node *n, int ret,
 
 	if (!ev->err || !ev->errlen)
 		return ret;
-	k = snprintf(ev->err, ev->errlen, "col %u: ", n->pos);
+	k = snprintf(ev->err, ev->errlen, "col %u: ", pos);
 	if (k >= 0 && (size_t)k < ev->errlen) {
 		va_start(ap, fmt);
 		vsnprintf(ev->err + k, ev->errlen - k, fmt, ap);
@@ -262,48 +255,43 @@ int dfg_expr_to_str(struct dfg_expr_env *env, struct dfg_expr_val *v)
 	return 0;
 }
 
-static int want_int(struct evaluator *ev, const struct node *n,
+/* @v as an integer; @pos: the column of the operand it came from. */
+static int want_int(struct evaluator *ev, unsigned int pos,
 		    const struct dfg_expr_val *v, long long *out)
 {
 	int ret = dfg_expr_to_int(v, out);
 
 	if (ret == -ERANGE)
-		return everr(ev, n, ret, "number out of range: '%.*s'",
+		return everr(ev, pos, ret, "number out of range: '%.*s'",
 			     (int)(v->len > 40 ? 40 : v->len), v->s);
 	if (ret)
-		return everr(ev, n, ret, "not a number: '%.*s'",
+		return everr(ev, pos, ret, "not a number: '%.*s'",
 			     (int)(v->len > 40 ? 40 : v->len), v->s);
 	return 0;
 }
 
-static int want_str(struct evaluator *ev, const struct node *n,
+static int want_str(struct evaluator *ev, unsigned int pos,
 		    struct dfg_expr_val *v)
 {
 	if (dfg_expr_to_str(ev->env, v))
-		return everr(ev, n, -ENOMEM, "out of memory");
+		return everr(ev, pos, -ENOMEM, "out of memory");
 	return 0;
 }
 
-static int eval(struct evaluator *ev, int idx, struct dfg_expr_val *v);
-
-static int eval_arith(struct evaluator *ev, const struct node *n,
-		      struct dfg_expr_val *v)
+/* @a = @a OP @b, integers. */
+static int do_arith(struct evaluator *ev, const struct insn *in,
+		    struct dfg_expr_val *a, const struct dfg_expr_val *b)
 {
-	struct dfg_expr_val a, b;
 	long long x, y, r = 0;
 	bool ovf = false;
 	int ret;
 
-	ret = eval(ev, n->kid[0], &a);
+	ret = want_int(ev, in->kpos[0], a, &x);
 	if (!ret)
-		ret = eval(ev, n->kid[1], &b);
-	if (!ret)
-		ret = want_int(ev, &ev->e->nodes[n->kid[0]], &a, &x);
-	if (!ret)
-		ret = want_int(ev, &ev->e->nodes[n->kid[1]], &b, &y);
+		ret = want_int(ev, in->kpos[1], b, &y);
 	if (ret)
 		return ret;
-	switch (n->op) {
+	switch (in->op) {
 	case OP_ADD:
 		ovf = __builtin_add_overflow(x, y, &r);
 		break;
@@ -316,18 +304,18 @@ static int eval_arith(struct evaluator *ev, const struct node *n,
 	case OP_DIV:
 	case OP_MOD:
 		if (!y)
-			return everr(ev, n, -EDOM, "division by zero");
+			return everr(ev, in->pos, -EDOM, "division by zero");
 		if (x == LLONG_MIN && y == -1)
 			ovf = true;
 		else
-			r = n->op == OP_DIV ? x / y : x % y;
+			r = in->op == OP_DIV ? x / y : x % y;
 		break;
 	default:
 		break;
 	}
 	if (ovf)
-		return everr(ev, n, -ERANGE, "integer overflow");
-	set_int(v, r);
+		return everr(ev, in->pos, -ERANGE, "integer overflow");
+	set_int(a, r);
 	return 0;
 }
 
@@ -345,27 +333,21 @@ static int cmp_str(const struct dfg_expr_val *a, const struct dfg_expr_val *b)
  * Two integers compare as numbers, two strings as bytes; an integer and a
  * string as numbers when the string holds one, else both as strings.
  */
-static int eval_cmp(struct evaluator *ev, const struct node *n,
-		    struct dfg_expr_val *v)
+static int do_cmp(struct evaluator *ev, const struct insn *in,
+		  struct dfg_expr_val *a, struct dfg_expr_val *b)
 {
-	struct dfg_expr_val a, b;
 	long long x, y;
-	int ret, c;
+	int c;
 
-	ret = eval(ev, n->kid[0], &a);
-	if (!ret)
-		ret = eval(ev, n->kid[1], &b);
-	if (ret)
-		return ret;
-	if ((a.is_int || b.is_int) && !dfg_expr_to_int(&a, &x) &&
-	    !dfg_expr_to_int(&b, &y)) {
+	if ((a->is_int || b->is_int) && !dfg_expr_to_int(a, &x) &&
+	    !dfg_expr_to_int(b, &y)) {
 		c = x < y ? -1 : x > y;
 	} else {
-		if (want_str(ev, n, &a) || want_str(ev, n, &b))
+		if (want_str(ev, in->pos, a) || want_str(ev, in->pos, b))
 			return -ENOMEM;
-		c = cmp_str(&a, &b);
+		c = cmp_str(a, b);
 	}
-	switch (n->op) {
+	switch (in->op) {
 	case OP_EQ: c = c == 0; break;
 	case OP_NE: c = c != 0; break;
 	case OP_LT: c = c < 0; break;
@@ -373,54 +355,42 @@ static int eval_cmp(struct evaluator *ev, const struct node *n,
 	case OP_GT: c = c > 0; break;
 	default: c = c >= 0; break;
 	}
-	set_int(v, c);
+	set_int(a, c);
 	return 0;
 }
 
-static int eval_match(struct evaluator *ev, const struct node *n,
-		      struct dfg_expr_val *v)
+static int do_match(struct evaluator *ev, const struct insn *in,
+		    struct dfg_expr_val *a)
 {
-	struct dfg_expr_val a;
 	char *s;
 	int ret;
 
-	ret = eval(ev, n->kid[0], &a);
-	if (!ret)
-		ret = want_str(ev, n, &a);
+	ret = want_str(ev, in->pos, a);
 	if (ret)
 		return ret;
 	/* regexec wants a terminated string */
-	s = scratch(ev->env, a.len + 1);
+	s = scratch(ev->env, a->len + 1);
 	if (!s)
-		return everr(ev, n, -ENOMEM, "out of memory");
-	memcpy(s, a.s, a.len);
-	s[a.len] = '\0';
-	ret = regexec(n->re, s, 0, NULL, 0) == 0;
-	set_int(v, n->op == OP_MATCH ? ret : !ret);
+		return everr(ev, in->pos, -ENOMEM, "out of memory");
+	memcpy(s, a->s, a->len);
+	s[a->len] = '\0';
+	ret = regexec(in->re, s, 0, NULL, 0) == 0;
+	set_int(a, in->op == OP_MATCH ? ret : !ret);
 	return 0;
 }
 
-static int eval_field(struct evaluator *ev, const struct node *n,
-		      struct dfg_expr_val *v)
+/* Field @k (>= 0) of the element into @v. */
+static int get_field(struct evaluator *ev, unsigned int pos, long long k,
+		     struct dfg_expr_val *v)
 {
 	struct dfg_expr_env *env = ev->env;
-	struct dfg_expr_val a;
-	long long k;
-	int ret;
 
-	ret = eval(ev, n->kid[0], &a);
-	if (!ret)
-		ret = want_int(ev, &ev->e->nodes[n->kid[0]], &a, &k);
-	if (ret)
-		return ret;
-	if (k < 0)
-		return everr(ev, n, -EINVAL, "negative field number %lld", k);
 	if (k == 0) {
 		set_str(v, env->line, env->len);
 		return 0;
 	}
 	if (!env->split && split_fields(env))
-		return everr(ev, n, -ENOMEM, "out of memory");
+		return everr(ev, pos, -ENOMEM, "out of memory");
 	if (k > env->nf)
 		set_str(v, "", 0);	/* a missing field is empty, as in awk */
 	else
@@ -429,15 +399,30 @@ static int eval_field(struct evaluator *ev, const struct node *n,
 	return 0;
 }
 
-static int eval_case(struct evaluator *ev, const struct node *n,
-		     struct dfg_expr_val *v, bool upper)
+static int do_field(struct evaluator *ev, const struct insn *in,
+		    struct dfg_expr_val *v)
+{
+	long long k;
+	int ret;
+
+	ret = want_int(ev, in->kpos[0], v, &k);
+	if (ret)
+		return ret;
+	if (k < 0)
+		return everr(ev, in->pos, -EINVAL, "negative field number %lld",
+			     k);
+	return get_field(ev, in->pos, k, v);
+}
+
+static int do_case(struct evaluator *ev, const struct insn *in,
+		   struct dfg_expr_val *v, bool upper)
 {
 	size_t i;
 	char *s;
 
 	s = scratch(ev->env, v->len ? v->len : 1);
 	if (!s)
-		return everr(ev, n, -ENOMEM, "out of memory");
+		return everr(ev, in->pos, -ENOMEM, "out of memory");
 	for (i = 0; i < v->len; i++)
 		s[i] = upper ? toupper((unsigned char)v->s[i]) :
 			       tolower((unsigned char)v->s[i]);
@@ -451,39 +436,33 @@ static bool has_at(const struct dfg_expr_val *s, size_t off,
 	return off + t->len <= s->len && !memcmp(s->s + off, t->s, t->len);
 }
 
-static int eval_call(struct evaluator *ev, const struct node *n,
-		     struct dfg_expr_val *v)
+/* A call on arguments @a[0 .. nargs); the result into @a[0]. */
+static int do_call(struct evaluator *ev, const struct insn *in,
+		   struct dfg_expr_val *a)
 {
-	struct dfg_expr_val a[MAX_ARGS];
+	struct dfg_expr_val *v = a;
 	long long start, cnt;
 	unsigned int k;
 	size_t i;
 	int ret;
 
-	for (k = 0; k < n->nkids; k++) {
-		ret = eval(ev, n->kid[k], &a[k]);
-		if (ret)
-			return ret;
-	}
-	switch (n->fn) {
+	switch (in->fn) {
 	case FN_INT:
-		ret = want_int(ev, &ev->e->nodes[n->kid[0]], &a[0], &cnt);
+		ret = want_int(ev, in->kpos[0], &a[0], &cnt);
 		if (!ret)
 			set_int(v, cnt);
 		return ret;
 	case FN_STR:
-		*v = a[0];
-		return want_str(ev, n, v);
+		return want_str(ev, in->pos, v);
 	case FN_SUBSTR:
 		/* substr(s, start[, n]): from 1, clamped like awk's */
-		ret = want_int(ev, &ev->e->nodes[n->kid[1]], &a[1], &start);
-		if (!ret && n->nkids == 3)
-			ret = want_int(ev, &ev->e->nodes[n->kid[2]], &a[2],
-				       &cnt);
-		if (ret || want_str(ev, n, &a[0]))
+		ret = want_int(ev, in->kpos[1], &a[1], &start);
+		if (!ret && in->nargs == 3)
+			ret = want_int(ev, in->kpos[2], &a[2], &cnt);
+		if (ret || want_str(ev, in->pos, &a[0]))
 			return ret ? ret : -ENOMEM;
 		/* positions [start, start + cnt) within [1, len] */
-		if (n->nkids < 3)
+		if (in->nargs < 3)
 			cnt = a[0].len;
 		if (start < 1) {
 			long long drop;
@@ -506,17 +485,16 @@ static int eval_call(struct evaluator *ev, const struct node *n,
 	default:
 		break;
 	}
-	for (k = 0; k < n->nkids; k++)
-		if (want_str(ev, n, &a[k]))
+	for (k = 0; k < in->nargs; k++)
+		if (want_str(ev, in->pos, &a[k]))
 			return -ENOMEM;
-	*v = a[0];
-	switch (n->fn) {
+	switch (in->fn) {
 	case FN_LEN:
 		set_int(v, a[0].len);
 		return 0;
 	case FN_LOWER:
 	case FN_UPPER:
-		return eval_case(ev, n, v, n->fn == FN_UPPER);
+		return do_case(ev, in, v, in->fn == FN_UPPER);
 	case FN_TRIM:
 		while (v->len && isspace((unsigned char)v->s[0])) {
 			v->s++;
@@ -541,106 +519,127 @@ static int eval_call(struct evaluator *ev, const struct node *n,
 	}
 }
 
-static int eval_cat(struct evaluator *ev, const struct node *n,
-		    struct dfg_expr_val *v)
+static int do_cat(struct evaluator *ev, const struct insn *in,
+		  struct dfg_expr_val *a, struct dfg_expr_val *b)
 {
-	struct dfg_expr_val a, b;
 	char *s;
 	int ret;
 
-	ret = eval(ev, n->kid[0], &a);
+	ret = want_str(ev, in->pos, a);
 	if (!ret)
-		ret = eval(ev, n->kid[1], &b);
-	if (!ret)
-		ret = want_str(ev, n, &a);
-	if (!ret)
-		ret = want_str(ev, n, &b);
+		ret = want_str(ev, in->pos, b);
 	if (ret)
 		return ret;
-	s = scratch(ev->env, a.len + b.len ? a.len + b.len : 1);
+	s = scratch(ev->env, a->len + b->len ? a->len + b->len : 1);
 	if (!s)
-		return everr(ev, n, -ENOMEM, "out of memory");
-	if (a.len)
-		memcpy(s, a.s, a.len);
-	if (b.len)
-		memcpy(s + a.len, b.s, b.len);
-	set_str(v, s, a.len + b.len);
+		return everr(ev, in->pos, -ENOMEM, "out of memory");
+	if (a->len)
+		memcpy(s, a->s, a->len);
+	if (b->len)
+		memcpy(s + a->len, b->s, b->len);
+	set_str(a, s, a->len + b->len);
 	return 0;
 }
 
-static int eval(struct evaluator *ev, int idx, struct dfg_expr_val *v)
+int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
+		   unsigned int end, struct dfg_expr_env *env,
+		   struct dfg_expr_val *v, char *err, size_t errlen)
 {
-	const struct node *n = &ev->e->nodes[idx];
-	struct dfg_expr_val a;
+	struct evaluator ev = { .env = env, .err = err, .errlen = errlen };
+	/* the stack, @sp its first free slot; expr_code.c bounds its depth */
+	struct dfg_expr_val st[EXPR_STACK], *sp = st;
 	long long x;
-	int ret;
+	int ret = 0;
 
-	switch (n->op) {
-	case OP_INT:
-		set_int(v, n->i);
-		return 0;
-	case OP_STR:
-		set_str(v, n->s, n->len);
-		return 0;
-	case OP_NF:
-		if (!ev->env->split && split_fields(ev->env))
-			return everr(ev, n, -ENOMEM, "out of memory");
-		set_int(v, ev->env->nf);
-		return 0;
-	case OP_NR:
-		set_int(v, ev->env->nr);
-		return 0;
-	case OP_FIELD:
-		return eval_field(ev, n, v);
-	case OP_NOT:
-		ret = eval(ev, n->kid[0], &a);
-		if (!ret)
-			set_int(v, !dfg_expr_truth(&a));
-		return ret;
-	case OP_NEG:
-		ret = eval(ev, n->kid[0], &a);
-		if (!ret)
-			ret = want_int(ev, &ev->e->nodes[n->kid[0]], &a, &x);
-		if (ret)
-			return ret;
-		if (x == LLONG_MIN)
-			return everr(ev, n, -ERANGE, "integer overflow");
-		set_int(v, -x);
-		return 0;
-	case OP_ADD:
-	case OP_SUB:
-	case OP_MUL:
-	case OP_DIV:
-	case OP_MOD:
-		return eval_arith(ev, n, v);
-	case OP_CAT:
-		return eval_cat(ev, n, v);
-	case OP_MATCH:
-	case OP_NOMATCH:
-		return eval_match(ev, n, v);
-	case OP_AND:
-	case OP_OR:
-		ret = eval(ev, n->kid[0], &a);
-		if (ret)
-			return ret;
-		if (dfg_expr_truth(&a) == (n->op == OP_OR)) {
-			set_int(v, n->op == OP_OR);
-			return 0;
+	while (pc < end) {
+		const struct insn *in = &e->code[pc++];
+
+		switch (in->op) {
+		case OP_INT:
+			set_int(sp++, in->i);
+			break;
+		case OP_STR:
+			set_str(sp++, in->s, in->len);
+			break;
+		case OP_NF:
+			if (!env->split && split_fields(env))
+				return everr(&ev, in->pos, -ENOMEM,
+					     "out of memory");
+			set_int(sp++, env->nf);
+			break;
+		case OP_NR:
+			set_int(sp++, env->nr);
+			break;
+		case OP_FIELDK:
+			if (!in->i)	/* $0, the commonest */
+				set_str(sp++, env->line, env->len);
+			else
+				ret = get_field(&ev, in->pos, in->i, sp++);
+			break;
+		case OP_FIELD:
+			ret = do_field(&ev, in, sp - 1);
+			break;
+		case OP_NOT:
+			set_int(sp - 1, !dfg_expr_truth(sp - 1));
+			break;
+		case OP_NEG:
+			ret = want_int(&ev, in->kpos[0], sp - 1, &x);
+			if (ret)
+				break;
+			if (x == LLONG_MIN)
+				return everr(&ev, in->pos, -ERANGE,
+					     "integer overflow");
+			set_int(sp - 1, -x);
+			break;
+		case OP_ADD:
+		case OP_SUB:
+		case OP_MUL:
+		case OP_DIV:
+		case OP_MOD:
+			sp--;
+			ret = do_arith(&ev, in, sp - 1, sp);
+			break;
+		case OP_CAT:
+			sp--;
+			ret = do_cat(&ev, in, sp - 1, sp);
+			break;
+		case OP_MATCH:
+		case OP_NOMATCH:
+			ret = do_match(&ev, in, sp - 1);
+			break;
+		case OP_CALL:
+			sp -= in->nargs;
+			ret = do_call(&ev, in, sp++);
+			break;
+		case OP_ANDJ:
+		case OP_ORJ:
+			if (dfg_expr_truth(sp - 1) == (in->op == OP_ORJ)) {
+				set_int(sp - 1, in->op == OP_ORJ);
+				pc = in->jump;
+			} else {
+				sp--;
+			}
+			break;
+		case OP_TRUTH:
+			set_int(sp - 1, dfg_expr_truth(sp - 1));
+			break;
+		case OP_JFALSE:
+			if (!dfg_expr_truth(--sp))
+				pc = in->jump;
+			break;
+		case OP_JMP:
+			pc = in->jump;
+			break;
+		default:	/* comparisons */
+			sp--;
+			ret = do_cmp(&ev, in, sp - 1, sp);
+			break;
 		}
-		ret = eval(ev, n->kid[1], &a);
-		if (!ret)
-			set_int(v, dfg_expr_truth(&a));
-		return ret;
-	case OP_COND:
-		ret = eval(ev, n->kid[0], &a);
 		if (ret)
 			return ret;
-		return eval(ev, n->kid[dfg_expr_truth(&a) ? 1 : 2], v);
-	case OP_CALL:
-		return eval_call(ev, n, v);
-	default:
-		return eval_cmp(ev, n, v);
 	}
+	*v = st[0];
+	return 0;
 }
 
 /*
@@ -651,11 +650,22 @@ static int eval(struct evaluator *ev, int idx, struct dfg_expr_val *v)
 int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
 		  struct dfg_expr_val *v, char *err, size_t errlen)
 {
-	struct evaluator ev = {
-		.e = e, .env = env, .err = err, .errlen = errlen,
-	};
+	const struct insn *in = e->code;
 
 	if (err && errlen)
 		err[0] = '\0';
-	return eval(&ev, e->root, v);
+	/* one instruction, as a folded constant or $0 compile to: no loop */
+	if (e->ncode == 1 && in->op == OP_INT) {
+		set_int(v, in->i);
+		return 0;
+	}
+	if (e->ncode == 1 && in->op == OP_STR) {
+		set_str(v, in->s, in->len);
+		return 0;
+	}
+	if (e->ncode == 1 && in->op == OP_FIELDK && !in->i) {
+		set_str(v, env->line, env->len);
+		return 0;
+	}
+	return __dfg_expr_run(e, 0, e->ncode, env, v, err, errlen);
 }

@@ -479,6 +479,7 @@ void dfg_expr_free(struct dfg_expr *e)
 		}
 	}
 	free(e->nodes);
+	free(e->code);
 	free(e);
 }
 
@@ -506,6 +507,8 @@ int dfg_expr_compile(const char *src, struct dfg_expr **ep, char *err,
 	skip_blanks(&p);
 	if (!p.ret && src[p.pos])
 		perr(&p, p.pos, -EINVAL, "unexpected '%c'", src[p.pos]);
+	if (!p.ret && __dfg_expr_codegen(p.e))
+		perr(&p, p.pos, -ENOMEM, "out of memory");
 	if (p.ret) {
 		dfg_expr_free(p.e);
 		return p.ret;

@@ -93,22 +93,6 @@ int rt_member_fail(struct rt_set *s, struct rt_member *m, int err)
  * ------------------------------------------------------------------------
  */
 
-int rt_deliver(struct rt_member *t, unsigned int port,
-	       const struct dfg_elem *e)
-{
-	struct rt_set *s = t->set;
-	int prev = rt_prof_active, r;
-
-	t->st->in_elems++;
-	t->st->in_bytes += e->len;
-	set_active(s, (int)member_idx(t));
-	r = __dfg_comp_compute(t->c, port, e);
-	set_active(s, prev);
-	if (r < 0 && !s->failed)
-		s->failed = t;
-	return r;
-}
-
 static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 		   const struct dfg_elem *e)
 {

@@ -133,8 +133,27 @@ static inline unsigned int member_idx(const struct rt_member *m)
 int rt_fail(struct rt_set *s, int err, const char *comp, const char *fmt,
 	    ...) __attribute__((format(printf, 4, 5)));
 int rt_member_fail(struct rt_set *s, struct rt_member *m, int err);
-int rt_deliver(struct rt_member *t, unsigned int port,
-	       const struct dfg_elem *e);
+
+/*
+ * @e into input @port of member @t: the direct call of a flow inside the
+ * set (set.c), or the delivery of what came on a boundary (port.c,
+ * spool.c). Inline: inside a set it is the whole cost of a hop.
+ */
+static inline int rt_deliver(struct rt_member *t, unsigned int port,
+			     const struct dfg_elem *e)
+{
+	struct rt_set *s = t->set;
+	int prev = rt_prof_active, r;
+
+	t->st->in_elems++;
+	t->st->in_bytes += e->len;
+	set_active(s, (int)member_idx(t));
+	r = __dfg_comp_compute(t->c, port, e);
+	set_active(s, prev);
+	if (__builtin_expect(r < 0, 0) && !s->failed)
+		s->failed = t;
+	return r;
+}
 
 /* port.c */
 unsigned int rt_prod_of(const struct rt_set *s, const struct dfg_flow_edge *f);

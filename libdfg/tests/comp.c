@@ -526,6 +526,17 @@ TEST(filter_and_map)
 	sink_free(&s);
 	dfg_comp_destroy(f);
 	dfg_comp_destroy(m);
+
+	/* an integer result is printed; a string one passes as it is */
+	m = mk_comp("map", 1, 1, "expr=len($0) * NR", NULL);
+	ASSERT_NE(NULL, m);
+	sink_attach(&s, m);
+	EXPECT_EQ(0, feed(m, 0, "abc", "-", NULL));
+	all = sink_join(&s);
+	EXPECT_STREQ("0:3|0:2", all);
+	free(all);
+	sink_free(&s);
+	dfg_comp_destroy(m);
 	NO_LEAKS();
 }
 

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * libdfg host test: the expression language of the built-in components
- * (comp/expr_parse.c, comp/expr_eval.c). Evaluation results over tables
- * of cases, syntax errors with their columns, runtime errors, and the
- * limits that keep evaluation bounded.
+ * (comp/expr_parse.c, comp/expr_code.c, comp/expr_eval.c). Evaluation
+ * results over tables of cases, syntax errors with their columns, runtime
+ * errors, the limits that keep evaluation bounded, and the compiled form
+ * (constants folded, constant fields resolved).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,7 +12,7 @@
 #include <string.h>
 
 #include "kselftest_harness.h"
-#include "../comp/expr.h"
+#include "../comp/expr_tree.h"
 
 /* Evaluates @src over @line; the result as text in @out. */
 static int run(const char *src, const char *line, int sep, char *out,
@@ -101,6 +102,17 @@ static const struct {
 	{ "9223372036854775807", "", -1, "i:9223372036854775807" },
 	{ "int(\"-9223372036854775808\")", "", -1, "i:-9223372036854775808" },
 	{ "$1 . \",\" . $3", "a b c", -1, "s:a,c" },
+	/* constant parts folded, the rest per element */
+	{ "$(1 + 1) . (2 * 3)", "a b c", -1, "s:b6" },
+	{ "$NR", "a b c", -1, "s:a" },
+	{ "$1 ? NR : \"x\" . $2", "", -1, "s:x" },
+	{ "$1 ? NR + 1 : \"x\" . $2", "1 y", -1, "i:2" },
+	{ "(0 && $1) || (NR && \"\")", "1", -1, "i:0" },
+	{ "1 && $1 || 0", "", -1, "i:0" },
+	{ "upper(\"ab\") ~ \"^AB$\" ? $1 : $2", "p q", -1, "s:p" },
+	{ "substr($0, 1 + 1, len(\"abc\"))", "hello", -1, "s:ell" },
+	{ "contains(lower($0), \"el\") . -(2 - 5)", "HELLO", -1, "s:13" },
+	{ "(NF > 1 ? $2 : $1) . (1 ? \"!\" : $9)", "a b", -1, "s:b!" },
 };
 
 TEST(eval_cases)
@@ -242,6 +254,45 @@ TEST(limits)
 	EXPECT_EQ(0, run(src, "", -1, out, sizeof(out), err, sizeof(err)));
 	EXPECT_STREQ("i:255", out);
 	EXPECT_EQ(NULL, e);
+}
+
+/*
+ * What the code generator makes: a constant subtree is one instruction,
+ * a constant field number is resolved, a subtree whose evaluation fails
+ * stays code that fails per element with its column.
+ */
+static const struct {
+	const char	*src;
+	unsigned int	ncode;
+	enum op		first;
+} code[] = {
+	{ "1 + 2 * 3", 1, OP_INT },
+	{ "\"a\" . \"b\" . 1", 1, OP_STR },
+	{ "upper(\"ab\") ~ \"^AB$\" && len(\"x\")", 1, OP_INT },
+	{ "1 ? 2 : 3 / 0", 1, OP_INT },
+	{ "$0", 1, OP_FIELDK },
+	{ "$(2 - 1)", 1, OP_FIELDK },
+	{ "$NF", 2, OP_NF },
+	{ "$(0 - 1)", 2, OP_INT },
+	{ "1 / 0", 3, OP_INT },
+	{ "$1 . (\"a\" . \"b\")", 3, OP_FIELDK },
+};
+
+TEST(compiled_form)
+{
+	struct dfg_expr *e;
+	char err[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(code) / sizeof(code[0]); i++) {
+		ASSERT_EQ(0, dfg_expr_compile(code[i].src, &e, err,
+					      sizeof(err)))
+			TH_LOG("'%s': %s", code[i].src, err);
+		EXPECT_EQ(code[i].ncode, e->ncode) TH_LOG("'%s'", code[i].src);
+		EXPECT_EQ(code[i].first, e->code[0].op)
+			TH_LOG("'%s'", code[i].src);
+		dfg_expr_free(e);
+	}
 }
 
 /* Strings made for one element stay valid until the next, however many. */

@@ -116,13 +116,23 @@ run_chan() {
 }
 
 # run_flow: dfg run, folded vs --no-fold, on a 10-component pipeline of
-# light components and on the word-frequency job, plus the equivalent
-# shell pipelines. Figures from dfg run's summary (elements, time,
-# context switches of all its processes from getrusage, processes,
-# start-up) and, for the shell, from GNU time.
+# light components and on the word-frequency job (the fortunes corpus,
+# and wordfreq10: that corpus ten times over), against the equivalent
+# shell pipelines (seq | sed | cat x 8; the coreutils word count of
+# examples/wordfreq/reference.sh, tr | sort | uniq -c | sort -rn). In
+# each round the three modes run once each, the first of them turning
+# round by round, so that a busy moment of the host does not pick the
+# winner; ratios are taken within a round. Figures from dfg run's summary
+# (elements, time, context switches of all its processes from getrusage,
+# processes, start-up) and, for the shell, from GNU time. Writes
+# run_flow.csv (per job and mode the best round, for the plot) and
+# run_flow_ratios.csv (folded over unfolded and over the shell, per
+# round, then median [min, max]). DFG_BENCH_FLOW_JOBS picks the jobs
+# (default: light wordfreq wordfreq10).
 run_flow() {
-	local name=run_flow dfg=$BUILD/bin/dfg work csv n=400000 job mode rep
-	local reps=${DFG_BENCH_REPS:-3}
+	local name=run_flow dfg=$BUILD/bin/dfg work csv n=400000 job mode rep k
+	local reps=${DFG_BENCH_REPS:-3} jobs=${DFG_BENCH_FLOW_JOBS:-light wordfreq wordfreq10}
+	local modes=(folded unfolded shell) t w c el
 	work=$BUILD/bench-run-flow
 	csv=$out/$name.csv
 	[ -n "$quick" ] && n=40000 && reps=1
@@ -130,6 +140,7 @@ run_flow() {
 	rm -rf "$work" && mkdir -p "$work" || return 1
 	cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') \
 		>"$work/corpus.txt"
+	for k in $(seq 10); do cat "$work/corpus.txt"; done >"$work/corpus10.txt"
 	{
 		echo "digraph light {"
 		echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
@@ -140,67 +151,179 @@ run_flow() {
 		echo "  gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;"
 		echo "}"
 	} >"$work/light.dot"
-	sed -e 's|build/wordfreq/corpus.txt|corpus.txt|' \
-	    -e 's|build/wordfreq/wordfreq.out|wordfreq.out|' \
-		"$top/examples/wordfreq/wordfreq.dot" >"$work/wordfreq.dot"
+	for job in wordfreq wordfreq10; do
+		sed -e "s|build/wordfreq/corpus.txt|${job#word}.txt|" \
+		    -e "s|build/wordfreq/wordfreq.out|$job.out|" \
+			"$top/examples/wordfreq/wordfreq.dot" >"$work/$job.dot"
+	done
+	mv "$work/corpus.txt" "$work/freq.txt" && mv "$work/corpus10.txt" "$work/freq10.txt" || return 1
 	echo "# bench: $name"
-	echo "job,mode,elements,seconds,elem_per_s,ctxsw_per_elem,processes,startup_s" >"$csv"
-	# each figure is the best (shortest) of $reps runs, the modes taking
-	# turns, so that a busy moment of the host does not pick the winner
-	for job in light wordfreq; do
-		rm -f "$work/$job".*.rows
-		for rep in $(seq "$reps"); do
-			for mode in folded unfolded; do
+	echo "job,round,mode,elements,seconds,elem_per_s,ctxsw_per_elem,processes,startup_s" >"$work/rounds.csv"
+	for job in $jobs; do
+		for rep in $(seq 0 $((reps - 1))); do
+			for k in 0 1 2; do
+				mode=${modes[$(((rep + k) % 3))]}
+				if [ $mode = shell ]; then
+					if [ $job = light ]; then
+						/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
+							"seq 0 $((n - 1)) | sed 's/^/item /' | cat | cat | cat | cat | cat | cat | cat | cat >'$work/light.shell.out'"
+					else
+						/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
+							"'$top/examples/wordfreq/reference.sh' <'$work/${job#word}.txt' >'$work/$job.shell.out'"
+					fi || { echo "bench: $job shell failed" >&2; return 1; }
+					read -r t w c <"$work/sh.time"
+					echo "$job,$rep,shell,@EL@,$t,$((w + c)),10,0" >>"$work/rounds.csv"
+					continue
+				fi
 				(cd "$work" && "$dfg" run $([ $mode = unfolded ] && echo --no-fold) \
 					"$job.dot" 2>"$job.$mode.log") ||
 					{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
 				# same components, same data: the same output
 				mv "$work/$job.out" "$work/$job.$mode.out" || return 1
-				awk -v job=$job -v mode=$mode '
+				awk -v job=$job -v mode=$mode -v rep=$rep '
 					/^summary: [0-9]+ elements/ { el = $2; t = $7 }
 					/^summary: [0-9]+ processes/ { p = $2; su = $8; cs = $(NF - 2) }
-					END { printf "%s,%s,%d,%.4f,%.0f,%.6f,%d,%.4f\n", job, mode, el, t, el / t, cs / el, p, su }' \
-					"$work/$job.$mode.log" >>"$work/$job.$mode.rows"
+					END { printf "%s,%d,%s,%d,%.4f,%.0f,%.6f,%d,%.4f\n", job, rep, mode, el, t, el / t, cs / el, p, su }' \
+					"$work/$job.$mode.log" >>"$work/rounds.csv"
 			done
 			cmp -s "$work/$job.folded.out" "$work/$job.unfolded.out" ||
 				{ echo "bench: $job: folded and unfolded outputs differ" >&2; return 1; }
-		done
-		for mode in folded unfolded; do
-			sort -t, -k4,4g "$work/$job.$mode.rows" | head -n 1 >>"$csv"
+			# reference.sh orders ties by word, as wordfreq.dot does
+			cmp -s "$work/$job.folded.out" "$work/$job.shell.out" ||
+				{ echo "bench: $job: dfg and the shell pipeline differ" >&2; return 1; }
 		done
 	done
-	# the same jobs as shell pipelines (elements: those of the folded run)
-	local el t cs best
-	for job in light wordfreq; do
-		el=$(awk -F, -v j=$job '$1 == j && $2 == "folded" { print $3 }' "$csv")
-		best=
-		for rep in $(seq "$reps"); do
-			if [ $job = light ]; then
-				/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
-					"seq 0 $((n - 1)) | sed 's/^/item /' | cat | cat | cat | cat | cat | cat | cat | cat >'$work/light.sh.out'"
-			else
-				/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
-					"'$top/examples/wordfreq/reference.sh' <'$work/corpus.txt' >'$work/wordfreq.sh.out'"
-			fi
-			read -r t w c <"$work/sh.time"
-			if [ -z "$best" ] || awk -v a="$t" -v b="${best%% *}" 'BEGIN { exit !(a < b) }'; then
-				best="$t $((w + c))"
-			fi
+	# the shell's rows: elements of the folded run, per second, per element
+	awk -F, -v OFS=, '
+		NR == 1 { print; next }
+		$3 != "shell" { print; if ($3 == "folded") el[$1] = $4; next }
+		{ $4 = el[$1]; cs = $6; $6 = sprintf("%.0f", $4 / $5)
+		  $7 = sprintf("%.6f", cs / $4); $8 = 10; $9 = "0"; print }' \
+		"$work/rounds.csv" >"$out/${name}_rounds.csv" || return 1
+	{
+		echo "job,mode,elements,seconds,elem_per_s,ctxsw_per_elem,processes,startup_s"
+		for job in $jobs; do
+			for mode in folded unfolded shell; do
+				awk -F, -v j=$job -v m=$mode '$1 == j && $3 == m' "$out/${name}_rounds.csv" |
+					sort -t, -k5,5g | head -n 1 | cut -d, -f1,3-
+			done
 		done
-		read -r t cs <<<"$best"
-		awk -v job=$job -v el=$el -v t=$t -v cs=$cs -v p=10 \
-			'BEGIN { printf "%s,shell,%d,%.4f,%.0f,%.6f,%d,0\n", job, el, t, el / t, cs / el, p }' >>"$csv"
-	done
+	} >"$csv"
+	# ratios within each round: time of the other mode / folded time
+	awk -F, '
+		function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
+		function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+		NR > 1 { t[$1, $2, $3] = $5; if (!($1 in seen)) { seen[$1] = 1; jobs[++nj] = $1 } if ($2 + 1 > nr[$1]) nr[$1] = $2 + 1 }
+		END {
+			print "job,vs,rounds,ratio_median,ratio_min,ratio_max,per_round"
+			for (i = 1; i <= nj; i++) for (v = 1; v <= 2; v++) {
+				j = jobs[i]; m = v == 1 ? "unfolded" : "shell"; k = 0; all = ""
+				for (r = 0; r < nr[j]; r++) { q[++k] = t[j, r, m] / t[j, r, "folded"]; all = all (all == "" ? "" : " ") sprintf("%.2f", q[k]) }
+				sort(q, k)
+				printf "%s,%s,%d,%.2f,%.2f,%.2f,%s\n", j, m, k, med(q, k), q[1], q[k], all
+			} }' "$out/${name}_rounds.csv" >"$out/${name}_ratios.csv" || return 1
 	{
 		echo "# Reproduce on the host, from the repository root:"
-		echo "#   make bench   (tools/bench/run.sh, function run_flow)"
-		echo "command: tools/bench/run.sh: dfg run [--no-fold] light.dot|wordfreq.dot (n=$n, best of $reps)"
+		echo "#   DFG_BENCH_ONLY=flow make bench   (tools/bench/run.sh, function run_flow)"
+		echo "command: tools/bench/run.sh: dfg run [--no-fold] light.dot|wordfreq.dot|wordfreq10.dot and the shell pipelines (n=$n, $reps rounds, order turning)"
+		echo "load: taken on a loaded host unless tools/bench/host.sh's figures say otherwise: ratios only, not final figures"
 		describe_machine
 	} >"$out/$name.cmd"
 	gnuplot -e "csv='$csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
 		"$here/$name.gp" || { echo "bench: plot of $name failed" >&2; return 1; }
 	cat "$csv"
-	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}"
+	column -s, -t "$out/${name}_ratios.csv" 2>/dev/null || cat "$out/${name}_ratios.csv"
+	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}, ${name}_{rounds,ratios}.csv"
+}
+
+# run_flow_hop: the in-set hop. The same chain of N pass-through
+# components (map expr="$0"; N = 0 1 2 5 10 20) between generate and
+# write_lines, folded into one set by dfg run, against flow_loop, which
+# does the same work by hand in one process (build the element, call N
+# functions through pointers, write it). Per round, every N runs once
+# each way, dfg first in even rounds and the loop first in odd ones; the
+# outputs are compared. Time: dfg run's wall time less its start-up
+# (from its summary), the loop's own (best of its 3 passes). A hop costs
+# the slope (t(N) - t(0)) / (N x elements); the ratio dfg / loop is taken
+# per round, and flow_hop_summary.csv gives its median and range.
+# hop_dfg DIR N: runs DIR/hopN.dot, prints its time less start-up.
+hop_dfg() {
+	(cd "$1" && "$BUILD/bin/dfg" run "hop$2.dot" 2>"hop$2.log") ||
+		{ cat "$1/hop$2.log" >&2; return 1; }
+	awk '/^summary: [0-9]+ elements/ { t = $7 }
+		/^summary: [0-9]+ processes/ { s = $8 }
+		END { printf "%.6f\n", t - s }' "$1/hop$2.log"
+}
+
+run_flow_hop() {
+	local name=flow_hop dfg=$BUILD/bin/dfg loop=$BUILD/bin/flow_loop work
+	local n=200000 rounds=${DFG_BENCH_REPS:-5} r h td tl hops="0 1 2 5 10 20"
+	work=$BUILD/bench-flow-hop
+	[ -n "$quick" ] && n=20000 && rounds=2
+	[ -x "$dfg" ] && [ -x "$loop" ] || { echo "bench: no $dfg or $loop (make tools)" >&2; return 1; }
+	rm -rf "$work" && mkdir -p "$work" || return 1
+	for h in $hops; do
+		{
+			echo "digraph hop$h {"
+			echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
+			echo "  out [type=write_lines, file=\"hop$h.dfg.out\"];"
+			for i in $(seq "$h"); do
+				echo "  m$i [type=map, expr=\"\$0\"];"
+			done
+			echo "  gen -> $(for i in $(seq "$h"); do echo -n "m$i -> "; done)out;"
+			echo "}"
+		} >"$work/hop$h.dot"
+	done
+	echo "# bench: $name"
+	echo "round,hops,elements,dfg_s,loop_s" >"$work/raw.csv"
+	for r in $(seq 0 $((rounds - 1))); do
+		for h in $hops; do
+			if [ $((r % 2)) = 0 ]; then
+				td=$(hop_dfg "$work" "$h") && tl=$("$loop" -n "$h" -c "$n" -o "$work/hop$h.loop.out")
+			else
+				tl=$("$loop" -n "$h" -c "$n" -o "$work/hop$h.loop.out") && td=$(hop_dfg "$work" "$h")
+			fi || { echo "bench: $name: hops=$h failed" >&2; return 1; }
+			cmp -s "$work/hop$h.dfg.out" "$work/hop$h.loop.out" ||
+				{ echo "bench: $name: hop$h: dfg and the loop wrote different output" >&2; return 1; }
+			echo "$r,$h,$n,$td,$tl" >>"$work/raw.csv"
+		done
+	done
+	# per round and N > 0: ns per hop each way, and their ratio
+	awk -F, 'NR > 1 { d[$1, $2] = $4; l[$1, $2] = $5; n = $3
+		if (!($1 in seen)) { seen[$1] = 1; rs[++nr] = $1 }
+		if (!($2 in hs)) { hs[$2] = 1; hl[++nh] = $2 } }
+		END { print "round,hops,elements,dfg_s,loop_s,dfg_ns_per_hop,loop_ns_per_hop,ratio"
+		for (i = 1; i <= nr; i++) for (j = 1; j <= nh; j++) {
+			r = rs[i]; h = hl[j]
+			if (h == 0) { printf "%d,0,%d,%s,%s,,,\n", r, n, d[r, 0], l[r, 0]; continue }
+			dh = (d[r, h] - d[r, 0]) / (h * n) * 1e9
+			lh = (l[r, h] - l[r, 0]) / (h * n) * 1e9
+			printf "%d,%d,%d,%s,%s,%.2f,%.2f,%s\n", r, h, n, d[r, h], l[r, h], dh, lh, (lh > 0 ? sprintf("%.2f", dh / lh) : "") } }' \
+		"$work/raw.csv" >"$out/${name}_rounds.csv" || return 1
+	# median [min, max] over the rounds, per N
+	{
+		echo "hops,rounds,dfg_ns_per_hop_median,dfg_ns_min,dfg_ns_max,loop_ns_per_hop_median,ratio_median,ratio_min,ratio_max"
+		for h in $hops; do
+			[ "$h" = 0 ] && continue
+			awk -F, -v h=$h 'NR > 1 && $2 == h { print $6, $7, $8 }' "$out/${name}_rounds.csv" |
+			awk -v h=$h '
+				function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
+				function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+				{ k++; d[k] = $1; l[k] = $2; if ($3 != "") q[++kq] = $3 }
+				END { sort(d, k); sort(l, k); sort(q, kq)
+					printf "%d,%d,%.2f,%.2f,%.2f,%.2f,%s,%s,%s\n", h, k, med(d, k), d[1], d[k], med(l, k),
+						kq ? sprintf("%.2f", med(q, kq)) : "", kq ? q[1] : "", kq ? q[kq] : "" }'
+		done
+	} >"$out/${name}_summary.csv" || return 1
+	{
+		echo "# Reproduce on the host, from the repository root:"
+		echo "#   DFG_BENCH_ONLY=flow make bench   (tools/bench/run.sh, function run_flow_hop)"
+		echo "command: tools/bench/run.sh: dfg run hopN.dot and flow_loop -n N -c $n, N = $hops, $rounds rounds alternating"
+		echo "load: taken on a loaded host unless tools/bench/host.sh's figures say otherwise: ratios only, not final figures"
+		describe_machine
+	} >"$out/$name.cmd"
+	column -s, -t "$out/${name}_summary.csv" 2>/dev/null || cat "$out/${name}_summary.csv"
+	echo "# bench: $name -> ${out#"$top"/}/${name}_{rounds,summary}.csv, $name.cmd"
 }
 
 # run_coll: dfg's collectives against Open MPI's in the same MPI jobs
@@ -307,6 +430,6 @@ want() {
 fail=0
 if want roundtrip; then run_bench cmd_roundtrip $quick || fail=1; fi
 if want chan; then run_chan $quick || fail=1; fi
-if want flow; then run_flow || fail=1; fi
+if want flow; then run_flow_hop || fail=1; run_flow || fail=1; fi
 if want coll; then run_coll || fail=1; fi
 exit "$fail"
