@@ -590,16 +590,19 @@ bool dfg_waiter_complete(struct dfg_waiter *w, int res, u64 res2,
 		return false;
 	/*
 	 * Nothing to write into the submitter's memory and no timer that may
-	 * be this very caller: post the CQE from here. It wakes the ring's
-	 * sleeper once, where task work would wake it to run the work that
-	 * then posts (a second pass through the scheduler and io_uring's
-	 * task-work machinery per wait). The owner's lock is a process-context
-	 * spinlock, under which io_uring_cmd_done() may run (it takes only
-	 * io_uring's completion lock and wakes its CQ waiters), as may the
-	 * release (no timer to stop, no lock to take: see
-	 * dfg_waiter_release()).
+	 * be this very caller: post the CQE from here. Its CQ wakeup wakes
+	 * the ring's sleeper, where task work would wake it with TWA_SIGNAL
+	 * to run the work that then posts (a pass through io_uring's
+	 * task-work machinery under the ring's lock per wait). The owner's
+	 * lock is a process-context spinlock, under which io_uring_cmd_done()
+	 * may run (it takes only io_uring's completion lock and wakes its CQ
+	 * waiters), as may the release (no timer to stop, no lock to take:
+	 * see dfg_waiter_release()). Not when the waker is the submitter itself
+	 * (its own WAKE on its own ring): it sleeps on nothing, runs the task
+	 * work on its way out, and its own command's CQE stays first.
 	 */
-	if (w->timeout_ns < 0 && !dfg_park_copies_out(&w->park)) {
+	if (w->timeout_ns < 0 && !dfg_park_copies_out(&w->park) &&
+	    w->park.task != current) {
 		w->lock = NULL;
 		dfg_park_post(w, res, res2, IO_URING_F_UNLOCKED);
 		return true;
