@@ -40,8 +40,8 @@
  * Memory ordering, the one rule every user follows:
  *   completer (owner's lock held): unlink, write res, res2 and *args, then
  *	smp_store_release(&done, true), then wake the task (or claim the
- *	park under dfg_file.lock and queue task work, which orders the
- *	results before the task work reads them).
+ *	park under dfg_file.lock and post the CQE, or queue task work,
+ *	both of which order the results before anyone reads them).
  *   sleeper: set_current_state(TASK_INTERRUPTIBLE), then
  *	smp_load_acquire(&done) (pairs with the release above; the state
  *	write before it closes the lost-wakeup window), schedule(); then
@@ -63,12 +63,21 @@
  * are not irq-safe (process context only), so hard-irq context may not
  * take them.
  *
+ * Where an event completes a parked command: in place, from the waker,
+ * when the completion writes nothing into the submitter's memory (an
+ * inline SQE's results are res and res2 only) and no timer can be the
+ * completer: one CQE post, whose CQ wakeup wakes the ring's sleeper.
+ * Otherwise (an indirect command with results to copy out, a command
+ * with a timeout) through io_uring_cmd_complete_in_task(): a TWA_SIGNAL
+ * wakeup of the task, a task-work pass under the ring's uring_lock that
+ * posts, and the CQ wakeup on top, all in the woken task before it
+ * returns (see README, channel figures, for what it costs).
+ *
  * Completing several commands at once (a WAKE, a team event): 6.1 has
- * nothing better than one io_uring_cmd_complete_in_task() per command.
- * io_uring already coalesces the notification (__io_req_task_work_add()
- * signals the task only for the first entry of its task list, and
- * handle_tw_list() runs them all under one uring_lock), but
- * io_uring_cmd_done() ends in __io_req_complete(), which on 6.1 ignores
+ * no batched CQE post for modules. io_uring coalesces task-work
+ * notifications (__io_req_task_work_add() signals the task only for the
+ * first entry of its task list, and handle_tw_list() runs them all under
+ * one uring_lock), but io_uring_cmd_done() ends in __io_req_complete(), which on 6.1 ignores
  * issue_flags and calls io_req_complete_post() per request (completion
  * lock, CQ commit, wakeup each); the deferred, batched completion path
  * (io_req_complete_defer(), io_submit_flush_completions()) and
@@ -83,17 +92,21 @@
  *		in the same critical section and is the only one to complete
  *		it. Every other claim fails.
  *   CLAIMED	final; the command is completed once by its claimer:
- *		events through task work in the submitter's context (which can
- *		copy results to its memory), cancels directly with
- *		IO_URING_F_UNLOCKED, as ublk_cancel_queue() does.
+ *		events in place or through task work in the submitter's
+ *		context (which can copy results to its memory, see above),
+ *		cancels directly with IO_URING_F_UNLOCKED, as
+ *		ublk_cancel_queue() does.
  *
  * References (dfg_park.ref): two from dfg_waiter_arm(). The park's is
  * dropped just before io_uring_cmd_done(); the issuer's by the dispatcher
  * once the handler has returned (dfg_waiter_issued()), because an event or
  * a cancel may complete the command while an io-wq worker is still inside
- * the handler. The last one puts the task reference and releases the
- * waiter in process context: stops its timer and timeout work, unlinks it
- * under the owner's lock (a cancel leaves it listed) and frees it. The
+ * the handler (or, completed in place, while the submitting task is still
+ * in it). The last one puts the task reference and releases the waiter in
+ * process context: stops its timer and timeout work if it had a timeout,
+ * unlinks it under the owner's lock if a cancel left it listed (one
+ * completed in place is unlinked and its completer holds that lock, which
+ * is why no timer may be involved there) and frees it. The
  * command itself pins struct file, so dfg_park.df stays valid until
  * completion, and the file pins the owner (its lock).
  */
@@ -165,10 +178,17 @@ static bool dfg_park_claim(struct dfg_park *p)
 /* Last reference of a parked waiter: stop its sources, unlink, free. */
 static void dfg_waiter_release(struct dfg_waiter *w)
 {
-	/* The timer queues the work: stop it first. */
-	hrtimer_cancel(&w->timer);
-	cancel_work_sync(&w->timeout_work);
-	/* Still listed when a cancel (task exit, ring teardown) claimed it. */
+	/* Only dfg_waiter_block() starts the timer, and only with a timeout. */
+	if (w->timeout_ns >= 0) {
+		/* The timer queues the work: stop it first. */
+		hrtimer_cancel(&w->timer);
+		cancel_work_sync(&w->timeout_work);
+	}
+	/*
+	 * Still listed when a cancel (task exit, ring teardown) claimed it;
+	 * no lock when completed in place (unlinked for good, and the
+	 * completer holds it).
+	 */
 	if (w->lock) {
 		spin_lock(w->lock);
 		list_del_init(&w->node);
@@ -235,32 +255,45 @@ void dfg_waiter_issued(struct dfg_cmd_ctx *c)
 		dfg_park_put(c->waiter);
 }
 
+/* Does completing @p write its result struct into the submitter's memory? */
+static bool dfg_park_copies_out(const struct dfg_park *p)
+{
+	return p->uaddr && (_IOC_DIR(p->cmd_op) & _IOC_READ);
+}
+
+/* Post a claimed event completion: drop the park's reference, then done. */
+static void dfg_park_post(struct dfg_waiter *w, int res, u64 res2,
+			  unsigned int issue_flags)
+{
+	struct io_uring_cmd *ucmd = w->park.cmd;
+
+	trace_dfg_cmd_complete(w->park.cmd_op, res);
+	if (res < 0)
+		dfg_stat_error();
+	dfg_park_put(w);
+	dfg_uring_cmd_done(ucmd, res, res2, issue_flags);
+}
+
 /*
- * Task work of an event completion, in the context of the task that owns
- * the request. Copies the result struct back for indirect commands: only
- * here is current's memory the submitter's. io_uring runs task work in a
- * kworker when the task can no longer take it (fallback): no user memory
- * there, the command ends with -ECANCELED.
+ * Task work of an event completion that copies out or may race its timer,
+ * in the context of the task that owns the request: only here is
+ * current's memory the submitter's. io_uring runs task work in a kworker when the task can no
+ * longer take it (fallback): no user memory there, the command ends with
+ * -ECANCELED.
  */
 static void dfg_park_tw(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 {
 	struct dfg_waiter *w = dfg_pdu(ucmd)->w;
 	struct dfg_park *p = &w->park;
 	int res = w->res;
-	u64 res2 = w->res2;
 
-	if (res >= 0 && p->uaddr && (_IOC_DIR(p->cmd_op) & _IOC_READ)) {
+	if (res >= 0 && dfg_park_copies_out(p)) {
 		if (current != p->task)
 			res = -ECANCELED;
 		else if (copy_to_user(p->uaddr, w->args, p->size))
 			res = -EFAULT;
 	}
-	trace_dfg_cmd_complete(p->cmd_op, res);
-	if (res < 0)
-		dfg_stat_error();
-
-	dfg_park_put(w);
-	dfg_uring_cmd_done(ucmd, res, res2, issue_flags);
+	dfg_park_post(w, res, w->res2, issue_flags);
 }
 
 DFG_URING_TW_CB(dfg_park_tw_cb, dfg_park_tw)
@@ -555,6 +588,25 @@ bool dfg_waiter_complete(struct dfg_waiter *w, int res, u64 res2,
 	}
 	if (!dfg_park_claim(&w->park))
 		return false;
+	/*
+	 * Nothing to write into the submitter's memory and no timer that may
+	 * be this very caller: post the CQE from here. Its CQ wakeup wakes
+	 * the ring's sleeper, where task work would wake it with TWA_SIGNAL
+	 * to run the work that then posts (a pass through io_uring's
+	 * task-work machinery under the ring's lock per wait). The owner's
+	 * lock is a process-context spinlock, under which io_uring_cmd_done()
+	 * may run (it takes only io_uring's completion lock and wakes its CQ
+	 * waiters), as may the release (no timer to stop, no lock to take:
+	 * see dfg_waiter_release()). Not when the waker is the submitter itself
+	 * (its own WAKE on its own ring): it sleeps on nothing, runs the task
+	 * work on its way out, and its own command's CQE stays first.
+	 */
+	if (w->timeout_ns < 0 && !dfg_park_copies_out(&w->park) &&
+	    w->park.task != current) {
+		w->lock = NULL;
+		dfg_park_post(w, res, res2, IO_URING_F_UNLOCKED);
+		return true;
+	}
 	io_uring_cmd_complete_in_task(w->park.cmd, dfg_park_tw_cb);
 	return true;
 }
