@@ -95,10 +95,10 @@ stop() {
 }
 
 echo "TAP version 13"
-echo "1..25"
+echo "1..26"
 
 # --- --json of every subcommand -----------------------------------------
-for args in "info" "info --uring" "info --netlink" "nop 7" "stats"; do
+for args in "info" "info --uring" "info --netlink" "nop 7" "stats" "version"; do
 	$ctl $args --json >"$work/j.out" 2>&1
 	check "dfgctl $args --json: one JSON object" \
 		"jq -e 'type == \"object\"' '$work/j.out' >/dev/null" "$work/j.out"

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "dfgctl.h"
+#include "json.h"
 
 static const char usage_text[] =
 "usage: dfgctl <command> [options]\n"
@@ -70,14 +71,14 @@ static const char usage_text[] =
 "                              out; every MS ms (default 1000), N times\n"
 "                              (default: until interrupted; the screen is\n"
 "                              redrawn only on a terminal)\n"
-"  version, --version          print the version\n"
+"  version [--json], --version print the version\n"
 "\n"
 "environment:\n"
 "  DFG_DEVICE  device node (default /dev/dfg)\n"
 "  DFG_SYSFS   sysfs directory (default /sys/kernel/dfg)\n"
 "\n"
-"every command but version takes --json: one JSON value on stdout (monitor\n"
-"and top: one object per line)\n"
+"every command takes --json: one JSON value on stdout (monitor and top:\n"
+"one object per line)\n"
 "\n"
 "exit status: 0 ok, 1 runtime error, 2 usage error\n";
 
@@ -175,11 +176,24 @@ int ctl_open_device(struct dfg **d, unsigned int flags)
 
 static int cmd_version(int argc, char **argv)
 {
-	if (argc > 1)
-		return ctl_usage_error("version: unexpected argument '%s'",
-				       argv[1]);
+	struct json js;
+	bool json;
+	int ret;
+
+	ret = ctl_json_opts(argc, argv, "version", &json);
+	if (ret)
+		return ret < 0 ? EXIT_OK : ret;
 	/* dfgctl is linked with this build's libdfg: one version. */
-	printf("dfgctl %s (api %d)\n", dfg_version(), DFG_API_VERSION);
+	if (!json) {
+		printf("dfgctl %s (api %d)\n", dfg_version(), DFG_API_VERSION);
+		return EXIT_OK;
+	}
+	json_init(&js, stdout);
+	json_obj_begin(&js, NULL);
+	json_str(&js, "version", dfg_version());
+	json_u64(&js, "api_version", DFG_API_VERSION);
+	json_obj_end(&js);
+	json_finish(&js);
 	return EXIT_OK;
 }
 
