@@ -198,7 +198,8 @@ static int dfg_park_add(struct dfg_cmd_ctx *c, struct dfg_waiter *w)
 	INIT_LIST_HEAD(&p->node);
 	p->df = df;
 	p->cmd = c->ucmd;
-	p->uaddr = c->uaddr;
+	/* Nothing to copy back if the dispatcher did already (NOOUT). */
+	p->uaddr = c->copied ? NULL : c->uaddr;
 	p->size = c->size;
 	p->cmd_op = c->cmd;
 	p->state = DFG_PARK_IDLE;
@@ -240,7 +241,9 @@ void dfg_waiter_issued(struct dfg_cmd_ctx *c)
  * the request. Copies the result struct back for indirect commands: only
  * here is current's memory the submitter's. io_uring runs task work in a
  * kworker when the task can no longer take it (fallback): no user memory
- * there, the command ends with -ECANCELED.
+ * there, the command ends with -ECANCELED. A result that is not delivered
+ * must not have been consumed: ->undo gives back what the completer
+ * handed over (the command still pins its file, hence the owner).
  */
 static void dfg_park_tw(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 {
@@ -254,6 +257,8 @@ static void dfg_park_tw(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 			res = -ECANCELED;
 		else if (copy_to_user(p->uaddr, w->args, p->size))
 			res = -EFAULT;
+		if (res < 0 && w->undo)
+			w->undo(w);
 	}
 	trace_dfg_cmd_complete(p->cmd_op, res);
 	if (res < 0)
