@@ -19,8 +19,8 @@
 # Any failure, hang (timeouts) or report fails the run. Not part of
 # make check; bounded so CI can run it.
 #
-#   DFG_STRESS_FUZZ_SECONDS  fuzzer time budget (default 240)
-#   DFG_FUZZ_MESSAGES        messages per producer (default 20000)
+#   DFG_STRESS_FUZZ_SECONDS  fuzzer time budget (default 200)
+#   DFG_FUZZ_MESSAGES        messages per producer (default 50000)
 #   DFG_FUZZ_SEED            fuzzer seed (default: time)
 #   DFG_STRESS_VM_SECONDS    the whole boot (default 600)
 #
@@ -30,8 +30,8 @@
 # holds it (default selftests/sched/sched_test).
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fuzz_s=${DFG_STRESS_FUZZ_SECONDS:-240}
-msgs=${DFG_FUZZ_MESSAGES:-20000}
+fuzz_s=${DFG_STRESS_FUZZ_SECONDS:-200}
+msgs=${DFG_FUZZ_MESSAGES:-50000}
 seed=${DFG_FUZZ_SEED:-}
 vm_s=${DFG_STRESS_VM_SECONDS:-600}
 test=${DFG_STRESS_TEST:-}

@@ -2112,6 +2112,13 @@ TEST_F_TIMEOUT(fuzz, random_commands, 900)
 #define MSG_VICTIMS	6
 #define MSG_VICTIM_TAG	0xffULL		/* producer number of victims */
 
+/*
+ * The test's producer endpoint, which holds the stream open. Children
+ * drop their inherited copy (descriptor and mapping) first: the
+ * consumer would otherwise hold a producer and never see the end.
+ */
+static struct chan_ep msg_holder = { .fd = -1 };
+
 /* Consumer by the protocol, waiting on io_uring: 0, 1 at EOF, -errno. */
 static int pop_uring(struct chan_ep *ep, struct io_uring *ring,
 		     struct dfg_desc *d)
@@ -2154,6 +2161,7 @@ static void msg_consumer(int g, __u32 id, __u64 per_producer)
 	unsigned int i;
 	int ret;
 
+	chan_ep_close(&msg_holder);
 	if (chan_ep_open(g, id, DFG_CHAN_CONSUMER,
 			 DFG_CHAN_MAP_SIZE(64, MSG_SLOTS), &ep) ||
 	    dfg_ring_init(&ring, 4))
@@ -2182,6 +2190,7 @@ static void msg_producer(int g, __u32 id, __u64 who, __u64 n)
 	struct chan_ep ep;
 	__u64 seq;
 
+	chan_ep_close(&msg_holder);
 	if (chan_ep_open(g, id, DFG_CHAN_PRODUCER,
 			 DFG_CHAN_MAP_SIZE(64, MSG_SLOTS), &ep))
 		_exit(20);
@@ -2205,6 +2214,7 @@ static void msg_victim(int g, __u32 stream, __u32 own, unsigned int v)
 	__u64 n = 0;
 	int ret;
 
+	chan_ep_close(&msg_holder);
 	if (v == 0) {
 		if (chan_ep_open(g, stream, DFG_CHAN_PRODUCER,
 				 DFG_CHAN_MAP_SIZE(64, MSG_SLOTS), &ep))
@@ -2254,7 +2264,6 @@ TEST_F_TIMEOUT(msgs, under_kills, 600)
 	__u64 per = env_u64("DFG_FUZZ_MESSAGES", 20000);
 	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
 	pid_t prod[MSG_PRODUCERS], victim[MSG_VICTIMS], cons;
-	struct chan_ep holder;
 	struct worker rng = { .rng = (dfg_now_ns() ^ getpid()) | 1 };
 	__u32 stream, own[MSG_VICTIMS / 2];
 	unsigned int i, done = 0, kills = 0;
@@ -2273,7 +2282,7 @@ TEST_F_TIMEOUT(msgs, under_kills, 600)
 	}
 	/* No end of stream before the counted producers are done. */
 	ASSERT_EQ(0, chan_ep_open(g, stream, DFG_CHAN_PRODUCER,
-				  DFG_CHAN_MAP_SIZE(64, MSG_SLOTS), &holder));
+				  DFG_CHAN_MAP_SIZE(64, MSG_SLOTS), &msg_holder));
 	fflush(NULL);
 	cons = fork();
 	ASSERT_LE(0, cons);
@@ -2318,12 +2327,13 @@ TEST_F_TIMEOUT(msgs, under_kills, 600)
 	ksft_print_msg("%llu messages from each of %u producers, %u kills, %llu ms\n",
 		       (unsigned long long)per, MSG_PRODUCERS, kills,
 		       (unsigned long long)dfg_ms_since(start));
+	fflush(stdout);	/* the harness leaves with _exit() */
 	EXPECT_EQ(MSG_PRODUCERS, done);
 	for (i = 0; i < MSG_VICTIMS; i++)
 		dfg_kill_pid(victim[i]);
 	for (i = 0; i < MSG_PRODUCERS; i++)
 		dfg_kill_pid(prod[i]);
-	chan_ep_close(&holder);
+	chan_ep_close(&msg_holder);
 	/* Every producer gone: the consumer sees the end of the stream. */
 	ASSERT_EQ(0, dfg_wait_pid(cons, &status, 30000)) {
 		TH_LOG("the consumer hangs");
