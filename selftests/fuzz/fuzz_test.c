@@ -2119,35 +2119,6 @@ TEST_F_TIMEOUT(fuzz, random_commands, 900)
  */
 static struct chan_ep msg_holder = { .fd = -1 };
 
-/* Consumer by the protocol, waiting on io_uring: 0, 1 at EOF, -errno. */
-static int pop_uring(struct chan_ep *ep, struct io_uring *ring,
-		     struct dfg_desc *d)
-{
-	struct dfg_chan_wait wa = { 0 };
-	struct dfg_cqe cqe;
-
-	for (;;) {
-		if (!chan_pop_wake(ep, d))
-			return 0;
-		ep->hdr->cons_waiting = 1;
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (!chan_pop_wake(ep, d)) {
-			ep->hdr->cons_waiting = 0;
-			return 0;
-		}
-		dfg_prep_inline(ring, ep->fd, DFG_IOC_CHAN_WAIT, &wa,
-				sizeof(wa), 2);
-		if (io_uring_submit(ring) != 1 ||
-		    dfg_ring_wait(ring, &cqe, -1))
-			return -EIO;
-		ep->hdr->cons_waiting = 0;
-		if (cqe.res < 0)
-			return cqe.res;
-		if (cqe.res & DFG_CHAN_EV_EOF)
-			return 1;
-	}
-}
-
 /*
  * The stream's consumer: every counted producer's messages arrive once,
  * in order. Exit 0, or the kind of loss.
@@ -2167,7 +2138,7 @@ static void msg_consumer(int g, __u32 id, __u64 per_producer)
 	    dfg_ring_init(&ring, 4))
 		_exit(10);
 	for (;;) {
-		ret = pop_uring(&ep, &ring, &d);
+		ret = chan_pop_uring(&ep, &ring, &d);
 		if (ret == 1)
 			break;
 		if (ret)
@@ -2231,7 +2202,7 @@ static void msg_victim(int g, __u32 stream, __u32 own, unsigned int v)
 		if (role == DFG_CHAN_PRODUCER)
 			ret = chan_push_blocking(&ep, 0, 1, n++);
 		else if (v % 4 == 0)
-			ret = pop_uring(&ep, &ring, &d);
+			ret = chan_pop_uring(&ep, &ring, &d);
 		else
 			ret = chan_pop_blocking(&ep, &d);
 		if (ret)
