@@ -16,6 +16,10 @@
  * file per slot of kmod/cmd.c's table): a command without a case here
  * fails the test, so a new command cannot go uncovered.
  *
+ * Commands that wait (SCHED_NEXT, CHAN_WAIT), whose struct turns
+ * read-only while they wait, must not consume what completes them: the
+ * set goes back, the data stays readable.
+ *
  * Inline uring_cmd arguments have no struct to write back (results go in
  * the CQE), so that path has nothing to fail on.
  */
@@ -25,6 +29,7 @@
 #include <sys/mman.h>
 
 #include "dfg_sys.h"
+#include "../chan/chan.h"
 #include "kselftest_harness.h"
 
 #define PAGE		4096UL
@@ -830,6 +835,44 @@ TEST_F(efault, waiting_sched_next_gives_back)
 	ASSERT_EQ(0, mprotect(self->page, PAGE, PROT_READ | PROT_WRITE));
 	/* Not left RUNNING for a worker that never learned it. */
 	EXPECT_EQ(e.set, next_nowait(&e));
+	env_fini(&e);
+}
+
+/*
+ * A CHAN_WAIT that waits and whose struct turns read-only before data
+ * comes: -EFAULT then, and the data is not taken from anyone: the next
+ * WAIT says READABLE at once.
+ */
+TEST_F(efault, waiting_chan_wait_keeps_data)
+{
+	struct dfg_chan_wait *cw, wa = { 0 };
+	struct chan_ep prod;
+	struct dfg_pending p;
+	struct env e;
+	int res;
+
+	ASSERT_EQ(0, env_init(&e));
+	prod = (struct chan_ep){ .fd = e.prod,
+				 .size = DFG_CHAN_MAP_SIZE(4, 2) };
+	prod.hdr = mmap(NULL, prod.size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			e.prod, 0);
+	ASSERT_NE(MAP_FAILED, prod.hdr);
+	cw = (struct dfg_chan_wait *)((char *)self->page + PAGE - sizeof(*cw));
+	memset(cw, 0, sizeof(*cw));
+	ASSERT_EQ(0, dfg_pending_start(&p, variant->path, &e.ring, e.cons,
+				       DFG_IOC_CHAN_WAIT, cw, sizeof(*cw), 9));
+	ASSERT_EQ(-ETIME, dfg_pending_end(&p, 200, &res));
+	ASSERT_EQ(0, mprotect(self->page, PAGE, PROT_READ));
+
+	ASSERT_EQ(0, chan_push(&prod, 0, 1, 42));
+	ASSERT_LE(0, sys_dfg_ioctl(e.prod, DFG_IOC_CHAN_WAKE, &wa));
+	ASSERT_EQ(0, dfg_pending_end(&p, 10000, &res));
+	EXPECT_EQ(-EFAULT, res);
+	ASSERT_EQ(0, mprotect(self->page, PAGE, PROT_READ | PROT_WRITE));
+	EXPECT_EQ(DFG_CHAN_EV_READABLE,
+		  sys_dfg_ioctl(e.cons, DFG_IOC_CHAN_WAIT, &wa) &
+		  DFG_CHAN_EV_READABLE);
+	munmap(prod.hdr, prod.size);
 	env_fini(&e);
 }
 
