@@ -6,7 +6,7 @@
 #   make tools      dfgctl, bench tools   make deps    install Debian packages
 #   make examples   example programs
 #   make selftests  kselftest binaries    make install module + library + tools
-#   make stress     one selftest in a loop in one VM boot (tools/stress.sh)
+#   make stress     fuzzer, kills, leak and poison checks, one VM boot (<=10 min)
 #   make dkms-install  the module under dkms (both: DESTDIR= to stage)
 #
 # VERSION holds the one version of the module, library, tools and pages.
@@ -78,7 +78,8 @@ bench:
 deps:
 	$(TOP)/tools/deps.sh
 
-# DFG_STRESS_TEST, DFG_STRESS_PROG, DFG_STRESS_COUNT: see tools/stress.sh.
+# Not in check; DFG_STRESS_FUZZ_SECONDS, DFG_FUZZ_MESSAGES, DFG_FUZZ_SEED,
+# DFG_STRESS_TEST...: see tools/stress.sh.
 stress: module selftests
 	$(TOP)/tools/stress.sh
 

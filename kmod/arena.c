@@ -353,15 +353,18 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_unreserve;
 	a->in_sysfs = true;
-	ret = dfg_graph_publish_object(g, &a->obj);
-	if (ret)
-		goto out_del;
-	atomic_long_add(a->mem.nr_pages, &g->pages);
-
 	args->size = (u64)a->mem.nr_pages << PAGE_SHIFT;
 	args->id = a->obj.id;
 	args->mmap_offset = DFG_MMAP_OFFSET(a->obj.id);
 	c->res2 = args->size;
+	/* The caller learns the id before anyone can reach the arena. */
+	ret = dfg_cmd_copy_out(c);
+	if (ret)
+		goto out_del;
+	ret = dfg_graph_publish_object(g, &a->obj);
+	if (ret)
+		goto out_del;
+	atomic_long_add(a->mem.nr_pages, &g->pages);
 
 	trace_dfg_arena_create(g->id, a->obj.id, a->mem.nr_pages);
 	dfg_nl_graph_event(DFG_EV_ARENA_CREATE, task_tgid_nr(current), g->id,

@@ -573,13 +573,16 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_unreserve;
 	ch->in_sysfs = true;
-	ret = dfg_graph_publish_object(g, &ch->obj);
-	if (ret)
-		goto out_del;
-
 	args->id = ch->obj.id;
 	args->map_size = map_size;
 	c->res2 = map_size;
+	/* The caller learns the id before anyone can open the channel. */
+	ret = dfg_cmd_copy_out(c);
+	if (ret)
+		goto out_del;
+	ret = dfg_graph_publish_object(g, &ch->obj);
+	if (ret)
+		goto out_del;
 
 	trace_dfg_chan_create(g->id, ch->obj.id, ch->mem.nr_pages);
 	dfg_nl_graph_event(DFG_EV_CHAN_CREATE, task_tgid_nr(current), g->id,
@@ -623,37 +626,80 @@ static u32 dfg_chan_free_slot(struct dfg_chan *ch)
 	return i;
 }
 
-/* Caller holds ->lock; takes the role for @ep or returns an errno. */
-static int dfg_chan_claim(struct dfg_chan *ch, struct dfg_chan_ep *ep,
-			  u32 role)
+/*
+ * Caller holds ->lock: the slot a new endpoint of @role would get now
+ * (0 for the consumer), or an errno.
+ */
+static int dfg_chan_claimable(struct dfg_chan *ch, u32 role, u32 *slot)
 {
-	u32 i;
-
 	lockdep_assert_held(&ch->lock);
 	if (ch->dead)
 		return -ENOENT;
 	if (role == DFG_CHAN_CONSUMER) {
 		if (ch->consumer_state == DFG_CHAN_S_OPEN)
 			return -EBUSY;
+		*slot = 0;
+		return 0;
+	}
+	if (ch->consumer_state == DFG_CHAN_S_CLOSED)
+		return -EPIPE;
+	*slot = dfg_chan_free_slot(ch);
+	if (*slot == ch->max_producers)
+		return -EBUSY;
+	return 0;
+}
+
+/* Caller holds ->lock; @slot is claimable for @role: take it for @ep. */
+static void dfg_chan_claim(struct dfg_chan *ch, struct dfg_chan_ep *ep,
+			   u32 role, u32 slot)
+{
+	lockdep_assert_held(&ch->lock);
+	if (role == DFG_CHAN_CONSUMER) {
 		ch->consumer_state = DFG_CHAN_S_OPEN;
-		ep->slot = 0;
 	} else {
-		if (ch->consumer_state == DFG_CHAN_S_CLOSED)
-			return -EPIPE;
-		i = dfg_chan_free_slot(ch);
-		if (i == ch->max_producers)
-			return -EBUSY;
 		/* A producer killed while it waited left its flag up. */
-		WRITE_ONCE(dfg_chan_ring(ch, i)->prod_waiting, 0);
-		ch->ring_state[i] = DFG_CHAN_S_OPEN;
-		ch->ring_pid[i] = task_tgid_nr(current);
+		WRITE_ONCE(dfg_chan_ring(ch, slot)->prod_waiting, 0);
+		ch->ring_state[slot] = DFG_CHAN_S_OPEN;
+		ch->ring_pid[slot] = task_tgid_nr(current);
 		ch->nr_producers++;
 		ch->ever_opened = true;
-		ep->slot = i;
 	}
+	ep->slot = slot;
 	ep->role = role;
 	dfg_chan_sync(ch);
-	return 0;
+}
+
+/*
+ * Give @ep the role @args asks for, once the caller has the slot: the
+ * slot is copied out before it is taken (nobody sees an endpoint whose
+ * opener never learned it), and taken only if it is still the one a new
+ * endpoint gets; else again with the new one.
+ */
+static int dfg_chan_open_claim(struct dfg_cmd_ctx *c, struct dfg_chan *ch,
+			       struct dfg_chan_ep *ep)
+{
+	struct dfg_chan_open *args = c->args;
+	u32 slot, now;
+	int ret;
+
+	spin_lock(&ch->lock);
+	ret = dfg_chan_claimable(ch, args->role, &slot);
+	spin_unlock(&ch->lock);
+	while (!ret) {
+		args->slot = slot;
+		ret = dfg_cmd_copy_out(c);
+		if (ret)
+			break;
+		spin_lock(&ch->lock);
+		ret = dfg_chan_claimable(ch, args->role, &now);
+		if (!ret && now == slot)
+			dfg_chan_claim(ch, ep, args->role, slot);
+		spin_unlock(&ch->lock);
+		if (!ret && now == slot)
+			break;
+		slot = now;
+	}
+	return ret;
 }
 
 int dfg_chan_open(struct dfg_cmd_ctx *c)
@@ -703,9 +749,7 @@ int dfg_chan_open(struct dfg_cmd_ctx *c)
 		goto out_free_ep;
 	}
 
-	spin_lock(&ch->lock);
-	ret = dfg_chan_claim(ch, ep, args->role);
-	spin_unlock(&ch->lock);
+	ret = dfg_chan_open_claim(c, ch, ep);
 	if (ret) {
 		/* role 0: the release only frees. */
 		put_unused_fd(fd);
@@ -713,7 +757,6 @@ int dfg_chan_open(struct dfg_cmd_ctx *c)
 		return ret;
 	}
 
-	args->slot = ep->slot;
 	c->res2 = ep->slot;
 	c->install = file;
 	c->fd = fd;

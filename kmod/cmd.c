@@ -22,6 +22,17 @@
  * same handler. They differ only in how the argument struct arrives (ioctl
  * argument; SQE inline area; SQE addr/len) and how results leave (ioctl
  * return value and copy-out; CQE res and res2; CQE res and copy-out).
+ *
+ * A command that fails has not happened, also when its struct cannot be
+ * copied back (-EFAULT). So the copy-out comes before the effect is
+ * visible: for DFG_CMDF_NOOUT commands, whose handlers write nothing in
+ * the struct, the dispatcher copies it back before the handler runs; a
+ * handler that makes an object calls dfg_cmd_copy_out() after reserving
+ * its id and before publishing it, and undoes what it took when that
+ * fails; a new descriptor is installed only after the copy-out. A parked
+ * command's result is copied back by its completion's task work, which
+ * calls the waiter's ->undo when it cannot (wait.c). Only what nobody
+ * sees is left after such a failure: statistics and tracepoints.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -44,8 +55,10 @@
 #define DFG_CMDF_ADMIN	BIT(1)	/* needs CAP_SYS_ADMIN */
 #define DFG_CMDF_INLINE	BIT(2)	/* args fit in dfg_uring_cmd.args */
 #define DFG_CMDF_WRITE	BIT(3)	/* needs a writable graph descriptor */
+/* The handler writes nothing in the struct: copied back before it runs. */
+#define DFG_CMDF_NOOUT	BIT(4)
 /* The one kind of descriptor a command is sent on: a bit per dfg_fd_kind. */
-#define DFG_CMDF_KIND(k)	BIT(4 + (k))
+#define DFG_CMDF_KIND(k)	BIT(5 + (k))
 #define DFG_CMDF_DEV	DFG_CMDF_KIND(DFG_FD_DEV)
 #define DFG_CMDF_GRAPH	DFG_CMDF_KIND(DFG_FD_GRAPH)
 #define DFG_CMDF_EP	DFG_CMDF_KIND(DFG_FD_EP)
@@ -98,9 +111,11 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		DFG_CMDF_DEV),
 	DFG_CMD(NOP, struct dfg_nop, "nop", dfg_core_nop, DFG_CMDF_DEV),
 	DFG_CMD(GRAPH_CREATE, struct dfg_graph_open, "graph_create",
-		dfg_graph_create, DFG_CMDF_DEV | DFG_CMDF_SLEEP),
+		dfg_graph_create,
+		DFG_CMDF_DEV | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
 	DFG_CMD(GRAPH_ATTACH, struct dfg_graph_open, "graph_attach",
-		dfg_graph_attach, DFG_CMDF_DEV | DFG_CMDF_SLEEP),
+		dfg_graph_attach,
+		DFG_CMDF_DEV | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
 	DFG_CMD(GRAPH_INFO, struct dfg_graph_info, "graph_info",
 		dfg_graph_info, DFG_CMDF_GRAPH),
 	DFG_CMD(ARENA_CREATE, struct dfg_arena_create, "arena_create",
@@ -111,10 +126,12 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
 	DFG_CMD(REGION_UNEXPORT, struct dfg_region, "region_unexport",
 		dfg_region_unexport,
-		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP |
+		DFG_CMDF_NOOUT),
 	/* Read-only descriptors may copy out; the handler checks TO_REGION. */
 	DFG_CMD(REGION_COPY, struct dfg_region_copy, "region_copy",
-		dfg_region_copy, DFG_CMDF_GRAPH | DFG_CMDF_SLEEP),
+		dfg_region_copy,
+		DFG_CMDF_GRAPH | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
 	DFG_CMD(CHAN_CREATE, struct dfg_chan_create, "chan_create",
 		dfg_chan_create,
 		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
@@ -123,27 +140,30 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 	DFG_CMD(CHAN_WAIT, struct dfg_chan_wait, "chan_wait", dfg_chan_wait,
 		DFG_CMDF_EP),
 	DFG_CMD(CHAN_WAKE, struct dfg_chan_wait, "chan_wake", dfg_chan_wake,
-		DFG_CMDF_EP),
+		DFG_CMDF_EP | DFG_CMDF_NOOUT),
 	DFG_CMD(TEAM_JOIN, struct dfg_team_join, "team_join", dfg_team_join,
 		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
 	DFG_CMD(TEAM_WAIT, struct dfg_team_wait, "team_wait", dfg_team_wait,
-		DFG_CMDF_TEAM),
+		DFG_CMDF_TEAM | DFG_CMDF_NOOUT),
 	DFG_CMD(TEAM_WAKE, struct dfg_team_wake, "team_wake", dfg_team_wake,
-		DFG_CMDF_TEAM),
+		DFG_CMDF_TEAM | DFG_CMDF_NOOUT),
 	DFG_CMD(TEAM_LEAVE, struct dfg_team_leave, "team_leave",
-		dfg_team_leave, DFG_CMDF_TEAM | DFG_CMDF_SLEEP),
+		dfg_team_leave,
+		DFG_CMDF_TEAM | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
 	DFG_CMD(SCHED_ATTACH, struct dfg_sched_attach, "sched_attach",
 		dfg_sched_attach,
-		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP),
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP |
+		DFG_CMDF_NOOUT),
 	DFG_CMD(SET_REGISTER, struct dfg_set_register, "set_register",
 		dfg_set_register, DFG_CMDF_SCHED | DFG_CMDF_SLEEP),
 	DFG_CMD(SET_UNREGISTER, struct dfg_set_id, "set_unregister",
-		dfg_set_unregister, DFG_CMDF_SCHED | DFG_CMDF_SLEEP),
+		dfg_set_unregister,
+		DFG_CMDF_SCHED | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
 	/* Sleep only to end or fail a set: they return -EAGAIN then. */
 	DFG_CMD(SCHED_NEXT, struct dfg_sched_next, "sched_next",
 		dfg_sched_next, DFG_CMDF_SCHED),
 	DFG_CMD(SCHED_YIELD, struct dfg_sched_yield, "sched_yield",
-		dfg_sched_yield, DFG_CMDF_SCHED),
+		dfg_sched_yield, DFG_CMDF_SCHED | DFG_CMDF_NOOUT),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -261,6 +281,41 @@ static void dfg_cmd_install(struct dfg_cmd_ctx *c, int ret)
 	c->install = NULL;
 }
 
+/**
+ * dfg_cmd_copy_out() - copy the argument struct back to the caller now
+ * @c: the command
+ *
+ * For a handler whose effect must not happen unless the caller gets the
+ * struct back: it fills in its results, calls this before making the
+ * effect visible, and undoes what it took on failure. The dispatcher does
+ * not copy the struct again. Nothing to do for inline io_uring arguments
+ * (results travel in the CQE). Process context, no spinlock held: the
+ * copy may fault.
+ *
+ * Return: 0, or -EFAULT.
+ */
+int dfg_cmd_copy_out(struct dfg_cmd_ctx *c)
+{
+	c->copied = true;
+	if (!c->uaddr || !(_IOC_DIR(c->cmd) & _IOC_READ))
+		return 0;
+	if (copy_to_user(c->uaddr, c->args, c->size))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * Last copy-out of a command that completes now, unless its handler (or
+ * the dispatcher, before a DFG_CMDF_NOOUT handler) did it.
+ */
+static int dfg_cmd_finish(struct dfg_cmd_ctx *c, int ret)
+{
+	if (ret >= 0 && !c->copied && dfg_cmd_copy_out(c))
+		ret = -EFAULT;
+	dfg_cmd_install(c, ret);
+	return ret;
+}
+
 /* Both paths: permission, handler, counters, tracepoints. */
 static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
 {
@@ -271,6 +326,8 @@ static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
 		ret = -EPERM;
 	else if ((d->flags & DFG_CMDF_WRITE) && !c->writable)
 		ret = -EACCES;
+	else if ((d->flags & DFG_CMDF_NOOUT) && dfg_cmd_copy_out(c))
+		ret = -EFAULT;
 	else
 		ret = d->fn(c);
 	trace_dfg_cmd_exit(d->cmd, ret);
@@ -292,7 +349,7 @@ static int dfg_cmd_run(const struct dfg_cmd_def *d, struct dfg_cmd_ctx *c)
  * @arg: user pointer to the command's argument struct
  *
  * The struct is copied in, the handler runs, and the struct is copied back
- * out when the handler succeeded.
+ * out when the handler succeeded (before its effect: see the top).
  *
  * Return: the handler's result, or a negative errno.
  */
@@ -324,11 +381,7 @@ long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		memset(buf, 0, c.size);
 	}
 
-	ret = dfg_cmd_run(d, &c);
-	if (ret >= 0 && (_IOC_DIR(cmd) & _IOC_READ) &&
-	    copy_to_user(c.uaddr, buf, c.size))
-		ret = -EFAULT;
-	dfg_cmd_install(&c, ret);
+	ret = dfg_cmd_finish(&c, dfg_cmd_run(d, &c));
 out:
 	if (ret < 0)
 		dfg_stat_error();
@@ -430,10 +483,7 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	if (ret == -EAGAIN && (issue_flags & IO_URING_F_NONBLOCK))
 		return ret;
 
-	if (ret >= 0 && c.uaddr && (_IOC_DIR(c.cmd) & _IOC_READ) &&
-	    copy_to_user(c.uaddr, buf, c.size))
-		ret = -EFAULT;
-	dfg_cmd_install(&c, ret);
+	ret = dfg_cmd_finish(&c, ret);
 	if (ret < 0)
 		dfg_stat_error();
 	dfg_uring_cmd_done(ucmd, ret, c.res2, issue_flags);

@@ -230,6 +230,7 @@ struct vm_area_struct;
  *		success for ioctl and DFG_URING_F_INDIRECT
  * @uaddr:	user copy of the struct (ioctl argument or indirect @addr);
  *		NULL for inline io_uring arguments
+ * @copied:	@args went back to @uaddr already (dfg_cmd_copy_out())
  * @res2:	out: second result, cqe->big_cqe[0] on inline CQE32 rings
  * @waiter:	set by dfg_waiter_arm() when the handler parked the command
  * @install:	set by a handler whose result is a new descriptor @fd: the
@@ -248,6 +249,7 @@ struct dfg_cmd_ctx {
 	u32			size;
 	void			*args;
 	void __user		*uaddr;
+	bool			copied;
 	u64			res2;
 	struct dfg_waiter	*waiter;
 	struct file		*install;
@@ -282,6 +284,7 @@ int dfg_cmd_init(void);
 const char *dfg_cmd_name(unsigned int nr);
 long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags);
+int dfg_cmd_copy_out(struct dfg_cmd_ctx *c);
 
 /* core.c: core command handlers (nr 0x00..0x0f) */
 int dfg_core_get_info(struct dfg_cmd_ctx *c);
@@ -550,6 +553,10 @@ struct dfg_park {
  * @timeout_ns:	relative timeout, or < 0 for none
  * @timeout_res: result when the timeout ends the wait
  * @timeout_res2: second result then
+ * @undo:	io_uring: takes back what a completer handed over with a
+ *		result >= 0 (a set to run) when that result cannot be
+ *		delivered (the indirect struct is not writable, the task
+ *		is gone); NULL when a result consumes nothing
  * @park:	io_uring: the parked command
  * @timer:	io_uring: the timeout (CLOCK_MONOTONIC)
  * @timeout_work: io_uring: the timeout under the owner's lock
@@ -566,6 +573,7 @@ struct dfg_waiter {
 	s64			timeout_ns;
 	int			timeout_res;
 	u64			timeout_res2;
+	void			(*undo)(struct dfg_waiter *w);
 	struct dfg_park		park;
 	struct hrtimer		timer;
 	struct work_struct	timeout_work;

@@ -492,14 +492,18 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 		dfg_graph_unreserve_id(g, id);
 		goto out_revoke;
 	}
-	ret = dfg_graph_publish_object(g, &r->obj);
+	/* The caller learns the id before UNEXPORT can find the region. */
+	args->id = id;
+	ret = dfg_cmd_copy_out(c);
+	if (!ret)
+		ret = dfg_graph_publish_object(g, &r->obj);
 	if (ret) {
 		__dfg_region_revoke(r);		/* also removes the directory */
 		dfg_graph_unreserve_id(g, id);
+		args->id = 0;
 		goto out_clear;
 	}
 	/* @r may already be gone (a racing UNEXPORT): locals only. */
-	args->id = id;
 	trace_dfg_region_export(g->id, args->id, nr_pages);
 	dfg_nl_graph_event(DFG_EV_REGION_EXPORT, task_tgid_nr(current), g->id,
 			   args->id, NULL);

@@ -247,6 +247,21 @@ static void dfg_set_stop(struct dfg_sched_client *sc, struct dfg_set *set,
 }
 
 /*
+ * Undo dfg_set_run() of a set whose worker never learned it: READY again,
+ * first in line, as if it had not run.
+ */
+static void dfg_set_unrun(struct dfg_sched_client *sc, struct dfg_set *set)
+{
+	lockdep_assert_held(&sc->lock);
+	put_task_struct(set->runner);
+	set->runner = NULL;
+	sc->nr_running--;
+	WRITE_ONCE(set->runs, set->runs - 1);
+	dfg_set_state(set, DFG_SET_S_READY);
+	list_add(&set->ready_node, &sc->ready);
+}
+
+/*
  * Hand @set to waiter @w. Returns false if a cancel claimed @w's parked
  * command first: @set is READY again.
  */
@@ -264,13 +279,7 @@ static bool dfg_sched_hand(struct dfg_sched_client *sc,
 	args->quantum = set->quantum;
 	if (dfg_waiter_complete(&w->wait, set->obj.id, set->quantum, NULL))
 		return true;
-	/* Undo: the set was never seen by anyone. */
-	put_task_struct(set->runner);
-	set->runner = NULL;
-	sc->nr_running--;
-	WRITE_ONCE(set->runs, set->runs - 1);
-	dfg_set_state(set, DFG_SET_S_READY);
-	list_add(&set->ready_node, &sc->ready);
+	dfg_set_unrun(sc, set);
 	return false;
 }
 
@@ -288,6 +297,47 @@ static void dfg_sched_dispatch(struct dfg_sched_client *sc)
 		if (set)
 			dfg_sched_hand(sc, w, set);
 	}
+}
+
+/* The client's set @id, or NULL; caller holds sc->lock. */
+static struct dfg_set *dfg_sched_find(struct dfg_sched_client *sc, u32 id)
+{
+	struct dfg_set *set;
+
+	lockdep_assert_held(&sc->lock);
+	list_for_each_entry(set, &sc->sets, client_node)
+		if (set->obj.id == id)
+			return set;
+	return NULL;
+}
+
+/*
+ * SCHED_NEXT took set @id for @task, but the result could not be copied
+ * back: give it back unless something happened to it meanwhile, and hand
+ * it to a waiting worker.
+ */
+static void dfg_sched_untake(struct dfg_sched_client *sc, u32 id,
+			     struct task_struct *task)
+{
+	struct dfg_set *set;
+
+	spin_lock(&sc->lock);
+	set = dfg_sched_find(sc, id);
+	if (set && set->state == DFG_SET_S_RUNNING && set->runner == task &&
+	    !set->arming) {
+		dfg_set_unrun(sc, set);
+		dfg_sched_dispatch(sc);
+	}
+	spin_unlock(&sc->lock);
+}
+
+/* A parked SCHED_NEXT's result was not delivered (wait.c). */
+static void dfg_sched_waiter_undo(struct dfg_waiter *w)
+{
+	struct dfg_sched_next *args = w->args;
+
+	dfg_sched_untake(container_of(w->park.df, struct dfg_sched_client,
+				      df), args->id, w->park.task);
 }
 
 /* What a SCHED_NEXT gets when no set comes: an error, -ENODATA or 0. */
@@ -662,37 +712,35 @@ int dfg_set_register(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_put;
 
+	/* The caller learns the id before the set can run or be seen. */
+	ret = dfg_set_reserve(set);
+	if (ret < 0)
+		goto out_put;
+	args->id = ret;
+	args->mmap_offset = DFG_MMAP_OFFSET(ret);
+	ret = dfg_cmd_copy_out(c);
+	if (ret)
+		goto out_unreserve;
+
 	mutex_lock(&dfg_sched_mutex);
 	ret = dfg_set_publish(sc, set);
 	mutex_unlock(&dfg_sched_mutex);
 	if (ret < 0)
-		goto out_put;
+		goto out_unreserve;
 	/* The client cannot go meanwhile: this command pins its file. */
 	if (!(set->flags & DFG_SET_F_ROOT))
 		dfg_set_arm(sc, set, true);
 
-	args->id = ret;
-	args->mmap_offset = DFG_MMAP_OFFSET(ret);
 	/* @set may be gone already (an UNREGISTER): locals only. */
 	dfg_nl_graph_event(DFG_EV_SET_REGISTER, tgid, sc->graph->id, ret,
 			   NULL);
 	return ret;
 
+out_unreserve:
+	dfg_set_unreserve(set);
 out_put:
 	kobject_put(&set->kobj);
 	return ret;
-}
-
-/* The client's set @id, or NULL; caller holds sc->lock. */
-static struct dfg_set *dfg_sched_find(struct dfg_sched_client *sc, u32 id)
-{
-	struct dfg_set *set;
-
-	lockdep_assert_held(&sc->lock);
-	list_for_each_entry(set, &sc->sets, client_node)
-		if (set->obj.id == id)
-			return set;
-	return NULL;
 }
 
 int dfg_set_unregister(struct dfg_cmd_ctx *c)
@@ -854,6 +902,20 @@ static int dfg_sched_next_check(const struct dfg_sched_next *a)
 	return 0;
 }
 
+/*
+ * Set @id runs for the caller now: copy the result out, or give the set
+ * back if the caller cannot take it (a set nobody knows it runs would stay
+ * RUNNING for good).
+ */
+static int dfg_sched_next_copy_out(struct dfg_cmd_ctx *c,
+				   struct dfg_sched_client *sc, int id)
+{
+	if (!dfg_cmd_copy_out(c))
+		return id;
+	dfg_sched_untake(sc, id, current);
+	return -EFAULT;
+}
+
 int dfg_sched_next(struct dfg_cmd_ctx *c)
 {
 	struct dfg_sched_next *args = c->args;
@@ -869,6 +931,11 @@ int dfg_sched_next(struct dfg_cmd_ctx *c)
 	cpu = (args->flags & DFG_NEXT_F_CPU) ? args->cpu :
 					       raw_smp_processor_id();
 	if (args->yield_id) {
+		/* A struct that cannot take the result fails before the yield. */
+		ret = dfg_cmd_copy_out(c);
+		if (ret)
+			return ret;
+		c->copied = false;	/* the result is still to come */
 		ret = dfg_sched_give_back(c, args->yield_id,
 					  args->yield_reason);
 		if (ret)
@@ -899,6 +966,7 @@ int dfg_sched_next(struct dfg_cmd_ctx *c)
 				   &sc->lock);
 	}
 	w->cpu = cpu;
+	w->wait.undo = dfg_sched_waiter_undo;
 	ret = dfg_waiter_arm(c, &w->wait, &sc->waiters);
 	if (ret)
 		goto out_unlock;
@@ -908,7 +976,10 @@ int dfg_sched_next(struct dfg_cmd_ctx *c)
 	 * our copy); a set handed over wins against a signal: it is
 	 * running for the caller.
 	 */
-	return dfg_waiter_block(c, &w->wait);
+	ret = dfg_waiter_block(c, &w->wait);
+	if (ret > 0)
+		ret = dfg_sched_next_copy_out(c, sc, ret);
+	return ret;
 
 out_unlock:
 	/* Not -EAGAIN: io_uring would issue the command (and its yield) again. */
@@ -923,6 +994,7 @@ out_unlock:
 		args->id = ret;
 		args->quantum = quantum;
 		c->res2 = quantum;
+		ret = dfg_sched_next_copy_out(c, sc, ret);
 	}
 	return ret;
 }

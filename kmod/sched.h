@@ -132,6 +132,8 @@ static inline void dfg_set_state(struct dfg_set *set, u32 state)
 struct dfg_set *dfg_set_new(struct dfg_graph *g,
 			    const struct dfg_set_register *a);
 int dfg_set_alloc_page(struct dfg_set *set);
+int dfg_set_reserve(struct dfg_set *set);
+void dfg_set_unreserve(struct dfg_set *set);
 int dfg_set_enter_graph(struct dfg_set *set);
 void dfg_set_leave_graph(struct dfg_set *set, bool graph_dead);
 

@@ -403,9 +403,30 @@ out_put:
 }
 
 /*
- * Under dfg_sched_mutex: give @set an id, its directories and its place
- * in the graph, with the graph's reference. Returns the id or a negative
- * errno.
+ * Give @set an id in its graph that nobody reaches yet (SET_REGISTER copies
+ * it out before dfg_set_enter_graph()). Returns the id or a negative errno;
+ * dfg_set_unreserve() gives it back if the set never enters the graph.
+ */
+int dfg_set_reserve(struct dfg_set *set)
+{
+	int ret;
+
+	ret = dfg_graph_reserve_object(set->graph, &set->obj, &dfg_set_obj_ops);
+	if (ret < 0)
+		return ret;
+	set->page->id = set->obj.id;
+	return ret;
+}
+
+void dfg_set_unreserve(struct dfg_set *set)
+{
+	dfg_graph_unreserve_id(set->graph, set->obj.id);
+}
+
+/*
+ * Under dfg_sched_mutex: give @set, with its reserved id, its directories
+ * and its place in the graph, with the graph's reference. Returns the id
+ * or a negative errno (the id stays reserved).
  */
 int dfg_set_enter_graph(struct dfg_set *set)
 {
@@ -413,26 +434,18 @@ int dfg_set_enter_graph(struct dfg_set *set)
 	int ret;
 
 	lockdep_assert_held(&dfg_sched_mutex);
-	ret = dfg_graph_reserve_object(g, &set->obj, &dfg_set_obj_ops);
-	if (ret < 0)
-		return ret;
-	set->page->id = set->obj.id;
 	ret = dfg_set_add_dirs(set);
 	if (ret)
-		goto out_unreserve;
+		return ret;
 	ret = dfg_graph_publish_object(g, &set->obj);
-	if (ret)
-		goto out_del;
+	if (ret) {
+		dfg_set_del_dirs(set, set->nr_comps);
+		return ret;
+	}
 	/* The graph's reference; the caller's becomes the client's. */
 	kobject_get(&set->kobj);
 	set->in_graph = true;
 	return set->obj.id;
-
-out_del:
-	dfg_set_del_dirs(set, set->nr_comps);
-out_unreserve:
-	dfg_graph_unreserve_id(g, set->obj.id);
-	return ret;
 }
 
 /**

@@ -630,6 +630,61 @@ out_unlock:
 	return ret;
 }
 
+/*
+ * Find or create the team @c asks for and put @m in it, once the caller
+ * has the team's id: the struct is copied out with dfg_teams_lock dropped
+ * (the copy may fault, and the lock is every team's), before @m is in the
+ * team, so a caller that cannot take the result changes no team. A team
+ * made here stays only if someone joined it meanwhile. Returns the team
+ * or an ERR_PTR; *@created says whether this call made it.
+ */
+static struct dfg_team *dfg_team_join_copy_out(struct dfg_cmd_ctx *c,
+					       struct dfg_team_member *m,
+					       bool *created)
+{
+	struct dfg_team_join *a = c->args;
+	struct dfg_graph *g = dfg_cmd_graph(c);
+	struct dfg_team *t;
+	int ret;
+
+	mutex_lock(&dfg_teams_lock);
+	for (;;) {
+		*created = false;
+		t = dfg_team_find(g, a->name);
+		if (!t) {
+			t = dfg_team_create(g, a);
+			if (IS_ERR(t)) {
+				mutex_unlock(&dfg_teams_lock);
+				return t;
+			}
+			*created = true;
+		}
+		/* Ours while the lock is dropped; put below. */
+		kobject_get(&t->kobj);
+		mutex_unlock(&dfg_teams_lock);
+
+		a->id = t->obj.id;
+		a->map_size = t->map_size;
+		ret = dfg_cmd_copy_out(c);
+
+		mutex_lock(&dfg_teams_lock);
+		/* Its last member left meanwhile: the id is stale, again. */
+		if (ret || t->linked)
+			break;
+		kobject_put(&t->kobj);
+	}
+	if (!ret)
+		ret = dfg_team_attach(t, m, a);
+	if (ret && *created && t->linked && !t->joined) {
+		/* Made for this call and joined by nobody: it never was. */
+		dfg_team_unlink(t);
+		kobject_put(&t->kobj);	/* the link's */
+	}
+	mutex_unlock(&dfg_teams_lock);
+	kobject_put(&t->kobj);
+	return ret ? ERR_PTR(ret) : t;
+}
+
 int dfg_team_join(struct dfg_cmd_ctx *c)
 {
 	struct dfg_team_join *a = c->args;
@@ -673,25 +728,12 @@ int dfg_team_join(struct dfg_cmd_ctx *c)
 		goto out_free_member;
 	}
 
-	mutex_lock(&dfg_teams_lock);
-	t = dfg_team_find(g, a->name);
-	if (!t) {
-		t = dfg_team_create(g, a);
-		if (IS_ERR(t)) {
-			ret = PTR_ERR(t);
-			goto out_unlock;
-		}
-		created = true;
-	}
-	/* Cannot fail on a team just made from @a: never left empty. */
-	ret = dfg_team_attach(t, m, a);
-out_unlock:
-	mutex_unlock(&dfg_teams_lock);
-	if (ret) {
+	t = dfg_team_join_copy_out(c, m, &created);
+	if (IS_ERR(t)) {
 		/* No team: the release only frees. */
 		put_unused_fd(fd);
 		fput(file);
-		return ret;
+		return PTR_ERR(t);
 	}
 
 	if (created)
@@ -700,12 +742,6 @@ out_unlock:
 	trace_dfg_team_join(g->id, t->obj.id, a->rank, task_tgid_nr(current));
 	dfg_nl_team_event(DFG_EV_TEAM_JOIN, task_tgid_nr(current), g->id,
 			  t->obj.id, a->rank);
-	a->id = t->obj.id;
-	a->map_size = t->map_size;
-	/*
-	 * Should the copy-out still fail, the dispatcher drops the file: a
-	 * member that never got its descriptor is gone, and the team breaks.
-	 */
 	c->install = file;
 	c->fd = fd;
 	return fd;

@@ -218,7 +218,8 @@ static int dfg_park_add(struct dfg_cmd_ctx *c, struct dfg_waiter *w)
 	INIT_LIST_HEAD(&p->node);
 	p->df = df;
 	p->cmd = c->ucmd;
-	p->uaddr = c->uaddr;
+	/* Nothing to copy back if the dispatcher did already (NOOUT). */
+	p->uaddr = c->copied ? NULL : c->uaddr;
 	p->size = c->size;
 	p->cmd_op = c->cmd;
 	p->state = DFG_PARK_IDLE;
@@ -277,9 +278,11 @@ static void dfg_park_post(struct dfg_waiter *w, int res, u64 res2,
 /*
  * Task work of an event completion that copies out or may race its timer,
  * in the context of the task that owns the request: only here is
- * current's memory the submitter's. io_uring runs task work in a kworker when the task can no
- * longer take it (fallback): no user memory there, the command ends with
- * -ECANCELED.
+ * current's memory the submitter's. io_uring runs task work in a kworker
+ * when the task can no longer take it (fallback): no user memory there,
+ * the command ends with -ECANCELED. A result that is not delivered must
+ * not have been consumed: ->undo gives back what the completer handed
+ * over (the command still pins its file, hence the owner).
  */
 static void dfg_park_tw(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 {
@@ -292,6 +295,8 @@ static void dfg_park_tw(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 			res = -ECANCELED;
 		else if (copy_to_user(p->uaddr, w->args, p->size))
 			res = -EFAULT;
+		if (res < 0 && w->undo)
+			w->undo(w);
 	}
 	dfg_park_post(w, res, w->res2, issue_flags);
 }

@@ -228,6 +228,38 @@ static inline int chan_pop_blocking(struct chan_ep *ep, struct dfg_desc *out)
 	}
 }
 
+/*
+ * Consumer: blocking pop by the protocol, parking a uring WAIT on @ring
+ * (SQE128) when empty. 0 with @out, 1 at end of stream, -errno.
+ */
+static inline int chan_pop_uring(struct chan_ep *ep, struct io_uring *ring,
+				 struct dfg_desc *out)
+{
+	struct dfg_chan_wait wa = { 0 };
+	struct dfg_cqe cqe;
+
+	for (;;) {
+		if (!chan_pop_wake(ep, out))
+			return 0;
+		__atomic_store_n(&ep->hdr->cons_waiting, 1, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (!chan_pop_wake(ep, out)) {
+			ep->hdr->cons_waiting = 0;
+			return 0;
+		}
+		dfg_prep_inline(ring, ep->fd, DFG_IOC_CHAN_WAIT, &wa,
+				sizeof(wa), 2);
+		if (io_uring_submit(ring) != 1 ||
+		    dfg_ring_wait(ring, &cqe, -1))
+			return -EIO;
+		ep->hdr->cons_waiting = 0;
+		if (cqe.res < 0)
+			return cqe.res;
+		if (cqe.res & DFG_CHAN_EV_EOF)
+			return 1;
+	}
+}
+
 /* Producer: blocking push by the protocol (ioctl WAIT). */
 static inline int chan_push_blocking(struct chan_ep *ep, __u64 off, __u32 len,
 				     __u64 tag)

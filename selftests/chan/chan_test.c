@@ -830,36 +830,6 @@ TEST(kill9_parked_producer)
 	kill_parked(_metadata, DFG_CHAN_PRODUCER);
 }
 
-/* Consumer over io_uring: park with a uring WAIT when empty. */
-static int pop_uring(struct chan_ep *ep, struct io_uring *ring,
-		     struct dfg_desc *d)
-{
-	struct dfg_chan_wait wa = { 0 };
-	struct dfg_cqe cqe;
-
-	for (;;) {
-		if (!chan_pop_wake(ep, d))
-			return 0;
-		ep->hdr->cons_waiting = 1;
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		if (!chan_pop_wake(ep, d)) {
-			ep->hdr->cons_waiting = 0;
-			return 0;
-		}
-		dfg_prep_inline(ring, ep->fd, DFG_IOC_CHAN_WAIT, &wa,
-				sizeof(wa), 2);
-		if (io_uring_submit(ring) != 1)
-			return -EIO;
-		if (dfg_ring_wait(ring, &cqe, -1))
-			return -EIO;
-		ep->hdr->cons_waiting = 0;
-		if (cqe.res < 0)
-			return cqe.res;
-		if (cqe.res & DFG_CHAN_EV_EOF)
-			return 1;
-	}
-}
-
 #define PAIRS	4
 
 /* Pairs pushing and popping with parking, killed at random points. */
@@ -901,7 +871,7 @@ TEST(kill9_under_load)
 						ret = chan_push_blocking(&ep, 0,
 									 1, n++);
 					else if (i % 4 == 0)
-						ret = pop_uring(&ep, &ring, &d);
+						ret = chan_pop_uring(&ep, &ring, &d);
 					else
 						ret = chan_pop_blocking(&ep, &d);
 					if (ret)
