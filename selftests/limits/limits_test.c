@@ -629,7 +629,7 @@ static int ordinary_alloc(size_t bytes)
  * leaves the machine usable: an ordinary process then allocates, and the
  * OOM killer stays silent.
  */
-TEST_F(lim, fill_until_refusal)
+TEST_F_TIMEOUT(lim, fill_until_refusal, 300)
 {
 	unsigned long bound = param_get("max_total_mb");
 	int ooms = klog_count("invoked oom-killer");
@@ -679,7 +679,7 @@ static void holder(int ready)
  * processes each allocate 40% of what is left; the first victim of the
  * OOM killer is the holder, whose death frees the arenas.
  */
-TEST_F(lim, oom_victim_is_holder)
+TEST_F_TIMEOUT(lim, oom_victim_is_holder, 600)
 {
 	char want[64], *log, *kill;
 	int pfd[2], n = 0, status, i, size, kills;
