@@ -45,7 +45,10 @@
  * anonymous, so after MADV_DONTNEED or a zap a file-backed arena vma needs
  * a fault path anyway, and with one there is a single way pages get in;
  * faults also keep mmap cheap for large arenas a process touches only in
- * part.
+ * part. A page returned from .fault is a struct page with its own pte
+ * reference, counted in the mapping process's RSS (MM_FILEPAGES), so the
+ * OOM killer sees an arena's pages in the processes that use them; a PFN
+ * map (remap_pfn_range(), vmf_insert_pfn()) would count in nobody's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
