@@ -45,7 +45,10 @@
  * anonymous, so after MADV_DONTNEED or a zap a file-backed arena vma needs
  * a fault path anyway, and with one there is a single way pages get in;
  * faults also keep mmap cheap for large arenas a process touches only in
- * part.
+ * part. A page returned from .fault is a struct page with its own pte
+ * reference, counted in the mapping process's RSS (MM_FILEPAGES), so the
+ * OOM killer sees an arena's pages in the processes that use them; a PFN
+ * map (remap_pfn_range(), vmf_insert_pfn()) would count in nobody's.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -119,7 +122,10 @@ ATTRIBUTE_GROUPS(dfg_arena);
 /* Last put: the directory is gone and the pages are freed already. */
 static void dfg_arena_kobj_release(struct kobject *kobj)
 {
-	kfree(dfg_kobj_arena(kobj));
+	struct dfg_arena *a = dfg_kobj_arena(kobj);
+
+	dfg_obj_uncharge(&a->obj);
+	kfree(a);
 }
 
 static const struct kobj_type dfg_arena_ktype = {
@@ -160,15 +166,31 @@ void dfg_unaccount_mem(struct user_struct *user, unsigned long nr_pages)
 	atomic_long_sub(nr_pages, &user->locked_vm);
 }
 
-/* dfg.max_total_mb: module-wide page bound. */
+/*
+ * Memory the page allocator must still have after an allocation of ours,
+ * beyond what si_mem_available() already keeps back (the zones' high
+ * watermarks and lowmem reserves, so well above the min watermark): 1/32
+ * of RAM, so the rest of the machine can go on allocating (page cache
+ * faults included) without the OOM killer.
+ */
+#define DFG_MEM_HEADROOM_SHIFT	5
+
+/*
+ * dfg.max_total_mb: module-wide page bound, whose last dfg.reserve_pct
+ * percent only privileged callers may use (limits.c), and the headroom.
+ */
 static int dfg_total_charge(unsigned long nr_pages)
 {
 	unsigned long limit = (unsigned long)READ_ONCE(dfg_max_total_mb) <<
 			      (20 - PAGE_SHIFT);
+	unsigned long headroom = totalram_pages() >> DFG_MEM_HEADROOM_SHIFT;
 	long cur = atomic_long_read(&dfg_total_pages);
+	long avail = si_mem_available();
 
+	if (avail < 0 || (unsigned long)avail < nr_pages + headroom)
+		return -ENOMEM;
 	do {
-		if ((unsigned long)cur + nr_pages > limit)
+		if (dfg_over_share((unsigned long)cur + nr_pages, limit))
 			return -ENOMEM;
 	} while (!atomic_long_try_cmpxchg(&dfg_total_pages, &cur,
 					  cur + nr_pages));
@@ -222,7 +244,8 @@ out_free_pages:
  * @nr_pages: pages wanted, > 0
  *
  * Charges the caller's RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), the module's
- * dfg.max_total_mb (sysfs "pages") and the memory cgroup, in that order;
+ * dfg.max_total_mb (sysfs "pages"; refused too when less than a headroom
+ * of memory would be left) and the memory cgroup, in that order;
  * dfg_mem_free() returns everything.
  *
  * Context: process context; may sleep.

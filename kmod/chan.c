@@ -483,6 +483,7 @@ static void dfg_chan_kobj_release(struct kobject *kobj)
 		atomic_long_sub(ch->mem.nr_pages, &ch->graph->pages);
 		dfg_mem_free(&ch->mem);
 	}
+	dfg_obj_uncharge(&ch->obj);
 	kobject_put(&ch->graph->kobj);
 	kfree(ch);
 }

@@ -87,6 +87,7 @@
  *	-> dfg_chan.lock: removing chan<id>/ drains readers that take it.
  *	-> xa_lock(dfg_graphs): ids of graphs.
  * dfg_sched_mutex	mutex (sched.c)
+ *	-> dfg_users_lock: REGISTER charges its set.
  *	-> dfg_chan.lock: disarming a set's watches (UNREGISTER, a
  *			client's release).
  *	-> dfg_sched_client.lock: UNREGISTER, a client's release, failing
@@ -96,6 +97,11 @@
  *	-> dfg_team.lock: JOIN, detach; removing team<id>/ drains readers
  *			that take it.
  *	-> xa_lock(dfg_graph.objects): a team leaving its graph.
+ *	-> dfg_users_lock: a JOIN that creates its team charges it.
+ * dfg_users_lock	mutex (limits.c): charges of a graph or an object
+ *			(under dfg_sched_mutex for a set, dfg_teams_lock for
+ *			a team); takes none of ours. Removing users/<uid>/
+ *			drains its readers, which take no lock.
  * dfg_files_lock	mutex (main.c)
  *	-> dfg_file.lock: the wait monitor's walk (wait.c).
  * mmap_lock		the kernel's, held around .mmap and .fault
@@ -210,6 +216,7 @@ static inline void dfg_fd_init(struct dfg_fd *fd, enum dfg_fd_kind kind,
 
 struct dfg_waiter;
 struct dfg_graph;
+struct dfg_user;
 struct file;
 struct vm_area_struct;
 
@@ -326,11 +333,15 @@ struct dfg_obj_ops {
  * @graph:	the graph; objects never outlive it, so no reference
  * @ops:	its kind's operations
  * @id:		index in dfg_graph.objects, from 1
+ * @user:	the creator's per-user count, charged when the id is
+ *		reserved and returned by dfg_obj_uncharge() when the
+ *		object's memory goes; NULL before the charge and after
  */
 struct dfg_object {
 	struct dfg_graph	*graph;
 	const struct dfg_obj_ops *ops;
 	u32			id;
+	struct dfg_user		*user;
 };
 
 /* Is @obj (from a lookup, maybe NULL) of @kind? */
@@ -373,6 +384,8 @@ struct dfg_graph_hook {
  * @nr_objects:	live objects
  * @pages:	pages held by the graph's objects
  * @attached:	open graph descriptors (struct files) now
+ * @user:	the creator's per-user count, charged from creation until
+ *		the graph's death
  */
 struct dfg_graph {
 	struct dfg_fd		fd;
@@ -388,6 +401,7 @@ struct dfg_graph {
 	atomic_t		nr_objects;
 	atomic_long_t		pages;
 	atomic_t		attached;
+	struct dfg_user		*user;
 };
 
 int dfg_graph_create(struct dfg_cmd_ctx *c);
@@ -412,6 +426,41 @@ void dfg_graph_hook_del(struct dfg_graph_hook *h);
 void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id);
 void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj);
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
+void dfg_obj_uncharge(struct dfg_object *obj);
+
+/*
+ * limits.c: per-user counts and limits of what users create, and the
+ * share of module-wide bounds kept for privileged callers. A kind is
+ * DFG_LIM_GRAPH or an enum dfg_obj_type.
+ */
+#define DFG_LIM_GRAPH		0
+#define DFG_LIM_NR		(DFG_OBJ_SET + 1)
+
+/**
+ * struct dfg_user - what one user (effective uid) holds now
+ * @node:	in the table's hash, under dfg_users_lock
+ * @kobj:	memory and sysfs users/<uid>/ (sysfs.c)
+ * @uid:	the user; immutable
+ * @total:	sum of @count; the entry lives while it is nonzero (and is
+ *		removed by the table's collector once it is zero)
+ * @count:	graphs and objects of each kind charged to the user;
+ *		incremented under dfg_users_lock (so the limit check is
+ *		exact), decremented anywhere
+ */
+struct dfg_user {
+	struct hlist_node	node;
+	struct kobject		kobj;
+	kuid_t			uid;
+	atomic_t		total;
+	atomic_t		count[DFG_LIM_NR];
+};
+
+extern unsigned int dfg_user_max[DFG_LIM_NR];
+extern unsigned int dfg_reserve_pct;
+struct dfg_user *dfg_user_charge(unsigned int kind);
+void dfg_user_uncharge(struct dfg_user *u, unsigned int kind);
+bool dfg_over_share(unsigned long want, unsigned long limit);
+void dfg_limits_exit(void);
 
 /* arena.c: arenas, mmap of graph descriptors, accounted page arrays */
 struct user_struct;
@@ -653,6 +702,8 @@ void dfg_sysfs_exit(void);
 void dfg_sysfs_graph_init(struct dfg_graph *g);
 int dfg_sysfs_graph_add(struct dfg_graph *g);
 void dfg_sysfs_graph_del(struct dfg_graph *g);
+int dfg_sysfs_user_add(struct dfg_user *u);
+void dfg_sysfs_user_del(struct dfg_user *u);
 
 /* netlink.c: generic netlink family "dfg" */
 int dfg_nl_init(void);

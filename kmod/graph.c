@@ -195,6 +195,7 @@ static void dfg_graph_release(struct kref *ref)
 	xa_erase(&dfg_graphs, g->id);
 	dfg_nr_graphs--;
 	mutex_unlock(&dfg_graphs_lock);
+	dfg_user_uncharge(g->user, DFG_LIM_GRAPH);
 
 	dfg_graph_free_objects(g);
 	trace_dfg_graph_destroy(g->id, g->name);
@@ -308,13 +309,20 @@ int dfg_graph_create(struct dfg_cmd_ctx *c)
 	g->mode = o->mode;
 	g->creator = task_tgid_nr(current);
 	xa_init_flags(&g->objects, XA_FLAGS_ALLOC1);
+	/* Before dfg_graphs_lock, which is taken with nothing held. */
+	g->user = dfg_user_charge(DFG_LIM_GRAPH);
+	if (IS_ERR(g->user)) {
+		ret = PTR_ERR(g->user);
+		kobject_put(&g->kobj);
+		return ret;
+	}
 
 	mutex_lock(&dfg_graphs_lock);
 	if (dfg_graph_find(g->name)) {
 		ret = -EEXIST;
 		goto out_unlock;
 	}
-	if (dfg_nr_graphs >= READ_ONCE(dfg_max_graphs)) {
+	if (dfg_over_share(dfg_nr_graphs + 1, READ_ONCE(dfg_max_graphs))) {
 		ret = -ENOSPC;
 		goto out_unlock;
 	}
@@ -341,6 +349,7 @@ out_erase_id:
 	xa_erase(&dfg_graphs, id);
 out_unlock:
 	mutex_unlock(&dfg_graphs_lock);
+	dfg_user_uncharge(g->user, DFG_LIM_GRAPH);
 	kobject_put(&g->kobj);
 	return ret;
 }
@@ -407,22 +416,49 @@ int dfg_graph_info(struct dfg_cmd_ctx *c)
  * reach the object. Then dfg_graph_publish_object(), or
  * dfg_graph_unreserve_id() on failure.
  *
- * Return: the new id (>= 1) or a negative errno.
+ * The object is charged to the caller's per-user count of its kind here;
+ * its kind returns the charge with dfg_obj_uncharge() when the object's
+ * memory goes (whatever becomes of the id).
+ *
+ * Return: the new id (>= 1) or a negative errno (-EDQUOT: the caller's
+ * per-user limit of the kind).
  */
 int dfg_graph_reserve_object(struct dfg_graph *g, struct dfg_object *obj,
 			     const struct dfg_obj_ops *ops)
 {
+	struct dfg_user *u;
 	u32 id;
 	int ret;
 
 	obj->graph = g;
 	obj->ops = ops;
+	u = dfg_user_charge(ops->kind);
+	if (IS_ERR(u))
+		return PTR_ERR(u);
 	ret = xa_alloc(&g->objects, &id, NULL, XA_LIMIT(1, DFG_OBJ_ID_MAX),
 		       GFP_KERNEL_ACCOUNT);
-	if (ret)
+	if (ret) {
+		dfg_user_uncharge(u, ops->kind);
 		return ret == -EBUSY ? -ENOSPC : ret;
+	}
 	obj->id = id;
+	obj->user = u;
 	return id;
+}
+
+/**
+ * dfg_obj_uncharge() - return the per-user charge of @obj, if it has one
+ * @obj: an object whose memory is going (or whose kind says it no longer
+ *	holds what it was charged for)
+ *
+ * Context: any; called once its kind is done with the object.
+ */
+void dfg_obj_uncharge(struct dfg_object *obj)
+{
+	if (obj->user) {
+		dfg_user_uncharge(obj->user, obj->ops->kind);
+		obj->user = NULL;
+	}
 }
 
 /*

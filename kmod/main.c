@@ -21,6 +21,7 @@
  */
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
+#include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
@@ -36,14 +37,27 @@
 #define DFG_MAX_GRAPHS_DEFAULT	1024
 #define DFG_MAX_GRAPHS_LIMIT	65536
 #define DFG_MAX_ARENA_MB_DEFAULT 1024
-#define DFG_MAX_TOTAL_MB_DEFAULT 4096
+/* dfg.max_total_mb unless given at load: this percentage of RAM. */
+#define DFG_MAX_TOTAL_RAM_PCT	50
 #define DFG_MB_LIMIT		1048576U	/* MiB: 1 TiB */
+#define DFG_RESERVE_PCT_DEFAULT	10
+#define DFG_RESERVE_PCT_MAX	50
+#define DFG_USER_MAX_LIMIT	1048576U
 
 unsigned int dfg_max_parked = DFG_MAX_PARKED_DEFAULT;
 unsigned int dfg_monitor_ms = DFG_MONITOR_MS_DEFAULT;
 unsigned int dfg_max_graphs = DFG_MAX_GRAPHS_DEFAULT;
 unsigned int dfg_max_arena_mb = DFG_MAX_ARENA_MB_DEFAULT;
-unsigned int dfg_max_total_mb = DFG_MAX_TOTAL_MB_DEFAULT;
+unsigned int dfg_max_total_mb;	/* 0 until load: see dfg_init() */
+unsigned int dfg_reserve_pct = DFG_RESERVE_PCT_DEFAULT;
+unsigned int dfg_user_max[DFG_LIM_NR] = {
+	[DFG_LIM_GRAPH]		= 256,
+	[DFG_OBJ_ARENA]		= 1024,
+	[DFG_OBJ_REGION]	= 1024,
+	[DFG_OBJ_CHAN]		= 4096,
+	[DFG_OBJ_TEAM]		= 1024,
+	[DFG_OBJ_SET]		= 1024,
+};
 
 static int dfg_param_set_max_parked(const char *val,
 				    const struct kernel_param *kp)
@@ -110,7 +124,51 @@ MODULE_PARM_DESC(max_arena_mb,
 		 "Largest arena in MiB, 1..1048576 (default 1024)");
 module_param_cb(max_total_mb, &dfg_mb_ops, &dfg_max_total_mb, 0644);
 MODULE_PARM_DESC(max_total_mb,
-		 "Limit of all arenas together in MiB, 1..1048576 (default 4096)");
+		 "Limit of all arenas, channels, teams and sets together in MiB, 1..1048576 (default half of RAM at load)");
+
+/*
+ * Per-user limits (limits.c): how many of each kind one user may hold;
+ * CAP_SYS_RESOURCE callers are not held to them. 0 leaves the kind to
+ * privileged callers.
+ */
+static int dfg_param_set_user_max(const char *val,
+				  const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, DFG_USER_MAX_LIMIT);
+}
+
+static const struct kernel_param_ops dfg_user_max_ops = {
+	.set = dfg_param_set_user_max,
+	.get = param_get_uint,
+};
+
+#define DFG_USER_PARAM(_name, _kind, _what)				\
+	module_param_cb(max_user_##_name, &dfg_user_max_ops,		\
+			&dfg_user_max[_kind], 0644);			\
+	MODULE_PARM_DESC(max_user_##_name,				\
+			 "Limit of " _what " one user holds, 0..1048576")
+
+DFG_USER_PARAM(graphs, DFG_LIM_GRAPH, "graphs (default 256)");
+DFG_USER_PARAM(arenas, DFG_OBJ_ARENA, "arenas (default 1024)");
+DFG_USER_PARAM(regions, DFG_OBJ_REGION, "exported regions (default 1024)");
+DFG_USER_PARAM(chans, DFG_OBJ_CHAN, "channels (default 4096)");
+DFG_USER_PARAM(teams, DFG_OBJ_TEAM, "teams (default 1024)");
+DFG_USER_PARAM(sets, DFG_OBJ_SET, "scheduler sets (default 1024)");
+
+static int dfg_param_set_reserve_pct(const char *val,
+				     const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, DFG_RESERVE_PCT_MAX);
+}
+
+static const struct kernel_param_ops dfg_reserve_pct_ops = {
+	.set = dfg_param_set_reserve_pct,
+	.get = param_get_uint,
+};
+
+module_param_cb(reserve_pct, &dfg_reserve_pct_ops, &dfg_reserve_pct, 0644);
+MODULE_PARM_DESC(reserve_pct,
+		 "Percent of max_graphs and max_total_mb only CAP_SYS_RESOURCE callers may use, 0..50 (default 10)");
 
 /* Protects dfg_files; taken by open, release and the wait monitor. */
 DEFINE_MUTEX(dfg_files_lock);
@@ -213,9 +271,21 @@ static struct miscdevice dfg_misc = {
 	.mode	= 0666,
 };
 
+/* Half of RAM, at least 1 MiB: arenas alone never fill the machine. */
+static void __init dfg_max_total_init(void)
+{
+	unsigned long mb = totalram_pages() >> (20 - PAGE_SHIFT);
+
+	mb = mb * DFG_MAX_TOTAL_RAM_PCT / 100;
+	dfg_max_total_mb = clamp_t(unsigned long, mb, 1, DFG_MB_LIMIT);
+}
+
 static int __init dfg_init(void)
 {
 	int ret;
+
+	if (!dfg_max_total_mb)
+		dfg_max_total_init();
 
 	ret = dfg_cmd_init();
 	if (ret)
@@ -255,6 +325,7 @@ static void __exit dfg_exit(void)
 	misc_deregister(&dfg_misc);
 	dfg_sched_exit();
 	dfg_nl_exit();
+	dfg_limits_exit();
 	dfg_sysfs_exit();
 	dfg_wait_exit();
 }

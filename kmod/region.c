@@ -296,6 +296,7 @@ static void dfg_region_unpin(struct dfg_xregion *r)
 	dfg_unaccount_mem(r->user, r->locked);
 	free_uid(r->user);
 	r->user = NULL;
+	dfg_obj_uncharge(&r->obj);	/* the export ends with its pins */
 }
 
 static void dfg_region_users_put(struct dfg_xregion *r)

@@ -130,6 +130,7 @@ static void dfg_set_kobj_release(struct kobject *kobj)
 		atomic_long_sub(set->mem.nr_pages, &set->graph->pages);
 		dfg_mem_free(&set->mem);
 	}
+	dfg_obj_uncharge(&set->obj);
 	kobject_put(&set->graph->kobj);
 	kfree(set);
 }

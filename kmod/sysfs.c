@@ -14,10 +14,14 @@
  *   graphs/<id>/{arena,region,chan}<oid>/
  *					one directory per object: arena.c,
  *					region.c, chan.c own them
+ *   users/<uid>/{graphs,arenas,regions,chans,teams,sets}
+ *					what each user holding something
+ *					holds now (limits.c owns the entries)
  *
- * Objects: dfg_graphs_kobj ("graphs"), like dfg_kobj created at init and
- * put at exit; graph files hold the module, so no graph directory is left
- * by then. A graph's directory is the kobject embedded in its struct
+ * Objects: dfg_graphs_kobj ("graphs") and dfg_users_kobj ("users"), like
+ * dfg_kobj created at init and put at exit; graph files hold the module,
+ * so no graph directory is left by then, and limits.c frees its entries
+ * before. A graph's directory is the kobject embedded in its struct
  * dfg_graph (graph.c owns the rules): kobject_del() at the graph's death
  * drains readers, so show() never sees a dead graph, and the kobject's
  * release frees the graph. uid/gid are shown in the initial user
@@ -33,6 +37,7 @@
  * arrays below are static and written once before the group is created.
  */
 #include <linux/kobject.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/uidgid.h>
 
@@ -42,6 +47,7 @@ DEFINE_PER_CPU(struct dfg_stats, dfg_stats);
 
 static struct kobject *dfg_kobj;
 static struct kobject *dfg_graphs_kobj;
+static struct kobject *dfg_users_kobj;
 
 static ssize_t version_show(struct kobject *kobj, struct kobj_attribute *attr,
 			    char *buf)
@@ -307,6 +313,80 @@ void dfg_sysfs_graph_del(struct dfg_graph *g)
 	kobject_del(&g->kobj);
 }
 
+/*
+ * users/<uid>/: one count per kind of a struct dfg_user (limits.c), read
+ * without a lock; the directory goes (draining readers) before the entry.
+ */
+struct dfg_user_attr {
+	struct kobj_attribute	attr;
+	unsigned int		kind;
+};
+
+static ssize_t dfg_user_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	struct dfg_user *u = container_of(kobj, struct dfg_user, kobj);
+	struct dfg_user_attr *ua = container_of(attr, struct dfg_user_attr,
+						attr);
+
+	return sysfs_emit(buf, "%d\n", atomic_read(&u->count[ua->kind]));
+}
+
+#define DFG_USER_ATTR(_name, _kind)					\
+static struct dfg_user_attr dfg_uattr_##_name = {			\
+	.attr = __ATTR(_name, 0444, dfg_user_show, NULL),		\
+	.kind = (_kind),						\
+}
+
+DFG_USER_ATTR(graphs, DFG_LIM_GRAPH);
+DFG_USER_ATTR(arenas, DFG_OBJ_ARENA);
+DFG_USER_ATTR(regions, DFG_OBJ_REGION);
+DFG_USER_ATTR(chans, DFG_OBJ_CHAN);
+DFG_USER_ATTR(teams, DFG_OBJ_TEAM);
+DFG_USER_ATTR(sets, DFG_OBJ_SET);
+
+static struct attribute *dfg_user_attrs[] = {
+	&dfg_uattr_graphs.attr.attr,
+	&dfg_uattr_arenas.attr.attr,
+	&dfg_uattr_regions.attr.attr,
+	&dfg_uattr_chans.attr.attr,
+	&dfg_uattr_teams.attr.attr,
+	&dfg_uattr_sets.attr.attr,
+	NULL,
+};
+ATTRIBUTE_GROUPS(dfg_user);
+
+static void dfg_user_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct dfg_user, kobj));
+}
+
+static const struct kobj_type dfg_user_ktype = {
+	.release	= dfg_user_kobj_release,
+	.sysfs_ops	= &kobj_sysfs_ops,
+	.default_groups	= dfg_user_groups,
+};
+
+/**
+ * dfg_sysfs_user_add() - set up the kobject of @u and add users/<uid>
+ * @u: a new entry, zeroed but for its uid; kobject_put(&u->kobj) frees
+ *	it from now on, even on failure
+ *
+ * Return: 0 or a negative errno.
+ */
+int dfg_sysfs_user_add(struct dfg_user *u)
+{
+	return kobject_init_and_add(&u->kobj, &dfg_user_ktype, dfg_users_kobj,
+				    "%u", from_kuid(&init_user_ns, u->uid));
+}
+
+/* Remove users/<uid> (waits for readers) and put the entry: frees it. */
+void dfg_sysfs_user_del(struct dfg_user *u)
+{
+	kobject_del(&u->kobj);
+	kobject_put(&u->kobj);
+}
+
 int dfg_sysfs_init(void)
 {
 	int ret;
@@ -326,8 +406,15 @@ int dfg_sysfs_init(void)
 		ret = -ENOMEM;
 		goto out_remove_groups;
 	}
+	dfg_users_kobj = kobject_create_and_add("users", dfg_kobj);
+	if (!dfg_users_kobj) {
+		ret = -ENOMEM;
+		goto out_put_graphs;
+	}
 	return 0;
 
+out_put_graphs:
+	kobject_put(dfg_graphs_kobj);
 out_remove_groups:
 	sysfs_remove_groups(dfg_kobj, dfg_groups);
 out_put_kobj:
@@ -337,6 +424,7 @@ out_put_kobj:
 
 void dfg_sysfs_exit(void)
 {
+	kobject_put(dfg_users_kobj);
 	kobject_put(dfg_graphs_kobj);
 	sysfs_remove_groups(dfg_kobj, dfg_groups);
 	kobject_put(dfg_kobj);

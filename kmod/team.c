@@ -443,6 +443,7 @@ static void dfg_team_kobj_release(struct kobject *kobj)
 		atomic_long_sub(t->mem.nr_pages, &t->graph->pages);
 		dfg_mem_free(&t->mem);
 	}
+	dfg_obj_uncharge(&t->obj);
 	kobject_put(&t->graph->kobj);
 	kfree(t);
 }

@@ -1020,9 +1020,10 @@ TEST(kill9)
 /* dfg.max_arena_mb: -EFBIG; dfg.max_total_mb: -ENOMEM. */
 TEST(module_limits)
 {
-	char name[DFG_NAME_MAX];
+	char name[DFG_NAME_MAX], total[32];
 	struct dfg_arena_create a;
-	int dev, g, ret;
+	int dev, g, ret, fd;
+	ssize_t n;
 
 	if (geteuid() != 0)
 		SKIP(return, "needs root for module parameters");
@@ -1037,13 +1038,20 @@ TEST(module_limits)
 	EXPECT_EQ(1, arena_create(g, 1 << 20, &a));
 	ASSERT_EQ(0, param_write("max_arena_mb", "1024"));
 
+	/* The default depends on RAM: put back what was there. */
+	fd = open(PARAM_DIR "max_total_mb", O_RDONLY | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	n = read(fd, total, sizeof(total) - 1);
+	close(fd);
+	ASSERT_LT(0, n);
+	total[n] = '\0';
 	ret = param_write("max_total_mb", "2");
 	ASSERT_EQ(0, ret);
 	/* total_pages may hold other arenas: none here (tests run serially). */
 	EXPECT_EQ(-ENOMEM, arena_create(g, (1 << 20) + PAGE, &a));
 	EXPECT_EQ(2, arena_create(g, 1 << 20, &a));
 	EXPECT_EQ(-ENOMEM, arena_create(g, PAGE, &a));
-	ASSERT_EQ(0, param_write("max_total_mb", "4096"));
+	ASSERT_EQ(0, param_write("max_total_mb", total));
 	EXPECT_EQ(3, arena_create(g, PAGE, &a));
 	EXPECT_EQ(-EINVAL, param_write("max_total_mb", "0"));
 

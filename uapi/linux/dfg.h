@@ -151,6 +151,15 @@ struct dfg_uring_cmd {
  * Commands on the wrong kind of file (a graph command on /dev/dfg or the
  * reverse) give -EBADFD. Commands that change a graph need a graph
  * descriptor opened for writing: -EACCES otherwise.
+ *
+ * Limits: every graph and object counts against its creator's effective
+ * uid; a command that would create one more of a kind (GRAPH_CREATE,
+ * ARENA_CREATE, REGION_EXPORT, CHAN_CREATE, a TEAM_JOIN that creates its
+ * team, SET_REGISTER) gives -EDQUOT when that user holds
+ * dfg.max_user_<kind> already (/sys/kernel/dfg/users/<uid>/<kind>), unless
+ * the caller has CAP_SYS_RESOURCE. The last dfg.reserve_pct percent of the
+ * module-wide bounds (dfg.max_graphs: -ENOSPC; dfg.max_total_mb: -ENOMEM)
+ * is for CAP_SYS_RESOURCE callers only.
  */
 
 /* Graph and object names: 1..DFG_NAME_MAX-1 bytes of [A-Za-z0-9._-], NUL. */
