@@ -11,15 +11,20 @@
 #      victims are killed at random points (nothing lost, doubled or
 #      reordered);
 #   2. everything back to zero: pages, pinned pages, clients, parked
-#      commands, graphs; then rmmod dfg, which needs every reference gone
-#      (with slub_debug, a cache with objects left would report);
-#   3. the kernel log: no report of slub_debug or page poisoning (dfg-vm
+#      commands, graphs;
+#   3. selftests/limits: every per-user limit and the privileged reserve
+#      exhausted by unprivileged users, root filling max_total_mb without
+#      an OOM kill, then a forced OOM whose first victim must be the arena
+#      holder (dfg-vm --expect-oom: its report's call trace is expected);
+#      back to zero again, then rmmod dfg, which needs every reference
+#      gone (with slub_debug, a cache with objects left would report);
+#   4. the kernel log: no report of slub_debug or page poisoning (dfg-vm
 #      checks BUG, WARNING, oops, lockdep, hung tasks and the rest).
 #
 # Any failure, hang (timeouts) or report fails the run. Not part of
 # make check; bounded so CI can run it.
 #
-#   DFG_STRESS_FUZZ_SECONDS  fuzzer time budget (default 200)
+#   DFG_STRESS_FUZZ_SECONDS  fuzzer time budget (default 150)
 #   DFG_FUZZ_MESSAGES        messages per producer (default 50000)
 #   DFG_FUZZ_SEED            fuzzer seed (default: time)
 #   DFG_STRESS_VM_SECONDS    the whole boot (default 600)
@@ -30,7 +35,7 @@
 # holds it (default selftests/sched/sched_test).
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-fuzz_s=${DFG_STRESS_FUZZ_SECONDS:-200}
+fuzz_s=${DFG_STRESS_FUZZ_SECONDS:-150}
 msgs=${DFG_FUZZ_MESSAGES:-50000}
 seed=${DFG_FUZZ_SEED:-}
 vm_s=${DFG_STRESS_VM_SECONDS:-600}
@@ -41,7 +46,7 @@ count=${DFG_STRESS_COUNT:-200}
 # On the host: boot the VM once and come back in it (dfg-vm passes
 # arguments, not the environment).
 if [ "${1:-}" != --guest ]; then
-	exec "$top/tools/vm/dfg-vm" --timeout "$vm_s" \
+	exec "$top/tools/vm/dfg-vm" --timeout "$vm_s" --expect-oom \
 		--append "slub_debug=FZPU page_poison=1" -- \
 		"$0" --guest "$fuzz_s" "$msgs" "${seed:--}" "${test:--}" \
 		"$prog" "$count"
@@ -88,15 +93,39 @@ grep -qE '^# Totals: pass:[1-9][0-9]* fail:0 ' "$log" ||
 echo "stress: fuzzer and messages passed in $((SECONDS - start)) s"
 
 # 2. Leaks: everything made is gone once its descriptors are.
-for f in pages pinned clients parked; do
-	v=$(cat "$sys/$f")
-	[ "$v" = 0 ] || fail "$f is $v after the run, not 0"
-done
-left=$(ls "$sys/graphs" | wc -l)
-[ "$left" = 0 ] || fail "$left graphs left after the run"
+zero() {
+	local f v left t
+
+	for f in pages pinned clients parked; do
+		v=$(cat "$sys/$f")
+		[ "$v" = 0 ] || fail "$f is $v after $1, not 0"
+	done
+	left=$(ls "$sys/graphs" | wc -l)
+	[ "$left" = 0 ] || fail "$left graphs left after $1"
+	# A user's entry goes in work queued when its last charge does.
+	for ((t = 0; t < 50; t++)); do
+		left=$(ls "$sys/users" 2>/dev/null | wc -l)
+		[ "$left" = 0 ] && break
+		sleep 0.1
+	done
+	[ "$left" = 0 ] || fail "$left users still charged 5 s after $1"
+}
+zero "the fuzzer"
+
+# 3. Resource exhaustion, the forced OOM last.
+start=$SECONDS
+DFG_TEST_OOM=1 timeout -k 10 900 "$top/build/selftests/limits/limits_test" \
+	</dev/null >"$log" 2>&1
+st=$?
+cat "$log"
+[ $st -eq 0 ] || fail "limits_test exited with $st"
+grep -qE '^# Totals: pass:[1-9][0-9]* fail:0 xfail:0 xpass:0 skip:0 ' "$log" ||
+	fail "limits_test did not pass every test (the OOM one included)"
+echo "stress: limits and the forced OOM passed in $((SECONDS - start)) s"
+zero "the limits"
 rmmod dfg || fail "rmmod dfg: the module is still referenced"
 
-# 3. Reports of slub_debug and page poisoning (dfg-vm checks the rest).
+# 4. Reports of slub_debug and page poisoning (dfg-vm checks the rest).
 if dmesg | grep -E 'Poison overwritten|Redzone|Object padding|Padding overwritten|Freepointer corrupt|memory corruption|still has objects|Objects remaining'; then
 	fail "slab or page poisoning report in the kernel log"
 fi

@@ -50,7 +50,6 @@
 #include "kselftest_harness.h"
 
 #define PAGE		4096UL
-#define PARAM_DIR	"/sys/module/dfg/parameters/"
 
 #define POOL_MAX	40
 #define OBJ_MAX		64
@@ -1739,27 +1738,6 @@ static const struct {
 
 #define PARAM_MAX	32
 
-static int param_rw(const char *name, char *val, size_t size, bool wr)
-{
-	char path[128];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, wr ? O_WRONLY : O_RDONLY);
-	if (fd < 0)
-		return -errno;
-	n = wr ? write(fd, val, strlen(val)) : read(fd, val, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	if (!wr) {
-		val[n] = '\0';
-		val[strcspn(val, "\n")] = '\0';
-	}
-	return 0;
-}
-
 /* Every parameter of the module and its value before the run. */
 struct saved_params {
 	unsigned int	n;
@@ -1769,7 +1747,7 @@ struct saved_params {
 
 static void params_save(struct saved_params *sp)
 {
-	DIR *d = opendir(PARAM_DIR);
+	DIR *d = opendir(DFG_PARAM_DIR);
 	struct dirent *e;
 
 	sp->n = 0;
@@ -1779,7 +1757,7 @@ static void params_save(struct saved_params *sp)
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(sp->name[sp->n], sizeof(sp->name[0]), "%s", e->d_name);
-		if (!param_rw(e->d_name, sp->val[sp->n], sizeof(sp->val[0]),
+		if (!dfg_param_rw(e->d_name, sp->val[sp->n], sizeof(sp->val[0]),
 			      false))
 			sp->n++;
 	}
@@ -1791,7 +1769,7 @@ static void params_restore(const struct saved_params *sp)
 	unsigned int i;
 
 	for (i = 0; i < sp->n; i++)
-		param_rw(sp->name[i], (char *)sp->val[i], 0, true);
+		dfg_param_rw(sp->name[i], (char *)sp->val[i], 0, true);
 }
 
 /*
@@ -1817,7 +1795,7 @@ static void param_writer(const struct saved_params *sp, __u64 seed)
 				 chance(&w, 50) ? cur * 2 : cur / 2);
 			v = val;
 		}
-		param_rw(sp->name[i], (char *)v, 0, true);
+		dfg_param_rw(sp->name[i], (char *)v, 0, true);
 		count_op(OP_PARAM);
 		usleep(2000 + below(&w, 20000));
 	}
@@ -1965,7 +1943,7 @@ FIXTURE_SETUP(fuzz)
 	params_save(&self->saved);
 	ASSERT_LT(0, self->saved.n);
 	for (i = 0; i < ARRAY_SIZE(params); i++)
-		ASSERT_EQ(0, param_rw(params[i], (char *)fuzz_values[i], 0,
+		ASSERT_EQ(0, dfg_param_rw(params[i], (char *)fuzz_values[i], 0,
 				      true));
 }
 
@@ -2075,7 +2053,7 @@ TEST_F_TIMEOUT(fuzz, random_commands, 900)
 	self->writer = 0;
 	params_restore(&self->saved);
 	for (i = 0; i < ARRAY_SIZE(params); i++)
-		param_rw(params[i], (char *)fuzz_values[i], 0, true);
+		dfg_param_rw(params[i], (char *)fuzz_values[i], 0, true);
 
 	ksft_print_msg("%u chunks of %llu iterations in %llu ms\n", next,
 		       (unsigned long long)chunk_size,

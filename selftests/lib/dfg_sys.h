@@ -70,6 +70,35 @@ static inline __u64 dfg_ms_since(__u64 start_ns)
 }
 
 /* Opens /dev/dfg; returns the fd or -errno. */
+/* The module's parameters, as root sets them at run time. */
+#define DFG_PARAM_DIR	"/sys/module/dfg/parameters/"
+
+/*
+ * Read (into @val of @size, the newline cut) or write (@wr: the string
+ * @val) module parameter @name. 0 or -errno.
+ */
+static inline int dfg_param_rw(const char *name, char *val, size_t size,
+			       bool wr)
+{
+	char path[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), DFG_PARAM_DIR "%s", name);
+	fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = wr ? write(fd, val, strlen(val)) : read(fd, val, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	if (!wr) {
+		val[n] = '\0';
+		val[strcspn(val, "\n")] = '\0';
+	}
+	return 0;
+}
+
 static inline int sys_dfg_open(void)
 {
 	int fd = open(DFG_DEV_PATH, O_RDWR | O_CLOEXEC);

@@ -27,7 +27,6 @@
 #include "dfg_sys.h"
 #include "kselftest_harness.h"
 
-#define PARAM_DIR	"/sys/module/dfg/parameters/"
 #define PAGE		4096UL
 #define UID_A		60001
 #define UID_B		60002
@@ -40,40 +39,19 @@ static void uniq_name(char *buf, size_t size, const char *tag)
 	snprintf(buf, size, "%s-%d-%d", tag, getpid(), name_seq++);
 }
 
-static int param_rw(const char *name, char *val, size_t size, bool wr)
-{
-	char path[256];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), PARAM_DIR "%s", name);
-	fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = wr ? write(fd, val, strlen(val)) : read(fd, val, size - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	if (!wr) {
-		val[n] = '\0';
-		val[strcspn(val, "\n")] = '\0';
-	}
-	return 0;
-}
-
 static int param_set(const char *name, unsigned long v)
 {
 	char buf[32];
 
 	snprintf(buf, sizeof(buf), "%lu", v);
-	return param_rw(name, buf, 0, true);
+	return dfg_param_rw(name, buf, 0, true);
 }
 
 static unsigned long param_get(const char *name)
 {
 	char buf[32];
 
-	if (param_rw(name, buf, sizeof(buf), false))
+	if (dfg_param_rw(name, buf, sizeof(buf), false))
 		return ~0UL;
 	return strtoul(buf, NULL, 10);
 }
