@@ -78,19 +78,27 @@ if [ "$test" != - ]; then
 	exit 0
 fi
 
+# suite SECONDS TOTALS WHAT PROG: run harness binary PROG (under build/)
+# with a timeout of SECONDS around its own; fail unless it exits 0 and its
+# totals match TOTALS (an extended regex after "# Totals: pass:N ").
+suite() {
+	local tmo=$1 totals=$2 what=$3 prog=$4 start=$SECONDS st
+
+	timeout -k 10 "$tmo" "$top/build/$prog" </dev/null >"$log" 2>&1
+	st=$?
+	cat "$log"
+	[ $st -eq 0 ] || fail "${prog##*/} exited with $st"
+	grep -qE "^# Totals: pass:[1-9][0-9]* $totals" "$log" ||
+		fail "${prog##*/} did not pass ($what)"
+	echo "stress: $what passed in $((SECONDS - start)) s"
+}
+
 # 1. The fuzzer and the message streams. The harness gives each test its
 # own timeout; the one around it catches a hang outside them.
 [ "$seed" = - ] || export DFG_FUZZ_SEED=$seed
-start=$SECONDS
 DFG_FUZZ_SECONDS=$fuzz_s DFG_FUZZ_MESSAGES=$msgs \
-	timeout -k 10 $((fuzz_s + 400)) "$top/build/selftests/fuzz/fuzz_test" \
-	</dev/null >"$log" 2>&1
-st=$?
-cat "$log"
-[ $st -eq 0 ] || fail "fuzz_test exited with $st"
-grep -qE '^# Totals: pass:[1-9][0-9]* fail:0 ' "$log" ||
-	fail "fuzz_test did not pass"
-echo "stress: fuzzer and messages passed in $((SECONDS - start)) s"
+	suite $((fuzz_s + 400)) 'fail:0 ' "fuzzer and messages" \
+	selftests/fuzz/fuzz_test
 
 # 2. Leaks: everything made is gone once its descriptors are.
 zero() {
@@ -112,16 +120,9 @@ zero() {
 }
 zero "the fuzzer"
 
-# 3. Resource exhaustion, the forced OOM last.
-start=$SECONDS
-DFG_TEST_OOM=1 timeout -k 10 900 "$top/build/selftests/limits/limits_test" \
-	</dev/null >"$log" 2>&1
-st=$?
-cat "$log"
-[ $st -eq 0 ] || fail "limits_test exited with $st"
-grep -qE '^# Totals: pass:[1-9][0-9]* fail:0 xfail:0 xpass:0 skip:0 ' "$log" ||
-	fail "limits_test did not pass every test (the OOM one included)"
-echo "stress: limits and the forced OOM passed in $((SECONDS - start)) s"
+# 3. Resource exhaustion, the forced OOM last: every test must run.
+DFG_TEST_OOM=1 suite 900 'fail:0 xfail:0 xpass:0 skip:0 ' \
+	"limits and the forced OOM" selftests/limits/limits_test
 zero "the limits"
 rmmod dfg || fail "rmmod dfg: the module is still referenced"
 
