@@ -26,7 +26,7 @@
 #include <dfg/graph.h>
 
 /* dfg_team_join_net()'s allgather over the communicator at @arg. */
-static inline int dfg_mpi_allgather(const void *mine, void *all, size_t len,
+static inline int __dfg_mpi_allgather(const void *mine, void *all, size_t len,
 				    void *arg)
 {
 	if (len > (size_t)INT_MAX)
@@ -40,7 +40,7 @@ static inline int dfg_mpi_allgather(const void *mine, void *all, size_t len,
  * Does @comm span machines (or does DFG_TEAM_NET=1 ask for the network
  * team anyway)? 1, 0, or -EIO. The same answer on every rank.
  */
-static inline int dfg_mpi_spans_nodes(MPI_Comm comm, int size)
+static inline int __dfg_mpi_spans_nodes(MPI_Comm comm, int size)
 {
 	const char *env = getenv("DFG_TEAM_NET");
 	int lsize = 0, want = env && *env == '1', any = 0;
@@ -92,13 +92,13 @@ static inline int dfg_team_from_mpi(MPI_Comm comm, int graph_fd,
 	if (MPI_Comm_rank(comm, &rank) != MPI_SUCCESS ||
 	    MPI_Comm_size(comm, &size) != MPI_SUCCESS)
 		return -EIO;
-	ret = dfg_mpi_spans_nodes(comm, size);
+	ret = __dfg_mpi_spans_nodes(comm, size);
 	if (ret < 0)
 		return ret;
 	if (ret)
 		return dfg_team_join_net((unsigned int)size,
 					 (unsigned int)rank,
-					 dfg_mpi_allgather, &comm, out);
+					 __dfg_mpi_allgather, &comm, out);
 	if (rank == 0) {
 		snprintf(names[0], sizeof(names[0]), "mpi-%d-%u", getpid(),
 			 dfg_mpi_teams++);
