@@ -27,7 +27,7 @@
 
 /* dfg_team_join_net()'s allgather over the communicator at @arg. */
 static inline int __dfg_mpi_allgather(const void *mine, void *all, size_t len,
-				    void *arg)
+				      void *arg)
 {
 	if (len > (size_t)INT_MAX)
 		return -EOVERFLOW;
