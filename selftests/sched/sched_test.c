@@ -967,9 +967,10 @@ TEST_F(sched, component_cpu_sampling)
 	c1 = set_attr(self->gid, id, "comp1/cpu_ns");
 	total = set_attr(self->gid, id, "cpu_ns");
 	idle = set_attr(self->gid, id, "idle_ns");
-	TH_LOG("comp0 %lld (%llu..%llu) comp1 %lld (%llu..%llu) idle %lld total %lld ns, %lld samples",
-	       c0, sure0, sure0 + unsure0, c1, sure1, sure1 + unsure1, idle,
-	       total, set_attr(self->gid, id, "samples"));
+	TH_LOG("comp0 %lld ns (spent %llu..%llu), comp1 %lld ns (%llu..%llu)",
+	       c0, sure0, sure0 + unsure0, c1, sure1, sure1 + unsure1);
+	TH_LOG("idle %lld of %lld ns, %lld samples", idle, total,
+	       set_attr(self->gid, id, "samples"));
 	EXPECT_EQ(total, c0 + c1 + idle);
 	EXPECT_LE((long long)sure0, c0);
 	EXPECT_GE((long long)(sure0 + unsure0), c0);
