@@ -233,10 +233,11 @@ FIXTURE_SETUP(sched)
 		self->have_ring = true;
 	}
 	/*
-	 * No graph of an earlier test lives on: each ran in its own process,
-	 * now gone. A process the harness killed (timeout) is reaped before
-	 * its files are all released, so its pages may still be going away:
-	 * the baseline is the count once they have, not a snapshot.
+	 * No earlier test's graph should live on, but on a timeout 6.1's
+	 * harness SIGKILLs the test and starts the next without reaping it
+	 * (the SIGALRM cut its waitpid() short): that process may still be
+	 * exiting, its graph's pages not yet freed. So the baseline is the
+	 * count once they are, not a snapshot.
 	 */
 	self->pages0 = dfg_sysfs_wait("pages", 0);
 	self->parked0 = dfg_sysfs_wait("parked", 0);
