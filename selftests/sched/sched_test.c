@@ -185,6 +185,18 @@ static int next_end(struct pending *p, int ms, int *res)
 	return ret;
 }
 
+/*
+ * sysfs @name ("pages", "parked") at the start of a test. No earlier
+ * test's graph should live on, but on a timeout 6.1's harness SIGKILLs the
+ * test and starts the next without reaping it (the SIGALRM cut its
+ * waitpid() short): that process may still be exiting, its pages not yet
+ * freed. So the baseline is the count once they are, not a snapshot.
+ */
+static __u64 baseline(const char *name)
+{
+	return dfg_sysfs_wait(name, 0);
+}
+
 /* ------------------------------------------------------------------------
  * FIXTURE(sched)
  * ------------------------------------------------------------------------
@@ -232,15 +244,8 @@ FIXTURE_SETUP(sched)
 		ASSERT_EQ(0, dfg_ring_init(&self->ring, 16));
 		self->have_ring = true;
 	}
-	/*
-	 * No earlier test's graph should live on, but on a timeout 6.1's
-	 * harness SIGKILLs the test and starts the next without reaping it
-	 * (the SIGALRM cut its waitpid() short): that process may still be
-	 * exiting, its graph's pages not yet freed. So the baseline is the
-	 * count once they are, not a snapshot.
-	 */
-	self->pages0 = dfg_sysfs_wait("pages", 0);
-	self->parked0 = dfg_sysfs_wait("parked", 0);
+	self->pages0 = baseline("pages");
+	self->parked0 = baseline("parked");
 	self->g = chan_graph_new(self->dev, "sched");
 	ASSERT_LE(0, self->g);
 	self->gid = dfg_graph_id(self->g);
@@ -1151,7 +1156,7 @@ static void *grab_and_exit(void *arg)
 static void kill_worker(struct __test_metadata *_metadata, enum kill_point kp,
 			bool uring)
 {
-	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
+	__u64 parked0 = baseline("parked"), pages0 = baseline("pages");
 	struct set_desc wait = { .nr_in = 1, .in = { CH_A } };
 	struct set_desc root = { .flags = DFG_SET_F_ROOT };
 	struct dfg_evmon mon;
@@ -1274,7 +1279,7 @@ TEST(worker_thread_exits_holding_a_set)
 /* A worker loop over io_uring: parks, is woken by channel traffic. */
 TEST(uring_worker)
 {
-	__u64 parked0 = dfg_sysfs_u64("parked"), pages0 = dfg_sysfs_u64("pages");
+	__u64 parked0 = baseline("parked"), pages0 = baseline("pages");
 	struct set_desc dst = { .name = "dst", .nr_in = 1, .in = { CH_A } };
 	struct chan_ep prod, cons;
 	struct io_uring ring;
