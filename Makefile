@@ -56,7 +56,7 @@ $(LINUXSRC)/.stamp:
 
 checkpatch: linux-src
 	perl $(LINUXSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
-		-f kmod/*.c kmod/*.h uapi/linux/dfg.h
+		-f kmod/*.c kmod/*.h uapi/linux/dfg.h uapi/linux/dfg_graph.h
 
 # check, demo and bench install missing packages first, so each works as
 # the first command on a fresh machine.
@@ -98,6 +98,8 @@ install: all
 	$(MAKE) -C libdfg install
 	$(MAKE) -C tools install
 	install -D -m 0644 uapi/linux/dfg.h $(DESTDIR)$(PREFIX)/include/linux/dfg.h
+	install -D -m 0644 uapi/linux/dfg_graph.h \
+		$(DESTDIR)$(PREFIX)/include/linux/dfg_graph.h
 
 # Register the module with dkms, which rebuilds it for new kernels: its
 # sources and a dkms.conf made from dkms.conf.in go to
@@ -116,7 +118,7 @@ dkms-install:
 	mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
 	cp Kbuild VERSION $(DKMS_SRC)/
 	cp kmod/*.[ch] $(DKMS_SRC)/kmod/
-	cp uapi/linux/dfg.h $(DKMS_SRC)/uapi/linux/
+	cp uapi/linux/dfg.h uapi/linux/dfg_graph.h $(DKMS_SRC)/uapi/linux/
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMS_SRC)/dkms.conf
 	$(if $(DESTDIR),mkdir -p $(DESTDIR)/var/lib/dkms \
 		$(DESTDIR)/lib/modules/$(KVER))
