@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * dfg(1): plan and run dataflow graphs. Dispatches to one function per
+ * dfg(1): plan and run dataflow graphs; make and partition data graphs. Dispatches to one function per
  * subcommand; adding one is a line in subcmds[] (and its file).
  */
 #include <errno.h>
@@ -26,6 +26,7 @@ static const struct subcmd {
 	{ "run", dfg_cmd_run,
 	  "run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
 	  "          [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]" },
+	{ "graph", dfg_cmd_graph, dfg_graph_usage },
 };
 
 /* The command line, for the hint after a failed run; main() renames

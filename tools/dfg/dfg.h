@@ -16,6 +16,10 @@ enum {
 
 int dfg_cmd_plan(int argc, char **argv);
 int dfg_cmd_run(int argc, char **argv);
+int dfg_cmd_graph(int argc, char **argv);
+
+/* graph.c: the usage lines of dfg graph's commands. */
+extern const char dfg_graph_usage[];
 
 /* dfg_comp_load() of --plugin SO, with the error on stderr; 0 or -1. */
 int dfg_tool_load_plugin(const char *path);
