@@ -205,6 +205,97 @@ printf '%s\n' 'digraph p {' '  a [type=generate, count=5];' \
 check plugin_declared 1 "p.dot:3: node 'u': attribute 'count': 2 is not in [0, 1]" \
 	-- "$dfg" plan --plugin "$top/build/lib/dfg/plugins/uniq.so" "$g"
 
+# dfg graph: gen is deterministic; partition and info agree; every file
+# and command-line error a user can reach says what is wrong.
+gs=$tmp/gs
+mkdir -p "$gs"
+check graph_gen 0 "256 nodes" \
+	-- "$dfg" graph gen --scale 8 --seed 3 --progress -o "$gs/g.dfgg"
+"$dfg" graph gen --scale 8 --seed 3 -q -o "$gs/same.dfgg"
+"$dfg" graph gen --scale 8 --seed 4 -q -o "$gs/h.dfgg"
+file_check graph_gen_deterministic cmp "$gs/g.dfgg" "$gs/same.dfgg"
+n=$((n + 1))
+if cmp -s "$gs/g.dfgg" "$gs/h.dfgg"; then
+	fail=$((fail + 1))
+	echo "not ok $n dfg.graph_gen_seed_matters"
+else
+	pass=$((pass + 1))
+	echo "ok $n dfg.graph_gen_seed_matters"
+fi
+check graph_info_whole 0 "whole graph" -- "$dfg" graph info "$gs/g.dfgg"
+check graph_partition 0 "replicated: " \
+	-- "$dfg" graph partition -k 2 --progress "$gs/g.dfgg"
+check graph_info_parts 0 "partition 1 of 2" \
+	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/g.1.dfgg"
+check graph_partition_budget 0 "" \
+	-- "$dfg" graph partition -k 2 --replica-budget 5% -o "$gs/b" "$gs/g.dfgg"
+check graph_info_budget 0 "(budget)" -- "$dfg" graph info "$gs/b.0.dfgg"
+check graph_partition_budget_bytes 0 "" \
+	-- "$dfg" graph partition -k 3 --replica-budget 4K -q -o "$gs/c" "$gs/g.dfgg"
+"$dfg" graph partition -k 2 -q "$gs/h.dfgg"
+check graph_info_other_graph 1 "different graphs" \
+	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/h.1.dfgg"
+check graph_info_other_partitioning 1 "different partitionings" \
+	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/c.1.dfgg"
+check graph_info_twice 1 "partition 0 given twice" \
+	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/g.0.dfgg"
+head -c 1000 "$gs/g.0.dfgg" >"$gs/trunc.dfgg"
+check graph_info_truncated 1 "truncated: 1000 bytes" \
+	-- "$dfg" graph info "$gs/trunc.dfgg"
+head -c 600 /dev/zero >"$gs/zero.dfgg"
+check graph_info_bad_magic 1 "bad magic" -- "$dfg" graph info "$gs/zero.dfgg"
+check graph_info_missing 1 "No such file" -- "$dfg" graph info "$gs/none"
+check graph_partition_a_partition 1 "not a whole graph" \
+	-- "$dfg" graph partition -k 2 -o "$gs/x" "$gs/g.0.dfgg"
+"$dfg" graph gen --scale 1 --edge-factor 1 -q -o "$gs/tiny.dfgg"
+check graph_partition_k_too_big 1 "more partitions than the 2 nodes" \
+	-- "$dfg" graph partition -k 3 "$gs/tiny.dfgg"
+
+printf '# Directed graph: example\n# FromNodeId\tToNodeId\n7\t9\n9 70\n\n70 7\n' \
+	>"$gs/in.txt"
+check graph_import_snap 0 "3 nodes, 3 arcs" \
+	-- "$dfg" graph import "$gs/in.txt" -o "$gs/s.dfgg"
+check graph_import_snap_undirected 0 "3 nodes, 6 arcs (undirected)" \
+	-- "$dfg" graph import --undirected --feat-dim 4 --classes 2 "$gs/in.txt" \
+	-o "$gs/s.dfgg"
+check graph_import_snap_info 0 "4 x f32, labels: 2 classes" \
+	-- "$dfg" graph info "$gs/s.dfgg"
+printf '1 2\nx 3\n' >"$gs/bad.txt"
+check graph_import_snap_bad 1 "bad.txt:2: expected two node ids" \
+	-- "$dfg" graph import "$gs/bad.txt" -o "$gs/s.dfgg"
+# binary CSR, u64: 2 nodes, 1 arc 0 -> 1
+z7='\0\0\0\0\0\0\0'
+printf "\\002$z7\\001$z7\\000$z7\\001$z7\\001$z7\\001$z7" >"$gs/c64.bin"
+check graph_import_csr64 0 "2 nodes, 1 arcs" \
+	-- "$dfg" graph import --format csr64 "$gs/c64.bin" -o "$gs/c.dfgg"
+head -c 44 "$gs/c64.bin" >"$gs/c64t.bin"
+check graph_import_csr_truncated 1 "truncated at neighbour 0 of 1" \
+	-- "$dfg" graph import --format csr64 "$gs/c64t.bin" -o "$gs/c.dfgg"
+check graph_import_missing 1 "No such file" \
+	-- "$dfg" graph import "$gs/none.txt" -o "$gs/c.dfgg"
+
+check graph_no_command 2 "graph needs a command" -- "$dfg" graph
+check graph_unknown_command 2 "unknown command 'frob'" -- "$dfg" graph frob
+check graph_gen_no_output 2 "gen needs --scale S and -o FILE" \
+	-- "$dfg" graph gen --scale 4
+check graph_gen_scale_range 2 "--scale: '31' is out of range" \
+	-- "$dfg" graph gen --scale 31 -o "$gs/x"
+check graph_gen_feat_type 2 "--feat-type: 'f64'" \
+	-- "$dfg" graph gen --scale 4 --feat-type f64 -o "$gs/x"
+check graph_import_format 2 "--format: 'xml'" \
+	-- "$dfg" graph import --format xml "$gs/in.txt" -o "$gs/x"
+check graph_import_no_input 2 "import needs one INPUT and -o FILE" \
+	-- "$dfg" graph import -o "$gs/x"
+check graph_partition_k1 2 "-k: '1' is out of range" \
+	-- "$dfg" graph partition -k 1 "$gs/g.dfgg"
+check graph_partition_no_k 2 "partition needs -k K and one FILE" \
+	-- "$dfg" graph partition "$gs/g.dfgg"
+for v in 5x % '' 10%% -1; do
+	check "graph_budget_'$v'" 2 "--replica-budget" \
+		-- "$dfg" graph partition -k 2 --replica-budget "$v" "$gs/g.dfgg"
+done
+check graph_info_no_file 2 "info needs FILE" -- "$dfg" graph info
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 [ "$fail" = 0 ]
