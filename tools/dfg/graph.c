@@ -596,6 +596,11 @@ int dfg_cmd_graph(int argc, char **argv)
 		dfg_tool_err("graph needs a command: gen, import, partition or info");
 		return DFG_EXIT_USAGE;
 	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+	    !strcmp(argv[1], "help")) {
+		printf("usage: dfg %s\nSee dfg-graph(1).\n", GRAPH_USAGE);
+		return DFG_EXIT_OK;
+	}
 	for (i = 0; i < sizeof(sub) / sizeof(sub[0]); i++) {
 		if (strcmp(argv[1], sub[i].name))
 			continue;

@@ -294,6 +294,7 @@ for v in 5x % '' 10%% -1; do
 	check "graph_budget_'$v'" 2 "--replica-budget" \
 		-- "$dfg" graph partition -k 2 --replica-budget "$v" "$gs/g.dfgg"
 done
+check graph_help 0 "dfg graph partition -k K" -- "$dfg" graph --help
 check graph_info_no_file 2 "info needs FILE" -- "$dfg" graph info
 
 echo "1..$n"
