@@ -177,6 +177,12 @@ struct dfg_gs_budget {
 	enum { DFG_GS_BUDGET_NONE, DFG_GS_BUDGET_BYTES,
 	       DFG_GS_BUDGET_PCT } kind;
 	uint64_t	value;		/* bytes, or percent (may exceed 100) */
+	/*
+	 * The order hubs go in: by score (most likely sampled first), or
+	 * by score per replica byte (most sampled visits per byte: many
+	 * small hubs before one with a huge neighbour list).
+	 */
+	enum { DFG_GS_ORDER_SCORE, DFG_GS_ORDER_DENSITY } order;
 };
 
 /* What partitioning did, per partition and in all. */

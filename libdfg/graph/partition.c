@@ -6,7 +6,7 @@
  * a contiguous id range) and a replica of the other partitions' hubs with
  * their neighbour lists and attributes. Under a budget the hubs are taken
  * greedily in order of an estimate of how often sampling from this
- * partition reaches them (dfg_gs_hub_scores).
+ * partition reaches them (dfg_gs_hub_scores), or of that per byte.
  */
 #include <errno.h>
 #include <metis.h>
@@ -156,8 +156,8 @@ static uint64_t rep_entry_bytes(const struct pctx *c, uint64_t v)
 	return 16 + 8 * deg(c->g, v) + c->row + (c->g->label ? 4 : 0);
 }
 
-/* Most likely sampled first; ties by new id, so the order is total. */
-static int cmp_score(const void *a, const void *b, void *arg)
+/* Highest key first; ties by new id, so the order is total. */
+static int cmp_key(const void *a, const void *b, void *arg)
 {
 	const struct pctx *c = arg;
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -230,12 +230,12 @@ static void halo(const struct pctx *c, uint32_t p, uint32_t *stamp,
 
 /*
  * The replica of partition @p: other partitions' hubs, taken in order of
- * decreasing sampling score (ties: smaller id first) while they fit in
- * @limit bytes; old ids into *@sel (sorted by new id), their count into
- * *@cnt.
+ * decreasing sampling score, or score per byte (@order), ties by smaller
+ * id, while they fit in @limit bytes; old ids into *@sel (sorted by new
+ * id), their count into *@cnt.
  */
 static int choose_replica(struct pctx *c, uint32_t p, uint64_t limit,
-			  uint64_t **sel, uint64_t *cnt,
+			  int order, uint64_t **sel, uint64_t *cnt,
 			  struct dfg_gs_part_stat *st)
 {
 	const struct dfg_gs_graph *g = c->g;
@@ -254,7 +254,10 @@ static int choose_replica(struct pctx *c, uint32_t p, uint64_t limit,
 		free(cand);
 		return ret;
 	}
-	qsort_r(cand, nc, sizeof(*cand), cmp_score, c);
+	if (order == DFG_GS_ORDER_DENSITY)	/* the key: score per byte */
+		for (i = 0; i < nc; i++)
+			c->score[cand[i]] /= (double)rep_entry_bytes(c, cand[i]);
+	qsort_r(cand, nc, sizeof(*cand), cmp_key, c);
 	/*
 	 * Greedy in that order: a hub too big for what is left is skipped,
 	 * not the end (one high-degree hub would otherwise stop the fill).
@@ -326,7 +329,7 @@ static int write_one(struct pctx *c, const struct dfg_gs_part_opts *o,
 	default:
 		limit = UINT64_MAX;
 	}
-	if (choose_replica(c, p, limit, &rep, &nrep, st))
+	if (choose_replica(c, p, limit, o->budget.order, &rep, &nrep, st))
 		goto nomem;
 	rid = malloc((nrep ? nrep : 1) * sizeof(*rid));
 	rfeat = malloc(nrep * c->row + 1);

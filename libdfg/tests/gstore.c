@@ -552,39 +552,46 @@ static uint64_t budget_run(struct __test_metadata *_metadata,
 	return n;
 }
 
-TEST(budget_order)
+/*
+ * The budget under @order: hubs go in by key (score, or score per byte)
+ * while they fit, so a hub left out that outranks a taken one is bigger.
+ */
+static void check_budget_order(struct __test_metadata *_metadata, int order)
 {
 	struct dfg_gs_part_opts o = { .k = 2, .seed = 1 };
-	struct dfg_gs_budget bud = { DFG_GS_BUDGET_BYTES, 0 };
+	struct dfg_gs_budget bud = { DFG_GS_BUDGET_BYTES, 0, order };
 	struct dfg_gs_graph g;
 	struct dfg_gs_err err;
 	uint64_t u, x, y, used, n, top = UINT64_MAX, all, full;
 	uint32_t *part;
-	double *score;
+	double *key;
 	bool *hub, *in;
 
 	rmat(_metadata, &g, 9, 21, DFG_GS_F_UNDIRECTED);
 	part = calloc(g.n, sizeof(*part));
-	score = calloc(g.n, sizeof(*score));
+	key = calloc(g.n, sizeof(*key));
 	hub = calloc(g.n, 1);
 	in = calloc(g.n, 1);
-	ASSERT_TRUE(part && score && hub && in);
+	ASSERT_TRUE(part && key && hub && in);
 	ASSERT_EQ(0, dfg_gs_assign(&g, &o, part, &err));
-	ASSERT_EQ(0, dfg_gs_hub_scores(&g, part, 0, score));
+	ASSERT_EQ(0, dfg_gs_hub_scores(&g, part, 0, key));
 	for (u = 0; u < g.n; u++)
 		for (x = g.row_ptr[u]; x < g.row_ptr[u + 1]; x++)
 			if (part[u] != part[g.col[x]])
 				hub[u] = hub[g.col[x]] = true;
-	for (u = 0; u < g.n; u++)
+	for (u = 0; u < g.n; u++) {
+		if (order == DFG_GS_ORDER_DENSITY)
+			key[u] /= (double)entry_bytes(&g, u);
 		if (hub[u] && part[u] == 1 &&
-		    (top == UINT64_MAX || score[u] > score[top]))
+		    (top == UINT64_MAX || key[u] > key[top]))
 			top = u;
+	}
 	ASSERT_NE(UINT64_MAX, top);
 
 	/* unlimited: all candidates */
 	all = budget_run(_metadata, &g, part,
-			 (struct dfg_gs_budget){ DFG_GS_BUDGET_NONE, 0 }, in,
-			 &full);
+			 (struct dfg_gs_budget){ DFG_GS_BUDGET_NONE, 0, order },
+			 in, &full);
 	/* exactly the top hub's bytes: the top hub alone */
 	bud.value = entry_bytes(&g, top);
 	n = budget_run(_metadata, &g, part, bud, in, &used);
@@ -592,10 +599,10 @@ TEST(budget_order)
 	EXPECT_TRUE(in[top]);
 	/* 0%: nothing */
 	n = budget_run(_metadata, &g, part,
-		       (struct dfg_gs_budget){ DFG_GS_BUDGET_PCT, 0 }, in,
-		       &used);
+		       (struct dfg_gs_budget){ DFG_GS_BUDGET_PCT, 0, order },
+		       in, &used);
 	EXPECT_EQ(0, n);
-	/* a third of the full replica: greedy by score, within budget */
+	/* a third of the full replica: greedy by key, within budget */
 	bud.value = full / 3;
 	n = budget_run(_metadata, &g, part, bud, in, &used);
 	EXPECT_LT(0, n);
@@ -606,18 +613,28 @@ TEST(budget_order)
 			continue;
 		/* left out: did not fit what was left at the end ... */
 		EXPECT_LT(bud.value - used, entry_bytes(&g, x));
-		/* ... and outscores a taken hub only by being bigger */
+		/* ... and outranks a taken hub only by being bigger */
 		for (y = 0; y < g.n; y++)
-			if (in[y] && (score[x] > score[y] ||
-				      (score[x] == score[y] && x < y)))
+			if (in[y] && (key[x] > key[y] ||
+				      (key[x] == key[y] && x < y)))
 				ASSERT_LT(entry_bytes(&g, y),
 					  entry_bytes(&g, x));
 	}
 	free(part);
-	free(score);
+	free(key);
 	free(hub);
 	free(in);
 	dfg_gs_graph_free(&g);
+}
+
+TEST(budget_order_score)
+{
+	check_budget_order(_metadata, DFG_GS_ORDER_SCORE);
+}
+
+TEST(budget_order_density)
+{
+	check_budget_order(_metadata, DFG_GS_ORDER_DENSITY);
 }
 
 /* A valid 3-way partition file in memory, for the malformed cases. */

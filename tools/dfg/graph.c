@@ -21,7 +21,7 @@
 	"  dfg graph import [--format snap|csr32|csr64] [--undirected] [--feat-dim D]\n" \
 	"          [--feat-type f32|u8] [--classes C] [--seed N] INPUT -o FILE\n" \
 	"  dfg graph partition -k K [--seed N] [--replica-budget BYTES|PCT%]\n" \
-	"          [-o PREFIX] FILE\n" \
+	"          [--replica-order score|density] [-o PREFIX] FILE\n" \
 	"  dfg graph info FILE..."
 
 const char dfg_graph_usage[] = GRAPH_USAGE;
@@ -87,7 +87,7 @@ static int parse_feat_type(const char *s, uint32_t *out)
 enum {
 	OPT_SCALE = 256, OPT_EF, OPT_SEED, OPT_DIRECTED, OPT_UNDIRECTED,
 	OPT_FEAT_DIM, OPT_FEAT_TYPE, OPT_CLASSES, OPT_FORMAT, OPT_BUDGET,
-	OPT_PROGRESS,
+	OPT_PROGRESS, OPT_ORDER,
 };
 
 /* An option common to gen and import; 1 if it was one, -1 on error. */
@@ -398,6 +398,7 @@ static int cmd_partition(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "replica-budget", required_argument, NULL, OPT_BUDGET },
+		{ "replica-order", required_argument, NULL, OPT_ORDER },
 		{ "output", required_argument, NULL, 'o' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "progress", no_argument, NULL, OPT_PROGRESS },
@@ -432,6 +433,17 @@ static int cmd_partition(int argc, char **argv)
 		case OPT_BUDGET:
 			if (parse_budget(optarg, &o.budget))
 				return DFG_EXIT_USAGE;
+			break;
+		case OPT_ORDER:
+			if (!strcmp(optarg, "score")) {
+				o.budget.order = DFG_GS_ORDER_SCORE;
+			} else if (!strcmp(optarg, "density")) {
+				o.budget.order = DFG_GS_ORDER_DENSITY;
+			} else {
+				dfg_tool_err("--replica-order: '%s': score or density",
+					     optarg);
+				return DFG_EXIT_USAGE;
+			}
 			break;
 		case 'o':
 			out = optarg;

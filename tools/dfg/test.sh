@@ -229,6 +229,11 @@ check graph_info_parts 0 "partition 1 of 2" \
 	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/g.1.dfgg"
 check graph_partition_budget 0 "" \
 	-- "$dfg" graph partition -k 2 --replica-budget 5% -o "$gs/b" "$gs/g.dfgg"
+"$dfg" graph partition -k 2 --replica-budget 5% --replica-order density -q \
+	-o "$gs/d" "$gs/g.dfgg"
+check graph_info_budget_density 0 "(budget)" -- "$dfg" graph info "$gs/d.1.dfgg"
+check graph_replica_order_bad 2 "--replica-order: 'size': score or density" \
+	-- "$dfg" graph partition -k 2 --replica-order size "$gs/g.dfgg"
 check graph_info_budget 0 "(budget)" -- "$dfg" graph info "$gs/b.0.dfgg"
 check graph_partition_budget_bytes 0 "" \
 	-- "$dfg" graph partition -k 3 --replica-budget 4K -q -o "$gs/c" "$gs/g.dfgg"
