@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "gstore.h"
 
@@ -378,6 +379,7 @@ int dfg_gs_import_bcsr(struct dfg_gs_graph *g, FILE *f, const char *name,
 		       struct dfg_gs_err *err)
 {
 	uint64_t hdr[2], n, m, *rp = NULL, *src = NULL, *dst = NULL, i, r;
+	struct stat st;
 	int ret;
 
 	memset(g, 0, sizeof(*g));
@@ -394,6 +396,16 @@ int dfg_gs_import_bcsr(struct dfg_gs_graph *g, FILE *f, const char *name,
 				   "%s: %llu nodes, %llu arcs: not a binary CSR (or above 2^40)",
 				   name, (unsigned long long)n,
 				   (unsigned long long)m);
+	/* a header promising more than the file holds: say so, not ENOMEM */
+	if (!fstat(fileno(f), &st) && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size < 16 + (n + 1) * 8 + m * id_bytes)
+		return dfg_gs_fail(err, -EBADMSG,
+				   "%s: truncated: %llu nodes and %llu arcs need %llu bytes, the file has %lld",
+				   name, (unsigned long long)n,
+				   (unsigned long long)m,
+				   (unsigned long long)(16 + (n + 1) * 8 +
+							m * id_bytes),
+				   (long long)st.st_size);
 	rp = malloc((n + 1) * sizeof(*rp));
 	src = malloc((m ? m : 1) * sizeof(*src));
 	dst = malloc((m ? m : 1) * sizeof(*dst));

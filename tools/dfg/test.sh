@@ -276,6 +276,9 @@ check graph_import_csr64 0 "2 nodes, 1 arcs" \
 head -c 44 "$gs/c64.bin" >"$gs/c64t.bin"
 check graph_import_csr_truncated 1 "truncated at neighbour 0 of 1" \
 	-- "$dfg" graph import --format csr64 "$gs/c64t.bin" -o "$gs/c.dfgg"
+printf "\377\377$z7\001$z7" >"$gs/big.bin"
+check graph_import_csr_header_lies 1 "65535 nodes and 1 arcs need 524312 bytes, the file has 16" \
+	-- "$dfg" graph import --format csr64 "$gs/big.bin" -o "$gs/c.dfgg"
 check graph_import_missing 1 "No such file" \
 	-- "$dfg" graph import "$gs/none.txt" -o "$gs/c.dfgg"
 
