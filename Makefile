@@ -133,7 +133,8 @@ dkms-uninstall:
 uninstall:
 	$(MAKE) -C libdfg uninstall
 	$(MAKE) -C tools uninstall
-	rm -f $(DESTDIR)$(PREFIX)/include/linux/dfg.h
+	rm -f $(DESTDIR)$(PREFIX)/include/linux/dfg.h \
+		$(DESTDIR)$(PREFIX)/include/linux/dfg_graph.h
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dfg.ko
 	$(if $(DESTDIR),,depmod -a $(KVER))
 

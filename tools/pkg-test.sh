@@ -297,6 +297,7 @@ group_install() {
 		echo usr/bin/dfgctl
 		for f in libdfg/include/dfg/*.h; do echo "usr/include/dfg/${f##*/}"; done
 		echo usr/include/linux/dfg.h
+		echo usr/include/linux/dfg_graph.h
 		echo usr/lib/libdfg.a
 		echo usr/lib/libdfg.so
 		echo usr/lib/libdfg.so.0
