@@ -18,8 +18,11 @@
  * Little-endian, fixed-width integers only (__u32/__u64), no pointers. Every
  * offset is a byte offset from the start of the file; every section starts
  * on a DFG_GS_ALIGN (64) byte boundary and the bytes between sections are
- * zero. A section of length 0 is absent (its offset is 0). The header is at
- * offset 0 and is DFG_GS_HDR_SIZE bytes; reserved fields are zero.
+ * zero. Present sections follow the header in the order of enum
+ * dfg_gs_sec, without overlap; the file ends with the last one, padded to
+ * 64 bytes (file_size). A section of length 0 is absent (its offset is 0).
+ * The header is at offset 0 and is DFG_GS_HDR_SIZE bytes; reserved fields
+ * are zero.
  *
  * Node ids
  * --------
