@@ -185,6 +185,32 @@ static struct rule_ent *rule_active(const struct dfg_rules *r,
 	return NULL;
 }
 
+/*
+ * A rule's text without the serial numbers its actions pass (they
+ * depend on load order), so that the same rules hash the same in another
+ * process.
+ */
+static unsigned long long hash_body(unsigned long long h, const char *s)
+{
+	char one[2] = "";
+
+	while (*s) {
+		if (!strncmp(s, "(dfg-", 5)) {
+			while (*s && *s != ' ') {
+				one[0] = *s++;
+				h = hash_str(h, one);
+			}
+			while (*s == ' ' || (*s >= '0' && *s <= '9'))
+				s++;
+			continue;
+		}
+		one[0] = *s++;
+		h = hash_str(h, one);
+	}
+	return h;
+}
+
+/* The active rules, in any order of loading. */
 static void rehash_rules(struct dfg_rules *r)
 {
 	unsigned long long h = 0;
@@ -192,8 +218,8 @@ static void rehash_rules(struct dfg_rules *r)
 
 	for (i = 0; i < r->nrules; i++)
 		if (r->rules[i].built)
-			h = hash_str(hash_str(h, r->rules[i].r.name),
-				     strstr(r->rules[i].r.body, "=>"));
+			h ^= hash_body(hash_str(0, r->rules[i].r.name),
+				       r->rules[i].r.body);
 	r->rules_hash = h;
 }
 
@@ -457,7 +483,9 @@ static int udf_fired(void *env)
 		if (GetType(d) != FACT_ADDRESS)
 			continue;
 		EnvGetFactPPForm(env, buf, sizeof(buf), DOToPointer(d));
-		r->ffacts[r->nffacts] = strdup(buf);
+		/* without CLIPS's "f-N     ": fact numbers mean nothing here */
+		r->ffacts[r->nffacts] = strdup(strchr(buf, '(') ?
+					       strchr(buf, '(') : buf);
 		if (!r->ffacts[r->nffacts]) {
 			r->eval_err = -ENOMEM;
 			return 0;
@@ -1377,11 +1405,9 @@ static unsigned long long signature(struct dfg_rules *r)
 
 			rl_buf_printf(&b, "|%s", k ? k : "-");
 		}
-		v = realloc(acts, (nacts + 1) * sizeof(*v));
-		if (b.oom || !v) {
+		v = b.oom ? NULL : realloc(acts, (nacts + 1) * sizeof(*v));
+		if (!v) {
 			free(b.s);
-			if (v)
-				acts = v;
 			h = 0;
 			break;
 		}
@@ -1390,7 +1416,8 @@ static unsigned long long signature(struct dfg_rules *r)
 	}
 	if (h && !nacts)
 		h = 0;
-	qsort(acts, nacts, sizeof(*acts), cmp_str);
+	if (nacts)
+		qsort(acts, nacts, sizeof(*acts), cmp_str);
 	for (i = 0; i < nacts; i++) {
 		if (h)
 			h = hash_str(h, acts[i]);

@@ -15,8 +15,9 @@
  *   term   := NUMBER | STRING | IDENT | ?v | ?v.SLOT | $x | "(" expr ")"
  *
  * A condition becomes a CLIPS pattern binding every slot of its fact to
- * ?v__SLOT (?v itself to the name of a comp) and a test CE of its
- * comparisons; $x becomes a pattern on variable x's fact. Comparisons
+ * ?u-v--SLOT (?u-v itself to the name of a comp) and a test CE of its
+ * comparisons; $x becomes a pattern ?v-x on variable x's fact. The
+ * prefixes keep names CLIPS accepts, apart from the translation's own. Comparisons
  * never raise CLIPS errors: numbers compare as numbers, anything else
  * only for (in)equality.
  */
@@ -144,6 +145,8 @@ struct parser {
 	const char		*file;
 	unsigned int		line, col;
 	struct tok		tok;
+	char			*prev_text;	/* the token before: copies
+						 * of it stay valid one next() */
 	struct dfg_rules_error	*err;
 	unsigned int		*serial;
 	struct rl_parsed	*out;
@@ -215,7 +218,8 @@ static void advance_char(struct parser *ps)
 
 static int set_text(struct parser *ps, const char *s, size_t n)
 {
-	free(ps->tok.text);
+	free(ps->prev_text);
+	ps->prev_text = ps->tok.text;
 	ps->tok.text = strndup(s, n);
 	if (!ps->tok.text) {
 		ps->ret = -ENOMEM;
@@ -315,7 +319,8 @@ static void next(struct parser *ps)
 			return;
 		}
 		advance_char(ps);
-		free(ps->tok.text);
+		free(ps->prev_text);
+		ps->prev_text = ps->tok.text;
 		ps->tok.text = b.s ? b.s : strdup("");
 		if (!ps->tok.text)
 			ps->ret = -ENOMEM;
@@ -345,6 +350,21 @@ static void next(struct parser *ps)
 			fail(ps, &ps->tok, "expected a name, number, string, "
 			     "?variable, $variable or operator");
 	}
+}
+
+/* Words of the language's structure: never a rule's name. */
+static bool keyword(const char *w)
+{
+	static const char *const kw[] = {
+		"rule", "var", "for", "salience", "when", "and", "do", "end",
+		NULL
+	};
+	unsigned int i;
+
+	for (i = 0; kw[i]; i++)
+		if (!strcmp(kw[i], w))
+			return true;
+	return false;
 }
 
 static bool is(const struct parser *ps, enum tok_kind k, const char *text)
@@ -389,24 +409,33 @@ static bool has_slot(const struct kind *k, const char *slot)
 	return false;
 }
 
-static bool is_bound(const struct parser *ps, const char *v)
+/*
+ * 1: ?v names a comp (its name); 2: another kind's fact (only ?v.SLOT
+ * means something); 0: not bound. Non-comp entries are kept as ".v".
+ */
+static int bound_as(const struct parser *ps, const char *v)
 {
 	unsigned int i;
 
-	for (i = 0; i < ps->nbound; i++)
+	for (i = 0; i < ps->nbound; i++) {
 		if (!strcmp(ps->bound[i], v))
-			return true;
-	return false;
+			return 1;
+		if (ps->bound[i][0] == '.' && !strcmp(ps->bound[i] + 1, v))
+			return 2;
+	}
+	return 0;
 }
 
-static void bind(struct parser *ps, const char *v)
+static void bind(struct parser *ps, const char *v, bool comp)
 {
 	char **b;
 
-	if (is_bound(ps, v))
+	if (bound_as(ps, v))
 		return;
 	b = realloc(ps->bound, (ps->nbound + 1) * sizeof(*b));
-	if (!b || !(b[ps->nbound] = strdup(v))) {
+	if (b)
+		b[ps->nbound] = NULL;
+	if (!b || asprintf(&b[ps->nbound], "%s%s", comp ? "" : ".", v) < 0) {
 		if (b)
 			ps->bound = b;
 		ps->ret = -ENOMEM;
@@ -416,12 +445,12 @@ static void bind(struct parser *ps, const char *v)
 	ps->nbound++;
 }
 
-/* $x used in a rule: a pattern binding ?_v_x, added once. */
+/* $x used in a rule: a pattern binding ?v-x, added once. */
 static void use_var(struct parser *ps, const char *x)
 {
 	char pat[128];
 
-	snprintf(pat, sizeof(pat), "(var (name \"%s\") (value ?_v_%s))", x, x);
+	snprintf(pat, sizeof(pat), "(var (name \"%s\") (value ?v-%s))", x, x);
 	if (ps->vars.s && strstr(ps->vars.s, pat))
 		return;
 	rl_buf_printf(&ps->vars, "  %s\n", pat);
@@ -447,7 +476,7 @@ static void term(struct parser *ps, struct rl_buf *b)
 		return;
 	case T_DOLLAR:
 		use_var(ps, t.text);
-		rl_buf_printf(b, "?_v_%s", t.text);
+		rl_buf_printf(b, "?v-%s", t.text);
 		next(ps);
 		return;
 	case T_VAR: {
@@ -458,16 +487,19 @@ static void term(struct parser *ps, struct rl_buf *b)
 			return;
 		}
 		next(ps);
-		if (!is_bound(ps, v)) {
+		if (!bound_as(ps, v)) {
 			fail(ps, &t, "expected a ?variable bound by an earlier "
 			     "comp, flow, param, metric, system, event, "
 			     "proposed or var condition");
 		} else if (accept(ps, T_PUNCT, ".")) {
 			if (is(ps, T_IDENT, NULL))
-				rl_buf_printf(b, "?%s__%s", v, ps->tok.text);
+				rl_buf_printf(b, "?u-%s--%s", v, ps->tok.text);
 			expect(ps, T_IDENT, NULL, "a slot name after '.'");
+		} else if (bound_as(ps, v) == 2) {
+			fail(ps, &ps->tok, "expected '.' and a slot after "
+			     "'?%s' (only a comp's ?variable is a value)", v);
 		} else {
-			rl_buf_printf(b, "?%s", v);
+			rl_buf_printf(b, "?u-%s", v);
 		}
 		free(v);
 		return;
@@ -524,10 +556,23 @@ static void expr(struct parser *ps, struct rl_buf *b)
 	free(acc.s);
 }
 
-/* A comparison "A OP B" as a CLIPS expression that cannot raise. */
-static void compare(struct rl_buf *b, const char *op, const char *a,
+/*
+ * A comparison "A OP B" as a CLIPS expression that cannot raise. CLIPS
+ * checks constant arguments when it parses: a string literal is only
+ * compared with eq/neq, and never ordered (false: not a number).
+ */
+static bool compare(struct rl_buf *b, const char *op, const char *a,
 		    const char *c)
 {
+	bool lit = a[0] == '"' || c[0] == '"';
+
+	if (lit && (!strcmp(op, "==") || !strcmp(op, "!="))) {
+		rl_buf_printf(b, "(%s %s %s)", op[0] == '!' ? "neq" : "eq",
+			      a, c);
+		return true;
+	}
+	if (lit)
+		return false;
 	if (!strcmp(op, "==") || !strcmp(op, "!="))
 		rl_buf_printf(b, "%s(or (eq %s %s) (and (numberp %s) "
 			      "(numberp %s) (= %s %s)))%s",
@@ -536,6 +581,7 @@ static void compare(struct rl_buf *b, const char *op, const char *a,
 	else
 		rl_buf_printf(b, "(and (numberp %s) (numberp %s) (%s %s %s))",
 			      a, c, op, a, c);
+	return true;
 }
 
 static bool comparison_op(const struct parser *ps)
@@ -558,15 +604,22 @@ static void test_cond(struct parser *ps, struct rl_buf *lhs)
 {
 	struct rl_buf a = { 0 }, c = { 0 };
 	char op[3] = "";
+	struct tok t;
 
 	expr(ps, &a);
-	if (comparison_op(ps))
+	if (comparison_op(ps)) {
 		snprintf(op, sizeof(op), "%s", ps->tok.text);
-	expect(ps, T_OP, NULL, "a comparison (==, !=, <, <=, >, >=)");
+		next(ps);
+	} else {
+		fail(ps, &ps->tok, "expected a comparison (==, !=, <, <=, >, >=)");
+	}
+	t = ps->tok;
 	expr(ps, &c);
 	if (!ps->ret && op[0]) {
 		rl_buf_printf(lhs, "  (test ");
-		compare(lhs, op, a.s, c.s);
+		if (!compare(lhs, op, a.s, c.s))
+			fail(ps, &t, "expected numbers on both sides of '%s'",
+			     op);
 		rl_buf_printf(lhs, ")\n");
 	}
 	if (a.oom || c.oom)
@@ -575,7 +628,19 @@ static void test_cond(struct parser *ps, struct rl_buf *lhs)
 	free(c.s);
 }
 
-/* "[not] KIND [?v] [SLOT OP expr, ...]"; @nfact numbers ?_fN. */
+static void slot_error(struct parser *ps, const struct kind *k)
+{
+	struct rl_buf list = { 0 };
+	unsigned int i;
+
+	for (i = 0; k->slots[i]; i++)
+		rl_buf_printf(&list, "%s%s", i ? ", " : "", k->slots[i]);
+	fail(ps, &ps->tok, "expected a slot of %s (%s)", k->name,
+	     list.s ? list.s : "");
+	free(list.s);
+}
+
+/* "[not] KIND [?v] [SLOT OP expr, ...]"; @nfact numbers ?f-N. */
 static void fact_cond(struct parser *ps, struct rl_buf *lhs,
 		      struct rl_buf *facts, unsigned int *nfact)
 {
@@ -598,16 +663,16 @@ static void fact_cond(struct parser *ps, struct rl_buf *lhs,
 		snprintf(v, sizeof(v), "%s", ps->tok.text);
 		next(ps);
 	} else {
-		snprintf(v, sizeof(v), "_a%u", ps->anon++);
+		snprintf(v, sizeof(v), "-a%u", ps->anon++);
 	}
 	/* ?v is bound before its own comparisons may use ?v.slot */
-	bind(ps, v);
+	bind(ps, v, !strcmp(k->name, "comp"));
 	rl_buf_printf(&pat, "(%s", k->name);
 	for (i = 0; k->slots[i]; i++) {
 		if (i == 0 && !strcmp(k->name, "comp"))
-			rl_buf_printf(&pat, " (name ?%s)", v);
+			rl_buf_printf(&pat, " (name ?u-%s)", v);
 		else
-			rl_buf_printf(&pat, " (%s ?%s__%s)", k->slots[i], v,
+			rl_buf_printf(&pat, " (%s ?u-%s--%s)", k->slots[i], v,
 				      k->slots[i]);
 	}
 	rl_buf_printf(&pat, ")");
@@ -615,56 +680,57 @@ static void fact_cond(struct parser *ps, struct rl_buf *lhs,
 		char q[128];
 		struct rl_buf nm = { 0 };
 
-		snprintf(q, sizeof(q), "?%s", v);
+		snprintf(q, sizeof(q), "?u-%s", v);
 		rl_buf_quote(&nm, ps->for_comp);
 		compare(&tests, "==", q, nm.s ? nm.s : "\"\"");
 		free(nm.s);
 		ps->for_comp = NULL;
 	}
-	while (!ps->ret && is(ps, T_IDENT, NULL)) {
-		struct tok slot = ps->tok;
+	while (!ps->ret && is(ps, T_IDENT, NULL) && !is(ps, T_IDENT, "and") &&
+	       !is(ps, T_IDENT, "do")) {
+		struct tok slot = ps->tok, vt;
 		struct rl_buf val = { 0 };
 		char a[160], op[3] = "";
 
-		if (!has_slot(k, slot.text))
+		if (!has_slot(k, slot.text)) {
+			slot_error(ps, k);
 			break;
+		}
 		next(ps);
 		if (!strcmp(k->name, "comp") && !strcmp(slot.text, "name"))
-			snprintf(a, sizeof(a), "?%s", v);
+			snprintf(a, sizeof(a), "?u-%s", v);
 		else
-			snprintf(a, sizeof(a), "?%s__%s", v, slot.text);
-		if (comparison_op(ps))
+			snprintf(a, sizeof(a), "?u-%s--%s", v, slot.text);
+		if (comparison_op(ps)) {
 			snprintf(op, sizeof(op), "%s", ps->tok.text);
-		expect(ps, T_OP, NULL, "a comparison (==, !=, <, <=, >, >=)");
+			next(ps);
+		} else {
+			fail(ps, &ps->tok,
+			     "expected a comparison (==, !=, <, <=, >, >=)");
+		}
+		vt = ps->tok;
 		expr(ps, &val);
-		if (!ps->ret && op[0])
-			compare(&tests, op, a, val.s);
+		if (!ps->ret && op[0] && !compare(&tests, op, a, val.s))
+			fail(ps, &vt, "expected a number after '%s'", op);
 		free(val.s);
 		if (!accept(ps, T_PUNCT, ","))
 			break;
-		if (!is(ps, T_IDENT, NULL) || !has_slot(k, ps->tok.text)) {
-			struct rl_buf list = { 0 };
-
-			for (i = 0; k->slots[i]; i++)
-				rl_buf_printf(&list, "%s%s", i ? ", " : "",
-					      k->slots[i]);
-			fail(ps, &ps->tok, "expected a slot of %s (%s)",
-			     k->name, list.s ? list.s : "");
-			free(list.s);
-		}
+		if (!is(ps, T_IDENT, NULL) || !has_slot(k, ps->tok.text))
+			slot_error(ps, k);
 	}
 	if (neg) {
-		rl_buf_printf(lhs, "  (not (and %s", pat.s ? pat.s : "");
 		if (tests.len)
-			rl_buf_printf(lhs, " (test (and %s))", tests.s);
-		rl_buf_printf(lhs, " (test TRUE)))\n");
+			rl_buf_printf(lhs, "  (not (and %s (test (and %s TRUE))))\n",
+				      pat.s ? pat.s : "", tests.s);
+		else
+			rl_buf_printf(lhs, "  (not %s)\n", pat.s ? pat.s : "");
 	} else {
-		rl_buf_printf(lhs, "  ?_f%u <- %s\n", *nfact,
+		rl_buf_printf(lhs, "  ?f-%u <- %s\n", *nfact,
 			      pat.s ? pat.s : "");
 		if (tests.len)
 			rl_buf_printf(lhs, "  (test (and %s TRUE))\n",
 				      tests.s);
-		rl_buf_printf(facts, " ?_f%u", (*nfact)++);
+		rl_buf_printf(facts, " ?f-%u", (*nfact)++);
 	}
 	if (pat.oom || tests.oom)
 		ps->ret = ps->ret ? ps->ret : -ENOMEM;
@@ -784,12 +850,15 @@ static void rule(struct parser *ps, bool dormant, unsigned int *serialp)
 	ps->bound = NULL;
 	ps->nbound = 0;
 	expect(ps, T_IDENT, "rule", "'rule' or 'var'");
-	if (is(ps, T_IDENT, NULL)) {
+	if (is(ps, T_IDENT, NULL) && !keyword(ps->tok.text)) {
 		r.name = strdup(ps->tok.text);
 		if (!r.name)
 			ps->ret = -ENOMEM;
 	}
-	expect(ps, T_IDENT, NULL, "a rule name");
+	if (r.name)
+		next(ps);
+	else
+		fail(ps, &ps->tok, "expected a rule name");
 	if (accept(ps, T_IDENT, "for")) {
 		if (is(ps, T_IDENT, NULL) || is(ps, T_STR, NULL)) {
 			forc = strdup(ps->tok.text);
@@ -819,15 +888,15 @@ static void rule(struct parser *ps, bool dormant, unsigned int *serialp)
 	ps->for_comp = forc;
 	if (forc && !ps->ret && !is(ps, T_IDENT, "comp")) {
 		/* attached, but the first condition is not a comp */
-		rl_buf_printf(&lhs, "  ?_f%u <- (comp (name ?self)", nfact);
+		rl_buf_printf(&lhs, "  ?f-%u <- (comp (name ?u-self)", nfact);
 		for (i = 1; comp_slots[i]; i++)
-			rl_buf_printf(&lhs, " (%s ?self__%s)", comp_slots[i],
+			rl_buf_printf(&lhs, " (%s ?u-self--%s)", comp_slots[i],
 				      comp_slots[i]);
-		rl_buf_printf(&lhs, ")\n  (test (eq ?self ");
+		rl_buf_printf(&lhs, ")\n  (test (eq ?u-self ");
 		rl_buf_quote(&lhs, forc);
 		rl_buf_printf(&lhs, "))\n");
-		rl_buf_printf(&facts, " ?_f%u", nfact++);
-		bind(ps, "self");
+		rl_buf_printf(&facts, " ?f-%u", nfact++);
+		bind(ps, "self", true);
 		ps->for_comp = NULL;
 	}
 	do {
@@ -938,6 +1007,7 @@ int rl_parse(const char *text, size_t len, const char *file,
 			rule(&ps, false, &s);
 	}
 	free(ps.tok.text);
+	free(ps.prev_text);
 	if (ps.ret)
 		rl_parsed_free(out);
 	return ps.ret;
