@@ -205,6 +205,18 @@ printf '%s\n' 'digraph p {' '  a [type=generate, count=5];' \
 check plugin_declared 1 "p.dot:3: node 'u': attribute 'count': 2 is not in [0, 1]" \
 	-- "$dfg" plan --plugin "$top/build/lib/dfg/plugins/uniq.so" "$g"
 
+# dfg run --rules: the rule files are read before anything runs
+printf '%s\n' '# skew' 'rule r when comp ?c key_skew >> 2' 'do degree ?c 4 end' \
+	>"$tmp/bad.rules"
+check rules_syntax_error 1 "bad.rules:2:31: expected a value (number, string, name, ?variable, \$variable or '('), found '>'" \
+	-- "$dfg" run --rules "$tmp/bad.rules" "$graphs/fig2.dot"
+check rules_missing_file 1 "--rules $tmp/none.rules: No such file or directory" \
+	-- "$dfg" run --rules "$tmp/none.rules" "$graphs/fig2.dot"
+check rules_explain_alone 2 "--explain explains --rules" \
+	-- "$dfg" run --explain "$graphs/fig2.dot"
+check rules_replan_every 2 "--replan-every" \
+	-- "$dfg" run --rules default --replan-every 0 "$graphs/fig2.dot"
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 [ "$fail" = 0 ]
