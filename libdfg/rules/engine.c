@@ -40,6 +40,11 @@ struct fact_ent {
 	bool		seen;
 };
 
+struct prev_comp {
+	char			*name;
+	struct dfg_run_view_comp c;
+};
+
 struct rule_ent {
 	struct rl_rule	r;
 	bool		built;		/* a defrule in the environment */
@@ -85,11 +90,13 @@ struct dfg_rules {
 	unsigned int		npending;
 	struct rl_buf		cliperr;	/* CLIPS's error output */
 
-	/* rates: the previous view's counters */
-	struct dfg_run_view_comp *prev;
+	/*
+	 * rates: the previous view's counters, by component name (a new
+	 * plan brings a new graph, the counters go on)
+	 */
+	struct prev_comp	*prev;
 	unsigned int		nprev;
 	__u64			prev_ns;
-	const struct dfg_flow	*prev_fg;
 
 	struct dfg_rules	*central;
 
@@ -736,6 +743,17 @@ fail:
 	return -ENOMEM;
 }
 
+static void free_prev(struct dfg_rules *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nprev; i++)
+		free(r->prev[i].name);
+	free(r->prev);
+	r->prev = NULL;
+	r->nprev = 0;
+}
+
 static void clear_edits(struct dfg_rules *r)
 {
 	unsigned int i;
@@ -787,7 +805,7 @@ void dfg_rules_free(struct dfg_rules *r)
 	free(r->rules);
 	free(r->facts);
 	free(r->edits);
-	free(r->prev);
+	free_prev(r);
 	free(r->cliperr.s);
 	free(r);
 }
@@ -1201,27 +1219,39 @@ static int sync_view(struct dfg_rules *r, const struct dfg_run_view *v)
 {
 	const struct dfg_flow *fg = v->fg;
 	struct rl_buf b = { 0 }, key = { 0 };
+	const struct dfg_run_view_comp **old;
+	struct prev_comp *np;
 	__u64 total_cpu = 0;
 	double dt = 0;
-	bool have_prev;
 	unsigned int i, j;
 	int ret = 0;
 
 	for (i = 0; i < r->nfacts; i++)
 		r->facts[i].seen = false;
-	have_prev = r->prev && r->prev_fg == fg && r->nprev == fg->ncomps &&
-		    v->now_ns > r->prev_ns;
-	if (have_prev)
+	if (r->nprev && v->now_ns > r->prev_ns)
 		dt = (double)(v->now_ns - r->prev_ns) / 1e9;
+	/* each component's previous counters, or NULL: none to compare */
+	old = calloc(fg->ncomps + 1, sizeof(*old));
+	if (!old)
+		return -ENOMEM;
+	for (i = 0; i < fg->ncomps && dt > 0; i++) {
+		for (j = 0; j < r->nprev; j++) {
+			unsigned int k = (i + j) % r->nprev;
+
+			if (!strcmp(r->prev[k].name, fg->comps[i].name)) {
+				old[i] = &r->prev[k].c;
+				break;
+			}
+		}
+	}
 	for (i = 0; i < fg->ncomps; i++)
 		total_cpu += v->comps[i].cpu_samples -
-			     (have_prev ? r->prev[i].cpu_samples : 0);
+			     (old[i] ? old[i]->cpu_samples : 0);
 
 	for (i = 0; i < fg->ncomps && !ret; i++) {
 		const struct dfg_flow_comp *c = &fg->comps[i];
 		const struct dfg_run_view_comp *m = &v->comps[i];
-		const struct dfg_run_view_comp *p = have_prev ? &r->prev[i] :
-						     m;
+		const struct dfg_run_view_comp *p = old[i] ? old[i] : m;
 		unsigned int set = v->plan ? v->plan->set_of[i] : 0;
 
 		rl_buf_printf(&b, "(comp");
@@ -1234,7 +1264,7 @@ static int sync_view(struct dfg_rules *r, const struct dfg_run_view *v)
 		put_str(&b, "foldable", c->foldable ? "yes" : "no");
 		put_num(&b, "cpu_share", total_cpu ?
 			(double)(m->cpu_samples -
-				 (have_prev ? p->cpu_samples : 0)) / total_cpu :
+				 (old[i] ? p->cpu_samples : 0)) / total_cpu :
 			0);
 		put_num(&b, "in_rate", rate(m->in_elems, p->in_elems, dt));
 		put_num(&b, "out_rate", rate(m->out_elems, p->out_elems, dt));
@@ -1291,6 +1321,7 @@ static int sync_view(struct dfg_rules *r, const struct dfg_run_view *v)
 	}
 	free(b.s);
 	free(key.s);
+	free(old);
 	/* what the view no longer has goes */
 	for (i = r->nfacts; i-- > 0;)
 		if (r->facts[i].view && !r->facts[i].seen)
@@ -1298,18 +1329,23 @@ static int sync_view(struct dfg_rules *r, const struct dfg_run_view *v)
 	if (ret)
 		return ret;
 
-	if (r->nprev != fg->ncomps) {
-		void *p = realloc(r->prev, fg->ncomps * sizeof(*r->prev));
-
-		if (!p && fg->ncomps)
+	np = calloc(fg->ncomps + 1, sizeof(*np));
+	if (!np)
+		return -ENOMEM;
+	for (i = 0; i < fg->ncomps; i++) {
+		np[i].c = v->comps[i];
+		np[i].name = strdup(fg->comps[i].name);
+		if (!np[i].name) {
+			while (i--)
+				free(np[i].name);
+			free(np);
 			return -ENOMEM;
-		r->prev = p;
-		r->nprev = fg->ncomps;
+		}
 	}
-	if (fg->ncomps)
-		memcpy(r->prev, v->comps, fg->ncomps * sizeof(*r->prev));
+	free_prev(r);
+	r->prev = np;
+	r->nprev = fg->ncomps;
 	r->prev_ns = v->now_ns;
-	r->prev_fg = fg;
 	return 0;
 }
 

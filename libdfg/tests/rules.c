@@ -564,6 +564,43 @@ TEST_F(rules, default_rules_skew_2_to_4)
 	EXPECT_EQ(0, self->n);
 }
 
+TEST_F(rules, default_rules_one_step)
+{
+	struct world w4;
+	unsigned int p;
+
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	/* the plan changed to 4; the hot key is still hot: no second step */
+	ASSERT_EQ(0, world_init(&w4, 4));
+	p = ci(&w4, "part");
+	w4.comps[p].key_skew = 2.5;
+	ASSERT_EQ(0, eval(self->r, &w4, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	w4.comps[p].key_skew = 5;
+	ASSERT_EQ(0, eval(self->r, &w4, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	world_fini(&w4);
+}
+
+/* Rates go on across a new graph of the same components (a new plan). */
+TEST_F(rules, rates_across_plans)
+{
+	struct world w2;
+	unsigned int p = ci(&self->w, "part");
+
+	ASSERT_EQ(0, load(self->r, "rule rate when comp ?c in_rate >= 500 "
+			  "do set $rate = ?c.in_rate end", NULL));
+	self->w.comps[p].in_elems = 1000;
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "rate"));
+	ASSERT_EQ(0, world_init(&w2, 4));
+	w2.view.now_ns = self->w.view.now_ns;
+	w2.comps[ci(&w2, "part")].in_elems = 1600;
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	EXPECT_STREQ("600", dfg_rules_var(self->r, "rate"));
+	world_fini(&w2);
+}
+
 /* --- plan store --------------------------------------------------------- */
 
 static double now_ms(void)
