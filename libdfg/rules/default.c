@@ -4,7 +4,7 @@
  * the library (so that it needs no installed file) and installed beside
  * it for reading.
  */
-#include "rules_int.h"
+#include "rules_impl.h"
 
 __asm__(".section .rodata\n"
 	".global rl_default_rules\n"

@@ -28,7 +28,7 @@
 
 #include <dfg/rules.h>
 
-#include "rules_int.h"
+#include "rules_impl.h"
 
 struct fact_ent {
 	char		*key;

@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rules_int.h"
+#include "rules_impl.h"
 
 /* The fact kinds rules match and their slots; [0] of comp is its name. */
 struct kind {

@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "rules_int.h"
+#include "rules_impl.h"
 
 #define STORE_FILE	"plans.dfg"
 

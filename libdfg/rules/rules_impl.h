@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * rules/rules_int.h - between the rule language (lang.c), the engine
+ * rules/rules_impl.h - between the rule language (lang.c), the engine
  * (engine.c) and the plan store (store.c).
  */
-#ifndef _DFG_RULES_INT_H
-#define _DFG_RULES_INT_H
+#ifndef _DFG_RULES_IMPL_H
+#define _DFG_RULES_IMPL_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,4 +83,4 @@ unsigned long long rl_store_entries(const struct rl_store *s);
 /* The default rule set's text, NUL-terminated (default.c). */
 extern const char rl_default_rules[];
 
-#endif /* _DFG_RULES_INT_H */
+#endif /* _DFG_RULES_IMPL_H */
