@@ -60,6 +60,7 @@ struct dfg_rules {
 
 	struct fact_ent		*facts;
 	unsigned int		nfacts;
+	unsigned long long	nevents;	/* names each event's fact */
 
 	struct dfg_rules_system	sys;
 	bool			sys_fixed;
@@ -361,7 +362,8 @@ static void put_value(struct rl_buf *b, const char *v)
 
 static void put_num(struct rl_buf *b, const char *slot, double v)
 {
-	rl_buf_printf(b, " (%s %.17g)", slot, isfinite(v) ? v : 0.0);
+	/* 15 digits: what a rate or share means, without binary noise */
+	rl_buf_printf(b, " (%s %.15g)", slot, isfinite(v) ? v : 0.0);
 }
 
 static void put_str(struct rl_buf *b, const char *slot, const char *v)
@@ -428,7 +430,7 @@ static char *arg_text(void *env, int i)
 		snprintf(num, sizeof(num), "%lld", (long long)DOToLong(d));
 		return strdup(num);
 	case FLOAT:
-		snprintf(num, sizeof(num), "%.17g", DOToDouble(d));
+		snprintf(num, sizeof(num), "%.15g", DOToDouble(d));
 		return strdup(num);
 	case STRING:
 	case SYMBOL:
@@ -1007,11 +1009,7 @@ int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
 		snprintf(unknown, sizeof(unknown), "event_%u", ev->type);
 		name = unknown;
 	}
-	rl_buf_printf(&key, "event:%u", r->nfacts);
-	while (!key.oom && fact_find(r, key.s)) {
-		key.len = 0;
-		rl_buf_printf(&key, "event:%u:%u", r->nfacts, rand());
-	}
+	rl_buf_printf(&key, "event:%llu", r->nevents++);
 	rl_buf_printf(&b, "(event");
 	put_str(&b, "name", name);
 	put_num(&b, "graph", ev->graph);
