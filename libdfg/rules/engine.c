@@ -108,6 +108,7 @@ struct dfg_rules {
 	char			**ep_strs;
 	unsigned int		nep, nep_strs;
 
+	char			*last_refusal;	/* the executor's last "why" */
 	struct dfg_rules_stats	st;
 };
 
@@ -808,6 +809,7 @@ void dfg_rules_free(struct dfg_rules *r)
 	free(r->facts);
 	free(r->edits);
 	free_prev(r);
+	free(r->last_refusal);
 	free(r->cliperr.s);
 	free(r);
 }
@@ -1786,11 +1788,19 @@ static void replanner_applied(void *ctx, unsigned int generation, int err,
 {
 	struct dfg_rules *r = ctx;
 
-	if (!err)
+	if (!err) {
+		free(r->last_refusal);
+		r->last_refusal = NULL;
 		return;
+	}
 	r->st.refused++;
-	warnf(r, "the executor refused the plan change (generation %u "
-	      "stays): %s", generation, why ? why : strerror(-err));
+	/* the same refusal again (the rules insist): said once */
+	if (!r->last_refusal || strcmp(r->last_refusal, why ? why : "")) {
+		warnf(r, "the executor refused the plan change (generation "
+		      "%u stays): %s", generation, why ? why : strerror(-err));
+		free(r->last_refusal);
+		r->last_refusal = strdup(why ? why : "");
+	}
 	if (r->store && r->ep_open)
 		rl_store_put(r->store, r->ep_key, NULL, 0);
 	r->ep_open = false;

@@ -154,7 +154,7 @@ struct parser {
 	/* the rule being translated */
 	unsigned int		anon;
 	struct rl_buf		vars;		/* $x patterns */
-	char			**bound;	/* ?v bound by a comp so far */
+	char			**bound;	/* ?v bound so far, "kind:v" */
 	unsigned int		nbound;
 	const char		*for_comp;
 };
@@ -409,33 +409,47 @@ static bool has_slot(const struct kind *k, const char *slot)
 	return false;
 }
 
-/*
- * 1: ?v names a comp (its name); 2: another kind's fact (only ?v.SLOT
- * means something); 0: not bound. Non-comp entries are kept as ".v".
- */
-static int bound_as(const struct parser *ps, const char *v)
+static void slot_error(struct parser *ps, const struct kind *k)
+{
+	struct rl_buf list = { 0 };
+	unsigned int i;
+
+	for (i = 0; k->slots[i]; i++)
+		rl_buf_printf(&list, "%s%s", i ? ", " : "", k->slots[i]);
+	fail(ps, &ps->tok, "expected a slot of %s (%s)", k->name,
+	     list.s ? list.s : "");
+	free(list.s);
+}
+
+/* The kind of fact ?v was bound to, or NULL. Entries are "kind:v". */
+static const struct kind *bound_kind(const struct parser *ps, const char *v)
 {
 	unsigned int i;
 
 	for (i = 0; i < ps->nbound; i++) {
-		if (!strcmp(ps->bound[i], v))
-			return 1;
-		if (ps->bound[i][0] == '.' && !strcmp(ps->bound[i] + 1, v))
-			return 2;
+		const char *c = strchr(ps->bound[i], ':');
+
+		if (c && !strcmp(c + 1, v)) {
+			char k[16];
+
+			snprintf(k, sizeof(k), "%.*s", (int)(c - ps->bound[i]),
+				 ps->bound[i]);
+			return find_kind(k);
+		}
 	}
-	return 0;
+	return NULL;
 }
 
-static void bind(struct parser *ps, const char *v, bool comp)
+static void bind(struct parser *ps, const char *v, const struct kind *k)
 {
 	char **b;
 
-	if (bound_as(ps, v))
+	if (bound_kind(ps, v))
 		return;
 	b = realloc(ps->bound, (ps->nbound + 1) * sizeof(*b));
 	if (b)
 		b[ps->nbound] = NULL;
-	if (!b || asprintf(&b[ps->nbound], "%s%s", comp ? "" : ".", v) < 0) {
+	if (!b || asprintf(&b[ps->nbound], "%s:%s", k->name, v) < 0) {
 		if (b)
 			ps->bound = b;
 		ps->ret = -ENOMEM;
@@ -480,6 +494,7 @@ static void term(struct parser *ps, struct rl_buf *b)
 		next(ps);
 		return;
 	case T_VAR: {
+		const struct kind *k;
 		char *v = strdup(t.text);
 
 		if (!v) {
@@ -487,15 +502,19 @@ static void term(struct parser *ps, struct rl_buf *b)
 			return;
 		}
 		next(ps);
-		if (!bound_as(ps, v)) {
+		k = bound_kind(ps, v);
+		if (!k) {
 			fail(ps, &t, "expected a ?variable bound by an earlier "
 			     "comp, flow, param, metric, system, event, "
 			     "proposed or var condition");
 		} else if (accept(ps, T_PUNCT, ".")) {
-			if (is(ps, T_IDENT, NULL))
+			if (is(ps, T_IDENT, NULL) && has_slot(k, ps->tok.text)) {
 				rl_buf_printf(b, "?u-%s--%s", v, ps->tok.text);
-			expect(ps, T_IDENT, NULL, "a slot name after '.'");
-		} else if (bound_as(ps, v) == 2) {
+				next(ps);
+			} else {
+				slot_error(ps, k);
+			}
+		} else if (strcmp(k->name, "comp")) {
 			fail(ps, &ps->tok, "expected '.' and a slot after "
 			     "'?%s' (only a comp's ?variable is a value)", v);
 		} else {
@@ -628,18 +647,6 @@ static void test_cond(struct parser *ps, struct rl_buf *lhs)
 	free(c.s);
 }
 
-static void slot_error(struct parser *ps, const struct kind *k)
-{
-	struct rl_buf list = { 0 };
-	unsigned int i;
-
-	for (i = 0; k->slots[i]; i++)
-		rl_buf_printf(&list, "%s%s", i ? ", " : "", k->slots[i]);
-	fail(ps, &ps->tok, "expected a slot of %s (%s)", k->name,
-	     list.s ? list.s : "");
-	free(list.s);
-}
-
 /* "[not] KIND [?v] [SLOT OP expr, ...]"; @nfact numbers ?f-N. */
 static void fact_cond(struct parser *ps, struct rl_buf *lhs,
 		      struct rl_buf *facts, unsigned int *nfact)
@@ -666,7 +673,7 @@ static void fact_cond(struct parser *ps, struct rl_buf *lhs,
 		snprintf(v, sizeof(v), "-a%u", ps->anon++);
 	}
 	/* ?v is bound before its own comparisons may use ?v.slot */
-	bind(ps, v, !strcmp(k->name, "comp"));
+	bind(ps, v, k);
 	rl_buf_printf(&pat, "(%s", k->name);
 	for (i = 0; k->slots[i]; i++) {
 		if (i == 0 && !strcmp(k->name, "comp"))
@@ -896,7 +903,7 @@ static void rule(struct parser *ps, bool dormant, unsigned int *serialp)
 		rl_buf_quote(&lhs, forc);
 		rl_buf_printf(&lhs, "))\n");
 		rl_buf_printf(&facts, " ?f-%u", nfact++);
-		bind(ps, "self", true);
+		bind(ps, "self", find_kind("comp"));
 		ps->for_comp = NULL;
 	}
 	do {

@@ -158,6 +158,8 @@ static const struct {
 	  "expected a name, number, string" },
 	{ "rule a when comp ?c do add fold ?c end", 1, 28,
 	  "expected 'rule' after 'add'" },
+	{ "rule a when flow ?f do degree ?f.nope 2 end", 1, 34,
+	  "expected a slot of flow (src, dst, kind, key, src_type, dst_type), found 'nope'" },
 	{ "rule a when comp ?c type < \"x\" do fold ?c end", 1, 28,
 	  "expected a number after '<'" },
 };
@@ -709,8 +711,11 @@ TEST_F(rules, plan_store_forgets_refused)
 	EXPECT_EQ(4, d);
 	rp.applied(rp.ctx, 0, -EINVAL, "a test refusal");
 	EXPECT_NE(NULL, strstr(self->warns.buf, "a test refusal"));
+	/* said once while the rules insist */
+	rp.applied(rp.ctx, 0, -EINVAL, "a test refusal");
+	EXPECT_EQ(1, self->warns.n);
 	ASSERT_EQ(0, dfg_rules_stats(self->r, &st));
-	EXPECT_EQ(1, st.refused);
+	EXPECT_EQ(2, st.refused);
 	EXPECT_EQ(0, st.store_entries);
 	ASSERT_EQ(0, dfg_rules_new(&r2, 0));
 	ASSERT_EQ(0, dfg_rules_store_open(r2, dir));
