@@ -548,19 +548,35 @@ static void term(struct parser *ps, struct rl_buf *b)
 	     "$variable or '(')");
 }
 
+/* A term of arithmetic must not be a string: CLIPS would refuse the rule. */
+static void arith_operand(struct parser *ps, struct tok *t,
+			  const struct rl_buf *term_text, char op)
+{
+	if (!ps->ret && term_text->s && term_text->s[0] == '"')
+		fail(ps, t, "expected a number around '%c'", op);
+}
+
 static void expr(struct parser *ps, struct rl_buf *b)
 {
 	struct rl_buf acc = { 0 };
+	struct tok first = ps->tok;
 
+	first.text = strdup(first.text ? first.text : "");
 	term(ps, &acc);
 	while (!ps->ret && ps->tok.kind == T_OP &&
 	       strchr("+-*/", ps->tok.text[0]) && !ps->tok.text[1]) {
 		struct rl_buf rhs = { 0 };
 		struct rl_buf wrap = { 0 };
 		char op = ps->tok.text[0];
+		struct tok t;
 
+		arith_operand(ps, &first, &acc, op);
 		next(ps);
+		t = ps->tok;
+		t.text = strdup(t.text ? t.text : "");
 		term(ps, &rhs);
+		arith_operand(ps, &t, &rhs, op);
+		free(t.text);
 		rl_buf_printf(&wrap, "(%c %s %s)", op, acc.s ? acc.s : "",
 			      rhs.s ? rhs.s : "");
 		free(rhs.s);
@@ -569,8 +585,9 @@ static void expr(struct parser *ps, struct rl_buf *b)
 		if (rhs.oom)
 			acc.oom = true;
 	}
-	if (acc.oom)
+	if (acc.oom || !first.text)
 		ps->ret = ps->ret ? ps->ret : -ENOMEM;
+	free(first.text);
 	rl_buf_printf(b, "%s", acc.s ? acc.s : "");
 	free(acc.s);
 }
@@ -633,7 +650,10 @@ static void test_cond(struct parser *ps, struct rl_buf *lhs)
 		fail(ps, &ps->tok, "expected a comparison (==, !=, <, <=, >, >=)");
 	}
 	t = ps->tok;
+	t.text = strdup(t.text ? t.text : "");
 	expr(ps, &c);
+	if (!t.text)
+		ps->ret = ps->ret ? ps->ret : -ENOMEM;
 	if (!ps->ret && op[0]) {
 		rl_buf_printf(lhs, "  (test ");
 		if (!compare(lhs, op, a.s, c.s))
@@ -641,6 +661,7 @@ static void test_cond(struct parser *ps, struct rl_buf *lhs)
 			     op);
 		rl_buf_printf(lhs, ")\n");
 	}
+	free(t.text);
 	if (a.oom || c.oom)
 		ps->ret = ps->ret ? ps->ret : -ENOMEM;
 	free(a.s);
@@ -716,9 +737,13 @@ static void fact_cond(struct parser *ps, struct rl_buf *lhs,
 			     "expected a comparison (==, !=, <, <=, >, >=)");
 		}
 		vt = ps->tok;
+		vt.text = strdup(vt.text ? vt.text : "");
 		expr(ps, &val);
+		if (!vt.text)
+			ps->ret = ps->ret ? ps->ret : -ENOMEM;
 		if (!ps->ret && op[0] && !compare(&tests, op, a, val.s))
 			fail(ps, &vt, "expected a number after '%s'", op);
+		free(vt.text);
 		free(val.s);
 		if (!accept(ps, T_PUNCT, ","))
 			break;

@@ -162,6 +162,12 @@ static const struct {
 	  "expected a slot of flow (src, dst, kind, key, src_type, dst_type), found 'nope'" },
 	{ "rule a when comp ?c type < \"x\" do fold ?c end", 1, 28,
 	  "expected a number after '<'" },
+	{ "rule a when comp ?c type < \"x\" + 1 + 2 do fold ?c end", 1, 28,
+	  "expected a number around '+', found string \"x\"" },
+	{ "rule a when comp ?c do degree ?c 2 * \"y\" end", 1, 38,
+	  "expected a number around '*', found string \"y\"" },
+	{ "rule a when test 1 + 2 < \"y\" do fold x end", 1, 26,
+	  "expected numbers on both sides of '<', found string \"y\"" },
 };
 
 TEST_F(rules, syntax_errors)
