@@ -264,6 +264,29 @@ static int build(struct dfg_rules *r, struct rule_ent *e)
 	return ok ? 0 : -EINVAL;
 }
 
+/*
+ * Frees the rules that can never fire again: top-level rules replaced or
+ * revoked (a dormant rule stays: its "add" may build it again). Never
+ * while rules fire: the entries move.
+ */
+static void compact_rules(struct dfg_rules *r)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < r->nrules; i++) {
+		struct rule_ent *e = &r->rules[i];
+
+		if (!e->built && !e->r.dormant) {
+			free(e->r.name);
+			free(e->r.file);
+			free(e->r.body);
+			continue;
+		}
+		r->rules[n++] = *e;
+	}
+	r->nrules = n;
+}
+
 /* --- facts ------------------------------------------------------------ */
 
 static struct fact_ent *fact_find(struct dfg_rules *r, const char *key)
@@ -695,6 +718,7 @@ static void apply_pending(struct dfg_rules *r)
 		r->rules_changed = true;
 	}
 	r->npending = 0;
+	compact_rules(r);
 	rehash_rules(r);
 }
 
@@ -820,6 +844,7 @@ int dfg_rules_load_string(struct dfg_rules *r, const char *text, size_t len,
 	struct rl_parsed p;
 	struct rule_ent *v;
 	unsigned int i, first;
+	bool *was_built;
 	int ret;
 
 	if (!r || (!text && len))
@@ -835,6 +860,14 @@ int dfg_rules_load_string(struct dfg_rules *r, const char *text, size_t len,
 	}
 	r->rules = v;
 	first = r->nrules;
+	/* what a failed load must give back: the rules active before it */
+	was_built = calloc(first + 1, sizeof(*was_built));
+	if (!was_built) {
+		rl_parsed_free(&p);
+		return -ENOMEM;
+	}
+	for (i = 0; i < first; i++)
+		was_built[i] = r->rules[i].built;
 	for (i = 0; i < p.nrules; i++)
 		r->rules[r->nrules++] = (struct rule_ent){ .r = p.rules[i] };
 	free(p.rules);
@@ -876,13 +909,19 @@ int dfg_rules_load_string(struct dfg_rules *r, const char *text, size_t len,
 			free(e->r.file);
 			free(e->r.body);
 		}
+		for (i = 0; i < first; i++)
+			if (was_built[i] && !r->rules[i].built)
+				build(r, &r->rules[i]);
+		free(was_built);
 		rl_parsed_free(&p);
 		rehash_rules(r);
 		return ret;
 	}
+	free(was_built);
 	for (i = 0; i < p.nvars && !ret; i++)
 		ret = var_set(r, p.vars[i].name, p.vars[i].value);
 	rl_parsed_free(&p);
+	compact_rules(r);
 	rehash_rules(r);
 	return ret;
 }
@@ -944,6 +983,7 @@ int dfg_rules_revoke(struct dfg_rules *r, const char *name)
 	if (!e)
 		return -ENOENT;
 	unbuild(r, e);
+	compact_rules(r);
 	rehash_rules(r);
 	return 0;
 }

@@ -187,6 +187,72 @@ TEST_F(rules, syntax_errors)
 	}
 }
 
+/*
+ * Mutations of a valid text (a fixed seed: the same 3000 every run) load
+ * or fail with a position inside the text; nothing crashes or leaks.
+ */
+TEST_F(rules, mutated_texts)
+{
+	static const char alphabet[] = "?$.,;()\"#=<>!+-*/ \n09az_";
+	static const char base[] =
+		"var t = 1.5\n"
+		"rule a for part salience 5\n"
+		"when comp ?c fed_by == hash, key_skew >= $t, degree < 8\n"
+		"  and flow ?f dst == ?c, kind != \"straight\"\n"
+		"  and not param comp == ?c, key == mode\n"
+		"  and test ?f.key == k\n"
+		"do degree ?c ?c.degree * 2; set $x = (?c.degree + 1) / 2;\n"
+		"   add rule b when system cpus > 1 do revoke a end\n"
+		"end\n";
+	struct dfg_rules_error err;
+	unsigned int i, j, lines, ok = 0;
+	char text[sizeof(base) + 8];
+	unsigned int seed = 1;
+	int ret;
+
+	for (i = 0; i < 3000; i++) {
+		size_t len = sizeof(base) - 1, at;
+
+		memcpy(text, base, len);
+		for (j = 0; j < 1 + i % 3; j++) {
+			at = rand_r(&seed) % len;
+			switch (rand_r(&seed) % 3) {
+			case 0:		/* replace */
+				text[at] = alphabet[rand_r(&seed) %
+						    (sizeof(alphabet) - 1)];
+				break;
+			case 1:		/* delete */
+				memmove(text + at, text + at + 1, len - at - 1);
+				len--;
+				break;
+			default:	/* duplicate */
+				memmove(text + at + 1, text + at, len - at);
+				len++;
+				break;
+			}
+		}
+		for (lines = 1, j = 0; j < len; j++)
+			lines += text[j] == '\n';
+		memset(&err, 0, sizeof(err));
+		ret = dfg_rules_load_string(self->r, text, len, "m.rules", &err);
+		if (!ret) {
+			ok++;
+			continue;
+		}
+		ASSERT_EQ(-EINVAL, ret) TH_LOG("%.*s", (int)len, text);
+		EXPECT_LE(1, err.line);
+		EXPECT_GE(lines, err.line) TH_LOG("%.*s", (int)len, text);
+		EXPECT_LE(1, err.col);
+		EXPECT_NE('\0', err.msg[0]);
+	}
+	TH_LOG("%u of 3000 mutations still load", ok);
+	EXPECT_LT(0, ok);
+	/* what still fires is what the last successful load left */
+	ASSERT_EQ(0, load(self->r, base, NULL));
+	EXPECT_EQ(1, dfg_rules_has(self->r, "a"));
+	EXPECT_EQ(0, dfg_rules_has(self->r, "b"));
+}
+
 TEST_F(rules, failed_load_adds_nothing)
 {
 	struct dfg_rules_error err;
@@ -198,6 +264,25 @@ TEST_F(rules, failed_load_adds_nothing)
 	EXPECT_EQ(0, dfg_rules_has(self->r, "good"));
 	EXPECT_EQ(-EINVAL, load(self->r, "rule a when comp ?c do x end",
 				NULL));
+}
+
+/* A rule CLIPS refuses after it parsed: the load gives everything back. */
+TEST_F(rules, refused_by_clips_restores)
+{
+	struct dfg_rules_error err;
+
+	ASSERT_EQ(0, load(self->r, "rule a when comp ?c type == out "
+			  "do set $a = one end", NULL));
+	ASSERT_EQ(-EINVAL, load(self->r,
+		"rule a when comp ?c type == count do set $a = two end\n"
+		"rule z when not comp ?d type == out\n"
+		"  and comp ?c degree == ?d.degree do fold ?c end\n", &err));
+	EXPECT_EQ(2, err.line);
+	EXPECT_NE(NULL, strstr(err.msg, "rule 'z' not accepted")) TH_LOG("%s", err.msg);
+	EXPECT_EQ(1, dfg_rules_has(self->r, "a"));
+	EXPECT_EQ(0, dfg_rules_has(self->r, "z"));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_STREQ("one", dfg_rules_var(self->r, "a"));
 }
 
 TEST_F(rules, load_file)
