@@ -575,6 +575,37 @@ static int push_edit(struct dfg_rules *r, const struct dfg_plan_edit *e)
 	return 0;
 }
 
+static const char *edit_name(enum dfg_edit_op op);
+
+/*
+ * Makes edit @e a "proposed" fact for the rest of this evaluation, so
+ * that rules can complete a decision (a straight neighbour's degree, a
+ * machine's limit on a central decision). One fact per target: the same
+ * edit again changes nothing and fires nothing.
+ */
+static int propose(struct dfg_rules *r, const struct dfg_plan_edit *e)
+{
+	bool fold = e->op == DFG_EDIT_FOLD || e->op == DFG_EDIT_UNFOLD;
+	struct rl_buf b = { 0 }, key = { 0 };
+	int ret;
+
+	rl_buf_printf(&key, "proposed:%s:%s:%s",
+		      fold ? "fold" : edit_name(e->op), e->comp ? e->comp : "",
+		      e->op == DFG_EDIT_PARAM && e->key ? e->key : "");
+	rl_buf_printf(&b, "(proposed");
+	put_str(&b, "op", edit_name(e->op));
+	put_str(&b, "comp", e->comp);
+	put_num(&b, "degree", e->degree);
+	put_str(&b, "type", e->type);
+	put_str(&b, "key", e->key);
+	put_str(&b, "value", e->value);
+	rl_buf_printf(&b, ")");
+	ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, false, true);
+	free(b.s);
+	free(key.s);
+	return ret;
+}
+
 /* (dfg-edit SERIAL OP COMP ARGS...) */
 static int udf_edit(void *env)
 {
@@ -615,6 +646,8 @@ static int udf_edit(void *env)
 		e.value = b;
 	}
 	err = push_edit(r, &e);
+	if (!err)
+		err = propose(r, &e);
 out:
 	if (err)
 		r->eval_err = err;
@@ -1737,23 +1770,8 @@ static int eval_local(struct dfg_rules *r, const struct dfg_run_view *view,
 	r->view = view;
 	drain_events(r);
 	ret = sync_view(r, view);
-	for (i = 0; i < npartial && !ret; i++) {
-		const struct dfg_plan_edit *e = &partial[i];
-		struct rl_buf b = { 0 }, key = { 0 };
-
-		rl_buf_printf(&b, "(proposed");
-		put_str(&b, "op", edit_name(e->op));
-		put_str(&b, "comp", e->comp);
-		put_num(&b, "degree", e->degree);
-		put_str(&b, "type", e->type);
-		put_str(&b, "key", e->key);
-		put_str(&b, "value", e->value);
-		rl_buf_printf(&b, ")");
-		rl_buf_printf(&key, "proposed:%u", i);
-		ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, false, true);
-		free(b.s);
-		free(key.s);
-	}
+	for (i = 0; i < npartial && !ret; i++)
+		ret = propose(r, &partial[i]);
 	if (!ret) {
 		/* the partial decision first: local rules' edits win */
 		clear_edits(r);

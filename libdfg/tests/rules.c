@@ -657,6 +657,50 @@ TEST_F(rules, default_rules_skew_2_to_4)
 	EXPECT_EQ(0, self->n);
 }
 
+/* A straight neighbour changes with the component (in both directions). */
+TEST_F(rules, default_rules_straight_neighbours)
+{
+	static const char text[] =
+		"digraph g {\n"
+		"  src [type=gen];\n"
+		"  pre [type=map, degree=2];\n"
+		"  part [type=count, degree=2];\n"
+		"  fix [type=map, degree=2];\n"
+		"  sink [type=out];\n"
+		"  src -> pre [flow=roundrobin];\n"
+		"  pre -> part [flow=hash, key=k];\n"
+		"  part -> fix;\n"
+		"  fix -> sink [flow=gather];\n"
+		"}\n";
+	struct dfg_run_view_comp comps[5] = { 0 };
+	struct dfg_run_view v = { .now_ns = 1, .comps = comps };
+	struct dfg_rules_stats st;
+	struct dfg_flow *fg;
+	struct dfg_plan *plan;
+	unsigned int i, seen = 0;
+
+	ASSERT_EQ(0, dfg_flow_parse(text, strlen(text), "s.dot", NULL, &fg,
+				    NULL));
+	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
+	v.fg = fg;
+	v.plan = plan;
+	comps[dfg_flow_find(fg, "part")].key_skew = 2;
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	ASSERT_EQ(0, dfg_rules_eval(self->r, &v, &self->e, &self->n));
+	ASSERT_EQ(2, self->n);
+	for (i = 0; i < self->n; i++) {
+		EXPECT_EQ(DFG_EDIT_DEGREE, self->e[i].op);
+		EXPECT_EQ(4, self->e[i].degree);
+		seen |= !strcmp(self->e[i].comp, "part") ? 1 :
+			!strcmp(self->e[i].comp, "fix") ? 2 : 4;
+	}
+	EXPECT_EQ(3, seen);
+	ASSERT_EQ(0, dfg_rules_stats(self->r, &st));
+	EXPECT_EQ(0, st.cutoffs);
+	dfg_plan_free(plan);
+	dfg_flow_free(fg);
+}
+
 TEST_F(rules, default_rules_one_step)
 {
 	struct world w4;
@@ -852,7 +896,8 @@ TEST_F(rules, central_and_local)
 	ASSERT_EQ(0, dfg_rules_complete(local, &self->w.view, &partial, 1,
 					&self->e, &self->n));
 	ASSERT_EQ(1, self->n);
-	EXPECT_EQ(8, self->e[0].degree);
+	/* 16 -> 8, itself a proposal the rule sees: -> 4 */
+	EXPECT_EQ(4, self->e[0].degree);
 	/* a partial decision nothing local overrides stands */
 	partial.degree = 3;
 	ASSERT_EQ(0, dfg_rules_complete(local, &self->w.view, &partial, 1,

@@ -10,7 +10,8 @@
  * <dfg/replan.h> into facts (components, flows, parameters, metrics, the
  * system), adds the variables, metrics and module events asserted since,
  * fires the rules whose conditions hold, and answers with the plan edits
- * their actions made. dfg_rules_replanner() packs this as the struct
+ * their actions made (each also a "proposed" fact while the evaluation
+ * lasts, for rules that complete a decision). dfg_rules_replanner() packs this as the struct
  * dfg_replanner an executor calls.
  *
  * Bounds: one evaluation fires at most DFG_RULES_MAX_FIRINGS rules (or
