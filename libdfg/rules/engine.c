@@ -34,6 +34,7 @@ struct fact_ent {
 	char		*key;
 	char		*text;
 	char		*val;		/* a variable's value, as set */
+	char		*ev_name;	/* an event's name */
 	void		*fact;
 	bool		view;		/* from the run view: rebuilt per eval */
 	bool		once;		/* event, proposed: one eval */
@@ -308,6 +309,7 @@ static void fact_drop(struct dfg_rules *r, struct fact_ent *f)
 	free(f->key);
 	free(f->text);
 	free(f->val);
+	free(f->ev_name);
 	*f = r->facts[--r->nfacts];
 }
 
@@ -361,13 +363,13 @@ static int fact_put(struct dfg_rules *r, const char *key, const char *text,
 	return 0;
 }
 
-static const char *fact_key_of(struct dfg_rules *r, void *fact)
+static const struct fact_ent *fact_of(struct dfg_rules *r, void *fact)
 {
 	unsigned int i;
 
 	for (i = 0; i < r->nfacts; i++)
 		if (r->facts[i].fact == fact)
-			return r->facts[i].key;
+			return &r->facts[i];
 	return NULL;
 }
 
@@ -464,6 +466,9 @@ static char *arg_text(void *env, int i)
 	}
 }
 
+static int edit_check(struct dfg_rules *r, const struct dfg_plan_edit *e,
+		      bool say);
+
 static void report_firing(struct dfg_rules *r)
 {
 	struct rule_ent *e;
@@ -473,15 +478,25 @@ static void report_firing(struct dfg_rules *r)
 	if (r->firing < 0)
 		return;
 	e = rule_by_serial(r, r->firing);
-	if (r->explain && e) {
+	if (r->explain && e && r->view) {
+		struct dfg_plan_edit *shown = calloc(r->nedits - r->fedit + 1,
+						     sizeof(*shown));
+
 		f.rule = e->r.name;
 		f.file = e->r.file;
 		f.line = e->r.line;
 		f.nfacts = r->nffacts;
 		f.facts = (const char *const *)r->ffacts;
-		f.nedits = r->nedits - r->fedit;
-		f.edits = r->edits + r->fedit;
-		r->explain(r->explain_arg, &f);
+		/* what it changes: an edit the plan has already is none */
+		for (i = r->fedit; shown && i < r->nedits; i++)
+			if (edit_check(r, &r->edits[i], false))
+				shown[f.nedits++] = r->edits[i];
+		f.edits = shown;
+		if (shown)
+			r->explain(r->explain_arg, &f);
+		else
+			r->eval_err = -ENOMEM;
+		free(shown);
 	}
 	for (i = 0; i < r->nffacts; i++)
 		free(r->ffacts[i]);
@@ -1094,6 +1109,13 @@ int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
 	put_num(&b, "cmd", ev->cmd);
 	rl_buf_printf(&b, ")");
 	ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, false, true);
+	if (!ret) {
+		struct fact_ent *f = fact_find(r, key.s);
+
+		f->ev_name = strdup(name);
+		if (!f->ev_name)
+			ret = -ENOMEM;
+	}
 	free(b.s);
 	free(key.s);
 	return ret;
@@ -1485,18 +1507,20 @@ static unsigned long long signature(struct dfg_rules *r)
 			 fg->flows[i].dst, fg->flows[i].kind);
 		h = hash_str(h, num);
 	}
-	/* facts that are not the run's metrics count as they are */
+	/*
+	 * Variables, the machine's shape (not its free memory: a metric)
+	 * and a central decision count as they are; metrics and events only
+	 * through the rules they activate, below.
+	 */
+	snprintf(num, sizeof(num), "%u/%u", r->sys.cpus, r->sys.numa);
+	h = hash_str(h, num);
 	for (i = 0; i < r->nfacts; i++) {
 		const char *k = r->facts[i].key;
 
-		if (!strncmp(k, "var:", 4) || !strcmp(k, "system") ||
-		    !strncmp(k, "event:", 6) || !strncmp(k, "proposed:", 9)) {
-			if (!strncmp(k, "event:", 6) ||
-			    !strncmp(k, "proposed:", 9))
-				h ^= hash_str(0, r->facts[i].text);
-			else
-				h = hash_str(h, r->facts[i].text);
-		}
+		if (!strncmp(k, "var:", 4))
+			h = hash_str(h, r->facts[i].text);
+		else if (!strncmp(k, "proposed:", 9))
+			h ^= hash_str(0, r->facts[i].text);
 	}
 	for (a = EnvGetNextActivation(r->env, NULL); a;
 	     a = EnvGetNextActivation(r->env, a)) {
@@ -1509,10 +1533,14 @@ static unsigned long long signature(struct dfg_rules *r)
 		rl_buf_printf(&b, "%s", e ? e->r.name : "?");
 		for (i = 0; pm && i < pm->bcount; i++) {
 			struct alphaMatch *am = pm->binds[i].gm.theMatch;
-			const char *k = am ? fact_key_of(r, am->matchingItem) :
-				      NULL;
+			const struct fact_ent *f = am ?
+				fact_of(r, am->matchingItem) : NULL;
 
-			rl_buf_printf(&b, "|%s", k ? k : "-");
+			/* an event by its name: its ids are this run's */
+			if (f && f->ev_name)
+				rl_buf_printf(&b, "|event:%s", f->ev_name);
+			else
+				rl_buf_printf(&b, "|%s", f ? f->key : "-");
 		}
 		v = b.oom ? NULL : realloc(acts, (nacts + 1) * sizeof(*v));
 		if (!v) {
@@ -1560,69 +1588,84 @@ static bool same_target(const struct dfg_plan_edit *a,
 }
 
 /*
+ * Whether edit @e changes the running plan: 1, 0 (it is so already), or
+ * -EINVAL for an edit that cannot be right (said when @say).
+ */
+static int edit_check(struct dfg_rules *r, const struct dfg_plan_edit *e,
+		      bool say)
+{
+	const struct dfg_run_view *v = r->view;
+	int c = dfg_flow_find(v->fg, e->comp);
+	const struct dfg_flow_comp *fc;
+	const char *p;
+
+	if (c < 0) {
+		if (say)
+			warnf(r, "refused: %s %s: no component '%s' in the "
+			      "graph; the plan stays", edit_name(e->op),
+			      e->comp, e->comp);
+		return -EINVAL;
+	}
+	fc = &v->fg->comps[c];
+	switch (e->op) {
+	case DFG_EDIT_DEGREE:
+		if (!e->degree || e->degree > DFG_FLOW_MAX_DEGREE) {
+			if (say)
+				warnf(r, "refused: degree %s: not a degree in "
+				      "1..%u; the plan stays", e->comp,
+				      DFG_FLOW_MAX_DEGREE);
+			return -EINVAL;
+		}
+		return fc->degree != e->degree;
+	case DFG_EDIT_SUBSTITUTE:
+		if (!e->type || !*e->type) {
+			if (say)
+				warnf(r, "refused: substitute %s: no type; "
+				      "the plan stays", e->comp);
+			return -EINVAL;
+		}
+		return strcmp(fc->type, e->type) != 0;
+	case DFG_EDIT_PARAM:
+		if (!e->key || !*e->key) {
+			if (say)
+				warnf(r, "refused: param %s: no parameter "
+				      "name; the plan stays", e->comp);
+			return -EINVAL;
+		}
+		p = dfg_flow_param(fc, e->key);
+		return !(e->value && p && !strcmp(p, e->value));
+	case DFG_EDIT_UNFOLD:
+	case DFG_EDIT_FOLD:
+		if (v->plan) {
+			unsigned int m =
+				v->plan->sets[v->plan->set_of[c]].nmembers;
+
+			return e->op == DFG_EDIT_UNFOLD ? m > 1 : m == 1;
+		}
+		return 1;
+	}
+	return 1;
+}
+
+/*
  * Checks r->edits against the view and leaves only those that change
  * something, the last of several on one target. 0, or -EINVAL after
  * warning about the first invalid one.
  */
 static int settle_edits(struct dfg_rules *r)
 {
-	const struct dfg_run_view *v = r->view;
 	unsigned int i, j, n = 0;
 
 	for (i = 0; i < r->nedits; i++) {
 		struct dfg_plan_edit *e = &r->edits[i];
-		int c = dfg_flow_find(v->fg, e->comp);
-		const struct dfg_flow_comp *fc;
-		bool noop = false;
+		int ch = edit_check(r, e, true);
 
-		if (c < 0) {
-			warnf(r, "refused: %s %s: no component '%s' in the "
-			      "graph; the plan stays", edit_name(e->op),
-			      e->comp, e->comp);
-			return -EINVAL;
-		}
-		fc = &v->fg->comps[c];
-		switch (e->op) {
-		case DFG_EDIT_DEGREE:
-			if (!e->degree || e->degree > DFG_FLOW_MAX_DEGREE) {
-				warnf(r, "refused: degree %s: not a degree in "
-				      "1..%u; the plan stays", e->comp,
-				      DFG_FLOW_MAX_DEGREE);
-				return -EINVAL;
-			}
-			noop = fc->degree == e->degree;
-			break;
-		case DFG_EDIT_SUBSTITUTE:
-			if (!e->type || !*e->type) {
-				warnf(r, "refused: substitute %s: no type; "
-				      "the plan stays", e->comp);
-				return -EINVAL;
-			}
-			noop = !strcmp(fc->type, e->type);
-			break;
-		case DFG_EDIT_PARAM:
-			if (!e->key || !*e->key) {
-				warnf(r, "refused: param %s: no parameter "
-				      "name; the plan stays", e->comp);
-				return -EINVAL;
-			}
-			noop = e->value && dfg_flow_param(fc, e->key) &&
-			       !strcmp(dfg_flow_param(fc, e->key), e->value);
-			break;
-		case DFG_EDIT_UNFOLD:
-		case DFG_EDIT_FOLD:
-			if (v->plan) {
-				unsigned int m =
-					v->plan->sets[v->plan->set_of[c]].nmembers;
-
-				noop = e->op == DFG_EDIT_UNFOLD ? m == 1 : m > 1;
-			}
-			break;
-		}
-		for (j = i + 1; j < r->nedits && !noop; j++)
+		if (ch < 0)
+			return ch;
+		for (j = i + 1; j < r->nedits && ch; j++)
 			if (same_target(e, &r->edits[j]))
-				noop = true;	/* a later one wins */
-		if (!noop)
+				ch = 0;	/* a later one wins */
+		if (ch)
 			r->edits[n++] = *e;
 	}
 	r->nedits = n;

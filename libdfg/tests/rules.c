@@ -617,7 +617,8 @@ TEST_F(rules, explain)
 	ASSERT_EQ(0, load(self->r,
 		"rule more when comp ?c fed_by == hash, key_skew > 2\n"
 		"do degree ?c 4 end\n"
-		"rule note when system cpus > 1 do set $n = 1 end\n", NULL));
+		"rule note when system cpus > 1 do set $n = 1 end\n"
+		"rule alone when comp ?c type == out do unfold ?c end\n", NULL));
 	self->w.comps[ci(&self->w, "part")].key_skew = 3;
 	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
 	fclose(f);
@@ -630,6 +631,9 @@ TEST_F(rules, explain)
 	EXPECT_NE(NULL, strstr(out, "rules: note fired (t.rules:3)\n"
 			       "  matched (system (cpus 8) (numa 2)"));
 	EXPECT_NE(NULL, strstr(out, "  no plan change\n"));
+	/* sink is alone in its set: unfolding it changes nothing */
+	EXPECT_NE(NULL, strstr(out, "rules: alone fired (t.rules:4)\n")) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(out, "change unfold sink"));
 	free(out);
 }
 
