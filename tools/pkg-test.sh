@@ -303,6 +303,7 @@ group_install() {
 		echo usr/lib/libdfg.so.0
 		echo "usr/lib/libdfg.so.$ver"
 		echo usr/lib/pkgconfig/libdfg.pc
+		echo usr/share/dfg/default.rules
 		(cd "$man" && ls man*/*) | sed 's|^|usr/share/man/|'
 	} | sort >"$tmp/want"
 	tree_list "$d" >"$tmp/got"

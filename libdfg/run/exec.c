@@ -705,6 +705,8 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	};
 	struct run_ctx x = { .graph_fd = -1 };
 	struct dfg_run_summary total = { 0 };
+	struct dfg_run_opts o_full = { 0 };
+	size_t sum_len = sizeof(total);
 	struct dfg_flow *fg = NULL;
 	struct dfg_plan *plan = NULL;
 	bool ckpt;
@@ -712,6 +714,13 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	int e = errno, r;
 
 	x.o = opts ? opts : &defaults;
+	if (x.o->size == DFG_RUN_OPTS_SIZE_V0) {
+		/* an older caller: what it lacks is zero */
+		memcpy(&o_full, x.o, DFG_RUN_OPTS_SIZE_V0);
+		o_full.size = sizeof(o_full);
+		x.o = &o_full;
+		sum_len = offsetof(struct dfg_run_summary, replans);
+	}
 	if (!dot_path || x.o->size != sizeof(*x.o) ||
 	    x.o->flags & ~DFG_RUN_FLAGS_ALL) {
 		r = fail(&x, -EINVAL, "invalid arguments");
@@ -792,7 +801,7 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	}
 	print_summary(&x, &total);
 	if (sum)
-		*sum = total;
+		memcpy(sum, &total, sum_len);
 	if (x.env.state_dir)
 		run_state_clear(x.env.state_dir);
 out:

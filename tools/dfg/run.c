@@ -11,9 +11,77 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <dfg/rules.h>
 #include <dfg/run.h>
 
 #include "dfg.h"
+
+/* The rule files of --rules ("default": the built-in set), in order. */
+struct rules_args {
+	const char	**files;
+	unsigned int	n;
+};
+
+static void rules_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	dfg_tool_err("rules: %s", msg);
+}
+
+/*
+ * The interpreter for --rules: the files merged, module events when the
+ * module lets us read them, decisions kept in the run's state directory.
+ * Returns 0 or a DFG_EXIT_* code after saying why.
+ */
+static int rules_setup(const struct rules_args *ra, bool explain,
+		       const char *graph, const char *state_dir,
+		       struct dfg_rules **rp)
+{
+	struct dfg_rules_error e;
+	struct dfg_rules *r;
+	char *dir = NULL;
+	unsigned int i;
+	int ret;
+
+	ret = dfg_rules_new(&r, 0);
+	if (ret) {
+		dfg_tool_err("rules: %s", strerror(-ret));
+		return DFG_EXIT_FAIL;
+	}
+	dfg_rules_set_warn(r, rules_warn, NULL);
+	if (explain)
+		dfg_rules_set_explain(r, dfg_rules_explain_print, stderr);
+	for (i = 0; i < ra->n; i++) {
+		memset(&e, 0, sizeof(e));
+		ret = strcmp(ra->files[i], "default") ?
+		      dfg_rules_load_file(r, ra->files[i], &e) :
+		      dfg_rules_load_default(r, &e);
+		if (ret == -EINVAL) {
+			dfg_tool_err("%s:%u:%u: %s", e.file, e.line, e.col,
+				     e.msg);
+			goto fail;
+		}
+		if (ret) {
+			dfg_tool_err("--rules %s: %s", ra->files[i],
+				     strerror(-ret));
+			goto fail;
+		}
+	}
+	/* feedback events are a bonus: without the module's family, none */
+	dfg_rules_subscribe(r, 0);
+	if (!state_dir && asprintf(&dir, "%s.state", graph) < 0)
+		goto fail;
+	ret = dfg_rules_store_open(r, state_dir ? state_dir : dir);
+	if (ret)
+		dfg_tool_err("rules: plan store in %s: %s; deciding without it",
+			     state_dir ? state_dir : dir, strerror(-ret));
+	free(dir);
+	*rp = r;
+	return 0;
+fail:
+	dfg_rules_free(r);
+	return DFG_EXIT_FAIL;
+}
 
 int dfg_cmd_run(int argc, char **argv)
 {
@@ -27,6 +95,9 @@ int dfg_cmd_run(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "plugin", required_argument, NULL, 'P' },
 		{ "stats-json", required_argument, NULL, 'J' },
+		{ "rules", required_argument, NULL, 'R' },
+		{ "explain", no_argument, NULL, 'E' },
+		{ "replan-every", required_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -40,7 +111,10 @@ int dfg_cmd_run(int argc, char **argv)
 	unsigned long long num;
 	const char *stats_json = NULL;
 	struct dfg_run_summary sum;
-	bool quiet = false;
+	struct rules_args ra = { 0 };
+	struct dfg_rules *rules = NULL;
+	struct dfg_replanner rp;
+	bool quiet = false, explain = false;
 	int c, r;
 
 	/* a progress line when someone watches */
@@ -80,24 +154,64 @@ int dfg_cmd_run(int argc, char **argv)
 		case 'J':
 			stats_json = optarg;
 			break;
+		case 'R': {
+			const char **v = realloc(ra.files,
+						 (ra.n + 1) * sizeof(*v));
+
+			if (!v) {
+				free(ra.files);
+				return DFG_EXIT_FAIL;
+			}
+			ra.files = v;
+			ra.files[ra.n++] = optarg;
+			break;
+		}
+		case 'E':
+			explain = true;
+			break;
+		case 'M':
+			if (dfg_tool_parse_uint("--replan-every", optarg, 1,
+						UINT32_MAX, &num))
+				return DFG_EXIT_USAGE;
+			o.replan_ms = num;
+			break;
 		case 'h':
 			printf("usage: dfg run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
 			       "           [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]\n"
-			       "           [--stats-json FILE]\n");
+			       "           [--stats-json FILE] [--rules FILE]... [--explain]\n"
+			       "           [--replan-every MS]\n");
+			free(ra.files);
 			return DFG_EXIT_OK;
 		default:
+			free(ra.files);
 			return DFG_EXIT_USAGE;
 		}
 	}
 	if (optind != argc - 1) {
 		dfg_tool_err("run: one graph file expected");
+		free(ra.files);
 		return DFG_EXIT_USAGE;
+	}
+	if (explain && !ra.n) {
+		dfg_tool_err("run: --explain explains --rules");
+		free(ra.files);
+		return DFG_EXIT_USAGE;
+	}
+	if (ra.n) {
+		r = rules_setup(&ra, explain, argv[optind], o.state_dir,
+				&rules);
+		free(ra.files);
+		if (r)
+			return r;
+		rp = dfg_rules_replanner(rules);
+		o.replanner = &rp;
 	}
 	if (quiet) {
 		o.log = NULL;
 		o.flags &= ~DFG_RUN_PROGRESS;
 	}
 	r = dfg_run(argv[optind], &o, &sum);
+	dfg_rules_free(rules);
 	if (r) {
 		dfg_tool_err("%s", err[0] ? err : strerror(-r));
 		dfg_tool_device_hint(r, argv[optind]);

@@ -304,6 +304,17 @@ for v in 5x % '' 10%% -1; do
 done
 check graph_help 0 "dfg graph partition -k K" -- "$dfg" graph --help
 check graph_info_no_file 2 "info needs FILE" -- "$dfg" graph info
+# dfg run --rules: the rule files are read before anything runs
+printf '%s\n' '# skew' 'rule r when comp ?c key_skew >> 2' 'do degree ?c 4 end' \
+	>"$tmp/bad.rules"
+check rules_syntax_error 1 "bad.rules:2:31: expected a value (number, string, name, ?variable, \$variable or '('), found '>'" \
+	-- "$dfg" run --rules "$tmp/bad.rules" "$graphs/fig2.dot"
+check rules_missing_file 1 "--rules $tmp/none.rules: No such file or directory" \
+	-- "$dfg" run --rules "$tmp/none.rules" "$graphs/fig2.dot"
+check rules_explain_alone 2 "--explain explains --rules" \
+	-- "$dfg" run --explain "$graphs/fig2.dot"
+check rules_replan_every 2 "--replan-every" \
+	-- "$dfg" run --rules default --replan-every 0 "$graphs/fig2.dot"
 
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"

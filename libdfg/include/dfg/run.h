@@ -61,6 +61,7 @@ extern "C" {
 #endif
 
 struct dfg_flow_types;
+struct dfg_replanner;
 
 /* struct dfg_run_opts.flags */
 #define DFG_RUN_NO_FOLD		(1U << 0)	/* one set per component */
@@ -80,6 +81,14 @@ struct dfg_flow_types;
  * @log:	plan (verbose), progress and summary go here; NULL: nothing
  * @err:	out: why the run failed, NUL-terminated; may be NULL
  * @errlen:	bytes at @err
+ * @replanner:	asked for plan edits every @replan_ms while the run goes
+ *		(<dfg/replan.h>); NULL: the plan stays as built. Edits apply at
+ *		checkpoint blips, so they need @checkpoint_every
+ * @replan_ms:	evaluation period; 0: 100 ms
+ *
+ * A caller built against the header before @replanner passes the shorter
+ * size; the fields it lacks read as zero, and struct dfg_run_summary is
+ * filled up to @replans only.
  */
 struct dfg_run_opts {
 	unsigned int	size;
@@ -89,7 +98,12 @@ struct dfg_run_opts {
 	FILE		*log;
 	char		*err;
 	size_t		errlen;
+	const struct dfg_replanner *replanner;
+	unsigned int	replan_ms;
 };
+
+/* The size of struct dfg_run_opts before @replanner (libdfg 0.7). */
+#define DFG_RUN_OPTS_SIZE_V0	offsetof(struct dfg_run_opts, replanner)
 
 /**
  * struct dfg_run_summary - figures of a finished run
@@ -104,6 +118,12 @@ struct dfg_run_opts {
  * @start_ns:	from the plan until every process ran its first quantum
  * @cpu_ns:	user + system time of all the processes
  * @ctx_switches: voluntary + involuntary, of all the processes
+ * @replans:	plan changes applied while running (generations past 0)
+ * @refused:	plan changes refused (the run went on on the old plan)
+ * @pause_ns:	sum over the changes of the affected sets' pause: from
+ *		the first of them stopping at the blip to the last new one
+ *		running
+ * @pause_max_ns: the longest of those pauses
  */
 struct dfg_run_summary {
 	__u64	elements;
@@ -117,6 +137,10 @@ struct dfg_run_summary {
 	__u64	start_ns;
 	__u64	cpu_ns;
 	__u64	ctx_switches;
+	__u64	replans;
+	__u64	refused;
+	__u64	pause_ns;
+	__u64	pause_max_ns;
 };
 
 /**
