@@ -83,8 +83,8 @@ run_bench() {
 }
 
 # run_chan ARGS...: runs $BUILD/bin/chan_bench -d out ARGS, which writes
-# chan_latency.csv, chan_throughput.csv and chan_pipeline.csv; a .cmd and
-# a plot for each.
+# chan_latency.csv, chan_throughput.csv and chan_pipeline.csv (and their
+# _rounds.csv); a .cmd and a plot for each.
 run_chan() {
 	local bin=$BUILD/bin/chan_bench name rc fail=0
 	if [ ! -x "$bin" ]; then
@@ -104,12 +104,13 @@ run_chan() {
 			echo "#   tools/bench/run.sh"
 			echo "# which ran (writes chan_latency, chan_throughput, chan_pipeline):"
 			echo "command: ${bin#"$top"/} -d ${out#"$top"/} $*"
+			echo "method: interleaved; per case the same processes run every method, one timed repetition each per round, the first method turning round by round, sequence numbers checked; ratios to pipe taken within a round: value and ratio_to_baseline are medians over the rounds, ratio_min/ratio_max the range; every round in ${name}_rounds.csv"
 			echo "pinning: latency (block, busy) and throughput pin the two processes to CPUs 0 and 1, latency block1 pins both to CPU 0; pipeline processes are not pinned"
 			describe_machine
 		} >"$out/$name.cmd"
 		gnuplot -e "csv='$out/$name.csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
 			"$here/$name.gp" || { echo "bench: plot of $name failed" >&2; fail=1; }
-		echo "# bench: chan_bench -> ${out#"$top"/}/$name.{csv,cmd,png}"
+		echo "# bench: chan_bench -> ${out#"$top"/}/$name.{csv,cmd,png}, ${name}_rounds.csv"
 	done
 	[ "$rc" = 0 ] && return "$fail"
 	return "$rc"
