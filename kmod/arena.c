@@ -326,8 +326,7 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 	if (ret < 0)
 		goto out_free_mem;
 	/* Directory first: nobody reaches the arena before publication. */
-	ret = kobject_add(&a->kobj, &g->kobj, "%s%u", a->obj.ops->name,
-			  a->obj.id);
+	ret = dfg_obj_add_dir(&a->obj, &a->kobj);
 	if (ret)
 		goto out_unreserve;
 	a->in_sysfs = true;

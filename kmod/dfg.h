@@ -315,7 +315,8 @@ struct dfg_object;
 /**
  * struct dfg_obj_ops - what a kind of object does for its graph
  * @kind:	enum dfg_obj_type, for lookups by id that want one kind
- * @name:	kind name: the sysfs directory is <name><id>
+ * @name:	kind name: the sysfs directory is <name><id>, added by
+ *		dfg_obj_add_dir() with the kind's kobject and ktype
  * @unpublish:	the graph is dying: remove the object's sysfs directory
  *		(waits for its readers). Under dfg_graphs_lock, before the
  *		graph's own directory goes.
@@ -452,6 +453,7 @@ void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id);
 void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj);
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
 void dfg_obj_uncharge(struct dfg_object *obj);
+int dfg_obj_add_dir(struct dfg_object *obj, struct kobject *kobj);
 int dfg_mmap_key_alloc(struct dfg_object *obj, u32 *key);
 void dfg_mmap_key_erase(u32 key);
 int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);

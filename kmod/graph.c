@@ -32,9 +32,9 @@
  *			which the graph's death unpublishes and destroys
  *			it, an mmap of a graph descriptor maps it and a
  *			channel learns its size as a pool: graph.c knows no
- *			kind of object. No per-object
- *			reference: whoever reaches an object holds a graph
- *			descriptor, hence the graph, hence the object.
+ *			kind of object. No per-object reference: whoever
+ *			reaches an object holds a graph descriptor, hence
+ *			the graph, hence the object.
  *			Regions leave earlier (UNEXPORT) and have a
  *			reference of their own for that (region.c); they
  *			are looked up and erased under the xarray's lock.
@@ -572,6 +572,24 @@ int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj)
 		return ret;
 	atomic_inc(&g->nr_objects);
 	return 0;
+}
+
+/**
+ * dfg_obj_add_dir() - add graphs/<gid>/<name><id>/ for @obj
+ * @obj: an object whose id is reserved (dfg_graph_reserve_object()), not
+ *	yet published, so nobody reaches it before its directory exists
+ * @kobj: the kind's kobject for it, initialised with the kind's ktype
+ *	(its attributes and release)
+ *
+ * The kind removes the directory (kobject_del()) in its ->unpublish, or
+ * earlier when it takes the object out of the graph itself.
+ *
+ * Return: 0 or a negative errno.
+ */
+int dfg_obj_add_dir(struct dfg_object *obj, struct kobject *kobj)
+{
+	return kobject_add(kobj, &obj->graph->kobj, "%s%u", obj->ops->name,
+			   obj->id);
 }
 
 /**

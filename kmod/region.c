@@ -246,8 +246,7 @@ static int dfg_region_publish(struct dfg_xregion *r)
 
 	kref_get(&r->ref);		/* the kobject's; its release puts it */
 	kobject_init(&r->kobj, &dfg_region_ktype);
-	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "%s%u",
-			  r->obj.ops->name, r->obj.id);
+	ret = dfg_obj_add_dir(&r->obj, &r->kobj);
 	if (ret) {
 		kobject_put(&r->kobj);
 		return ret;
