@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * arena.c - arenas: DFG_IOC_ARENA_CREATE and mmap of graph descriptors.
+ * arena.c - arenas: DFG_IOC_ARENA_CREATE and mmap of arena offsets.
  *
  * Objects, locks and references
  *   struct dfg_arena	one per arena, a dfg_object of its graph: in
@@ -39,8 +39,9 @@
  *			atomic_long, charged with a cmpxchg loop so
  *			concurrent creators never overshoot.
  *
- * Mapping: mmap(graph_fd, offset DFG_MMAP_OFFSET(id)) sets up the vma and
- * a .fault handler supplies the pages. A fault handler rather than
+ * Mapping: mmap(graph_fd, offset DFG_MMAP_OFFSET(id)), which graph.c
+ * resolves to the arena and hands to its dfg_obj_ops.mmap, sets up the
+ * vma and a .fault handler supplies the pages. A fault handler rather than
  * vm_insert_pages() at mmap time: a vma without vm_ops counts as
  * anonymous, so after MADV_DONTNEED or a zap a file-backed arena vma needs
  * a fault path anyway, and with one there is a single way pages get in;
@@ -69,9 +70,6 @@
 static const struct dfg_obj_ops dfg_arena_obj_ops;
 
 atomic_long_t dfg_total_pages = ATOMIC_LONG_INIT(0);
-
-/* vm_pgoff bits below an object's DFG_MMAP_OFFSET(). */
-#define DFG_MMAP_PGSHIFT	(DFG_MMAP_SHIFT - PAGE_SHIFT)
 
 /**
  * struct dfg_arena - one arena (see the top of this file)
@@ -298,49 +296,6 @@ void dfg_mem_free(struct dfg_mem *m)
 	m->user = NULL;
 }
 
-/**
- * dfg_pool_lookup() - the object a channel's descriptors point into
- * @g: the graph, held by the caller
- * @id: object id
- * @size: out: the pool's size in bytes
- *
- * A pool is an arena or an exported region. The object is looked at only
- * under the lock of @g's object xarray: a region can be unexported (and
- * erased under that lock) at any time, and its struct freed once the last
- * reference goes, so it must not be touched after the unlock. Only the
- * size is read; the channel keeps no reference to the pool, and a region
- * unexported later leaves the channel as it is (descriptors are offsets,
- * each process maps the pool itself).
- *
- * Context: process context; takes the xarray lock of @g->objects.
- * Return: 0, or -ENOENT when @id is no object, no pool, or a region
- * already unexported.
- */
-int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
-{
-	struct dfg_object *obj;
-	int ret = 0;
-
-	if (!id || id > DFG_OBJ_ID_MAX)
-		return -ENOENT;
-	xa_lock(&g->objects);
-	obj = xa_load(&g->objects, id);
-	switch (obj ? obj->ops->kind : 0) {
-	case DFG_OBJ_ARENA:
-		*size = (u64)container_of(obj, struct dfg_arena,
-					  obj)->mem.nr_pages << PAGE_SHIFT;
-		break;
-	case DFG_OBJ_REGION:
-		*size = dfg_region_size_locked(g, obj);
-		break;
-	default:
-		ret = -ENOENT;
-		break;
-	}
-	xa_unlock(&g->objects);
-	return ret;
-}
-
 int dfg_arena_create(struct dfg_cmd_ctx *c)
 {
 	struct dfg_arena_create *args = c->args;
@@ -371,8 +326,7 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 	if (ret < 0)
 		goto out_free_mem;
 	/* Directory first: nobody reaches the arena before publication. */
-	ret = kobject_add(&a->kobj, &g->kobj, "%s%u", a->obj.ops->name,
-			  a->obj.id);
+	ret = dfg_obj_add_dir(&a->obj, &a->kobj);
 	if (ret)
 		goto out_unreserve;
 	a->in_sysfs = true;
@@ -451,7 +405,7 @@ static void dfg_arena_destroy(struct dfg_object *obj)
 static vm_fault_t dfg_arena_fault(struct vm_fault *vmf)
 {
 	struct dfg_arena *a = vmf->vma->vm_private_data;
-	pgoff_t base = (pgoff_t)a->obj.id << DFG_MMAP_PGSHIFT;
+	pgoff_t base = DFG_MMAP_OFFSET(a->obj.id) >> PAGE_SHIFT;
 	pgoff_t idx = vmf->pgoff - base;
 
 	if (vmf->pgoff < base || idx >= a->mem.nr_pages)
@@ -466,40 +420,27 @@ static const struct vm_operations_struct dfg_arena_vm_ops = {
 };
 
 /**
- * dfg_arena_mmap() - mmap of a graph descriptor
- * @g: the descriptor's graph
- * @file: the descriptor; the vma takes a reference to it (hence to @g)
- * @vma: the new mapping
+ * dfg_arena_mmap() - mmap of an arena's offset on a graph descriptor
+ * @obj: the arena, found by graph.c at DFG_MMAP_OFFSET(id) of @vma
+ * @file: the descriptor; the vma takes a reference to it (hence to the
+ *	graph, which holds the arena)
+ * @vma: the new mapping, shared (graph.c checked)
  *
- * The offset must be DFG_MMAP_OFFSET() of a live arena and the length at
- * most its size. Shared mappings only. On a read-only descriptor the VFS
- * already refuses PROT_WRITE with MAP_SHARED and clears VM_MAYWRITE; we
- * clear it too, so mprotect() can never make the mapping writable.
+ * The length must be at most the arena's size. On a read-only descriptor
+ * the VFS already refuses PROT_WRITE with MAP_SHARED and clears
+ * VM_MAYWRITE; we clear it too, so mprotect() can never make the mapping
+ * writable.
  *
- * Return: 0 or a negative errno (-EINVAL for a bad offset, length or a
- * private mapping, -EACCES for a writable mapping of a read-only one).
+ * Return: 0 or a negative errno (-EINVAL for a length past the size,
+ * -EACCES for a writable mapping of a read-only descriptor).
  */
-int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
-		   struct vm_area_struct *vma)
+static int dfg_arena_mmap(struct dfg_object *obj, struct file *file,
+			  struct vm_area_struct *vma)
 {
-	unsigned long id = vma->vm_pgoff >> DFG_MMAP_PGSHIFT;
-	struct dfg_object *obj;
-	struct dfg_arena *a;
+	struct dfg_arena *a = container_of(obj, struct dfg_arena, obj);
 
-	/* VM_MAYSHARE: VM_SHARED is already gone on read-only files. */
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EINVAL;
-	if (vma->vm_pgoff & ((1UL << DFG_MMAP_PGSHIFT) - 1))
-		return -EINVAL;
-	if (!id || id > DFG_OBJ_ID_MAX)
-		return -EINVAL;
-	obj = xa_load(&g->objects, id);
-	if (!dfg_obj_is(obj, DFG_OBJ_ARENA))
-		return -EINVAL;
-	a = container_of(obj, struct dfg_arena, obj);
 	if (vma_pages(vma) > a->mem.nr_pages)
 		return -EINVAL;
-
 	if (!(file->f_mode & FMODE_WRITE)) {
 		if (vma->vm_flags & VM_WRITE)
 			return -EACCES;
@@ -511,9 +452,18 @@ int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
 	return 0;
 }
 
+/* Under the lock of dfg_graph.objects; the size is immutable. */
+static u64 dfg_arena_pool_size(struct dfg_object *obj)
+{
+	return (u64)container_of(obj, struct dfg_arena, obj)->mem.nr_pages <<
+	       PAGE_SHIFT;
+}
+
 static const struct dfg_obj_ops dfg_arena_obj_ops = {
 	.kind		= DFG_OBJ_ARENA,
 	.name		= "arena",
 	.unpublish	= dfg_arena_unpublish,
 	.destroy	= dfg_arena_destroy,
+	.mmap		= dfg_arena_mmap,
+	.pool_size	= dfg_arena_pool_size,
 };

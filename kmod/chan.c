@@ -569,8 +569,7 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	if (ret < 0)
 		goto out_put;
 	/* Directory first: nobody reaches the channel before publication. */
-	ret = kobject_add(&ch->kobj, &g->kobj, "%s%u", ch->obj.ops->name,
-			  ch->obj.id);
+	ret = dfg_obj_add_dir(&ch->obj, &ch->kobj);
 	if (ret)
 		goto out_unreserve;
 	ch->in_sysfs = true;

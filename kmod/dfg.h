@@ -107,7 +107,8 @@
  * mmap_lock		the kernel's, held around .mmap and .fault
  *	-> dfg_xregion.map_lock: a region fault (region.c).
  *	-> dfg_sched_client.lock: a scheduler mmap finds its set.
- *	-> xa_lock(dfg_region_keys): a region mmap finds its region.
+ *	-> xa_lock(dfg_graph.objects), xa_lock(dfg_mmap_keys): a graph
+ *			descriptor's mmap finds its object (graph.c).
  * dfg_xregion.map_lock	rwsem (region.c); revocation takes it alone, with
  *			no mmap_lock, and unmaps (i_mmap_rwsem) after
  *			releasing it.
@@ -121,9 +122,10 @@
  *	-> dfg_file.lock: completing a waiter.
  * dfg_sched_client.lock spinlock (sched.c), process context
  *	-> dfg_file.lock: completing a waiter.
- * xa_lock(dfg_graph.objects), xa_lock(dfg_graphs), xa_lock(dfg_region_keys)
+ * xa_lock(dfg_graph.objects), xa_lock(dfg_graphs), xa_lock(dfg_mmap_keys)
  *			innermost: lookups under them only take a
- *			reference (kobject_get(), kref_get()).
+ *			reference (kobject_get(), kref_get(), a kind's
+ *			dfg_obj_ops.get) or read a size (.pool_size).
  * dfg_file.lock	spinlock, irq-safe (main.c, wait.c), innermost.
  */
 #ifndef _DFG_KMOD_DFG_H
@@ -313,19 +315,36 @@ struct dfg_object;
 /**
  * struct dfg_obj_ops - what a kind of object does for its graph
  * @kind:	enum dfg_obj_type, for lookups by id that want one kind
- * @name:	kind name: the sysfs directory is <name><id>
+ * @name:	kind name: the sysfs directory is <name><id>, added by
+ *		dfg_obj_add_dir() with the kind's kobject and ktype
  * @unpublish:	the graph is dying: remove the object's sysfs directory
  *		(waits for its readers). Under dfg_graphs_lock, before the
  *		graph's own directory goes.
  * @destroy:	the graph died: drop the graph's hold on the object, which
  *		is already out of dfg_graph.objects. Process context, no
  *		lock held.
+ * @mmap:	NULL, or set up @vma (shared, at an offset graph.c found
+ *		the object by: DFG_MMAP_OFFSET(id), or an mmap key's offset
+ *		for kinds that take one; the kind checks it is its own) on
+ *		a descriptor @file of the object's graph. Under mmap_lock;
+ *		the object is held (@get) for the call. 0 or -errno.
+ * @get:	NULL (the graph's life holds the object, as for arenas),
+ *		or take a hold on an object found in dfg_graph.objects or
+ *		the mmap keys, under that xarray's lock; @put drops it
+ * @put:	drop a hold @get took; may free the object
+ * @pool_size:	NULL, or the bytes a channel's descriptors may point into
+ *		(arenas, regions), under the lock of dfg_graph.objects
  */
 struct dfg_obj_ops {
 	enum dfg_obj_type	kind;
 	const char		*name;
 	void			(*unpublish)(struct dfg_object *obj);
 	void			(*destroy)(struct dfg_object *obj);
+	int			(*mmap)(struct dfg_object *obj, struct file *file,
+					struct vm_area_struct *vma);
+	void			(*get)(struct dfg_object *obj);
+	void			(*put)(struct dfg_object *obj);
+	u64			(*pool_size)(struct dfg_object *obj);
 };
 
 /**
@@ -363,10 +382,17 @@ struct dfg_graph_hook {
 };
 
 /*
- * Highest object id: DFG_MMAP_OFFSET(id) must stay below DFG_MMAP_REGION,
- * the bit that marks region offsets (region.c), hence a positive loff_t.
+ * Highest object id and mmap key: DFG_MMAP_OFFSET(id) must stay below
+ * DFG_MMAP_REGION, the bit that marks key offsets, and a key's offset a
+ * positive loff_t.
  */
 #define DFG_OBJ_ID_MAX		((1U << (62 - DFG_MMAP_SHIFT)) - 1)
+
+/* The mmap offset of module-wide key @key (graph.c). */
+static inline u64 dfg_mmap_key_offset(u32 key)
+{
+	return DFG_MMAP_REGION | DFG_MMAP_OFFSET(key);
+}
 
 /**
  * struct dfg_graph - one live graph (see graph.c for the rules)
@@ -427,6 +453,10 @@ void dfg_graph_unreserve_id(struct dfg_graph *g, u32 id);
 void dfg_graph_hide_object_locked(struct dfg_graph *g, struct dfg_object *obj);
 int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj);
 void dfg_obj_uncharge(struct dfg_object *obj);
+int dfg_obj_add_dir(struct dfg_object *obj, struct kobject *kobj);
+int dfg_mmap_key_alloc(struct dfg_object *obj, u32 *key);
+void dfg_mmap_key_erase(u32 key);
+int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);
 
 /*
  * limits.c: per-user counts and limits of what users create, and the
@@ -462,7 +492,7 @@ void dfg_user_uncharge(struct dfg_user *u, unsigned int kind);
 bool dfg_over_share(unsigned long want, unsigned long limit);
 void dfg_limits_exit(void);
 
-/* arena.c: arenas, mmap of graph descriptors, accounted page arrays */
+/* arena.c: arenas and their mmap, accounted page arrays */
 struct user_struct;
 extern atomic_long_t dfg_total_pages;
 int dfg_account_mem(struct user_struct *user, unsigned long nr_pages);
@@ -484,19 +514,13 @@ struct dfg_mem {
 
 int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages);
 void dfg_mem_free(struct dfg_mem *m);
-int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
-int dfg_arena_mmap(struct dfg_graph *g, struct file *file,
-		   struct vm_area_struct *vma);
 
 /* region.c: exported regions, their mmap and single copy */
 extern atomic_long_t dfg_pinned_pages;
 int dfg_region_export(struct dfg_cmd_ctx *c);
 int dfg_region_unexport(struct dfg_cmd_ctx *c);
 int dfg_region_copy(struct dfg_cmd_ctx *c);
-int dfg_region_mmap(struct dfg_graph *g, struct file *file,
-		    struct vm_area_struct *vma);
-u64 dfg_region_size_locked(struct dfg_graph *g, struct dfg_object *obj);
 
 /* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */
 int dfg_chan_create(struct dfg_cmd_ctx *c);

@@ -30,9 +30,11 @@
  *			xarray's own lock) from creation until the graph
  *			dies, and carries its kind's dfg_obj_ops, through
  *			which the graph's death unpublishes and destroys
- *			it: graph.c knows no kind of object. No per-object
- *			reference: whoever reaches an object holds a graph
- *			descriptor, hence the graph, hence the object.
+ *			it, an mmap of a graph descriptor maps it and a
+ *			channel learns its size as a pool: graph.c knows no
+ *			kind of object. No per-object reference: whoever
+ *			reaches an object holds a graph descriptor, hence
+ *			the graph, hence the object.
  *			Regions leave earlier (UNEXPORT) and have a
  *			reference of their own for that (region.c); they
  *			are looked up and erased under the xarray's lock.
@@ -45,6 +47,21 @@
  *			kref_get_unless_zero(); see team.c.)
  *			Immutable graph fields need no lock; the counters
  *			are atomics read locklessly by sysfs and GRAPH_INFO.
+ *   dfg_mmap_keys	module-wide mmap key -> object, for objects whose
+ *			mappings must be revocable (regions): every graph
+ *			descriptor shares anon_inode_getfile()'s one inode,
+ *			hence one address_space, so unmap_mapping_range()
+ *			of an offset zaps that offset in every graph, and
+ *			such an offset must be unique module-wide. An
+ *			allocating xarray (its own lock), cyclic so a key is
+ *			not soon reused; the owner erases its key before it
+ *			drops the reference a lookup would take.
+ *
+ * mmap offsets of a graph descriptor: DFG_MMAP_OFFSET(id) names object id
+ * of the graph, DFG_MMAP_REGION | DFG_MMAP_OFFSET(key) a key's object (of
+ * the same graph). The lookup takes a hold through ->get under the lock of
+ * the table it searched (an object found there is alive) and the kind's
+ * ->mmap sets up the vma.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -64,6 +81,8 @@
 
 static DEFINE_MUTEX(dfg_graphs_lock);
 static DEFINE_XARRAY_ALLOC1(dfg_graphs);
+static DEFINE_XARRAY_ALLOC1(dfg_mmap_keys);
+static u32 dfg_mmap_next_key;		/* xa_alloc_cyclic() cursor */
 static unsigned int dfg_nr_graphs;	/* under dfg_graphs_lock */
 static LIST_HEAD(dfg_graph_hooks);	/* under dfg_graphs_lock */
 
@@ -221,12 +240,58 @@ static int dfg_graph_fop_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Region offsets carry DFG_MMAP_REGION; everything else is an arena's. */
+/* vm_pgoff bits: the key bit, and those below an object's offset. */
+#define DFG_MMAP_KEY_PGBIT	(DFG_MMAP_REGION >> PAGE_SHIFT)
+#define DFG_MMAP_PGSHIFT	(DFG_MMAP_SHIFT - PAGE_SHIFT)
+
+/*
+ * The object of @g whose mmap offset is @pgoff (an id, or a key with
+ * DFG_MMAP_KEY_PGBIT), held through its ->get, or NULL if none can be
+ * mapped there.
+ */
+static struct dfg_object *dfg_graph_mmap_find(struct dfg_graph *g,
+					      unsigned long pgoff)
+{
+	unsigned long idx = (pgoff & ~DFG_MMAP_KEY_PGBIT) >> DFG_MMAP_PGSHIFT;
+	struct xarray *xa = pgoff & DFG_MMAP_KEY_PGBIT ? &dfg_mmap_keys :
+				&g->objects;
+	struct dfg_object *obj;
+
+	if (pgoff & ((1UL << DFG_MMAP_PGSHIFT) - 1))
+		return NULL;
+	if (!idx || idx > DFG_OBJ_ID_MAX)
+		return NULL;
+	/* Under the table's lock: its owner erases it there before going. */
+	xa_lock(xa);
+	obj = xa_load(xa, idx);
+	if (obj && obj->graph == g && obj->ops->mmap) {
+		if (obj->ops->get)
+			obj->ops->get(obj);
+	} else {
+		obj = NULL;
+	}
+	xa_unlock(xa);
+	return obj;
+}
+
+/*
+ * Shared mappings only (VM_MAYSHARE: VM_SHARED is already gone on
+ * read-only files); the object's kind checks the rest.
+ */
 static int dfg_graph_fop_mmap(struct file *file, struct vm_area_struct *vma)
 {
-	if (vma->vm_pgoff & (DFG_MMAP_REGION >> PAGE_SHIFT))
-		return dfg_region_mmap(file->private_data, file, vma);
-	return dfg_arena_mmap(file->private_data, file, vma);
+	struct dfg_object *obj;
+	int ret;
+
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	obj = dfg_graph_mmap_find(file->private_data, vma->vm_pgoff);
+	if (!obj)
+		return -EINVAL;
+	ret = obj->ops->mmap(obj, file, vma);
+	if (obj->ops->put)
+		obj->ops->put(obj);
+	return ret;
 }
 
 static const struct file_operations dfg_graph_fops = {
@@ -507,4 +572,84 @@ int dfg_graph_publish_object(struct dfg_graph *g, struct dfg_object *obj)
 		return ret;
 	atomic_inc(&g->nr_objects);
 	return 0;
+}
+
+/**
+ * dfg_obj_add_dir() - add graphs/<gid>/<name><id>/ for @obj
+ * @obj: an object whose id is reserved (dfg_graph_reserve_object()), not
+ *	yet published, so nobody reaches it before its directory exists
+ * @kobj: the kind's kobject for it, initialised with the kind's ktype
+ *	(its attributes and release)
+ *
+ * The kind removes the directory (kobject_del()) in its ->unpublish, or
+ * earlier when it takes the object out of the graph itself.
+ *
+ * Return: 0 or a negative errno.
+ */
+int dfg_obj_add_dir(struct dfg_object *obj, struct kobject *kobj)
+{
+	return kobject_add(kobj, &obj->graph->kobj, "%s%u", obj->ops->name,
+			   obj->id);
+}
+
+/**
+ * dfg_mmap_key_alloc() - give @obj a module-wide mmap key
+ * @obj: an object of a live graph whose kind has ->mmap and ->get
+ * @key: out: the key; the offset is dfg_mmap_key_offset(@key)
+ *
+ * From here on an mmap of that offset on a descriptor of @obj's graph
+ * reaches @obj's ->mmap, until dfg_mmap_key_erase().
+ *
+ * Return: 0, -ENOSPC (no key free) or -ENOMEM.
+ */
+int dfg_mmap_key_alloc(struct dfg_object *obj, u32 *key)
+{
+	int ret;
+
+	ret = xa_alloc_cyclic(&dfg_mmap_keys, key, obj,
+			      XA_LIMIT(1, DFG_OBJ_ID_MAX), &dfg_mmap_next_key,
+			      GFP_KERNEL);
+	if (ret < 0)
+		return ret == -EBUSY ? -ENOSPC : ret;
+	return 0;
+}
+
+/* No new mmap finds @key's object once this returns. */
+void dfg_mmap_key_erase(u32 key)
+{
+	xa_erase(&dfg_mmap_keys, key);
+}
+
+/**
+ * dfg_pool_lookup() - the object a channel's descriptors point into
+ * @g: the graph, held by the caller
+ * @id: object id
+ * @size: out: the pool's size in bytes
+ *
+ * A pool is an object whose kind has ->pool_size (an arena, an exported
+ * region). Its size is read under the lock of @g's object xarray: a
+ * region can be unexported (hidden under that lock) at any time and freed
+ * soon after, so nothing of it is touched after the unlock. The channel
+ * keeps no reference to its pool (descriptors are offsets, each process
+ * maps the pool itself).
+ *
+ * Context: process context; takes the xarray lock of @g->objects.
+ * Return: 0, or -ENOENT when @id is no object, no pool, or a region
+ * already unexported.
+ */
+int dfg_pool_lookup(struct dfg_graph *g, u32 id, u64 *size)
+{
+	struct dfg_object *obj;
+	int ret = -ENOENT;
+
+	if (!id || id > DFG_OBJ_ID_MAX)
+		return -ENOENT;
+	xa_lock(&g->objects);
+	obj = xa_load(&g->objects, id);
+	if (obj && obj->ops->pool_size) {
+		*size = obj->ops->pool_size(obj);
+		ret = 0;
+	}
+	xa_unlock(&g->objects);
+	return ret;
 }

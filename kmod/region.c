@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * region.c - exported regions: DFG_IOC_REGION_EXPORT, _UNEXPORT, _COPY and
- * mmap of region offsets on graph descriptors.
+ * mmap of region offsets on graph descriptors (found by graph.c through the
+ * region's mmap key, then dfg_obj_ops.mmap).
  *
  * Objects, locks and references
  *   struct dfg_xregion	one per exported range, a dfg_object of its graph.
@@ -45,19 +46,18 @@
  *			descriptor is an anon-inode file and all of them
  *			share anon_inode_getfile()'s one inode, so this is
  *			the same mapping for every graph: hence offsets
- *			unique module-wide (below).
+ *			unique module-wide (the mmap key, below).
  *     ->pages		the pinned pages (pin_user_pages_fast(),
  *			FOLL_LONGTERM); immutable while ->users > 0.
  *     ->user		the exporter's user_struct (get_uid()), charged
  *			->locked pages of RLIMIT_MEMLOCK until the unpin.
- *   dfg_region_keys	module-wide key -> region (allocating xarray, its
- *			own lock; cyclic, so a key is not soon reused). The
- *			key is the mmap offset: DFG_MMAP_REGION | key <<
- *			DFG_MMAP_SHIFT. A region is in it from export until
- *			revocation starts. Lookups take ->ref under the
- *			xarray lock, and revocation erases under it before
- *			it drops the export's ->ref, so a region found is
- *			alive.
+ *   ->key		the region's module-wide mmap key (graph.c's
+ *			dfg_mmap_keys): its mmap offset is DFG_MMAP_REGION
+ *			| key << DFG_MMAP_SHIFT. Held from export until
+ *			revocation starts. graph.c's mmap lookup takes ->ref
+ *			(dfg_obj_ops.get) under the table's lock, and
+ *			revocation erases the key before it drops the
+ *			export's ->ref, so a region found is alive.
  *   dfg_pinned_pages	pages pinned by all regions (sysfs "pinned").
  *
  * Lookups by id (UNEXPORT, COPY, and CHAN_CREATE's pool lookup, which only
@@ -119,13 +119,6 @@ static const struct dfg_obj_ops dfg_region_obj_ops;
 
 atomic_long_t dfg_pinned_pages = ATOMIC_LONG_INIT(0);
 
-static DEFINE_XARRAY_ALLOC1(dfg_region_keys);
-static u32 dfg_region_next_key;		/* xa_alloc_cyclic() cursor */
-
-/* Keys keep DFG_MMAP_REGION | key << DFG_MMAP_SHIFT a positive loff_t. */
-#define DFG_REGION_KEY_MAX	((1U << (62 - DFG_MMAP_SHIFT)) - 1)
-#define DFG_REGION_PGBIT	(DFG_MMAP_REGION >> PAGE_SHIFT)
-#define DFG_REGION_PGSHIFT	(DFG_MMAP_SHIFT - PAGE_SHIFT)
 /* Pages one fault maps (the faulting one and those after it): 1 MiB. */
 #define DFG_REGION_PREFAULT	256
 
@@ -166,7 +159,7 @@ struct dfg_xregion {
 /* The region's mmap offset; @r->key is immutable once allocated. */
 static u64 dfg_region_offset(const struct dfg_xregion *r)
 {
-	return DFG_MMAP_REGION | ((u64)r->key << DFG_MMAP_SHIFT);
+	return dfg_mmap_key_offset(r->key);
 }
 
 static void dfg_region_release(struct kref *ref)
@@ -253,8 +246,7 @@ static int dfg_region_publish(struct dfg_xregion *r)
 
 	kref_get(&r->ref);		/* the kobject's; its release puts it */
 	kobject_init(&r->kobj, &dfg_region_ktype);
-	ret = kobject_add(&r->kobj, &r->obj.graph->kobj, "%s%u",
-			  r->obj.ops->name, r->obj.id);
+	ret = dfg_obj_add_dir(&r->obj, &r->kobj);
 	if (ret) {
 		kobject_put(&r->kobj);
 		return ret;
@@ -315,7 +307,7 @@ static void __dfg_region_revoke(struct dfg_xregion *r)
 	struct address_space *mapping;
 
 	dfg_region_unpublish(&r->obj);
-	xa_erase(&dfg_region_keys, r->key);
+	dfg_mmap_key_erase(r->key);
 
 	down_write(&r->map_lock);
 	r->revoked = true;
@@ -378,24 +370,6 @@ static struct dfg_xregion *dfg_region_lookup(struct dfg_graph *g, u32 id,
 	}
 	xa_unlock(&g->objects);
 	return r;
-}
-
-/**
- * dfg_region_size_locked() - length of a region in bytes, for a channel pool
- * @g: the region's graph
- * @obj: the region's header, just found in @g->objects
- *
- * Context: the caller holds the xarray lock of @g->objects from the lookup
- * of @obj on: the entry is still there, so the export's ->ref keeps the
- * struct alive (revocation erases the entry under that lock before it
- * drops the reference). ->nr_pages is immutable.
- * Return: the region's length.
- */
-u64 dfg_region_size_locked(struct dfg_graph *g, struct dfg_object *obj)
-{
-	lockdep_assert_held(&g->objects.xa_lock);
-	return (u64)container_of(obj, struct dfg_xregion, obj)->nr_pages <<
-	       PAGE_SHIFT;
 }
 
 /* Pin [@addr, @addr + nr_pages pages) into r->pages; 0 or -errno. */
@@ -472,13 +446,10 @@ int dfg_region_export(struct dfg_cmd_ctx *c)
 	 * adding it to the graph fails, it is revoked like any other.
 	 */
 	r->obj.graph = g;
-	ret = xa_alloc_cyclic(&dfg_region_keys, &key, r,
-			      XA_LIMIT(1, DFG_REGION_KEY_MAX),
-			      &dfg_region_next_key, GFP_KERNEL);
-	if (ret < 0) {
-		ret = ret == -EBUSY ? -ENOSPC : ret;
+	r->obj.ops = &dfg_region_obj_ops;
+	ret = dfg_mmap_key_alloc(&r->obj, &key);
+	if (ret)
 		goto out_unpin;
-	}
 	r->key = key;
 	args->mmap_offset = dfg_region_offset(r);
 	c->res2 = args->mmap_offset;	/* inline CQE32 rings: res2 */
@@ -686,53 +657,33 @@ static const struct vm_operations_struct dfg_region_vm_ops = {
 
 /**
  * dfg_region_mmap() - mmap of a region offset on a graph descriptor
- * @g: the descriptor's graph
- * @file: the descriptor; the vma takes a reference to it (hence to @g)
- * @vma: the new mapping; vm_pgoff has DFG_MMAP_REGION set
+ * @obj: the region, found by graph.c (held for the call)
+ * @file: the descriptor; the vma takes a reference to it (hence to the
+ *	graph)
+ * @vma: the new mapping, shared (graph.c checked)
  *
- * The offset must be the mmap_offset of a live region of @g and the length
- * at most its size; shared mappings only. Writable only for regions
- * exported with DFG_REGION_F_WRITE and on writable descriptors; otherwise
- * VM_MAYWRITE goes, so mprotect() cannot add PROT_WRITE later.
+ * The offset must be the region's mmap key's (graph.c also finds a region
+ * by its id, which is no offset of it) and the length at most its size.
+ * Writable only for regions exported with DFG_REGION_F_WRITE and on
+ * writable descriptors; otherwise VM_MAYWRITE goes, so mprotect() cannot
+ * add PROT_WRITE later.
  *
- * Return: 0 or a negative errno (-EINVAL bad offset, length, another
- * graph's region or a private mapping; -EACCES writable where not granted).
+ * Return: 0 or a negative errno (-EINVAL bad offset or length; -EACCES
+ * writable where not granted).
  */
-int dfg_region_mmap(struct dfg_graph *g, struct file *file,
-		    struct vm_area_struct *vma)
+static int dfg_region_mmap(struct dfg_object *obj, struct file *file,
+			   struct vm_area_struct *vma)
 {
-	unsigned long key = (vma->vm_pgoff & ~DFG_REGION_PGBIT) >>
-			    DFG_REGION_PGSHIFT;
+	struct dfg_xregion *r = container_of(obj, struct dfg_xregion, obj);
 	struct address_space *old;
-	struct dfg_xregion *r;
-	int ret = 0;
 
-	if (!(vma->vm_flags & VM_MAYSHARE))
+	if (vma->vm_pgoff != dfg_region_offset(r) >> PAGE_SHIFT)
 		return -EINVAL;
-	if (vma->vm_pgoff & ((1UL << DFG_REGION_PGSHIFT) - 1))
+	if (vma_pages(vma) > r->nr_pages)
 		return -EINVAL;
-	if (!key || key > DFG_REGION_KEY_MAX)
-		return -EINVAL;
-
-	xa_lock(&dfg_region_keys);
-	r = xa_load(&dfg_region_keys, key);
-	if (r && r->obj.graph == g)
-		kref_get(&r->ref);
-	else
-		r = NULL;
-	xa_unlock(&dfg_region_keys);
-	if (!r)
-		return -EINVAL;
-
-	if (vma_pages(vma) > r->nr_pages) {
-		ret = -EINVAL;
-		goto out_put;
-	}
 	if (!r->writable || !(file->f_mode & FMODE_WRITE)) {
-		if (vma->vm_flags & VM_WRITE) {
-			ret = -EACCES;
-			goto out_put;
-		}
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
 		dfg_vm_flags_clear(vma, VM_MAYWRITE);
 	}
 	/*
@@ -741,19 +692,36 @@ int dfg_region_mmap(struct dfg_graph *g, struct file *file,
 	 * leave a vma revocation would not find.
 	 */
 	old = cmpxchg(&r->mapping, NULL, file->f_mapping);
-	if (old && old != file->f_mapping) {
-		ret = -EINVAL;
-		goto out_put;
-	}
+	if (old && old != file->f_mapping)
+		return -EINVAL;
 
 	dfg_vm_flags_set(vma, VM_PFNMAP | VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_private_data = r;	/* takes over our reference */
+	kref_get(&r->ref);		/* the vma's, put by its close */
+	vma->vm_private_data = r;
 	vma->vm_ops = &dfg_region_vm_ops;
 	return 0;
+}
 
-out_put:
-	dfg_region_put(r);
-	return ret;
+/* graph.c's mmap lookup, under the lock of the table it found @obj in. */
+static void dfg_region_get(struct dfg_object *obj)
+{
+	kref_get(&container_of(obj, struct dfg_xregion, obj)->ref);
+}
+
+static void dfg_region_obj_put(struct dfg_object *obj)
+{
+	dfg_region_put(container_of(obj, struct dfg_xregion, obj));
+}
+
+/*
+ * A channel's pool, under the lock of dfg_graph.objects: the entry is
+ * still there, so the export's ->ref keeps the struct (revocation hides
+ * the entry under that lock before it drops it); ->nr_pages is immutable.
+ */
+static u64 dfg_region_pool_size(struct dfg_object *obj)
+{
+	return (u64)container_of(obj, struct dfg_xregion, obj)->nr_pages <<
+	       PAGE_SHIFT;
 }
 
 static const struct dfg_obj_ops dfg_region_obj_ops = {
@@ -761,4 +729,8 @@ static const struct dfg_obj_ops dfg_region_obj_ops = {
 	.name		= "region",
 	.unpublish	= dfg_region_unpublish,
 	.destroy	= dfg_region_destroy,
+	.mmap		= dfg_region_mmap,
+	.get		= dfg_region_get,
+	.put		= dfg_region_obj_put,
+	.pool_size	= dfg_region_pool_size,
 };

@@ -234,8 +234,7 @@ static int dfg_set_add_dirs(struct dfg_set *set)
 	int ret;
 
 	lockdep_assert_held(&dfg_sched_mutex);
-	ret = kobject_add(&set->kobj, &set->graph->kobj, "%s%u",
-			  set->obj.ops->name, set->obj.id);
+	ret = dfg_obj_add_dir(&set->obj, &set->kobj);
 	if (ret)
 		return ret;
 	for (i = 0; i < set->nr_comps; i++) {

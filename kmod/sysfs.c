@@ -11,9 +11,9 @@
  *   pinned				user pages pinned by exported regions now
  *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached}
  *					one directory per live graph
- *   graphs/<id>/{arena,region,chan}<oid>/
- *					one directory per object: arena.c,
- *					region.c, chan.c own them
+ *   graphs/<id>/<kind><oid>/		one directory per object, named
+ *					by its kind's dfg_obj_ops.name and
+ *					owned by its kind's file
  *   users/<uid>/{graphs,arenas,regions,chans,teams,sets}
  *					what each user holding something
  *					holds now (limits.c owns the entries)

@@ -547,8 +547,7 @@ static struct dfg_team *dfg_team_create(struct dfg_graph *g,
 		goto out_put;
 	dfg_team_init_hdr(t);
 	/* Directory first: nobody reaches the team before publication. */
-	ret = kobject_add(&t->kobj, &g->kobj, "%s%u", t->obj.ops->name,
-			  t->obj.id);
+	ret = dfg_obj_add_dir(&t->obj, &t->kobj);
 	if (ret)
 		goto out_unreserve;
 	t->in_sysfs = true;

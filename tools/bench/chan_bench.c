@@ -59,13 +59,24 @@
  * the two processes to CPUs 0 and 1 (or both to CPU 0 on one CPU); pipeline
  * processes are not pinned (K + 2 processes share the CPUs).
  *
- * Timing: per case, calibrate the number of operations so that one
- * repetition takes about -t ms, warm up once, then time -r repetitions;
- * the figure is the median repetition.
+ * Interleaved, as the performance method asks: a case (one benchmark,
+ * size and mode) sets up every method's links before it forks, and the
+ * same processes (the latency pair; the stream's source and sink) run
+ * every method, on the same CPUs; pipeline stages are each method's own
+ * and sleep while another method runs. Each method is calibrated so that
+ * one repetition takes about -t ms and warmed up; then come -r rounds,
+ * each timing every method once, the first of them turning round by round
+ * (round r starts with method r mod M, so a busy moment of the host does
+ * not pick the winner). Every message's sequence number is checked. A
+ * ratio (to pipe with the same K; pipeline also to the same method with K
+ * = 1) is taken within each round; the figures are the median over the
+ * rounds, and the ratio's median, minimum and maximum.
  *
- * Output: chan_latency.csv, chan_throughput.csv, chan_pipeline.csv in -d
- * DIR (default bench/results); a table on stdout. DFG_BENCH_QUICK=1 (or
- * -q) for a short smoke run.
+ * Output in -d DIR (default bench/results): chan_latency.csv,
+ * chan_throughput.csv, chan_pipeline.csv (medians; ratio_to_baseline is
+ * the median per-round ratio, ratio_min and ratio_max its range) and
+ * chan_<name>_rounds.csv (every method in every round); a table on stdout.
+ * DFG_BENCH_QUICK=1 (or -q) for a short smoke run.
  *
  * dfg methods need <dfg/chan.h> and libdfg's channels at build time and
  * /dev/dfg with DFG_F_CHAN at run time; without them the dfg rows are
@@ -891,57 +902,117 @@ static const struct link_ops dfg_park_ops = { "dfg_park", true };
 #endif
 
 /* ------------------------------------------------------------------------
- * Cases
+ * Cases: one set of processes per case, every method (a variant) in it
  * ------------------------------------------------------------------------
+ *
+ * A case (one size and mode) holds a variant per method (and, for the
+ * pipeline, per number of stages), each with its own links, made before
+ * fork. The measuring processes (the latency pair; the stream's source and
+ * sink) open the ends of every variant and serve whichever the parent
+ * names on the control pipe, so dfg and its baselines run in the same
+ * processes on the same CPUs. Pipeline stages are per variant (asleep
+ * while another variant runs).
  */
 
 #define MAX_LINKS	8
+#define MAX_VARIANTS	8
+#define MAX_PIDS	32
+#define ENDS_LAST	(-2)		/* open_ends(): the variant's last link */
 
-struct bcase {
+struct variant {
 	const struct link_ops *ops;
-	size_t		size;
-	int		busy;
-	int		same_cpu;	/* latency: both processes on CPU 0 */
 	unsigned int	stages;		/* pipeline: forwarding stages */
-	unsigned int	depth;
 	struct link	l[MAX_LINKS];
 	unsigned int	nlinks;
 	struct dfg_ctx	dc;
-	int		ctl[2];		/* parent -> source: counts */
-	pid_t		pid[MAX_LINKS];
+	uint64_t	seq;		/* next sequence number, per process */
+	unsigned long	nops;		/* operations per timed repetition */
+	double		ns[MAX_REPS];	/* ns per operation, by round */
+};
+
+struct bcase {
+	size_t		size;
+	int		busy;
+	int		same_cpu;	/* latency: both processes on CPU 0 */
+	unsigned int	depth;
+	struct variant	v[MAX_VARIANTS];
+	unsigned int	nv;
+	int		ctl[2];		/* parent -> child: what to run */
+	pid_t		pid[MAX_PIDS];
 	unsigned int	npid;
 };
 
-static int case_setup(struct bcase *c, unsigned int nlinks)
+/* A control message: run variant @idx for @n operations; @n 0 ends. */
+struct ctl_msg {
+	unsigned long	idx;
+	unsigned long	n;
+};
+
+static void case_init(struct bcase *c, size_t size)
+{
+	memset(c, 0, sizeof(*c));
+	c->size = size;
+	c->ctl[0] = c->ctl[1] = -1;
+}
+
+static void case_add(struct bcase *c, const struct link_ops *ops,
+		     unsigned int stages)
+{
+	c->v[c->nv].ops = ops;
+	c->v[c->nv].stages = stages;
+	c->nv++;
+}
+
+static int variant_setup(struct bcase *c, struct variant *v,
+			 unsigned int nlinks)
 {
 	unsigned int i;
 	int ret;
 
-	c->nlinks = nlinks;
-	c->ctl[0] = c->ctl[1] = -1;
-	if (c->ops->is_dfg) {
+	v->nlinks = nlinks;
+	v->dc.graph_fd = -1;
+	if (v->ops->is_dfg) {
 		/* Blocks in flight: every ring full plus one per process. */
 		size_t blk = 64;
 		size_t n = (size_t)nlinks * (c->depth + 2) + 4;
 
 		while (blk < c->size)
 			blk <<= 1;
-		ret = dfg_ctx_init(&c->dc, n * blk + 4 * MiB);
+		ret = dfg_ctx_init(&v->dc, n * blk + 4 * MiB);
 		if (ret)
 			return ret;
 	}
 	for (i = 0; i < nlinks; i++) {
-		struct link *l = &c->l[i];
+		struct link *l = &v->l[i];
 
 		memset(l, 0, sizeof(*l));
-		l->ops = c->ops;
+		l->ops = v->ops;
 		l->max_len = c->size;
 		l->depth = c->depth;
 		l->busy = c->busy;
 		l->fd[0] = l->fd[1] = l->io = -1;
 		l->efd_data = l->efd_room = -1;
-		l->dc = &c->dc;
+		l->dc = &v->dc;
 		ret = l->ops->create(l);
+		if (ret)
+			return ret;
+		v->nlinks = i + 1;
+	}
+	return 0;
+}
+
+/* @nlinks: links of a variant with 0 stages; each stage adds one. */
+static int case_setup(struct bcase *c, unsigned int nlinks)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < c->nv; i++) {
+		c->v[i].nlinks = 0;
+		c->v[i].dc.graph_fd = -1;
+	}
+	for (i = 0; i < c->nv; i++) {
+		ret = variant_setup(c, &c->v[i], nlinks + c->v[i].stages);
 		if (ret)
 			return ret;
 	}
@@ -953,54 +1024,69 @@ static int case_setup(struct bcase *c, unsigned int nlinks)
 /* Parent side, after the children are gone. */
 static void case_teardown(struct bcase *c)
 {
-	unsigned int i;
+	unsigned int i, j;
 
-	for (i = 0; i < c->nlinks; i++) {
-		struct link *l = &c->l[i];
+	for (j = 0; j < c->nv; j++) {
+		struct variant *v = &c->v[j];
 
-		if (l->fd[0] >= 0)
-			close(l->fd[0]);
-		if (l->fd[1] >= 0)
-			close(l->fd[1]);
-		if (l->ring)
-			munmap(l->ring, l->map_size);
-		if (l->efd_data >= 0)
-			close(l->efd_data);
-		if (l->efd_room >= 0)
-			close(l->efd_room);
+		for (i = 0; i < v->nlinks; i++) {
+			struct link *l = &v->l[i];
+
+			if (l->fd[0] >= 0)
+				close(l->fd[0]);
+			if (l->fd[1] >= 0)
+				close(l->fd[1]);
+			if (l->ring)
+				munmap(l->ring, l->map_size);
+			if (l->efd_data >= 0)
+				close(l->efd_data);
+			if (l->efd_room >= 0)
+				close(l->efd_room);
+		}
+		if (v->ops->is_dfg)
+			dfg_ctx_fini(&v->dc);
 	}
 	if (c->ctl[0] >= 0)
 		close(c->ctl[0]);
 	if (c->ctl[1] >= 0)
 		close(c->ctl[1]);
-	if (c->ops->is_dfg)
-		dfg_ctx_fini(&c->dc);
+}
+
+static int link_index(const struct variant *v, int i)
+{
+	return i == ENDS_LAST ? (int)v->nlinks - 1 : i;
 }
 
 /*
- * Opens the ends of every link this process uses (tx of @txl, rx of
- * @rxl, -1 for none) and closes the others' fds, so that end of stream
- * works.
+ * Opens the ends this process uses (tx of link @txl, rx of link @rxl; -1
+ * none, ENDS_LAST the last link) in variant @only, or in every variant
+ * for @only -1, and closes every other fd, so that end of stream works.
  */
-static int open_ends(struct bcase *c, int txl, int rxl)
+static int open_ends(struct bcase *c, int only, int txl, int rxl)
 {
-	unsigned int i;
+	unsigned int i, j;
 	int ret;
 
-	for (i = 0; i < c->nlinks; i++) {
-		struct link *l = &c->l[i];
+	for (j = 0; j < c->nv; j++) {
+		struct variant *v = &c->v[j];
+		int tx = link_index(v, txl), rx = link_index(v, rxl);
+		bool mine = only < 0 || (int)j == only;
 
-		if ((int)i == txl || (int)i == rxl) {
-			ret = l->ops->open(l, (int)i == txl);
-			if (ret)
-				return ret;
-			continue;
+		for (i = 0; i < v->nlinks; i++) {
+			struct link *l = &v->l[i];
+
+			if (mine && ((int)i == tx || (int)i == rx)) {
+				ret = l->ops->open(l, (int)i == tx);
+				if (ret)
+					return ret;
+				continue;
+			}
+			if (l->fd[0] >= 0)
+				close(l->fd[0]);
+			if (l->fd[1] >= 0)
+				close(l->fd[1]);
+			l->fd[0] = l->fd[1] = -1;
 		}
-		if (l->fd[0] >= 0)
-			close(l->fd[0]);
-		if (l->fd[1] >= 0)
-			close(l->fd[1]);
-		l->fd[0] = l->fd[1] = -1;
 	}
 	return 0;
 }
@@ -1016,6 +1102,8 @@ static int spawn(struct bcase *c, void (*fn)(struct bcase *c, int arg),
 {
 	pid_t pid;
 
+	if (c->npid == MAX_PIDS)
+		return -E2BIG;
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -1052,51 +1140,90 @@ static void kill_children(struct bcase *c)
 	reap(c);
 }
 
-/* Median of @o.reps timings of run(@ops), @ops calibrated to target_ms. */
-static int measure(struct bcase *c, int (*run)(struct bcase *c,
-					       unsigned long ops),
-		   unsigned long unit, double *ns_per_op)
+/* The child reads what to run next; 0 once the parent is done. */
+static int ctl_read(struct bcase *c, struct ctl_msg *m)
 {
-	double per[MAX_REPS];
-	unsigned long ops = unit;
-	unsigned int i;
-	uint64_t t0, dt;
+	ssize_t r = read(c->ctl[0], m, sizeof(*m));
+
+	return r == sizeof(*m) && m->n && m->idx < c->nv;
+}
+
+static int ctl_write(struct bcase *c, unsigned int idx, unsigned long n)
+{
+	struct ctl_msg m = { .idx = idx, .n = n };
+
+	return write(c->ctl[1], &m, sizeof(m)) == sizeof(m) ? 0 : -EPIPE;
+}
+
+/*
+ * One timed repetition of @nops operations of variant @idx; *@ns is its
+ * time (the control message that starts it is outside).
+ */
+typedef int (*run_fn)(struct bcase *c, unsigned int idx, unsigned long nops,
+		      uint64_t *ns);
+
+static void sort_doubles(double *a, unsigned int n)
+{
+	unsigned int i, j;
+
+	for (i = 1; i < n; i++) {	/* insertion sort */
+		double v = a[i];
+
+		for (j = i; j && a[j - 1] > v; j--)
+			a[j] = a[j - 1];
+		a[j] = v;
+	}
+}
+
+static double median(const double *a, unsigned int n)
+{
+	double s[MAX_REPS];
+
+	memcpy(s, a, n * sizeof(*a));
+	sort_doubles(s, n);
+	return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+/*
+ * Every variant calibrated to about -t ms a repetition and warmed up;
+ * then @o.reps rounds, each timing every variant once, the first of them
+ * turning round by round (round r starts with variant r mod nv), so that
+ * a busy moment of the host does not pick the winner. v->ns[r] is ns per
+ * operation in round r.
+ */
+static int measure(struct bcase *c, run_fn run, unsigned long unit)
+{
+	unsigned int i, r, k;
+	uint64_t dt;
 	int ret;
 
-	for (;;) {
-		t0 = now_ns();
-		ret = run(c, ops);
-		if (ret)
-			return ret;
-		dt = now_ns() - t0;
-		if (dt >= 20000000ULL || ops >= (1UL << 28))
-			break;
-		ops *= 4;
-	}
-	ops = (unsigned long)((double)ops * o.target_ms * 1e6 / (double)dt);
-	if (ops < unit)
-		ops = unit;
-	ret = run(c, ops);		/* warm-up at full length */
-	if (ret)
-		return ret;
-	for (i = 0; i < o.reps; i++) {
-		t0 = now_ns();
-		ret = run(c, ops);
-		if (ret)
-			return ret;
-		per[i] = (double)(now_ns() - t0) / (double)ops;
-	}
-	for (i = 1; i < o.reps; i++) {	/* insertion sort */
-		double v = per[i];
-		unsigned int j = i;
+	for (i = 0; i < c->nv; i++) {
+		struct variant *v = &c->v[i];
+		unsigned long n = unit;
 
-		while (j && per[j - 1] > v) {
-			per[j] = per[j - 1];
-			j--;
+		for (;;) {
+			ret = run(c, i, n, &dt);
+			if (ret)
+				return ret;
+			if (dt >= 20000000ULL || n >= (1UL << 28))
+				break;
+			n *= 4;
 		}
-		per[j] = v;
+		n = (unsigned long)((double)n * o.target_ms * 1e6 / (double)dt);
+		v->nops = n < unit ? unit : n;
+		ret = run(c, i, v->nops, &dt);	/* warm-up at full length */
+		if (ret)
+			return ret;
 	}
-	*ns_per_op = per[o.reps / 2];
+	for (r = 0; r < o.reps; r++) {
+		for (k = 0; k < c->nv; k++) {
+			i = (r + k) % c->nv;
+			ret = run(c, i, c->v[i].nops, &dt);
+			if (ret)
+				return ret;
+			c->v[i].ns[r] = (double)dt / (double)c->v[i].nops;
+		}
+	}
 	return 0;
 }
 
@@ -1104,64 +1231,85 @@ static int measure(struct bcase *c, int (*run)(struct bcase *c,
 
 static void lat_child(struct bcase *c, int arg)
 {
-	uint64_t seq, want = 0;
+	struct ctl_msg m;
+	unsigned int i;
+	uint64_t seq;
 	void *buf;
 	int ret;
 
 	(void)arg;
 	pin(c->same_cpu ? 0 : 1);
-	ret = open_ends(c, 1, 0);
+	close(c->ctl[1]);
+	ret = open_ends(c, -1, 1, 0);
 	if (ret)
 		die_child("open", ret);
 	buf = aligned_alloc(4096, (c->size + 4095) & ~4095UL);
 	if (!buf)
 		die_child("alloc", -ENOMEM);
-	for (;;) {
-		ret = c->l[0].ops->rx(&c->l[0], buf, c->size, &seq);
-		if (ret == 1 || (!ret && seq == SEQ_STOP))
-			break;
-		if (ret)
-			die_child("rx", ret);
-		if (seq != want)
-			die_child("sequence", -EPROTO);
-		want++;
-		ret = c->l[1].ops->tx(&c->l[1], buf, c->size, seq);
-		if (ret)
-			die_child("tx", ret);
+	while (ctl_read(c, &m)) {
+		struct variant *v = &c->v[m.idx];
+
+		/* echo until the parent's SEQ_STOP ends the repetition */
+		for (;;) {
+			ret = v->l[0].ops->rx(&v->l[0], buf, c->size, &seq);
+			if (ret)
+				die_child("rx", ret < 0 ? ret : -EPIPE);
+			if (seq == SEQ_STOP)
+				break;
+			if (seq != v->seq)
+				die_child("sequence", -EPROTO);
+			v->seq++;
+			ret = v->l[1].ops->tx(&v->l[1], buf, c->size, seq);
+			if (ret)
+				die_child("tx", ret);
+		}
 	}
-	c->l[1].ops->stop(&c->l[1]);
-	c->l[0].ops->close(&c->l[0]);
-	c->l[1].ops->close(&c->l[1]);
+	for (i = 0; i < c->nv; i++) {
+		c->v[i].l[1].ops->stop(&c->v[i].l[1]);
+		c->v[i].l[0].ops->close(&c->v[i].l[0]);
+		c->v[i].l[1].ops->close(&c->v[i].l[1]);
+	}
 	_exit(0);
 }
 
-static uint64_t lat_seq;
 static void *lat_src, *lat_dst;
 
-static int lat_run(struct bcase *c, unsigned long ops)
+static int lat_run(struct bcase *c, unsigned int idx, unsigned long nops,
+		   uint64_t *ns)
 {
+	struct variant *v = &c->v[idx];
+	struct link *out = &v->l[0], *in = &v->l[1];
+	const uint64_t stop = SEQ_STOP;
 	unsigned long i;
-	uint64_t seq;
+	uint64_t seq, t0;
 	int ret;
 
-	for (i = 0; i < ops; i++) {
-		memcpy(lat_src, &lat_seq, sizeof(lat_seq));
-		ret = c->l[0].ops->tx(&c->l[0], lat_src, c->size, lat_seq);
+	ret = ctl_write(c, idx, nops);
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	for (i = 0; i < nops; i++) {
+		memcpy(lat_src, &v->seq, sizeof(v->seq));
+		ret = out->ops->tx(out, lat_src, c->size, v->seq);
 		if (ret)
 			return ret;
-		ret = c->l[1].ops->rx(&c->l[1], lat_dst, c->size, &seq);
+		ret = in->ops->rx(in, lat_dst, c->size, &seq);
 		if (ret)
 			return ret < 0 ? ret : -EPIPE;
-		if (seq != lat_seq)
+		if (seq != v->seq)
 			return -EPROTO;
-		lat_seq++;
+		v->seq++;
 	}
-	return 0;
+	*ns = now_ns() - t0;
+	memcpy(lat_src, &stop, sizeof(stop));
+	return out->ops->tx(out, lat_src, c->size, SEQ_STOP);
 }
 
-static int lat_case(struct bcase *c, double *ns)
+static int lat_case(struct bcase *c)
 {
 	size_t sz = (c->size + 4095) & ~4095UL;
+	unsigned int i;
+	uint64_t seq;
 	int ret;
 
 	c->depth = 8;
@@ -1172,10 +1320,11 @@ static int lat_case(struct bcase *c, double *ns)
 	if (ret)
 		goto out;
 	pin(0);
-	ret = open_ends(c, 0, 1);
+	close(c->ctl[0]);
+	c->ctl[0] = -1;
+	ret = open_ends(c, -1, 0, 1);
 	if (ret)
 		goto out_kill;
-	lat_seq = 0;
 	lat_src = aligned_alloc(4096, sz);
 	lat_dst = aligned_alloc(4096, sz);
 	if (!lat_src || !lat_dst) {
@@ -1183,20 +1332,20 @@ static int lat_case(struct bcase *c, double *ns)
 		goto out_kill;
 	}
 	fill(lat_src, c->size, 0);
-	ret = measure(c, lat_run, o.quick ? 8 : 32, ns);
+	ret = measure(c, lat_run, o.quick ? 8 : 32);
 	if (ret)
 		goto out_kill;
-	c->l[0].ops->stop(&c->l[0]);
-	/* drain until the child's end of stream */
-	{
-		uint64_t seq;
+	close(c->ctl[1]);		/* the child ends every stream */
+	c->ctl[1] = -1;
+	for (i = 0; i < c->nv; i++) {
+		struct variant *v = &c->v[i];
 
-		while (!c->l[1].ops->rx(&c->l[1], lat_dst, c->size, &seq) &&
-		       seq != SEQ_STOP)
+		v->l[0].ops->stop(&v->l[0]);
+		while (!v->l[1].ops->rx(&v->l[1], lat_dst, c->size, &seq))
 			;
+		v->l[0].ops->close(&v->l[0]);
+		v->l[1].ops->close(&v->l[1]);
 	}
-	c->l[0].ops->close(&c->l[0]);
-	c->l[1].ops->close(&c->l[1]);
 	ret = reap(c);
 	goto out;
 out_kill:
@@ -1212,47 +1361,52 @@ out:
 
 /*
  * --- throughput and pipeline: source -> l[0] -> stage -> l[1] ... -> sink
- * The source (a child) reads counts from ctl and sends that many messages;
- * count 0 ends the stream. The sink is the parent, which times.
+ * The source (a child) reads {variant, count} from ctl and sends that many
+ * messages on the variant's first link; count 0 ends every stream. The
+ * sink is the parent, which times.
  */
 
 static void src_child(struct bcase *c, int cpu)
 {
-	unsigned long n, i;
-	uint64_t seq = 0;
-	ssize_t r;
+	struct ctl_msg m;
+	unsigned long i;
+	unsigned int j;
 	int ret;
 
 	pin(cpu);
 	close(c->ctl[1]);
-	ret = open_ends(c, 0, -1);
+	ret = open_ends(c, -1, 0, -1);
 	if (ret)
 		die_child("open", ret);
-	for (;;) {
-		r = read(c->ctl[0], &n, sizeof(n));
-		if (r != sizeof(n) || !n)
-			break;
-		for (i = 0; i < n; i++) {
-			ret = c->l[0].ops->tx(&c->l[0], NULL, c->size, seq++);
+	while (ctl_read(c, &m)) {
+		struct link *l = &c->v[m.idx].l[0];
+
+		for (i = 0; i < m.n; i++) {
+			ret = l->ops->tx(l, NULL, c->size, c->v[m.idx].seq++);
 			if (ret)
 				die_child("tx", ret);
 		}
 	}
-	c->l[0].ops->stop(&c->l[0]);
-	c->l[0].ops->close(&c->l[0]);
+	for (j = 0; j < c->nv; j++) {
+		c->v[j].l[0].ops->stop(&c->v[j].l[0]);
+		c->v[j].l[0].ops->close(&c->v[j].l[0]);
+	}
 	_exit(0);
 }
 
-static void stage_child(struct bcase *c, int k)
+/* Stage @arg & 0xff of variant @arg >> 8. */
+static void stage_child(struct bcase *c, int arg)
 {
-	struct link *in = &c->l[k - 1], *out = &c->l[k];
+	struct variant *v = &c->v[arg >> 8];
+	int k = arg & 0xff;
+	struct link *in = &v->l[k - 1], *out = &v->l[k];
 	uint64_t seq;
 	void *buf;
 	int ret;
 
 	close(c->ctl[0]);
 	close(c->ctl[1]);
-	ret = open_ends(c, k, k - 1);
+	ret = open_ends(c, arg >> 8, k, k - 1);
 	if (ret)
 		die_child("open", ret);
 	if (in->ops->is_dfg) {
@@ -1280,70 +1434,70 @@ static void stage_child(struct bcase *c, int k)
 	_exit(0);
 }
 
-static uint64_t sink_seq;
-
-static int stream_run(struct bcase *c, unsigned long ops)
+static int stream_run(struct bcase *c, unsigned int idx, unsigned long nops,
+		      uint64_t *ns)
 {
-	struct link *l = &c->l[c->nlinks - 1];
+	struct variant *v = &c->v[idx];
+	struct link *l = &v->l[v->nlinks - 1];
 	unsigned long i;
-	uint64_t seq;
+	uint64_t seq, t0;
 	int ret;
 
-	if (write(c->ctl[1], &ops, sizeof(ops)) != sizeof(ops))
-		return -EPIPE;
-	for (i = 0; i < ops; i++) {
+	ret = ctl_write(c, idx, nops);
+	if (ret)
+		return ret;
+	t0 = now_ns();
+	for (i = 0; i < nops; i++) {
 		ret = l->ops->rx(l, NULL, c->size, &seq);
 		if (ret)
 			return ret < 0 ? ret : -EPIPE;
-		if (seq != sink_seq)
+		if (seq != v->seq)
 			return -EPROTO;
-		sink_seq++;
+		v->seq++;
 	}
+	*ns = now_ns() - t0;
 	return 0;
 }
 
-static int stream_case(struct bcase *c, double *ns)
+/* @pinned: source on CPU 1 and sink on CPU 0 (throughput), else free. */
+static int stream_case(struct bcase *c, bool pinned)
 {
-	unsigned int k, nl = c->stages + 1;
-	struct link *last;
-	unsigned long zero = 0;
-	int pinned = c->stages == 0;
+	unsigned int i, k;
+	uint64_t seq;
 	int ret;
 
-	ret = case_setup(c, nl);
+	ret = case_setup(c, 1);
 	if (ret)
 		goto out;
 	ret = spawn(c, src_child, pinned ? 1 : -1);
 	if (ret)
 		goto out_kill;
-	for (k = 1; k <= c->stages; k++) {
-		ret = spawn(c, stage_child, (int)k);
-		if (ret)
-			goto out_kill;
+	for (i = 0; i < c->nv; i++) {
+		for (k = 1; k <= c->v[i].stages; k++) {
+			ret = spawn(c, stage_child, (int)(i << 8 | k));
+			if (ret)
+				goto out_kill;
+		}
 	}
 	if (pinned)
 		pin(0);
 	close(c->ctl[0]);
 	c->ctl[0] = -1;
-	ret = open_ends(c, -1, (int)nl - 1);
+	ret = open_ends(c, -1, -1, ENDS_LAST);
 	if (ret)
 		goto out_kill;
-	last = &c->l[nl - 1];
-	sink_seq = 0;
-	ret = measure(c, stream_run, c->size >= MiB ? 4 : 64, ns);
+	ret = measure(c, stream_run, c->size >= MiB ? 4 : 64);
 	if (ret)
 		goto out_kill;
-	if (write(c->ctl[1], &zero, sizeof(zero)) != sizeof(zero)) {
-		ret = -EPIPE;
-		goto out_kill;
-	}
-	{
-		uint64_t seq;
+	close(c->ctl[1]);		/* the source ends every stream */
+	c->ctl[1] = -1;
+	for (i = 0; i < c->nv; i++) {
+		struct link *last = &c->v[i].l[c->v[i].nlinks - 1];
 
 		while (!last->ops->rx(last, NULL, c->size, &seq))
 			;
+		last->ops->close(last);
 	}
-	last->ops->close(last);
 	ret = reap(c);
 	goto out;
 out_kill:
@@ -1365,17 +1519,19 @@ struct row {
 	size_t		size;
 	const char	*mode;
 	unsigned int	stages;
-	double		value;		/* ns per round trip, or MB/s */
+	double		val[MAX_REPS];	/* by round: ns per round trip, MB/s */
+	double		ns[MAX_REPS];	/* by round: ns per message */
+	double		value;		/* medians over the rounds */
 	double		ns_per_msg;
 	int		ok;
 };
 
 /*
- * Value of the @method row measured like @r (same size, mode and stages)
- * among @rows[0, @n), or 0 if there is none: the baseline of a ratio.
+ * The @method row measured like @r (same size, mode and stages) among
+ * @rows[0, @n), or NULL: the baseline of a ratio.
  */
-static double like_value(const struct row *rows, unsigned int n,
-			 const char *method, const struct row *r)
+static const struct row *like_row(const struct row *rows, unsigned int n,
+				  const char *method, const struct row *r)
 {
 	unsigned int i;
 
@@ -1383,8 +1539,32 @@ static double like_value(const struct row *rows, unsigned int n,
 		if (rows[i].ok && !strcmp(rows[i].method, method) &&
 		    rows[i].size == r->size && rows[i].stages == r->stages &&
 		    !strcmp(rows[i].mode ?: "", r->mode ?: ""))
-			return rows[i].value;
-	return 0;
+			return &rows[i];
+	return NULL;
+}
+
+/* Ratio @r / @base round by round (same processes, same round). */
+struct ratio {
+	double	med, min, max;
+	double	per[MAX_REPS];
+};
+
+static bool ratio_of(const struct row *r, const struct row *base,
+		     struct ratio *q)
+{
+	double s[MAX_REPS];
+	unsigned int i;
+
+	if (!base)
+		return false;
+	for (i = 0; i < o.reps; i++)
+		q->per[i] = base->val[i] ? r->val[i] / base->val[i] : 0;
+	memcpy(s, q->per, o.reps * sizeof(*s));
+	sort_doubles(s, o.reps);
+	q->med = median(q->per, o.reps);
+	q->min = s[0];
+	q->max = s[o.reps - 1];
+	return true;
 }
 
 static const char *size_str(size_t s)
@@ -1408,6 +1588,9 @@ static const struct link_ops *const lat_methods[] = {
 static const struct link_ops *const tput_methods[] = {
 	&dfg_ops, &dfg_park_ops, &pipe_ops, &unix_ops, &cma_ops, &ring_ops,
 };
+static const struct link_ops *const pipe_methods[] = {
+	&dfg_ops, &dfg_park_ops, &pipe_ops,
+};
 static const size_t lat_sizes[] = { 8, 4 * KiB };
 static const size_t tput_sizes[] = { 64, 4 * KiB, 64 * KiB, MiB };
 static const size_t pipe_sizes[] = { 64 * KiB, MiB };
@@ -1425,234 +1608,260 @@ static FILE *csv_open(const char *name)
 	return f;
 }
 
-static int bench_latency(void)
-{
-	struct row rows[ARRAY_SIZE(lat_methods) * 6];
-	unsigned int n = 0, i, j, m, b;
-	int fail = 0;
-	FILE *f;
-
-	printf("# latency: ping-pong round trip, parent on CPU 0, child on CPU %d\n"
-	       "# (block1: both on CPU 0)\n", ncpus > 1 ? 1 : 0);
-	printf("%-8s %6s %6s %12s %9s\n", "method", "size", "mode", "ns/rtt",
-	       "x pipe");
-	static const char *const modes[] = { "block", "busy", "block1" };
-
-	for (b = 0; b < ARRAY_SIZE(modes); b++) {
-		for (i = 0; i < ARRAY_SIZE(lat_sizes); i++) {
-			unsigned int base = n;
-
-			for (m = 0; m < ARRAY_SIZE(lat_methods); m++) {
-				static struct bcase c;
-				struct row *r = &rows[n];
-				int ret;
-
-				if (lat_methods[m]->is_dfg && !dfg_ok)
-					continue;
-				/* Busy-poll never parks: one dfg row. */
-				if (lat_methods[m] == &dfg_park_ops && b == 1)
-					continue;
-				memset(&c, 0, sizeof(c));
-				c.ops = lat_methods[m];
-				c.size = lat_sizes[i];
-				c.busy = b == 1;
-				c.same_cpu = b == 2;
-				*r = (struct row){ .method = c.ops->name,
-						   .size = c.size,
-						   .mode = modes[b] };
-				ret = lat_case(&c, &r->value);
-				if (ret) {
-					fprintf(stderr,
-						"chan_bench: latency %s %s: %s\n",
-						r->method, size_str(r->size),
-						strerror(-ret));
-					fail = 1;
-				}
-				r->ok = !ret;
-				n++;
-			}
-			for (j = base; j < n; j++) {
-				double pb = like_value(rows, n, "pipe",
-						       &rows[j]);
-
-				printf("%-8s %6s %6s %12.0f %9.3f\n",
-				       rows[j].method, size_str(rows[j].size),
-				       rows[j].mode, rows[j].value,
-				       pb ? rows[j].value / pb : 0);
-			}
-			fflush(stdout);
-		}
-	}
-	f = csv_open("chan_latency.csv");
-	if (!f)
-		return 1;
-	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,cpus\n");
-	for (j = 0; j < n; j++) {
-		double pb = like_value(rows, n, "pipe", &rows[j]);
-
-		if (!rows[j].ok)
-			continue;
-		fprintf(f, "%s,%zu,%s,%.1f,ns_per_roundtrip,%.4f,pipe,%s\n",
-			rows[j].method, rows[j].size, rows[j].mode,
-			rows[j].value, pb ? rows[j].value / pb : 0,
-			ncpus > 1 && strcmp(rows[j].mode, "block1") ? "0+1" : "0");
-	}
-	fclose(f);
-	return fail;
-}
-
 static double mbps(size_t size, double ns_per_msg)
 {
 	return (double)size / ns_per_msg * 1e3;	/* bytes/ns -> MB/s */
 }
 
-static int bench_throughput(void)
+/*
+ * Rows of case @c (measured: @ok) from @rows[*@n] on: medians over the
+ * rounds; @tput: values in MB/s, else ns per operation. Mode @mode, or
+ * "<K>stage" for a variant with K stages.
+ */
+static void case_rows(const struct bcase *c, int ok, const char *mode,
+		      bool tput, struct row *rows, unsigned int *n)
 {
-	struct row rows[ARRAY_SIZE(tput_methods) * ARRAY_SIZE(tput_sizes)];
-	unsigned int n = 0, i, j, m;
-	int fail = 0;
-	FILE *f;
+	static const char *const stage_modes[MAX_LINKS] = {
+		"", "1stage", "2stage", "3stage", "4stage", "5stage",
+		"6stage", "7stage",
+	};
+	unsigned int i, r;
 
-	printf("# throughput: producer (child) on CPU %d, consumer on CPU 0\n",
-	       ncpus > 1 ? 1 : 0);
-	printf("%-8s %6s %12s %12s %9s\n", "method", "size", "ns/msg", "MB/s",
-	       "x pipe");
-	for (i = 0; i < ARRAY_SIZE(tput_sizes); i++) {
-		unsigned int base = n;
+	for (i = 0; i < c->nv; i++) {
+		const struct variant *v = &c->v[i];
+		struct row *w = &rows[(*n)++];
 
-		for (m = 0; m < ARRAY_SIZE(tput_methods); m++) {
-			static struct bcase c;
-			struct row *r = &rows[n];
-			int ret;
-
-			if (tput_methods[m]->is_dfg && !dfg_ok)
-				continue;
-			memset(&c, 0, sizeof(c));
-			c.ops = tput_methods[m];
-			c.size = tput_sizes[i];
-			c.depth = c.size >= MiB ? 16 : 64;
-			*r = (struct row){ .method = c.ops->name,
-					   .size = c.size, .mode = "stream" };
-			ret = stream_case(&c, &r->ns_per_msg);
-			if (ret) {
-				fprintf(stderr,
-					"chan_bench: throughput %s %s: %s\n",
-					r->method, size_str(r->size),
-					strerror(-ret));
-				fail = 1;
-			}
-			r->ok = !ret;
-			r->value = ret ? 0 : mbps(r->size, r->ns_per_msg);
-			n++;
-		}
-		for (j = base; j < n; j++) {
-			double pb = like_value(rows, n, "pipe", &rows[j]);
-
-			printf("%-8s %6s %12.0f %12.1f %9.3f\n",
-			       rows[j].method, size_str(rows[j].size),
-			       rows[j].ns_per_msg, rows[j].value,
-			       pb ? rows[j].value / pb : 0);
-		}
-		fflush(stdout);
-	}
-	f = csv_open("chan_throughput.csv");
-	if (!f)
-		return 1;
-	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,ns_per_msg\n");
-	for (j = 0; j < n; j++) {
-		double pb = like_value(rows, n, "pipe", &rows[j]);
-
-		if (!rows[j].ok)
+		*w = (struct row){ .method = v->ops->name, .size = c->size,
+				   .mode = v->stages ? stage_modes[v->stages] :
+				   mode, .stages = v->stages, .ok = ok };
+		if (!ok)
 			continue;
-		fprintf(f, "%s,%zu,%s,%.2f,MB/s,%.4f,pipe,%.1f\n",
-			rows[j].method, rows[j].size, rows[j].mode,
-			rows[j].value, pb ? rows[j].value / pb : 0,
-			rows[j].ns_per_msg);
+		for (r = 0; r < o.reps; r++) {
+			w->ns[r] = v->ns[r];
+			w->val[r] = tput ? mbps(c->size, v->ns[r]) : v->ns[r];
+		}
+		w->ns_per_msg = median(w->ns, o.reps);
+		w->value = median(w->val, o.reps);
+	}
+}
+
+/*
+ * @name.csv: per row the median over the rounds and the per-round ratio
+ * to @base (median, min, max) after the columns the plots read;
+ * @name_rounds.csv: every round. @extra prints a row's trailing columns.
+ */
+static int write_csv(const char *name, const char *header, const char *unit,
+		     const struct row *rows, unsigned int n, const char *base,
+		     void (*extra)(FILE *f, const struct row *rows,
+				   unsigned int n, const struct row *r))
+{
+	char file[128];
+	unsigned int j, r;
+	struct ratio q;
+	FILE *f, *fr;
+
+	snprintf(file, sizeof(file), "%s.csv", name);
+	f = csv_open(file);
+	snprintf(file, sizeof(file), "%s_rounds.csv", name);
+	fr = csv_open(file);
+	if (!f || !fr) {
+		if (f)
+			fclose(f);
+		if (fr)
+			fclose(fr);
+		return 1;
+	}
+	fprintf(f, "%s,ratio_min,ratio_max,rounds\n", header);
+	fprintf(fr, "method,size,mode,stages,round,value,unit,ns_per_msg,ratio_to_baseline,baseline\n");
+	for (j = 0; j < n; j++) {
+		const struct row *w = &rows[j];
+		bool has = ratio_of(w, like_row(rows, n, base, w), &q);
+
+		if (!w->ok)
+			continue;
+		fprintf(f, "%s,%zu,%s,%.2f,%s,%.4f,%s", w->method, w->size,
+			w->mode, w->value, unit, has ? q.med : 0, base);
+		if (w->stages)
+			fprintf(f, "_%ustage", w->stages);
+		extra(f, rows, n, w);
+		fprintf(f, ",%.4f,%.4f,%u\n", has ? q.min : 0,
+			has ? q.max : 0, o.reps);
+		for (r = 0; r < o.reps; r++)
+			fprintf(fr, "%s,%zu,%s,%u,%u,%.2f,%s,%.1f,%.4f,%s\n",
+				w->method, w->size, w->mode, w->stages, r,
+				w->val[r], unit, w->ns[r],
+				has ? q.per[r] : 0, base);
 	}
 	fclose(f);
-	return fail;
+	fclose(fr);
+	return 0;
+}
+
+/* The table on stdout: medians and the ratio's median [min, max]. */
+static void print_rows(const struct row *rows, unsigned int n,
+		       unsigned int from, const char *base)
+{
+	unsigned int j;
+	struct ratio q;
+
+	for (j = from; j < n; j++) {
+		const struct row *w = &rows[j];
+
+		if (!w->ok)
+			continue;
+		if (!ratio_of(w, like_row(rows, n, base, w), &q))
+			q.med = q.min = q.max = 0;
+		printf("%-8s %6s %7s %6u %12.1f %12.0f %7.3f [%.3f, %.3f]\n",
+		       w->method, size_str(w->size), w->mode, w->stages,
+		       w->value, w->ns_per_msg, q.med, q.min, q.max);
+	}
+	fflush(stdout);
+}
+
+/*
+ * Case @c of @bench ran and returned @ret: its rows from @rows[*@n] on
+ * (see case_rows()), printed. Returns 1 if it failed.
+ */
+static int case_done(const char *bench, const struct bcase *c, int ret,
+		     const char *mode, bool tput, struct row *rows,
+		     unsigned int *n)
+{
+	unsigned int from = *n;
+
+	if (ret)
+		fprintf(stderr, "chan_bench: %s %s %s: %s\n", bench,
+			size_str(c->size), mode ?: "", strerror(-ret));
+	case_rows(c, !ret, mode, tput, rows, n);
+	print_rows(rows, *n, from, "pipe");
+	return !!ret;
+}
+
+static void print_header(const char *what)
+{
+	printf("# %s; %u rounds, order turning, medians and x %s per round\n",
+	       what, o.reps, "pipe");
+	printf("%-8s %6s %7s %6s %12s %12s %s\n", "method", "size", "mode",
+	       "stages", "value", "ns/msg", "x pipe median [min, max]");
+}
+
+static void lat_extra(FILE *f, const struct row *rows, unsigned int n,
+		      const struct row *r)
+{
+	(void)rows;
+	(void)n;
+	fprintf(f, ",%s", ncpus > 1 && strcmp(r->mode, "block1") ? "0+1" : "0");
+}
+
+static int bench_latency(void)
+{
+	static const char *const modes[] = { "block", "busy", "block1" };
+	static struct row rows[ARRAY_SIZE(modes) * ARRAY_SIZE(lat_sizes) *
+			       ARRAY_SIZE(lat_methods)];
+	unsigned int n = 0, i, m, b;
+	static struct bcase c;
+	int fail = 0;
+
+	print_header("latency: ping-pong round trip (value ns), parent on CPU 0, child on CPU 1 (block1: both on CPU 0)");
+	for (b = 0; b < ARRAY_SIZE(modes); b++) {
+		for (i = 0; i < ARRAY_SIZE(lat_sizes); i++) {
+			case_init(&c, lat_sizes[i]);
+			c.busy = b == 1;
+			c.same_cpu = b == 2;
+			for (m = 0; m < ARRAY_SIZE(lat_methods); m++) {
+				if (lat_methods[m]->is_dfg && !dfg_ok)
+					continue;
+				/* Busy-poll never parks: one dfg row. */
+				if (lat_methods[m] == &dfg_park_ops && c.busy)
+					continue;
+				case_add(&c, lat_methods[m], 0);
+			}
+			fail |= case_done("latency", &c, lat_case(&c),
+					  modes[b], false, rows, &n);
+		}
+	}
+	return write_csv("chan_latency",
+			 "method,size,mode,value,unit,ratio_to_baseline,baseline,cpus",
+			 "ns_per_roundtrip", rows, n, "pipe", lat_extra) | fail;
+}
+
+static void tput_extra(FILE *f, const struct row *rows, unsigned int n,
+		       const struct row *r)
+{
+	(void)rows;
+	(void)n;
+	fprintf(f, ",%.1f", r->ns_per_msg);
+}
+
+static int bench_throughput(void)
+{
+	static struct row rows[ARRAY_SIZE(tput_sizes) *
+			       ARRAY_SIZE(tput_methods)];
+	unsigned int n = 0, i, m;
+	static struct bcase c;
+	int fail = 0;
+
+	print_header("throughput: one-way stream (value MB/s), producer on CPU 1, consumer on CPU 0");
+	for (i = 0; i < ARRAY_SIZE(tput_sizes); i++) {
+		case_init(&c, tput_sizes[i]);
+		c.depth = c.size >= MiB ? 16 : 64;
+		for (m = 0; m < ARRAY_SIZE(tput_methods); m++)
+			if (!tput_methods[m]->is_dfg || dfg_ok)
+				case_add(&c, tput_methods[m], 0);
+		fail |= case_done("throughput", &c, stream_case(&c, true),
+				  "stream", true, rows, &n);
+	}
+	return write_csv("chan_throughput",
+			 "method,size,mode,value,unit,ratio_to_baseline,baseline,ns_per_msg",
+			 "MB/s", rows, n, "pipe", tput_extra) | fail;
+}
+
+/* stages, ratio to the same method with one stage (same round), ns/msg */
+static void pipe_extra(FILE *f, const struct row *rows, unsigned int n,
+		       const struct row *r)
+{
+	struct row single = { .size = r->size, .mode = "1stage", .stages = 1 };
+	struct ratio q;
+	bool has = ratio_of(r, like_row(rows, n, r->method, &single), &q);
+
+	fprintf(f, ",%u,%.4f,%.1f", r->stages, has ? q.med : 0,
+		r->ns_per_msg);
 }
 
 static int bench_pipeline(void)
 {
-	static const struct link_ops *const meth[] = {
-		&dfg_ops, &dfg_park_ops, &pipe_ops,
-	};
-	struct row rows[ARRAY_SIZE(meth) * ARRAY_SIZE(pipe_sizes) *
-			ARRAY_SIZE(pipe_stages)];
-	unsigned int n = 0, i, j, m, s;
+	static struct row rows[ARRAY_SIZE(pipe_methods) *
+			       ARRAY_SIZE(pipe_sizes) *
+			       ARRAY_SIZE(pipe_stages)];
+	unsigned int n = 0, i, m, s;
+	static struct bcase c;
 	int fail = 0;
-	FILE *f;
 
-	printf("# pipeline: source -> K stages -> sink, unpinned\n");
-	printf("%-8s %6s %6s %12s %12s\n", "method", "size", "stages",
-	       "ns/msg", "MB/s");
+	print_header("pipeline: source -> K stages -> sink (value MB/s), unpinned");
 	for (i = 0; i < ARRAY_SIZE(pipe_sizes); i++) {
-		for (s = 0; s < ARRAY_SIZE(pipe_stages); s++) {
-			for (m = 0; m < ARRAY_SIZE(meth); m++) {
-				static struct bcase c;
-				struct row *r = &rows[n];
-				int ret;
-
-				if (meth[m]->is_dfg && !dfg_ok)
-					continue;
-				memset(&c, 0, sizeof(c));
-				c.ops = meth[m];
-				c.size = pipe_sizes[i];
-				c.stages = pipe_stages[s];
-				c.depth = c.size >= MiB ? 8 : 32;
-				*r = (struct row){ .method = c.ops->name,
-						   .size = c.size,
-						   .stages = c.stages };
-				ret = stream_case(&c, &r->ns_per_msg);
-				if (ret) {
-					fprintf(stderr,
-						"chan_bench: pipeline %s %s %u: %s\n",
-						r->method, size_str(r->size),
-						c.stages, strerror(-ret));
-					fail = 1;
-				}
-				r->ok = !ret;
-				r->value = ret ? 0 :
-					   mbps(r->size, r->ns_per_msg);
-				printf("%-8s %6s %6u %12.0f %12.1f\n",
-				       r->method, size_str(r->size),
-				       r->stages, r->ns_per_msg, r->value);
-				fflush(stdout);
-				n++;
-			}
-		}
+		case_init(&c, pipe_sizes[i]);
+		c.depth = c.size >= MiB ? 8 : 32;
+		for (s = 0; s < ARRAY_SIZE(pipe_stages); s++)
+			for (m = 0; m < ARRAY_SIZE(pipe_methods); m++)
+				if (!pipe_methods[m]->is_dfg || dfg_ok)
+					case_add(&c, pipe_methods[m],
+						 pipe_stages[s]);
+		fail |= case_done("pipeline", &c, stream_case(&c, false),
+				  NULL, true, rows, &n);
 	}
-	f = csv_open("chan_pipeline.csv");
-	if (!f)
-		return 1;
-	fprintf(f, "method,size,mode,value,unit,ratio_to_baseline,baseline,stages,ratio_to_1stage,ns_per_msg\n");
-	for (j = 0; j < n; j++) {
-		struct row single = { .size = rows[j].size, .stages = 1 };
-		double pb = like_value(rows, n, "pipe", &rows[j]);
-		double one = like_value(rows, n, rows[j].method, &single);
-
-		if (!rows[j].ok)
-			continue;
-		fprintf(f, "%s,%zu,%ustage,%.2f,MB/s,%.4f,pipe_%ustage,%u,%.4f,%.1f\n",
-			rows[j].method, rows[j].size, rows[j].stages,
-			rows[j].value, pb ? rows[j].value / pb : 0,
-			rows[j].stages, rows[j].stages,
-			one ? rows[j].value / one : 0, rows[j].ns_per_msg);
-	}
-	fclose(f);
-	return fail;
+	return write_csv("chan_pipeline",
+			 "method,size,mode,value,unit,ratio_to_baseline,baseline,stages,ratio_to_1stage,ns_per_msg",
+			 "MB/s", rows, n, "pipe", pipe_extra) | fail;
 }
 
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-d DIR] [-r REPS] [-t MS] [-q] [-b latency|throughput|pipeline]\n"
-		"  -d DIR   where the CSVs go (default bench/results)\n"
-		"  -r REPS  timed repetitions per case, median kept (5)\n"
-		"  -t MS    length of one repetition (250)\n"
-		"  -q       quick: -r 3 -t 15 (also if $DFG_BENCH_QUICK is set)\n"
-		"  -b NAME  run one benchmark only\n",
+		"usage: %s [-d DIR] [-r ROUNDS] [-t MS] [-q] [-b latency|throughput|pipeline]\n"
+		"  -d DIR     where the CSVs go (default bench/results)\n"
+		"  -r ROUNDS  rounds per case, each timing every method once (5)\n"
+		"  -t MS      length of one timed repetition (250)\n"
+		"  -q         quick: -r 3 -t 15 (also if $DFG_BENCH_QUICK is set)\n"
+		"  -b NAME    run one benchmark only\n",
 		prog);
 	exit(2);
 }

@@ -1,20 +1,26 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The parked channel round trip over the thread's io_uring (libdfg's
-# default) against ioctl (DFG_NO_URING=1), run inside the test VM:
+# default) against ioctl (DFG_NO_URING=1), run inside the test VM by
+# tools/bench/host.sh, which records the host's contention and publishes
+# to bench/results only from a quiet host:
 #
-#   tools/vm/dfg-vm -- tools/bench/chan_wait_path.sh [ROUNDS]
+#   tools/bench/host.sh tools/bench/chan_wait_path.sh [ROUNDS]
 #
 # Each round runs chan_bench's latency benchmark once per path, the order
 # alternating round by round (ring first in odd rounds); each run measures
-# its own pipe baseline. Writes bench/results/chan_wait_path.csv: per round
-# and case, both paths' dfg_park round trip and their ratio ring / ioctl
-# (> 1: the ring is slower), then prints the median and range per case.
+# its own pipe baseline. Writes chan_wait_path.csv to $DFG_BENCH_OUT
+# (host.sh's stage; default build/bench-stage): per round and case, both
+# paths' dfg_park round trip and their ratio ring / ioctl (> 1: the ring is
+# slower); prints the median and range per case, also into
+# chan_wait_path.cmd.
 set -eu
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 rounds=${1:-5}
-out=bench/results/chan_wait_path.csv
+dir=${DFG_BENCH_OUT:-$top/build/bench-stage}
+out=$dir/chan_wait_path.csv
+mkdir -p "$dir"
 tmp=$(mktemp -d "$top/build/chan_wait_path.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
@@ -42,6 +48,16 @@ for r in $(seq 1 "$rounds"); do
 		"$tmp/ring$r/chan_latency.csv" "$tmp/ioctl$r/chan_latency.csv" |
 		sort -t, -k2,2n -k3,3
 done >>"$out"
+{
+echo "# Reproduce on the host, from the repository root:"
+echo "#   tools/bench/host.sh tools/bench/chan_wait_path.sh $rounds"
+echo "# (chan_bench's latency benchmark once over the thread's io_uring and once"
+echo "# with DFG_NO_URING=1 per round, order alternating, each with its own pipe"
+echo "# baseline; ring_over_ioctl is taken within the round)"
+echo "date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
+echo "git: $(git -c safe.directory='*' rev-parse --short HEAD 2>/dev/null || echo unknown)"
+echo "kernel: $(uname -srvm)"
+echo "cpus: $(nproc)"
 # median [min..max] of ring/ioctl per case (mawk: no asort, so sort first)
 tail -n +2 "$out" | sort -t, -k2,2n -k3,3 -k6,6g |
 	awk -F, '{ k = $2 " B " $3; if (k != prev) { if (n) show(); n = 0 }
@@ -49,3 +65,4 @@ tail -n +2 "$out" | sort -t, -k2,2n -k3,3 -k6,6g |
 	function show() { printf "%-12s ring/ioctl median %.2f [%.2f..%.2f]\n",
 		prev, v[int((n + 1) / 2)], v[1], v[n] }
 	END { if (n) show() }'
+} | tee "$dir/chan_wait_path.cmd" | grep -v "^#\|^[a-z]*: "

@@ -1,22 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Runs the dfg benchmarks inside the test VM; the host side is `make bench`
-# (tools/vm/dfg-vm -- tools/bench/run.sh). For each benchmark it writes,
-# under bench/results/ (or $DFG_BENCH_OUT):
+# Runs the dfg benchmarks inside the test VM; the host side is
+# tools/bench/host.sh (`make bench`), which runs this in the VM and
+# publishes to bench/results/ only what a quiet host measured. For each
+# benchmark it writes, under $DFG_BENCH_OUT (host.sh's staging directory;
+# default $BUILD/bench-stage, never bench/results directly):
 #   <name>.csv   the figures
 #   <name>.cmd   the command that reproduces them, kernel and CPU
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
 # DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll) runs
-# only those. The collectives (coll) are staged in build/bench-coll and
-# published by tools/bench/host.sh, the host side, after it checked the
-# host's load.
+# only those.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
 BUILD=${BUILD:-$top/build}
-out=${DFG_BENCH_OUT:-$top/bench/results}
+out=${DFG_BENCH_OUT:-$BUILD/bench-stage}
 quick=
 [ -n "${DFG_BENCH_QUICK:-}" ] && [ "$DFG_BENCH_QUICK" != 0 ] && quick=-q
 
@@ -51,6 +51,14 @@ describe_machine() {
 	echo "mitigations: $(tr '\0' ' ' </proc/cmdline | grep -o 'mitigations=[^ ]*' || echo default)"
 }
 
+# repro ONLY FUNCTION: the head of a .cmd file, how to make it again.
+repro() {
+	echo "# Reproduce on the host, from the repository root:"
+	echo "#   DFG_BENCH_ONLY=$1 make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
+	echo "# which runs tools/bench/host.sh (host: records the contention below, publishes only if the host was quiet),"
+	echo "# which runs inside the test VM (tools/vm/dfg-vm) tools/bench/run.sh (function $2),"
+}
+
 # run_bench NAME ARGS...: runs $BUILD/bin/NAME -o out/NAME.csv ARGS.
 run_bench() {
 	local name=$1 bin=$BUILD/bin/$1 rc
@@ -67,10 +75,7 @@ run_bench() {
 		return "$rc"
 	fi
 	{
-		echo "# Reproduce on the host, from the repository root:"
-		echo "#   make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
-		echo "# which runs, inside the test VM (tools/vm/dfg-vm):"
-		echo "#   tools/bench/run.sh"
+		repro roundtrip run_bench
 		echo "# which ran:"
 		echo "command: ${bin#"$top"/} -o ${out#"$top"/}/$name.csv $*"
 		describe_machine
@@ -83,8 +88,8 @@ run_bench() {
 }
 
 # run_chan ARGS...: runs $BUILD/bin/chan_bench -d out ARGS, which writes
-# chan_latency.csv, chan_throughput.csv and chan_pipeline.csv; a .cmd and
-# a plot for each.
+# chan_latency.csv, chan_throughput.csv and chan_pipeline.csv (and their
+# _rounds.csv); a .cmd and a plot for each.
 run_chan() {
 	local bin=$BUILD/bin/chan_bench name rc fail=0
 	if [ ! -x "$bin" ]; then
@@ -98,18 +103,16 @@ run_chan() {
 	for name in chan_latency chan_throughput chan_pipeline; do
 		[ -f "$out/$name.csv" ] || { fail=1; continue; }
 		{
-			echo "# Reproduce on the host, from the repository root:"
-			echo "#   make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
-			echo "# which runs, inside the test VM (tools/vm/dfg-vm):"
-			echo "#   tools/bench/run.sh"
+			repro chan run_chan
 			echo "# which ran (writes chan_latency, chan_throughput, chan_pipeline):"
 			echo "command: ${bin#"$top"/} -d ${out#"$top"/} $*"
+			echo "method: interleaved; per case the same processes run every method, one timed repetition each per round, the first method turning round by round, sequence numbers checked; ratios to pipe taken within a round: value and ratio_to_baseline are medians over the rounds, ratio_min/ratio_max the range; every round in ${name}_rounds.csv"
 			echo "pinning: latency (block, busy) and throughput pin the two processes to CPUs 0 and 1, latency block1 pins both to CPU 0; pipeline processes are not pinned"
 			describe_machine
 		} >"$out/$name.cmd"
 		gnuplot -e "csv='$out/$name.csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
 			"$here/$name.gp" || { echo "bench: plot of $name failed" >&2; fail=1; }
-		echo "# bench: chan_bench -> ${out#"$top"/}/$name.{csv,cmd,png}"
+		echo "# bench: chan_bench -> ${out#"$top"/}/$name.{csv,cmd,png}, ${name}_rounds.csv"
 	done
 	[ "$rc" = 0 ] && return "$fail"
 	return "$rc"
@@ -223,10 +226,8 @@ run_flow() {
 				printf "%s,%s,%d,%.2f,%.2f,%.2f,%s\n", j, m, k, med(q, k), q[1], q[k], all
 			} }' "$out/${name}_rounds.csv" >"$out/${name}_ratios.csv" || return 1
 	{
-		echo "# Reproduce on the host, from the repository root:"
-		echo "#   DFG_BENCH_ONLY=flow make bench   (tools/bench/run.sh, function run_flow)"
+		repro flow run_flow
 		echo "command: tools/bench/run.sh: dfg run [--no-fold] light.dot|wordfreq.dot|wordfreq10.dot and the shell pipelines (n=$n, $reps rounds, order turning)"
-		echo "load: taken on a loaded host unless tools/bench/host.sh's figures say otherwise: ratios only, not final figures"
 		describe_machine
 	} >"$out/$name.cmd"
 	gnuplot -e "csv='$csv'; png='$out/$name.png'; term='$(gp_term)'; subtitle='$(uname -r), $(nproc) CPUs$([ -n "$quick" ] && echo ', quick run')'" \
@@ -316,10 +317,8 @@ run_flow_hop() {
 		done
 	} >"$out/${name}_summary.csv" || return 1
 	{
-		echo "# Reproduce on the host, from the repository root:"
-		echo "#   DFG_BENCH_ONLY=flow make bench   (tools/bench/run.sh, function run_flow_hop)"
+		repro flow run_flow_hop
 		echo "command: tools/bench/run.sh: dfg run hopN.dot and flow_loop -n N -c $n, N = $hops, $rounds rounds alternating"
-		echo "load: taken on a loaded host unless tools/bench/host.sh's figures say otherwise: ratios only, not final figures"
 		describe_machine
 	} >"$out/$name.cmd"
 	column -s, -t "$out/${name}_summary.csv" 2>/dev/null || cat "$out/${name}_summary.csv"
@@ -330,10 +329,8 @@ run_flow_hop() {
 # (coll_vs_mpi: same ranks, same buffers, order alternating per round,
 # results checked), N = 2 (headline: 2 vCPUs, no oversubscription), and
 # N = 4, 8 oversubscribed, each with Open MPI's default and with
-# mpi_yield_when_idle = 1 (its advice for oversubscription). Writes to the
-# staging directory $BUILD/bench-coll: coll_summary.csv, coll_rounds.csv,
-# coll_table.md, coll.cmd and the plots. Only tools/bench/host.sh (make
-# bench), which sees the host's load, copies them to bench/results.
+# mpi_yield_when_idle = 1 (its advice for oversubscription). Writes
+# coll_summary.csv, coll_rounds.csv, coll_table.md, coll.cmd and the plots.
 # Full sizes: N = 2 8 B-64 MiB in powers of 2; N = 4 up to 16 MiB and
 # N = 8 up to 4 MiB in powers of 4 (oversubscribed large calls take
 # seconds each, and 8 ranks' buffers of 64 MiB do not fit the VM).
@@ -360,14 +357,15 @@ guest_stat() {
 }
 
 run_coll() {
-	local bin=$BUILD/bin/coll_vs_mpi stage=${DFG_BENCH_COLL_STAGE:-$BUILD/bench-coll}
+	local bin=$BUILD/bin/coll_vs_mpi stage=$out
 	local n mode max step rounds t flags cmds=() rc=0 s0 s1 sub modes png f c
 	local b0 st0 t0 b1 st1 t1 start
 	if [ ! -x "$bin" ] || ! command -v mpirun >/dev/null; then
 		echo "bench: no coll_vs_mpi or mpirun (make tools, make deps)" >&2
 		return 1
 	fi
-	rm -rf "$stage" && mkdir -p "$stage/jobs" || return 1
+	rm -rf "$stage/jobs" "$stage"/coll_* "$stage/coll.cmd" &&
+		mkdir -p "$stage/jobs" || return 1
 	echo "# bench: coll (dfg vs Open MPI, one job per N and MPI mode)"
 	s0=$(guest_stat)
 	while read -r n mode max step rounds t; do
@@ -400,10 +398,7 @@ run_coll() {
 	gnuplot -e "csv='$stage/coll_summary.csv'; png='$stage/coll_ratio.png'; term='$(gp_term)'; series='$(coll_jobs | awk '{ print $1 ":" $2 }' | xargs)'; subtitle='$sub'" \
 		"$here/coll_ratio.gp" || rc=1
 	{
-		echo "# Reproduce on the host, from the repository root:"
-		echo "#   DFG_BENCH_ONLY=coll make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
-		echo "# which runs tools/bench/host.sh (host: samples the load, publishes),"
-		echo "# which runs inside the test VM (tools/vm/dfg-vm) tools/bench/run.sh,"
+		repro coll run_coll
 		echo "# which ran (JOBS: a scratch directory; rows concatenated into coll_summary.csv, coll_rounds.csv; (N s): the job's duration):"
 		for c in "${cmds[@]}"; do echo "command: $c"; done
 		echo "table: tools/bench/coll_table.awk coll_summary.csv > coll_table.md"
@@ -418,7 +413,7 @@ run_coll() {
 		echo "guest_loadavg_after: $(cut -d' ' -f1-3 /proc/loadavg)"
 	} >"$stage/coll.cmd"
 	cat "$stage/coll_table.md"
-	echo "# bench: coll -> ${stage#"$top"/}/coll_{summary,rounds}.csv, coll_table.md, coll.cmd, coll_*.png (tools/bench/host.sh publishes)"
+	echo "# bench: coll -> ${stage#"$top"/}/coll_{summary,rounds}.csv, coll_table.md, coll.cmd, coll_*.png"
 	return "$rc"
 }
 
