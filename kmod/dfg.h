@@ -154,7 +154,7 @@
 #define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | \
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
 				 DFG_F_CHAN | DFG_F_TEAM | \
-				 DFG_F_SCHED)
+				 DFG_F_SCHED | DFG_F_PREFETCH)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -543,6 +543,14 @@ int dfg_sched_yield(struct dfg_cmd_ctx *c);
 void dfg_sched_init(void);
 void dfg_sched_exit(void);
 
+/* prefetch.c: partition, peers, prefetch cache (nr 0x80..0x8f) */
+int dfg_pf_part_load(struct dfg_cmd_ctx *c);
+int dfg_pf_peer_add(struct dfg_cmd_ctx *c);
+int dfg_pf_prefetch(struct dfg_cmd_ctx *c);
+int dfg_pf_mmap(struct file *file, struct vm_area_struct *vma);
+int dfg_pf_init(void);
+void dfg_pf_exit(void);
+
 /* wait.c: the waiting mechanism, parked io_uring commands, the monitor */
 
 /*
@@ -698,6 +706,7 @@ static inline void dfg_stat_canceled(void)
 }
 
 int dfg_sysfs_init(void);
+struct kobject *dfg_sysfs_kobj(void);
 void dfg_sysfs_exit(void);
 void dfg_sysfs_graph_init(struct dfg_graph *g);
 int dfg_sysfs_graph_add(struct dfg_graph *g);
