@@ -46,9 +46,6 @@ struct dfg_pf_remote {
 	u64	image_bytes;
 };
 
-/* Room for the transport's per-read state inside struct dfg_pf_read. */
-#define DFG_PF_XP_PRIV		10
-
 /**
  * struct dfg_pf_read - one read of a peer's bytes into local memory
  * @off:	offset in the peer's image
@@ -56,7 +53,6 @@ struct dfg_pf_remote {
  * @dst:	destination, vmalloc() memory of dfg.ko
  * @end:	dfg.ko's completion of this read, called by
  *		dfg_pf_read_done(); NULL for PREFETCH's reads
- * @xp:		the transport's state while the read is in flight
  *
  * dfg.ko owns the struct; from ->read until the transport calls
  * dfg_pf_read_done() with it, the transport does.
@@ -66,7 +62,6 @@ struct dfg_pf_read {
 	u32		len;
 	void		*dst;
 	void		(*end)(struct dfg_pf_read *rd, int status);
-	unsigned long	xp[DFG_PF_XP_PRIV];
 };
 
 /**

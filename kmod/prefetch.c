@@ -696,8 +696,7 @@ static int dfg_pf_resolve(u64 id, u8 kind, struct dfg_pf_loc *l,
 	p = dfg_pf_owner(id);
 	if (!p)
 		return -EINVAL;
-	if (!p->up)
-		return -EHOSTUNREACH;
+	/* What the cache holds stays valid when its owner dies. */
 	l->where = DFG_PF_IN_CACHE;
 	e = dfg_pf_lookup(id, kind);
 	if (e) {
@@ -707,6 +706,8 @@ static int dfg_pf_resolve(u64 id, u8 kind, struct dfg_pf_loc *l,
 		dfg_pf_stats[DFG_PF_HITS]++;
 		return 0;
 	}
+	if (!p->up)
+		return -EHOSTUNREACH;
 	i = id - p->r.node_first;
 	if (kind == DFG_PF_K_NBRS) {
 		off = p->r.col_off + p->row[i] * 8;
