@@ -30,10 +30,14 @@
  *			->waiters while armed.
  *
  * Locks (lock order: see dfg.h)
- *   dfg_pf_mutex	configuration: the image, the peer table's changes,
- *			the transport. Taken in process context with none of
- *			ours held; mmap takes it under mmap_lock, so nothing
- *			under it touches user memory.
+ *   dfg_pf_mutex	configuration: the peer table's changes, the
+ *			transport. Taken in process context with none of ours
+ *			held; PEER_ADD copies its struct out under it (so
+ *			nothing under mmap_lock may take it).
+ *   dfg_pf_image_lock	mutex: which image is loaded and whether it is
+ *			served. Taken under mmap_lock (mmap) and under a
+ *			transport's connection handler, so nothing under it
+ *			touches user memory or waits for a connection.
  *   dfg_pf_rwsem	read-held by a PREFETCH while it starts reads,
  *			write-held by unregistration (under dfg_pf_mutex), so
  *			the transport and its connections outlive every ->read.
@@ -73,6 +77,13 @@ MODULE_PARM_DESC(pf_max_part_mb, "largest partition image in MiB");
 /* Entry kinds, one per DFG_PF_* bit. */
 enum { DFG_PF_K_NBRS, DFG_PF_K_ATTRS };
 
+/* One synchronous read at PEER_ADD (the directory). */
+struct dfg_pf_sync {
+	struct dfg_pf_read	rd;
+	struct completion	done;
+	int			status;
+};
+
 struct dfg_pf_peer {
 	u32			id;
 	bool			up;	/* under dfg_pf_lock */
@@ -80,6 +91,7 @@ struct dfg_pf_peer {
 	void			*conn;
 	struct dfg_pf_remote	r;
 	u64			*row;
+	struct dfg_pf_sync	sync;
 };
 
 struct dfg_pf_entry {
@@ -111,14 +123,15 @@ struct dfg_pf_req {
 };
 
 static DEFINE_MUTEX(dfg_pf_mutex);
+static DEFINE_MUTEX(dfg_pf_image_lock);
 static DECLARE_RWSEM(dfg_pf_rwsem);
 static DEFINE_SPINLOCK(dfg_pf_lock);
 
 static const struct dfg_pf_xport *dfg_pf_xport;	/* under dfg_pf_mutex */
-static unsigned int dfg_pf_served_users;	/* under dfg_pf_mutex */
+static unsigned int dfg_pf_served_users;	/* under dfg_pf_image_lock */
 static struct dfg_pf_peer *dfg_pf_peers[DFG_PF_PEERS_MAX];
 
-/* The image: pointers change under both dfg_pf_mutex and dfg_pf_lock. */
+/* The image: changes under both dfg_pf_image_lock and dfg_pf_lock. */
 static void *dfg_pf_image;
 static u64 dfg_pf_image_bytes;
 static const struct dfg_part_hdr *dfg_pf_hdr;
@@ -235,9 +248,9 @@ int dfg_pf_part_load(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_free;
 
-	mutex_lock(&dfg_pf_mutex);
+	mutex_lock(&dfg_pf_image_lock);
 	if (dfg_pf_served_users) {
-		mutex_unlock(&dfg_pf_mutex);
+		mutex_unlock(&dfg_pf_image_lock);
 		ret = -EBUSY;
 		goto out_free;
 	}
@@ -247,7 +260,7 @@ int dfg_pf_part_load(struct dfg_cmd_ctx *c)
 	dfg_pf_image_bytes = a->len;
 	dfg_pf_hdr = img;
 	spin_unlock(&dfg_pf_lock);
-	mutex_unlock(&dfg_pf_mutex);
+	mutex_unlock(&dfg_pf_image_lock);
 	vfree(old);
 	return 0;
 
@@ -269,7 +282,7 @@ int dfg_pf_serve_get(struct dfg_pf_served *s)
 {
 	int ret = -ENODATA;
 
-	mutex_lock(&dfg_pf_mutex);
+	mutex_lock(&dfg_pf_image_lock);
 	if (dfg_pf_image) {
 		s->image = dfg_pf_image;
 		s->bytes = dfg_pf_image_bytes;
@@ -277,17 +290,17 @@ int dfg_pf_serve_get(struct dfg_pf_served *s)
 		dfg_pf_served_users++;
 		ret = 0;
 	}
-	mutex_unlock(&dfg_pf_mutex);
+	mutex_unlock(&dfg_pf_image_lock);
 	return ret;
 }
 EXPORT_SYMBOL_GPL(dfg_pf_serve_get);
 
 void dfg_pf_serve_put(void)
 {
-	mutex_lock(&dfg_pf_mutex);
+	mutex_lock(&dfg_pf_image_lock);
 	if (!WARN_ON_ONCE(!dfg_pf_served_users))
 		dfg_pf_served_users--;
-	mutex_unlock(&dfg_pf_mutex);
+	mutex_unlock(&dfg_pf_image_lock);
 }
 EXPORT_SYMBOL_GPL(dfg_pf_serve_put);
 
@@ -369,13 +382,6 @@ static bool dfg_pf_overlap(u64 a, u64 an, u64 b, u64 bn)
 	return a < b + bn && b < a + an;
 }
 
-/* One synchronous read at PEER_ADD (the directory). */
-struct dfg_pf_sync {
-	struct dfg_pf_read	rd;
-	struct completion	done;
-	int			status;
-};
-
 static void dfg_pf_sync_done(struct dfg_pf_read *rd, int status)
 {
 	struct dfg_pf_sync *s = container_of(rd, struct dfg_pf_sync, rd);
@@ -384,12 +390,16 @@ static void dfg_pf_sync_done(struct dfg_pf_read *rd, int status)
 	complete(&s->done);
 }
 
-/* Read peer @p's row section into p->row. */
+/*
+ * Read peer @p's row section into p->row. A signal ends the wait, not the
+ * read: the caller's disconnect drains it (p->sync outlives it).
+ */
 static int dfg_pf_peer_dir(const struct dfg_pf_xport *xp,
-			   struct dfg_pf_peer *p)
+			   struct dfg_pf_peer *p, unsigned int tmo)
 {
-	struct dfg_pf_sync s = { .status = 0 };
+	struct dfg_pf_sync *s = &p->sync;
 	u64 bytes = (p->r.node_count + 1) * 8;
+	long left;
 	int ret;
 
 	if (bytes > U32_MAX)
@@ -397,17 +407,22 @@ static int dfg_pf_peer_dir(const struct dfg_pf_xport *xp,
 	p->row = vmalloc(bytes);
 	if (!p->row)
 		return -ENOMEM;
-	init_completion(&s.done);
-	s.rd.off = p->r.row_off;
-	s.rd.len = bytes;
-	s.rd.dst = p->row;
-	s.rd.end = dfg_pf_sync_done;
-	ret = xp->read(p->conn, &s.rd);
+	init_completion(&s->done);
+	s->rd.off = p->r.row_off;
+	s->rd.len = bytes;
+	s->rd.dst = p->row;
+	s->rd.end = dfg_pf_sync_done;
+	ret = xp->read(p->conn, &s->rd);
 	if (ret)
 		return ret;
-	wait_for_completion(&s.done);
-	if (s.status)
-		return s.status;
+	left = wait_for_completion_interruptible_timeout(&s->done,
+							 msecs_to_jiffies(tmo));
+	if (left < 0)
+		return -EINTR;
+	if (!left)
+		return -ETIMEDOUT;
+	if (s->status)
+		return s->status;
 	return dfg_pf_row_ok(p->row, p->r.node_count, p->r.col_count) ?
 	       0 : -EPROTO;
 }
@@ -442,6 +457,7 @@ static int dfg_pf_addr(const struct dfg_peer_add *a,
 /*
  * May a peer serving @r be added? Not over the own range or a live peer's;
  * over a dead peer's exact range (*dead: its slot), which it replaces.
+ * Under dfg_pf_mutex (the table) and dfg_pf_lock (the image, ->up).
  */
 static int dfg_pf_range_check(const struct dfg_pf_remote *r, int *dead)
 {
@@ -509,7 +525,9 @@ int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 	    !dfg_pf_sect_ok(p->r.image_bytes, p->r.feat_off, p->r.node_count,
 			    p->r.feat_bytes))
 		goto out_disconnect;
+	spin_lock(&dfg_pf_lock);
 	ret = dfg_pf_range_check(&p->r, &dead);
+	spin_unlock(&dfg_pf_lock);
 	if (ret)
 		goto out_disconnect;
 	if (dead >= 0) {
@@ -525,7 +543,7 @@ int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 	if (slot < 0)
 		goto out_disconnect;
 	p->id = slot;
-	ret = dfg_pf_peer_dir(xp, p);
+	ret = dfg_pf_peer_dir(xp, p, tmo);
 	if (ret)
 		goto out_disconnect;
 
@@ -956,10 +974,10 @@ int dfg_pf_mmap(struct file *file, struct vm_area_struct *vma)
 		pgoff = (off - DFG_PF_MMAP_CACHE) >> PAGE_SHIFT;
 		return remap_vmalloc_range(vma, dfg_pf_cache, pgoff);
 	}
-	mutex_lock(&dfg_pf_mutex);
+	mutex_lock(&dfg_pf_image_lock);
 	mem = dfg_pf_image;
 	ret = mem ? remap_vmalloc_range(vma, mem, vma->vm_pgoff) : -ENODATA;
-	mutex_unlock(&dfg_pf_mutex);
+	mutex_unlock(&dfg_pf_image_lock);
 	return ret;
 }
 

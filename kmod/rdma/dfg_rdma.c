@@ -315,7 +315,8 @@ static int dfg_rdma_srv_setup(struct dfg_rdma_srv *s,
 	if (ret)
 		return ret;
 	s->cqe.done = dfg_rdma_srv_wr_done;
-	cp.responder_resources = min_t(u32, req->initiator_depth,
+	/* The event gives the connector's initiator depth this name. */
+	cp.responder_resources = min_t(u32, req->responder_resources,
 				       dev->attrs.max_qp_rd_atom);
 	cp.initiator_depth = 0;
 	cp.rnr_retry_count = 7;
@@ -501,16 +502,31 @@ static int dfg_rdma_conn_handler(struct rdma_cm_id *id,
 	return 0;
 }
 
-/* Wait for the step started last; reinit for the next. */
-static int dfg_rdma_cm_wait(struct dfg_rdma_conn *c, unsigned long tmo)
+/*
+ * Wait for @done until jiffies @end (interruptible: a connection may take
+ * long, PEER_ADD's caller may give up). 0, -ETIMEDOUT or -EINTR.
+ */
+static int dfg_rdma_wait(struct completion *done, unsigned long end)
 {
-	int st;
+	long left = (long)(end - jiffies);
 
-	if (!wait_for_completion_timeout(&c->cm_done, tmo))
-		return -ETIMEDOUT;
-	st = c->cm_status;
+	if (left <= 0)
+		left = 1;
+	left = wait_for_completion_interruptible_timeout(done, left);
+	if (left < 0)
+		return -EINTR;
+	return left ? 0 : -ETIMEDOUT;
+}
+
+/* Wait for the cm step started last; reinit for the next. */
+static int dfg_rdma_cm_wait(struct dfg_rdma_conn *c, unsigned long end)
+{
+	int ret = dfg_rdma_wait(&c->cm_done, end);
+
+	if (ret)
+		return ret;
 	reinit_completion(&c->cm_done);
-	return st;
+	return c->cm_status;
 }
 
 static void dfg_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -575,7 +591,7 @@ static int dfg_rdma_conn_qp(struct dfg_rdma_conn *c)
 	qa.recv_cq = c->cq;
 	qa.qp_type = IB_QPT_RC;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.cap.max_send_wr = c->sq_depth;
+	qa.cap.max_send_wr = c->sq_depth + 1;	/* + ib_drain_qp()'s */
 	qa.cap.max_recv_wr = 1;
 	qa.cap.max_send_sge = c->max_sge;
 	qa.cap.max_recv_sge = 1;
@@ -642,7 +658,7 @@ static void *dfg_rdma_connect(struct dfg_pf_peer *peer,
 			      unsigned int timeout_ms,
 			      struct dfg_pf_remote *remote)
 {
-	unsigned long tmo = msecs_to_jiffies(timeout_ms);
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
 	struct rdma_conn_param cp = {};
 	struct dfg_rdma_conn *c;
 	int ret;
@@ -669,12 +685,12 @@ static void *dfg_rdma_connect(struct dfg_pf_peer *peer,
 	ret = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)addr,
 				timeout_ms);
 	if (!ret)
-		ret = dfg_rdma_cm_wait(c, tmo);
+		ret = dfg_rdma_cm_wait(c, end);
 	if (ret)
 		goto fail;
 	ret = rdma_resolve_route(c->id, timeout_ms);
 	if (!ret)
-		ret = dfg_rdma_cm_wait(c, tmo);
+		ret = dfg_rdma_cm_wait(c, end);
 	if (ret)
 		goto fail;
 	ret = dfg_rdma_conn_qp(c);
@@ -687,12 +703,11 @@ static void *dfg_rdma_connect(struct dfg_pf_peer *peer,
 	cp.rnr_retry_count = 7;
 	ret = rdma_connect(c->id, &cp);
 	if (!ret)
-		ret = dfg_rdma_cm_wait(c, tmo);
+		ret = dfg_rdma_cm_wait(c, end);
 	if (ret)
 		goto fail;
-	if (!wait_for_completion_timeout(&c->hello_done, tmo))
-		ret = -ETIMEDOUT;
-	else
+	ret = dfg_rdma_wait(&c->hello_done, end);
+	if (!ret)
 		ret = c->hello_status ?: dfg_rdma_hello_parse(c, remote);
 	if (ret)
 		goto fail;

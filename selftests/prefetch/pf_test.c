@@ -352,8 +352,7 @@ static void pf_step_fetch(int fd, struct io_uring *ring,
 			  const struct pf_maps *m)
 {
 	__u64 miss0 = pf_stat("misses"), hit0 = pf_stat("hits");
-	__u64 bytes0 = pf_stat("bytes"), loc0 = pf_stat("local");
-	__u64 rep0 = pf_stat("replica");
+	__u64 bytes0 = pf_stat("bytes"), loc0 = pf_stat("local"), rep0;
 	struct dfg_pf_loc out[4];
 	__u64 rep_bytes;
 	int want = pf_remote(1500, 300, &rep_bytes), ret;
@@ -388,6 +387,7 @@ static void pf_step_fetch(int fd, struct io_uring *ring,
 	pf_tap(ok && ret == 0 && pf_stat("local") - loc0 == 400,
 	       "own nodes from the partition, no read");
 	/* Node 2002 is 7 * 286: node1's, replicated on node0. */
+	rep0 = pf_stat("replica");
 	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, 2002, 1, DFG_PF_IN_REPLICA,
 		       -1, &ok);
 	pf_tap(ok && ret == 0 && pf_stat("replica") - rep0 == 2,
