@@ -102,6 +102,20 @@
  *			(under dfg_sched_mutex for a set, dfg_teams_lock for
  *			a team); takes none of ours. Removing users/<uid>/
  *			drains its readers, which take no lock.
+ * dfg_pf_mutex	mutex (prefetch.c): peers and the transport
+ *	-> dfg_pf_rwsem: replacing a dead peer, unregistering.
+ *	-> a transport's connection setup and teardown (rdma_cm), which
+ *			take none of ours but dfg_pf_lock, and
+ *			dfg_pf_image_lock from a connection handler.
+ *	-> mmap_lock: PEER_ADD copies its struct out.
+ *	-> dfg_pf_lock: publishing a peer.
+ * dfg_pf_rwsem		rwsem (prefetch.c), read by PREFETCH while it
+ *			starts reads
+ *	-> dfg_pf_lock: resolving.
+ * dfg_pf_image_lock	mutex (prefetch.c), under mmap_lock (mmap)
+ *	-> dfg_pf_lock: swapping the image.
+ * dfg_pf_lock		spinlock (prefetch.c), process context
+ *	-> dfg_file.lock: completing a PREFETCH.
  * dfg_files_lock	mutex (main.c)
  *	-> dfg_file.lock: the wait monitor's walk (wait.c).
  * mmap_lock		the kernel's, held around .mmap and .fault

@@ -724,8 +724,6 @@ static int dfg_pf_resolve(u64 id, u8 kind, struct dfg_pf_loc *l,
 		dfg_pf_stats[DFG_PF_HITS]++;
 		return 0;
 	}
-	if (!p->up)
-		return -EHOSTUNREACH;
 	i = id - p->r.node_first;
 	if (kind == DFG_PF_K_NBRS) {
 		off = p->r.col_off + p->row[i] * 8;
@@ -736,8 +734,11 @@ static int dfg_pf_resolve(u64 id, u8 kind, struct dfg_pf_loc *l,
 	}
 	l->len = len;
 	l->hit = 1;
+	/* Empty lists are known from the directory: no peer needed. */
 	if (!len)
 		return 0;
+	if (!p->up)
+		return -EHOSTUNREACH;
 	e = kzalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e)
 		return -ENOMEM;

@@ -58,8 +58,12 @@ static unsigned short dfg_rdma_port = DFG_PF_PORT;
 module_param_named(port, dfg_rdma_port, ushort, 0444);
 MODULE_PARM_DESC(port, "TCP-space port the module listens on");
 
-/* 4.096 us * 2^14 = 67 ms per try, DFG_RDMA_RETRY + 1 tries. */
-static unsigned char dfg_rdma_ack_timeout = 14;
+/*
+ * 4.096 us * 2^18 = 1.07 s per try, DFG_RDMA_RETRY + 1 tries: a dead peer
+ * fails reads within about 4.3 s. Shorter tries broke live connections of
+ * a loaded TCG rig before (DESIGN.md, Across machines).
+ */
+static unsigned char dfg_rdma_ack_timeout = 18;
 module_param_named(ack_timeout, dfg_rdma_ack_timeout, byte, 0644);
 MODULE_PARM_DESC(ack_timeout, "RC ack timeout exponent (4.096 us * 2^x)");
 

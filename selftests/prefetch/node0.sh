@@ -39,11 +39,29 @@ check "prefetch transport is rdma" \
 
 # The link goes down under node0's connection to node1.
 ip link set eth0 down
-"$pf" run dead
+"$pf" run dead 2100
 ip link set eth0 up
 # The link is usable again once node1 answers (a condition, not a retry).
 check "link back up" ping -c 1 -w 60 "$PF_PEER"
-"$pf" run back
+"$pf" run back 2100
+
+# node1 goes silent (drops all it sends for 40 s, then recovers by
+# itself): reads fail when RC's retries run out, not at once.
+check "node1 silent for 40 s" peer_sh "modprobe sch_netem && nohup sh -c \
+	'tc qdisc add dev eth0 root netem loss 100%; sleep 40; \
+	 tc qdisc del dev eth0 root' >/dev/null 2>&1 &"
+# Once a ping goes unanswered, node1 is silent (at most 30 tries).
+silent() {
+	local i
+	for ((i = 0; i < 30; i++)); do
+		ping -c 1 -W 1 "$PF_PEER" >/dev/null || return 0
+	done
+	return 1
+}
+check "node1 no longer answers" silent
+"$pf" run dead 2300
+check "node1 answers again" ping -c 1 -w 90 "$PF_PEER"
+"$pf" run back 2300
 
 t0=$SECONDS
 check "rmmod dfg_rdma with a live connection and cache" rmmod dfg_rdma

@@ -1659,6 +1659,17 @@ enum dfg_event {
  *   stats/<cmd>			commands of that name executed
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
+ *   prefetch/{hits,misses,local,replica,bytes,reads,inflight,evictions,
+ *	errors}				the prefetch's counters: cache hits,
+ *					entries read from peers, own and
+ *					replica entries, bytes read, reads
+ *					started, reads in flight now, cache
+ *					entries evicted, failed reads
+ *   prefetch/peers			"<id> <node_first> <node_count>
+ *					up|down" per peer
+ *   prefetch/partition			"<node_first> <node_count>
+ *					<replicas> <bytes>" or empty
+ *   prefetch/transport, cache_bytes	"rdma" or empty; the ring's size
  *   pages				pages held by all arenas now
  *   pinned				user pages pinned by exported regions
  *					now (not in "pages": dfg did not
