@@ -136,7 +136,8 @@ static void *dfg_pf_image;
 static u64 dfg_pf_image_bytes;
 static const struct dfg_part_hdr *dfg_pf_hdr;
 
-static struct dfg_pf_cache_hdr *dfg_pf_cache;	/* header page + ring */
+/* Header page + ring: made by the first PEER_ADD, freed at exit. */
+static struct dfg_pf_cache_hdr *dfg_pf_cache;
 static u64 dfg_pf_ring_bytes;
 static DEFINE_HASHTABLE(dfg_pf_index, 10);
 static LIST_HEAD(dfg_pf_fifo);
@@ -483,6 +484,25 @@ static int dfg_pf_range_check(const struct dfg_pf_remote *r, int *dead)
 	return 0;
 }
 
+/*
+ * Under dfg_pf_mutex: the cache, made on first use so that loading the
+ * module (and a machine without peers) costs none of it.
+ */
+static int dfg_pf_cache_make(void)
+{
+	struct dfg_pf_cache_hdr *cache;
+
+	if (dfg_pf_cache)
+		return 0;
+	cache = vmalloc_user(DFG_PF_CACHE_DATA + dfg_pf_ring_bytes);
+	if (!cache)
+		return -ENOMEM;
+	cache->data_bytes = dfg_pf_ring_bytes;
+	/* Pairs with the acquire in dfg_pf_mmap(). */
+	smp_store_release(&dfg_pf_cache, cache);
+	return 0;
+}
+
 /* DFG_IOC_PEER_ADD */
 int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 {
@@ -499,6 +519,10 @@ int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 	ret = dfg_pf_addr(a, &ss);
 	if (ret)
 		return ret;
+	/* A struct that cannot take the results fails before a connection. */
+	ret = dfg_cmd_copy_out(c);
+	if (ret)
+		return ret;
 	tmo = a->timeout_ms ?: 5000;
 
 	p = kzalloc(sizeof(*p), GFP_KERNEL);
@@ -509,6 +533,9 @@ int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 	xp = dfg_pf_xport;
 	ret = -ENODEV;
 	if (!xp)
+		goto out_unlock;
+	ret = dfg_pf_cache_make();
+	if (ret)
 		goto out_unlock;
 	p->conn = xp->connect(p, &ss, tmo, &p->r);
 	if (IS_ERR(p->conn)) {
@@ -972,8 +999,10 @@ int dfg_pf_mmap(struct file *file, struct vm_area_struct *vma)
 		return -EACCES;
 	dfg_vm_flags_clear(vma, VM_MAYWRITE);
 	if (off >= DFG_PF_MMAP_CACHE) {
+		/* Pairs with the release in dfg_pf_cache_make(). */
+		mem = smp_load_acquire(&dfg_pf_cache);
 		pgoff = (off - DFG_PF_MMAP_CACHE) >> PAGE_SHIFT;
-		return remap_vmalloc_range(vma, dfg_pf_cache, pgoff);
+		return mem ? remap_vmalloc_range(vma, mem, pgoff) : -ENODATA;
 	}
 	mutex_lock(&dfg_pf_image_lock);
 	mem = dfg_pf_image;
@@ -1086,24 +1115,12 @@ int dfg_pf_init(void)
 	if (!dfg_pf_cache_mb || dfg_pf_cache_mb > 1024)
 		return -EINVAL;
 	dfg_pf_ring_bytes = (u64)dfg_pf_cache_mb << 20;
-	dfg_pf_cache = vmalloc_user(DFG_PF_CACHE_DATA + dfg_pf_ring_bytes);
-	if (!dfg_pf_cache)
-		return -ENOMEM;
-	dfg_pf_cache->data_bytes = dfg_pf_ring_bytes;
 	dfg_pf_kobj = kobject_create_and_add("prefetch", dfg_sysfs_kobj());
-	if (!dfg_pf_kobj) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
+	if (!dfg_pf_kobj)
+		return -ENOMEM;
 	ret = sysfs_create_group(dfg_pf_kobj, &dfg_pf_group);
 	if (ret)
-		goto out_put;
-	return 0;
-
-out_put:
-	kobject_put(dfg_pf_kobj);
-out_free:
-	vfree(dfg_pf_cache);
+		kobject_put(dfg_pf_kobj);
 	return ret;
 }
 

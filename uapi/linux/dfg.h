@@ -913,8 +913,8 @@ struct dfg_team_leave {
  * in the local partition, in a local replica, in the machine's prefetch
  * cache, or on a peer, in which case it is read into the cache; its
  * completion (CQE, or the ioctl's return) says the bytes are there. The
- * cache is one per machine, shared and mapped read-only at
- * DFG_PF_MMAP_CACHE.
+ * cache is one per machine, made by the first PEER_ADD, shared and mapped
+ * read-only at DFG_PF_MMAP_CACHE (-ENODATA before).
  *
  * Partition image (DFG_IOC_PART_LOAD; little-endian, as the host): a
  * struct dfg_part_hdr at offset 0, then sections at the offsets it gives,
