@@ -56,7 +56,8 @@ $(LINUXSRC)/.stamp:
 
 checkpatch: linux-src
 	perl $(LINUXSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
-		-f kmod/*.c kmod/*.h uapi/linux/dfg.h uapi/linux/dfg_graph.h
+		-f kmod/*.c kmod/*.h kmod/rdma/*.c uapi/linux/dfg.h \
+		uapi/linux/dfg_graph.h
 
 # check, demo and bench install missing packages first, so each works as
 # the first command on a fresh machine.

@@ -164,6 +164,14 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		dfg_sched_next, DFG_CMDF_SCHED),
 	DFG_CMD(SCHED_YIELD, struct dfg_sched_yield, "sched_yield",
 		dfg_sched_yield, DFG_CMDF_SCHED | DFG_CMDF_NOOUT),
+	DFG_CMD(PART_LOAD, struct dfg_part_load, "part_load",
+		dfg_pf_part_load,
+		DFG_CMDF_DEV | DFG_CMDF_ADMIN | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
+	DFG_CMD(PEER_ADD, struct dfg_peer_add, "peer_add", dfg_pf_peer_add,
+		DFG_CMDF_DEV | DFG_CMDF_ADMIN | DFG_CMDF_SLEEP),
+	/* Writes its results to @out before it waits, not to the struct. */
+	DFG_CMD(PREFETCH, struct dfg_prefetch, "prefetch", dfg_pf_prefetch,
+		DFG_CMDF_DEV | DFG_CMDF_NOOUT),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -173,7 +181,10 @@ static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
 /* The table spans the header's highest command, implemented or not. */
-static_assert(_IOC_NR(DFG_IOC_SCHED_YIELD) + 1 == DFG_CMD_NR);
+static_assert(_IOC_NR(DFG_IOC_PREFETCH) + 1 == DFG_CMD_NR);
+static_assert(sizeof(struct dfg_part_load) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_peer_add) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_prefetch) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);

@@ -102,6 +102,20 @@
  *			(under dfg_sched_mutex for a set, dfg_teams_lock for
  *			a team); takes none of ours. Removing users/<uid>/
  *			drains its readers, which take no lock.
+ * dfg_pf_mutex	mutex (prefetch.c): peers and the transport
+ *	-> dfg_pf_rwsem: replacing a dead peer, unregistering.
+ *	-> a transport's connection setup and teardown (rdma_cm), which
+ *			take none of ours but dfg_pf_lock, and
+ *			dfg_pf_image_lock from a connection handler.
+ *	-> mmap_lock: PEER_ADD copies its struct out.
+ *	-> dfg_pf_lock: publishing a peer.
+ * dfg_pf_rwsem		rwsem (prefetch.c), read by PREFETCH while it
+ *			starts reads
+ *	-> dfg_pf_lock: resolving.
+ * dfg_pf_image_lock	mutex (prefetch.c), under mmap_lock (mmap)
+ *	-> dfg_pf_lock: swapping the image.
+ * dfg_pf_lock		spinlock (prefetch.c), process context
+ *	-> dfg_file.lock: completing a PREFETCH.
  * dfg_files_lock	mutex (main.c)
  *	-> dfg_file.lock: the wait monitor's walk (wait.c).
  * mmap_lock		the kernel's, held around .mmap and .fault
@@ -156,7 +170,7 @@
 #define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | \
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
 				 DFG_F_CHAN | DFG_F_TEAM | \
-				 DFG_F_SCHED)
+				 DFG_F_SCHED | DFG_F_PREFETCH)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -567,6 +581,14 @@ int dfg_sched_yield(struct dfg_cmd_ctx *c);
 void dfg_sched_init(void);
 void dfg_sched_exit(void);
 
+/* prefetch.c: partition, peers, prefetch cache (nr 0x80..0x8f) */
+int dfg_pf_part_load(struct dfg_cmd_ctx *c);
+int dfg_pf_peer_add(struct dfg_cmd_ctx *c);
+int dfg_pf_prefetch(struct dfg_cmd_ctx *c);
+int dfg_pf_mmap(struct file *file, struct vm_area_struct *vma);
+int dfg_pf_init(void);
+void dfg_pf_exit(void);
+
 /* wait.c: the waiting mechanism, parked io_uring commands, the monitor */
 
 /*
@@ -722,6 +744,7 @@ static inline void dfg_stat_canceled(void)
 }
 
 int dfg_sysfs_init(void);
+struct kobject *dfg_sysfs_kobj(void);
 void dfg_sysfs_exit(void);
 void dfg_sysfs_graph_init(struct dfg_graph *g);
 int dfg_sysfs_graph_add(struct dfg_graph *g);

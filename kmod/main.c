@@ -262,6 +262,7 @@ static const struct file_operations dfg_fops = {
 	.unlocked_ioctl	= dfg_ioctl,
 	.compat_ioctl	= compat_ptr_ioctl,
 	.uring_cmd	= dfg_uring_cmd,
+	.mmap		= dfg_pf_mmap,
 };
 
 static struct miscdevice dfg_misc = {
@@ -303,6 +304,10 @@ static int __init dfg_init(void)
 	if (ret)
 		goto out_sysfs_exit;
 
+	ret = dfg_pf_init();
+	if (ret)
+		goto out_nl_exit;
+
 	dfg_sched_init();
 	ret = misc_register(&dfg_misc);
 	if (ret)
@@ -312,6 +317,8 @@ static int __init dfg_init(void)
 
 out_sched_exit:
 	dfg_sched_exit();
+	dfg_pf_exit();
+out_nl_exit:
 	dfg_nl_exit();
 out_sysfs_exit:
 	dfg_sysfs_exit();
@@ -324,6 +331,7 @@ static void __exit dfg_exit(void)
 {
 	misc_deregister(&dfg_misc);
 	dfg_sched_exit();
+	dfg_pf_exit();
 	dfg_nl_exit();
 	dfg_limits_exit();
 	dfg_sysfs_exit();

@@ -387,6 +387,12 @@ void dfg_sysfs_user_del(struct dfg_user *u)
 	kobject_put(&u->kobj);
 }
 
+/* /sys/kernel/dfg, for subsystems that add a directory (prefetch.c). */
+struct kobject *dfg_sysfs_kobj(void)
+{
+	return dfg_kobj;
+}
+
 int dfg_sysfs_init(void)
 {
 	int ret;

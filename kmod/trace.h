@@ -325,6 +325,32 @@ TRACE_EVENT(dfg_sched_wake,
 		      __entry->set, __entry->chan)
 );
 
+TRACE_EVENT(dfg_pf_prefetch,
+	    TP_PROTO(u32 nr, u32 what, u32 reads),
+	    TP_ARGS(nr, what, reads),
+	    TP_STRUCT__entry(__field(u32, nr)
+			     __field(u32, what)
+			     __field(u32, reads)),
+	    TP_fast_assign(__entry->nr = nr;
+			   __entry->what = what;
+			   __entry->reads = reads;),
+	    TP_printk("nr=%u what=%#x reads=%u", __entry->nr, __entry->what,
+		      __entry->reads)
+);
+
+TRACE_EVENT(dfg_pf_read_done,
+	    TP_PROTO(u32 peer, u32 len, int status),
+	    TP_ARGS(peer, len, status),
+	    TP_STRUCT__entry(__field(u32, peer)
+			     __field(u32, len)
+			     __field(int, status)),
+	    TP_fast_assign(__entry->peer = peer;
+			   __entry->len = len;
+			   __entry->status = status;),
+	    TP_printk("peer=%u len=%u status=%d", __entry->peer,
+		      __entry->len, __entry->status)
+);
+
 #endif /* _DFG_KMOD_TRACE_H */
 
 /* define_trace.h includes this file again, found through -I kmod. */

@@ -65,5 +65,9 @@ tally "$logs/vm.log" "${PIPESTATUS[0]}"
 selftests/net/rig.sh 2>&1 | tee "$logs/rig.log"
 tally "$logs/rig.log" "${PIPESTATUS[0]}"
 
+# The hub-node prefetch across the rig's two nodes (dfg_rdma.ko).
+selftests/prefetch/rig.sh 2>&1 | tee "$logs/prefetch.log"
+tally "$logs/prefetch.log" "${PIPESTATUS[0]}"
+
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

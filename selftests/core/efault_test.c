@@ -562,6 +562,85 @@ static int prep_syield(struct env *e, void *args)
 	return e->sched;
 }
 
+/* The smallest partition image: node 0 alone, no neighbours, 8 bytes. */
+static struct {
+	struct dfg_part_hdr	h;
+	__u64			row[2];
+	__u64			feat;
+	__u64			rep_row;
+} tiny_part = {
+	.h = {
+		.magic = DFG_PART_MAGIC, .version = DFG_PART_VERSION,
+		.node_count = 1, .feat_bytes = 8,
+		.row_off = offsetof(typeof(tiny_part), row),
+		.col_off = offsetof(typeof(tiny_part), feat),
+		.feat_off = offsetof(typeof(tiny_part), feat),
+		.rep_ids_off = offsetof(typeof(tiny_part), rep_row),
+		.rep_row_off = offsetof(typeof(tiny_part), rep_row),
+		.rep_col_off = offsetof(typeof(tiny_part), rep_row),
+		.rep_feat_off = offsetof(typeof(tiny_part), rep_row),
+		.image_bytes = sizeof(tiny_part),
+	},
+};
+
+static int prep_pload(struct env *e, void *args)
+{
+	struct dfg_part_load *a = args;
+
+	a->addr = (uintptr_t)&tiny_part;
+	a->len = sizeof(tiny_part);
+	return e->dev;
+}
+
+static __u64 pf_id;
+static struct dfg_pf_loc pf_out[2];
+
+/* A loaded partition, then node 0's entries. */
+static int prep_prefetch(struct env *e, void *args)
+{
+	struct dfg_part_load l = { 0 };
+	struct dfg_prefetch *a = args;
+
+	prep_pload(e, &l);
+	if (sys_dfg_ioctl(e->dev, DFG_IOC_PART_LOAD, &l))
+		return -1;
+	a->ids = (uintptr_t)&pf_id;
+	a->out = (uintptr_t)pf_out;
+	a->nr = 1;
+	a->what = DFG_PF_ALL;
+	return e->dev;
+}
+
+static int prep_padd(struct env *e, void *args)
+{
+	struct dfg_peer_add *a = args;
+
+	a->family = AF_INET;
+	a->addr[0] = 127;
+	a->addr[3] = 1;
+	a->timeout_ms = 100;
+	return e->dev;
+}
+
+/*
+ * A writable PEER_ADD gets as far as the transport: -ENODEV without one
+ * (this VM has none), anything but -EFAULT with one.
+ */
+static int after_padd(struct env *e, void *args)
+{
+	struct dfg_peer_add a;
+	char t[32];
+	int ret;
+
+	memcpy(&a, args, sizeof(a));
+	ret = sys_dfg_ioctl(e->dev, DFG_IOC_PEER_ADD, &a);
+	if (dfg_sysfs_read("prefetch/transport", t, sizeof(t)))
+		return -1;
+	if (!t[0])
+		return ret == -ENODEV ? 0 : -2;
+	return ret != -EFAULT ? 0 : -3;
+}
+
 #define CASE(_name, _id, _prep, _after) \
 	{ _name, DFG_IOC_##_id, _prep, _after }
 
@@ -592,6 +671,9 @@ static const struct cmd_case cases[] = {
 	CASE("sched_next", SCHED_NEXT, prep_snext, after_snext),
 	CASE("sched_next", SCHED_NEXT, prep_snext_yield, after_running),
 	CASE("sched_yield", SCHED_YIELD, prep_syield, after_running),
+	CASE("part_load", PART_LOAD, prep_pload, NULL),
+	CASE("peer_add", PEER_ADD, prep_padd, after_padd),
+	CASE("prefetch", PREFETCH, prep_prefetch, NULL),
 };
 
 /* ------------------------------------------------------------------------

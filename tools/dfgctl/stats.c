@@ -14,6 +14,12 @@ static const char *const sysfs_top[] = {
 	"version", "api_version", "features", "clients", "parked",
 };
 
+/* The prefetch's counters (prefetch/, kmod/prefetch.c). */
+static const char *const sysfs_prefetch[] = {
+	"hits", "misses", "local", "replica", "bytes", "reads", "inflight",
+	"evictions", "errors",
+};
+
 /*
  * Prints "<name> <first line of dir/name>", or with @js the member
  * "<key>": value; returns 0 or -errno.
@@ -98,6 +104,20 @@ int cmd_stats(int argc, char **argv)
 		free(ents[i]);
 	}
 	free(ents);
+	if (js) {
+		json_obj_end(js);
+		json_obj_begin(js, "prefetch");
+	}
+	for (i = 0; i < (int)ARRAY_SIZE(sysfs_prefetch); i++) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "prefetch/%s", sysfs_prefetch[i]);
+		err = print_sysfs_file(dir, name, sysfs_prefetch[i], js);
+		if (err) {
+			snprintf(what, sizeof(what), "%s/%s", dir, name);
+			ret = ctl_fail(what, strerror(-err), false);
+		}
+	}
 	if (js) {
 		json_obj_end(js);
 		json_obj_end(js);

@@ -67,9 +67,10 @@
 #define DFG_F_CHAN		0x20ULL	/* channels */
 #define DFG_F_TEAM		0x40ULL	/* teams */
 #define DFG_F_SCHED		0x80ULL	/* set scheduler */
+#define DFG_F_PREFETCH		0x100ULL /* partitions, peers, prefetch */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
 				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
-				 DFG_F_TEAM | DFG_F_SCHED)
+				 DFG_F_TEAM | DFG_F_SCHED | DFG_F_PREFETCH)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -895,8 +896,247 @@ struct dfg_team_leave {
  */
 #define DFG_IOC_SCHED_YIELD	_IOWR(DFG_IOC_MAGIC, 0x64, struct dfg_sched_yield)
 
+/* ------------------------------------------------------------------------
+ * Commands: partitions and hub-node prefetch (nr 0x80..0x8f, /dev/dfg)
+ * ------------------------------------------------------------------------
+ *
+ * Each machine serves one partition of a large graph: its own nodes, a
+ * contiguous range of global node IDs [node_first, node_first +
+ * node_count) (a partitioner renumbers nodes so that every partition is a
+ * range: that range is the owner scheme), plus replicas of other
+ * partitions' hub nodes. DFG_IOC_PART_LOAD copies a partition image (the
+ * layout below) into memory owned by the module, which every process maps
+ * read-only: mmap(/dev/dfg fd, offset DFG_PF_MMAP_PART). Peers (other
+ * machines' modules) are connected with DFG_IOC_PEER_ADD; the transport is
+ * RDMA (dfg_rdma.ko: rdma_cm, RDMA READs of the peer's registered
+ * partition). DFG_IOC_PREFETCH resolves where each asked node's data is:
+ * in the local partition, in a local replica, in the machine's prefetch
+ * cache, or on a peer, in which case it is read into the cache; its
+ * completion (CQE, or the ioctl's return) says the bytes are there. The
+ * cache is one per machine, made by the first PEER_ADD, shared and mapped
+ * read-only at DFG_PF_MMAP_CACHE (-ENODATA before).
+ *
+ * Partition image (DFG_IOC_PART_LOAD; little-endian, as the host): a
+ * struct dfg_part_hdr at offset 0, then sections at the offsets it gives,
+ * each 8-byte aligned and inside the image:
+ *   row	node_count + 1 __u64: node i's neighbours are col[row[i]] ..
+ *		col[row[i + 1] - 1]; nondecreasing, row[node_count] <=
+ *		col_count
+ *   col	col_count __u64 global node IDs
+ *   feat	node_count * feat_bytes bytes: node i's attributes
+ *   rep_ids	rep_count __u64 global IDs of replicated hub nodes of other
+ *		partitions, strictly increasing, none in the own range
+ *   rep_row, rep_col, rep_feat	the replicas' neighbours and attributes,
+ *		as row, col and feat (rep_row has rep_count + 1 entries)
+ */
+
+#define DFG_PART_MAGIC		0x50474644U	/* "DFGP" */
+#define DFG_PART_VERSION	1
+
+/**
+ * struct dfg_part_hdr - head of a partition image
+ * @magic:	DFG_PART_MAGIC
+ * @version:	DFG_PART_VERSION
+ * @node_first:	first global node ID of this partition
+ * @node_count:	nodes of this partition (>= 1)
+ * @feat_bytes:	attribute bytes per node (0: none), at most
+ *		DFG_PART_FEAT_MAX
+ * @flags:	zero
+ * @row_off:	offset of row
+ * @col_off:	offset of col
+ * @col_count:	entries of col
+ * @feat_off:	offset of feat
+ * @rep_count:	replicated hub nodes
+ * @rep_ids_off: offset of rep_ids
+ * @rep_row_off: offset of rep_row
+ * @rep_col_off: offset of rep_col
+ * @rep_col_count: entries of rep_col
+ * @rep_feat_off: offset of rep_feat
+ * @image_bytes: size of the whole image (== dfg_part_load.len)
+ * @reserved:	zero
+ */
+struct dfg_part_hdr {
+	__u32	magic;
+	__u32	version;
+	__u64	node_first;
+	__u64	node_count;
+	__u32	feat_bytes;
+	__u32	flags;
+	__u64	row_off;
+	__u64	col_off;
+	__u64	col_count;
+	__u64	feat_off;
+	__u64	rep_count;
+	__u64	rep_ids_off;
+	__u64	rep_row_off;
+	__u64	rep_col_off;
+	__u64	rep_col_count;
+	__u64	rep_feat_off;
+	__u64	image_bytes;
+	__u64	reserved[4];
+};
+
+#define DFG_PART_FEAT_MAX	65536
+
+/* mmap offsets of /dev/dfg: the partition and the prefetch cache. */
+#define DFG_PF_MMAP_PART	0ULL
+#define DFG_PF_MMAP_CACHE	0x10000000000ULL	/* 1 TiB */
+
+/**
+ * struct dfg_pf_cache_hdr - first page of the cache mapping
+ * @data_bytes:	size of the data ring, which starts at DFG_PF_CACHE_DATA
+ * @tail:	ring position below which data may have been overwritten:
+ *		the module raises it before it reuses bytes. A reader copies
+ *		an entry, then (after a read barrier) checks tail <= the
+ *		entry's pos; if not, the copy may be torn: prefetch again.
+ * @head:	next ring position the module allocates
+ * @reserved:	zero
+ *
+ * Ring positions only grow; position P is at byte DFG_PF_CACHE_DATA +
+ * P % data_bytes of the mapping, and no entry wraps.
+ */
+struct dfg_pf_cache_hdr {
+	__u64	data_bytes;
+	__u64	tail;
+	__u64	head;
+	__u64	reserved[5];
+};
+
+#define DFG_PF_CACHE_DATA	4096ULL
+
+/*
+ * DFG_IOC_PART_LOAD - load this machine's partition (CAP_SYS_ADMIN).
+ * In: the image at @addr, @len bytes (struct dfg_part_hdr first). The
+ * module copies and checks it. Result: 0. Errors: -EINVAL a malformed
+ * image (magic, version, offsets, row not monotone, rep_ids not strictly
+ * increasing or inside the own range), flags or reserved; -EFBIG larger
+ * than dfg.pf_max_part_mb; -EBUSY a partition is loaded and still in use
+ * (served to peers, or prefetch peers connected); -EFAULT.
+ */
+#define DFG_IOC_PART_LOAD	_IOWR(DFG_IOC_MAGIC, 0x80, struct dfg_part_load)
+
+/*
+ * DFG_IOC_PEER_ADD - connect to the module of another machine, which
+ * serves the partition the reply names (CAP_SYS_ADMIN). In: @family
+ * (AF_INET or AF_INET6), @port (host order; 0: DFG_PF_PORT), @addr
+ * (network order: 4 bytes for AF_INET, 16 for AF_INET6), @timeout_ms (0:
+ * 5000). Out: @id, @node_first, @node_count. Result: 0. Errors: -ENODEV no
+ * transport module loaded; -EINVAL family, flags, reserved, a range that
+ * overlaps the own one or a peer's (-EEXIST); -ENOSPC DFG_PF_PEERS_MAX
+ * peers; -ETIMEDOUT, -ECONNREFUSED (the peer serves no partition),
+ * -EHOSTUNREACH, -ENETUNREACH from the connection.
+ */
+#define DFG_IOC_PEER_ADD	_IOWR(DFG_IOC_MAGIC, 0x81, struct dfg_peer_add)
+
+/*
+ * DFG_IOC_PREFETCH - locate (and fetch from peers) the neighbour lists
+ * and/or attributes of @nr nodes. In: @ids (user array of @nr __u64
+ * global node IDs), @what (DFG_PF_NBRS, DFG_PF_ATTRS or both), @out (user
+ * array of @nr entries per bit of @what: for node i, its DFG_PF_NBRS
+ * entry then its DFG_PF_ATTRS entry). The @out array is written before
+ * the command waits; the bytes of DFG_PF_IN_CACHE entries are valid once
+ * it completes. Result: the number of entries read from peers (0: all were
+ * local, replica or cache hits). Errors: -EINVAL @what, flags, reserved,
+ * @nr 0 or > DFG_PF_NR_MAX, a node ID no partition holds; -ENODATA no
+ * partition loaded; -EHOSTUNREACH a node's owner is unreachable (dead or
+ * link down: within the transport's bound, see dfg_rdma.ko); -EBUSY the
+ * cache has no room that is not being filled; -E2BIG an entry larger
+ * than the cache; -EFAULT.
+ */
+#define DFG_IOC_PREFETCH	_IOWR(DFG_IOC_MAGIC, 0x82, struct dfg_prefetch)
+
+/**
+ * struct dfg_part_load - DFG_IOC_PART_LOAD
+ * @addr:	user address of the image
+ * @len:	its bytes
+ * @flags:	zero
+ * @reserved:	zero
+ */
+struct dfg_part_load {
+	__u64	addr;
+	__u64	len;
+	__u32	flags;
+	__u32	reserved[3];
+};
+
+/* Default port of the modules' listeners (dfg_rdma.ko's port parameter). */
+#define DFG_PF_PORT		18515
+#define DFG_PF_PEERS_MAX	16
+
+/**
+ * struct dfg_peer_add - DFG_IOC_PEER_ADD
+ * @family:	AF_INET or AF_INET6
+ * @port:	the peer's port, host order (0: DFG_PF_PORT)
+ * @timeout_ms:	connection timeout (0: 5000)
+ * @addr:	the peer's address, network order
+ * @id:		out: the peer's index (sysfs prefetch/peer<id>)
+ * @flags:	zero
+ * @node_first:	out: first node of the peer's partition
+ * @node_count:	out: its nodes
+ * @reserved:	zero
+ */
+struct dfg_peer_add {
+	__u16	family;
+	__u16	port;
+	__u32	timeout_ms;
+	__u8	addr[16];
+	__u32	id;
+	__u32	flags;
+	__u64	node_first;
+	__u64	node_count;
+	__u64	reserved[2];
+};
+
+/* dfg_prefetch.what */
+#define DFG_PF_NBRS		0x1U	/* neighbour IDs (__u64 each) */
+#define DFG_PF_ATTRS		0x2U	/* feat_bytes of attributes */
+#define DFG_PF_ALL		(DFG_PF_NBRS | DFG_PF_ATTRS)
+
+/* Most nodes per DFG_IOC_PREFETCH. */
+#define DFG_PF_NR_MAX		4096
+
+/**
+ * struct dfg_prefetch - DFG_IOC_PREFETCH
+ * @ids:	user address of @nr __u64 node IDs
+ * @out:	user address of the struct dfg_pf_loc results
+ * @nr:		nodes
+ * @what:	DFG_PF_* bits
+ * @flags:	zero
+ * @reserved:	zero
+ */
+struct dfg_prefetch {
+	__u64	ids;
+	__u64	out;
+	__u32	nr;
+	__u32	what;
+	__u32	flags;
+	__u32	reserved;
+};
+
+/* dfg_pf_loc.where */
+#define DFG_PF_IN_PART		1	/* own node: @pos in the partition map */
+#define DFG_PF_IN_REPLICA	2	/* replica: @pos in the partition map */
+#define DFG_PF_IN_CACHE		3	/* @pos is a cache ring position */
+
+/**
+ * struct dfg_pf_loc - where one node's neighbours or attributes are
+ * @pos:	byte offset in the partition mapping, or a cache ring
+ *		position (see struct dfg_pf_cache_hdr)
+ * @len:	bytes
+ * @where:	DFG_PF_IN_*
+ * @hit:	1 if a cache entry was reused, 0 if read now (IN_CACHE)
+ * @pad:	zero
+ */
+struct dfg_pf_loc {
+	__u64	pos;
+	__u32	len;
+	__u8	where;
+	__u8	hit;
+	__u16	pad;
+};
+
 /* Number of command slots in the table (highest nr + 1); holes allowed. */
-#define DFG_CMD_NR		0x65
+#define DFG_CMD_NR		0x83
 
 /* Bounds of struct dfg_set_register. */
 #define DFG_SET_PORTS_MAX	32	/* inputs, and outputs */
@@ -1375,6 +1615,8 @@ enum dfg_event {
 	DFG_EV_SET_FAILED,	/* GRAPH, OBJECT, PID: yielded ERROR, its
 				 * process died or its worker exited
 				 */
+	DFG_EV_PF_PEER_UP,	/* OBJECT: the peer id; PID: who added it */
+	DFG_EV_PF_PEER_DOWN,	/* OBJECT: the peer id: connection lost */
 	__DFG_EV_MAX,
 };
 
@@ -1404,6 +1646,8 @@ enum dfg_event {
 	[DFG_EV_SET_REGISTER] = "set_register",				\
 	[DFG_EV_SET_DONE] = "set_done",					\
 	[DFG_EV_SET_FAILED] = "set_failed",				\
+	[DFG_EV_PF_PEER_UP] = "pf_peer_up",				\
+	[DFG_EV_PF_PEER_DOWN] = "pf_peer_down",				\
 }
 
 /* ------------------------------------------------------------------------
@@ -1415,6 +1659,17 @@ enum dfg_event {
  *   stats/<cmd>			commands of that name executed
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
+ *   prefetch/{hits,misses,local,replica,bytes,reads,inflight,evictions,
+ *	errors}				the prefetch's counters: cache hits,
+ *					entries read from peers, own and
+ *					replica entries, bytes read, reads
+ *					started, reads in flight now, cache
+ *					entries evicted, failed reads
+ *   prefetch/peers			"<id> <node_first> <node_count>
+ *					up|down" per peer
+ *   prefetch/partition			"<node_first> <node_count>
+ *					<replicas> <bytes>" or empty
+ *   prefetch/transport, cache_bytes	"rdma" or empty; the ring's size
  *   pages				pages held by all arenas now
  *   pinned				user pages pinned by exported regions
  *					now (not in "pages": dfg did not

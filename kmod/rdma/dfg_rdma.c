@@ -1,0 +1,976 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dfg_rdma.c - dfg_rdma.ko, the RDMA transport of dfg.ko's prefetch (see
+ * kmod/pf_xport.h). A module of its own so that dfg.ko loads on machines
+ * without ib_core; it registers itself with dfg.ko at load and depends
+ * on it, so it is unloaded first.
+ *
+ * Server side: a listening rdma_cm id on port dfg_rdma.port (IPv4, any
+ * address, every RDMA device present or added later). Each connection
+ * that arrives gets its own PD, CQ and RC QP, and registers this machine's
+ * partition image (pinned in dfg.ko by dfg_pf_serve_get()) with fast-reg
+ * MRs for remote reads only, one MR per chunk of at most the device's
+ * fast-reg page list. Once established it posts the registrations, then
+ * one SEND, the hello: what it serves and each chunk's rkey and address.
+ * The SEND follows the registrations on the same send queue, so a peer
+ * that has the hello can read. A connection without a loaded partition is
+ * rejected (the connector sees -ECONNREFUSED).
+ *
+ * Client side (->connect, from DFG_IOC_PEER_ADD): resolve the address and
+ * route, make the QP, post the receive for the hello, connect, wait for
+ * the hello. ->read posts RDMA READs whose scatter list is the
+ * destination's pages (local DMA lkey), split at the peer's chunk ends.
+ * Every WR is signaled; the last one of a read to complete ends it. A
+ * failed WR (retries exhausted: the peer is dead or the link down) or a
+ * disconnect marks the connection dead and tells dfg.ko
+ * (dfg_pf_peer_lost()); the QP's error state flushes every other WR. The
+ * time until a dead peer's read fails is bounded by the ack timeout and
+ * retry count (dfg_rdma.ack_timeout, DFG_RDMA_RETRY).
+ *
+ * Objects and locks
+ *   dfg_rdma_srv	one accepted connection, on dfg_rdma_srvs under
+ *			dfg_rdma_lock (mutex: the list, each ->dying); freed
+ *			by its work on dfg_rdma_wq, queued once (->dying) by
+ *			a disconnect event or the module's exit.
+ *   dfg_rdma_conn	one connection to a peer, owned by dfg.ko from
+ *			->connect to ->disconnect. ->lock (spinlock, process
+ *			context: cm handler, CQ work, ->read) guards ->dead and
+ *			->closing. ->sq_used counts WRs posted and not
+ *			completed, so the send queue never overflows.
+ *   dfg_rdma_rd	one dfg_pf_read in flight: freed by the completion
+ *			of its last WR.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/in.h>
+#include <linux/module.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cm.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/rdma_cm.h>
+
+#include "pf_xport.h"
+
+static unsigned short dfg_rdma_port = DFG_PF_PORT;
+module_param_named(port, dfg_rdma_port, ushort, 0444);
+MODULE_PARM_DESC(port, "TCP-space port the module listens on");
+
+/*
+ * 4.096 us * 2^18 = 1.07 s per try, DFG_RDMA_RETRY + 1 tries: a dead peer
+ * fails reads within about 4.3 s. Shorter tries broke live connections of
+ * a loaded TCG rig before (DESIGN.md, Across machines).
+ */
+static unsigned char dfg_rdma_ack_timeout = 18;
+module_param_named(ack_timeout, dfg_rdma_ack_timeout, byte, 0644);
+MODULE_PARM_DESC(ack_timeout, "RC ack timeout exponent (4.096 us * 2^x)");
+
+#define DFG_RDMA_RETRY		3
+#define DFG_RDMA_MAGIC		0x48474644U	/* "DFGH" */
+#define DFG_RDMA_VERSION	1
+#define DFG_RDMA_CHUNKS_MAX	256
+#define DFG_RDMA_SGE		8	/* destination pages per READ */
+#define DFG_RDMA_SQ_DEPTH	1024
+
+struct dfg_rdma_chunk_wire {
+	__le64	iova;
+	__le32	rkey;
+	__le32	pad;
+};
+
+/* The hello, little-endian on the wire. */
+struct dfg_rdma_hello {
+	__le32	magic;
+	__le32	version;
+	__le64	node_first;
+	__le64	node_count;
+	__le32	feat_bytes;
+	__le32	nchunks;
+	__le64	row_off;
+	__le64	col_off;
+	__le64	col_count;
+	__le64	feat_off;
+	__le64	image_bytes;
+	__le64	chunk_bytes;
+	struct dfg_rdma_chunk_wire chunk[];
+};
+
+#define DFG_RDMA_HELLO_MAX	(sizeof(struct dfg_rdma_hello) + \
+				 DFG_RDMA_CHUNKS_MAX * \
+				 sizeof(struct dfg_rdma_chunk_wire))
+
+static struct workqueue_struct *dfg_rdma_wq;
+static struct rdma_cm_id *dfg_rdma_listen_id;
+static DEFINE_MUTEX(dfg_rdma_lock);
+static LIST_HEAD(dfg_rdma_srvs);
+
+/* ---- server side ---- */
+
+struct dfg_rdma_mr {
+	struct ib_mr		*mr;
+	struct sg_table		sgt;
+	int			nents;
+};
+
+struct dfg_rdma_srv {
+	struct list_head	node;
+	bool			dying;	/* under dfg_rdma_lock */
+	bool			served;
+	struct rdma_cm_id	*id;
+	struct ib_pd		*pd;
+	struct ib_cq		*cq;
+	struct dfg_pf_served	part;
+	unsigned int		nchunks;
+	struct dfg_rdma_mr	*mrs;
+	struct dfg_rdma_hello	*hello;
+	size_t			hello_len;
+	u64			hello_dma;
+	struct ib_cqe		cqe;
+	struct work_struct	free_work;
+};
+
+static void dfg_rdma_srv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn("serving a peer: %s\n", ib_wc_status_msg(wc->status));
+}
+
+/* Tear down what dfg_rdma_srv_setup() made, all but the id. */
+static void dfg_rdma_srv_release(struct dfg_rdma_srv *s)
+{
+	struct ib_device *dev = s->id->device;
+	unsigned int i;
+
+	if (s->id->qp) {
+		ib_drain_qp(s->id->qp);
+		rdma_destroy_qp(s->id);
+	}
+	for (i = 0; s->mrs && i < s->nchunks; i++) {
+		struct dfg_rdma_mr *m = &s->mrs[i];
+
+		if (m->mr)
+			ib_dereg_mr(m->mr);
+		if (m->nents)
+			ib_dma_unmap_sg(dev, m->sgt.sgl, m->sgt.orig_nents,
+					DMA_TO_DEVICE);
+		sg_free_table(&m->sgt);
+	}
+	kfree(s->mrs);
+	if (s->hello_dma)
+		ib_dma_unmap_single(dev, s->hello_dma, s->hello_len,
+				    DMA_TO_DEVICE);
+	kfree(s->hello);
+	if (s->cq)
+		ib_free_cq(s->cq);
+	if (s->pd)
+		ib_dealloc_pd(s->pd);
+	if (s->served)
+		dfg_pf_serve_put();
+	kfree(s);
+}
+
+static void dfg_rdma_srv_free_work(struct work_struct *work)
+{
+	struct dfg_rdma_srv *s = container_of(work, struct dfg_rdma_srv,
+					      free_work);
+	struct rdma_cm_id *id;
+
+	mutex_lock(&dfg_rdma_lock);
+	list_del(&s->node);
+	mutex_unlock(&dfg_rdma_lock);
+	id = s->id;
+	rdma_disconnect(id);
+	dfg_rdma_srv_release(s);
+	rdma_destroy_id(id);
+}
+
+/* Queue @s's end once; the cm handler and the module's exit both may. */
+static void dfg_rdma_srv_kill(struct dfg_rdma_srv *s)
+{
+	mutex_lock(&dfg_rdma_lock);
+	if (!s->dying) {
+		s->dying = true;
+		queue_work(dfg_rdma_wq, &s->free_work);
+	}
+	mutex_unlock(&dfg_rdma_lock);
+}
+
+/* Register chunk @i of the image: fast-reg MR, remote read only. */
+static int dfg_rdma_srv_chunk(struct dfg_rdma_srv *s, unsigned int i,
+			      unsigned int chunk_pages)
+{
+	struct ib_device *dev = s->id->device;
+	unsigned long first = (unsigned long)i * chunk_pages;
+	unsigned long total = DIV_ROUND_UP(s->part.bytes, PAGE_SIZE);
+	unsigned int j, n = min_t(unsigned long, chunk_pages, total - first);
+	struct dfg_rdma_mr *m = &s->mrs[i];
+	struct scatterlist *sg;
+	int ret;
+
+	ret = sg_alloc_table(&m->sgt, n, GFP_KERNEL);
+	if (ret)
+		return ret;
+	for_each_sg(m->sgt.sgl, sg, n, j)
+		sg_set_page(sg, vmalloc_to_page(s->part.image +
+						(first + j) * PAGE_SIZE),
+			    PAGE_SIZE, 0);
+	m->nents = ib_dma_map_sg(dev, m->sgt.sgl, n, DMA_TO_DEVICE);
+	if (!m->nents)
+		return -ENOMEM;
+	m->mr = ib_alloc_mr(s->pd, IB_MR_TYPE_MEM_REG, n);
+	if (IS_ERR(m->mr)) {
+		ret = PTR_ERR(m->mr);
+		m->mr = NULL;
+		return ret;
+	}
+	if (ib_map_mr_sg(m->mr, m->sgt.sgl, m->nents, NULL, PAGE_SIZE) !=
+	    m->nents)
+		return -EINVAL;
+	ib_update_fast_reg_key(m->mr, ib_inc_rkey(m->mr->rkey));
+	s->hello->chunk[i].iova = cpu_to_le64(m->mr->iova);
+	s->hello->chunk[i].rkey = cpu_to_le32(m->mr->rkey);
+	return 0;
+}
+
+static void dfg_rdma_hello_fill(struct dfg_rdma_hello *h,
+				const struct dfg_part_hdr *p,
+				unsigned int nchunks, u64 chunk_bytes)
+{
+	h->magic = cpu_to_le32(DFG_RDMA_MAGIC);
+	h->version = cpu_to_le32(DFG_RDMA_VERSION);
+	h->node_first = cpu_to_le64(p->node_first);
+	h->node_count = cpu_to_le64(p->node_count);
+	h->feat_bytes = cpu_to_le32(p->feat_bytes);
+	h->nchunks = cpu_to_le32(nchunks);
+	h->row_off = cpu_to_le64(p->row_off);
+	h->col_off = cpu_to_le64(p->col_off);
+	h->col_count = cpu_to_le64(p->col_count);
+	h->feat_off = cpu_to_le64(p->feat_off);
+	h->image_bytes = cpu_to_le64(p->image_bytes);
+	h->chunk_bytes = cpu_to_le64(chunk_bytes);
+}
+
+/* CONNECT_REQUEST: everything of a connection but the registrations. */
+static int dfg_rdma_srv_setup(struct dfg_rdma_srv *s,
+			      const struct rdma_conn_param *req)
+{
+	struct ib_device *dev = s->id->device;
+	struct ib_qp_init_attr qa = {};
+	struct rdma_conn_param cp = {};
+	unsigned int i, chunk_pages;
+	u64 chunk_bytes;
+	int ret;
+
+	ret = dfg_pf_serve_get(&s->part);
+	if (ret)
+		return ret;
+	s->served = true;
+	chunk_pages = min_t(u32, dev->attrs.max_fast_reg_page_list_len, 512);
+	if (!chunk_pages)
+		return -EOPNOTSUPP;
+	chunk_bytes = (u64)chunk_pages * PAGE_SIZE;
+	s->nchunks = DIV_ROUND_UP_ULL(s->part.bytes, chunk_bytes);
+	if (s->nchunks > DFG_RDMA_CHUNKS_MAX) {
+		pr_warn("partition of %llu bytes too large to serve\n",
+			s->part.bytes);
+		return -EFBIG;
+	}
+	s->hello_len = struct_size(s->hello, chunk, s->nchunks);
+	s->hello = kzalloc(s->hello_len, GFP_KERNEL);
+	s->mrs = kcalloc(s->nchunks, sizeof(*s->mrs), GFP_KERNEL);
+	if (!s->hello || !s->mrs)
+		return -ENOMEM;
+	dfg_rdma_hello_fill(s->hello, &s->part.hdr, s->nchunks, chunk_bytes);
+
+	s->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(s->pd)) {
+		ret = PTR_ERR(s->pd);
+		s->pd = NULL;
+		return ret;
+	}
+	s->cq = ib_alloc_cq(dev, s, s->nchunks + 8, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(s->cq)) {
+		ret = PTR_ERR(s->cq);
+		s->cq = NULL;
+		return ret;
+	}
+	for (i = 0; i < s->nchunks; i++) {
+		ret = dfg_rdma_srv_chunk(s, i, chunk_pages);
+		if (ret)
+			return ret;
+	}
+	s->hello_dma = ib_dma_map_single(dev, s->hello, s->hello_len,
+					 DMA_TO_DEVICE);
+	if (ib_dma_mapping_error(dev, s->hello_dma)) {
+		s->hello_dma = 0;
+		return -ENOMEM;
+	}
+	qa.send_cq = s->cq;
+	qa.recv_cq = s->cq;
+	qa.qp_type = IB_QPT_RC;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.cap.max_send_wr = s->nchunks + 2;
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = 1;
+	qa.cap.max_recv_sge = 1;
+	ret = rdma_create_qp(s->id, s->pd, &qa);
+	if (ret)
+		return ret;
+	s->cqe.done = dfg_rdma_srv_wr_done;
+	/* The event gives the connector's initiator depth this name. */
+	cp.responder_resources = min_t(u32, req->responder_resources,
+				       dev->attrs.max_qp_rd_atom);
+	cp.initiator_depth = 0;
+	cp.rnr_retry_count = 7;
+	return rdma_accept(s->id, &cp);
+}
+
+/* ESTABLISHED: registrations, then the hello behind them. */
+static int dfg_rdma_srv_start(struct dfg_rdma_srv *s)
+{
+	struct ib_sge sge = {
+		.addr	= s->hello_dma,
+		.length	= s->hello_len,
+		.lkey	= s->pd->local_dma_lkey,
+	};
+	struct ib_send_wr send = {
+		.wr_cqe		= &s->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < s->nchunks; i++) {
+		struct ib_reg_wr reg = {
+			.wr.wr_cqe	= &s->cqe,
+			.wr.opcode	= IB_WR_REG_MR,
+			.mr		= s->mrs[i].mr,
+			.key		= s->mrs[i].mr->rkey,
+			.access		= IB_ACCESS_REMOTE_READ,
+		};
+
+		ret = ib_post_send(s->id->qp, &reg.wr, NULL);
+		if (ret)
+			return ret;
+	}
+	return ib_post_send(s->id->qp, &send, NULL);
+}
+
+static int dfg_rdma_listen_handler(struct rdma_cm_id *id,
+				   struct rdma_cm_event *ev)
+{
+	struct dfg_rdma_srv *s = id->context;
+	int ret;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		s = kzalloc(sizeof(*s), GFP_KERNEL);
+		if (!s) {
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			return -ENOMEM;
+		}
+		s->id = id;
+		INIT_WORK(&s->free_work, dfg_rdma_srv_free_work);
+		id->context = s;
+		ret = dfg_rdma_srv_setup(s, &ev->param.conn);
+		if (ret) {
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			dfg_rdma_srv_release(s);
+			/* Nonzero: the cm destroys the id. */
+			return ret;
+		}
+		mutex_lock(&dfg_rdma_lock);
+		list_add(&s->node, &dfg_rdma_srvs);
+		mutex_unlock(&dfg_rdma_lock);
+		return 0;
+	case RDMA_CM_EVENT_ESTABLISHED:
+		ret = dfg_rdma_srv_start(s);
+		if (ret) {
+			pr_warn("cannot start serving a peer: %d\n", ret);
+			dfg_rdma_srv_kill(s);
+		}
+		return 0;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+	case RDMA_CM_EVENT_REJECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_TIMEWAIT_EXIT:
+		if (s)
+			dfg_rdma_srv_kill(s);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/* ---- client side ---- */
+
+struct dfg_rdma_rkey {
+	u64	iova;
+	u32	rkey;
+};
+
+struct dfg_rdma_conn {
+	struct rdma_cm_id	*id;
+	struct ib_pd		*pd;
+	struct ib_cq		*cq;
+	struct dfg_pf_peer	*peer;
+	spinlock_t		lock;	/* ->dead, ->closing; see the top */
+	bool			dead;
+	bool			closing;
+	struct completion	cm_done;
+	int			cm_status;
+	struct completion	hello_done;
+	int			hello_status;
+	u32			hello_len;
+	struct dfg_rdma_hello	*hello;
+	u64			hello_dma;
+	struct ib_cqe		recv_cqe;
+	atomic_t		sq_used;
+	u32			sq_depth;
+	u32			max_sge;
+	u64			image_bytes;
+	u64			chunk_bytes;
+	u32			nchunks;
+	struct dfg_rdma_rkey	*rk;
+};
+
+struct dfg_rdma_rd;
+
+struct dfg_rdma_wr {
+	struct ib_cqe		cqe;
+	struct ib_rdma_wr	wr;
+	struct dfg_rdma_rd	*r;
+	struct ib_sge		sge[DFG_RDMA_SGE];
+};
+
+struct dfg_rdma_rd {
+	struct dfg_pf_read	*rd;
+	struct dfg_rdma_conn	*c;
+	atomic_t		left;
+	int			status;
+	unsigned int		nwr;
+	struct dfg_rdma_wr	wr[];
+};
+
+/* The connection failed: tell dfg.ko once, unless it is ending it. */
+static void dfg_rdma_conn_lost(struct dfg_rdma_conn *c)
+{
+	bool tell;
+
+	spin_lock(&c->lock);
+	tell = !c->dead && !c->closing;
+	c->dead = true;
+	spin_unlock(&c->lock);
+	if (tell)
+		dfg_pf_peer_lost(c->peer);
+}
+
+static int dfg_rdma_conn_handler(struct rdma_cm_id *id,
+				 struct rdma_cm_event *ev)
+{
+	struct dfg_rdma_conn *c = id->context;
+	int st = 0;
+
+	switch (ev->event) {
+	case RDMA_CM_EVENT_ADDR_RESOLVED:
+	case RDMA_CM_EVENT_ROUTE_RESOLVED:
+	case RDMA_CM_EVENT_ESTABLISHED:
+		break;
+	case RDMA_CM_EVENT_REJECTED:
+		st = -ECONNREFUSED;
+		break;
+	case RDMA_CM_EVENT_ADDR_ERROR:
+	case RDMA_CM_EVENT_ROUTE_ERROR:
+	case RDMA_CM_EVENT_CONNECT_ERROR:
+	case RDMA_CM_EVENT_UNREACHABLE:
+		st = -EHOSTUNREACH;
+		break;
+	case RDMA_CM_EVENT_DISCONNECTED:
+	case RDMA_CM_EVENT_DEVICE_REMOVAL:
+	case RDMA_CM_EVENT_ADDR_CHANGE:
+		dfg_rdma_conn_lost(c);
+		st = -ECONNRESET;
+		break;
+	default:
+		return 0;
+	}
+	c->cm_status = st;
+	complete(&c->cm_done);
+	return 0;
+}
+
+/*
+ * Wait for @done until jiffies @end (interruptible: a connection may take
+ * long, PEER_ADD's caller may give up). 0, -ETIMEDOUT or -EINTR.
+ */
+static int dfg_rdma_wait(struct completion *done, unsigned long end)
+{
+	long left = (long)(end - jiffies);
+
+	if (left <= 0)
+		left = 1;
+	left = wait_for_completion_interruptible_timeout(done, left);
+	if (left < 0)
+		return -EINTR;
+	return left ? 0 : -ETIMEDOUT;
+}
+
+/* Wait for the cm step started last; reinit for the next. */
+static int dfg_rdma_cm_wait(struct dfg_rdma_conn *c, unsigned long end)
+{
+	int ret = dfg_rdma_wait(&c->cm_done, end);
+
+	if (ret)
+		return ret;
+	reinit_completion(&c->cm_done);
+	return c->cm_status;
+}
+
+static void dfg_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dfg_rdma_conn *c = cq->cq_context;
+
+	c->hello_status = wc->status == IB_WC_SUCCESS ? 0 : -ECONNRESET;
+	c->hello_len = wc->byte_len;
+	complete(&c->hello_done);
+}
+
+/* Everything of @c but dfg.ko's part; also for a failed connect. */
+static void dfg_rdma_conn_free(struct dfg_rdma_conn *c)
+{
+	struct ib_device *dev = c->id->device;
+
+	if (c->id->qp) {
+		rdma_disconnect(c->id);
+		ib_drain_qp(c->id->qp);
+		rdma_destroy_qp(c->id);
+	}
+	if (c->hello_dma)
+		ib_dma_unmap_single(dev, c->hello_dma, DFG_RDMA_HELLO_MAX,
+				    DMA_FROM_DEVICE);
+	if (c->cq)
+		ib_free_cq(c->cq);
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
+	rdma_destroy_id(c->id);
+	kfree(c->hello);
+	kfree(c->rk);
+	kfree(c);
+}
+
+static int dfg_rdma_conn_qp(struct dfg_rdma_conn *c)
+{
+	struct ib_device *dev = c->id->device;
+	struct ib_qp_init_attr qa = {};
+	struct ib_sge sge;
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &c->recv_cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+	int ret;
+
+	c->pd = ib_alloc_pd(dev, 0);
+	if (IS_ERR(c->pd)) {
+		ret = PTR_ERR(c->pd);
+		c->pd = NULL;
+		return ret;
+	}
+	c->sq_depth = min_t(u32, dev->attrs.max_qp_wr, DFG_RDMA_SQ_DEPTH);
+	c->max_sge = min_t(u32, dev->attrs.max_send_sge, DFG_RDMA_SGE);
+	c->cq = ib_alloc_cq(dev, c, c->sq_depth + 8, 0, IB_POLL_WORKQUEUE);
+	if (IS_ERR(c->cq)) {
+		ret = PTR_ERR(c->cq);
+		c->cq = NULL;
+		return ret;
+	}
+	qa.send_cq = c->cq;
+	qa.recv_cq = c->cq;
+	qa.qp_type = IB_QPT_RC;
+	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
+	qa.cap.max_send_wr = c->sq_depth + 1;	/* + ib_drain_qp()'s */
+	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = c->max_sge;
+	qa.cap.max_recv_sge = 1;
+	ret = rdma_create_qp(c->id, c->pd, &qa);
+	if (ret)
+		return ret;
+	c->hello = kzalloc(DFG_RDMA_HELLO_MAX, GFP_KERNEL);
+	if (!c->hello)
+		return -ENOMEM;
+	c->hello_dma = ib_dma_map_single(dev, c->hello, DFG_RDMA_HELLO_MAX,
+					 DMA_FROM_DEVICE);
+	if (ib_dma_mapping_error(dev, c->hello_dma)) {
+		c->hello_dma = 0;
+		return -ENOMEM;
+	}
+	c->recv_cqe.done = dfg_rdma_recv_done;
+	sge.addr = c->hello_dma;
+	sge.length = DFG_RDMA_HELLO_MAX;
+	sge.lkey = c->pd->local_dma_lkey;
+	return ib_post_recv(c->id->qp, &wr, NULL);
+}
+
+/* Check the hello and take what the peer serves from it. */
+static int dfg_rdma_hello_parse(struct dfg_rdma_conn *c,
+				struct dfg_pf_remote *r)
+{
+	const struct dfg_rdma_hello *h = c->hello;
+	u32 i, n;
+
+	ib_dma_sync_single_for_cpu(c->id->device, c->hello_dma,
+				   DFG_RDMA_HELLO_MAX, DMA_FROM_DEVICE);
+	if (c->hello_len < sizeof(*h) ||
+	    le32_to_cpu(h->magic) != DFG_RDMA_MAGIC ||
+	    le32_to_cpu(h->version) != DFG_RDMA_VERSION)
+		return -EPROTO;
+	n = le32_to_cpu(h->nchunks);
+	c->chunk_bytes = le64_to_cpu(h->chunk_bytes);
+	c->image_bytes = le64_to_cpu(h->image_bytes);
+	if (!n || n > DFG_RDMA_CHUNKS_MAX ||
+	    c->hello_len < struct_size(h, chunk, n) || !c->chunk_bytes ||
+	    c->image_bytes > n * c->chunk_bytes)
+		return -EPROTO;
+	c->rk = kcalloc(n, sizeof(*c->rk), GFP_KERNEL);
+	if (!c->rk)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		c->rk[i].iova = le64_to_cpu(h->chunk[i].iova);
+		c->rk[i].rkey = le32_to_cpu(h->chunk[i].rkey);
+	}
+	c->nchunks = n;
+	r->node_first = le64_to_cpu(h->node_first);
+	r->node_count = le64_to_cpu(h->node_count);
+	r->feat_bytes = le32_to_cpu(h->feat_bytes);
+	r->row_off = le64_to_cpu(h->row_off);
+	r->col_off = le64_to_cpu(h->col_off);
+	r->col_count = le64_to_cpu(h->col_count);
+	r->feat_off = le64_to_cpu(h->feat_off);
+	r->image_bytes = c->image_bytes;
+	return 0;
+}
+
+static void *dfg_rdma_connect(struct dfg_pf_peer *peer,
+			      const struct sockaddr_storage *addr,
+			      unsigned int timeout_ms,
+			      struct dfg_pf_remote *remote)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(timeout_ms);
+	struct rdma_conn_param cp = {};
+	struct dfg_rdma_conn *c;
+	int ret;
+
+	if (addr->ss_family != AF_INET)
+		return ERR_PTR(-EAFNOSUPPORT);
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return ERR_PTR(-ENOMEM);
+	c->peer = peer;
+	spin_lock_init(&c->lock);
+	init_completion(&c->cm_done);
+	init_completion(&c->hello_done);
+	c->id = rdma_create_id(&init_net, dfg_rdma_conn_handler, c,
+			       RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(c->id)) {
+		ret = PTR_ERR(c->id);
+		kfree(c);
+		return ERR_PTR(ret);
+	}
+	ret = rdma_set_ack_timeout(c->id, READ_ONCE(dfg_rdma_ack_timeout));
+	if (ret)
+		goto fail;
+	ret = rdma_resolve_addr(c->id, NULL, (struct sockaddr *)addr,
+				timeout_ms);
+	if (!ret)
+		ret = dfg_rdma_cm_wait(c, end);
+	if (ret)
+		goto fail;
+	ret = rdma_resolve_route(c->id, timeout_ms);
+	if (!ret)
+		ret = dfg_rdma_cm_wait(c, end);
+	if (ret)
+		goto fail;
+	ret = dfg_rdma_conn_qp(c);
+	if (ret)
+		goto fail;
+	cp.initiator_depth = min_t(u32, c->id->device->attrs.max_qp_init_rd_atom,
+				   16);
+	cp.responder_resources = 0;
+	cp.retry_count = DFG_RDMA_RETRY;
+	cp.rnr_retry_count = 7;
+	ret = rdma_connect(c->id, &cp);
+	if (!ret)
+		ret = dfg_rdma_cm_wait(c, end);
+	if (ret)
+		goto fail;
+	ret = dfg_rdma_wait(&c->hello_done, end);
+	if (!ret)
+		ret = c->hello_status ?: dfg_rdma_hello_parse(c, remote);
+	if (ret)
+		goto fail;
+	return c;
+
+fail:
+	/* Nothing of it reaches dfg.ko: no dfg_pf_peer_lost() from here. */
+	spin_lock(&c->lock);
+	c->closing = true;
+	spin_unlock(&c->lock);
+	dfg_rdma_conn_free(c);
+	return ERR_PTR(ret);
+}
+
+static void dfg_rdma_disconnect(void *conn)
+{
+	struct dfg_rdma_conn *c = conn;
+
+	spin_lock(&c->lock);
+	c->closing = true;
+	spin_unlock(&c->lock);
+	/* The drain in it completes every read still posted. */
+	dfg_rdma_conn_free(c);
+}
+
+static void dfg_rdma_rd_unmap(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w)
+{
+	unsigned int i;
+
+	for (i = 0; i < w->wr.wr.num_sge; i++)
+		ib_dma_unmap_page(c->id->device, w->sge[i].addr,
+				  w->sge[i].length, DMA_FROM_DEVICE);
+}
+
+/* @n WRs of @r are over (completed, or never posted). */
+static void dfg_rdma_rd_put(struct dfg_rdma_rd *r, unsigned int n)
+{
+	if (!atomic_sub_and_test(n, &r->left))
+		return;
+	dfg_pf_read_done(r->rd, r->status);
+	kfree(r);
+}
+
+static void dfg_rdma_read_wr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dfg_rdma_wr *w = container_of(wc->wr_cqe, struct dfg_rdma_wr,
+					     cqe);
+	struct dfg_rdma_rd *r = w->r;
+	struct dfg_rdma_conn *c = r->c;
+
+	dfg_rdma_rd_unmap(c, w);
+	atomic_dec(&c->sq_used);
+	if (wc->status != IB_WC_SUCCESS) {
+		/* One status per read; a flush after a failure says less. */
+		if (!r->status || wc->status != IB_WC_WR_FLUSH_ERR)
+			r->status = wc->status == IB_WC_REM_ACCESS_ERR ?
+				    -EIO : -EHOSTUNREACH;
+		dfg_rdma_conn_lost(c);
+	}
+	dfg_rdma_rd_put(r, 1);
+}
+
+/*
+ * The WRs of a read of [@off, @off + @len) into @dst: each at most
+ * c->max_sge destination pages, none across a chunk's end. With @r NULL,
+ * only counts them.
+ */
+static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
+			     u64 off, u32 len, void *dst)
+{
+	struct ib_device *dev = c->id->device;
+	unsigned int nwr = 0;
+	u32 pos = 0;
+
+	while (pos < len) {
+		u64 roff = off + pos;
+		u64 in_chunk = roff % c->chunk_bytes;
+		u32 room = min_t(u64, len - pos, c->chunk_bytes - in_chunk);
+		struct dfg_rdma_wr *w = r ? &r->wr[nwr] : NULL;
+		unsigned int ns = 0;
+		u32 got = 0;
+
+		while (got < room && ns < c->max_sge) {
+			void *va = dst + pos + got;
+			u32 n = min_t(u32, room - got,
+				      PAGE_SIZE - offset_in_page(va));
+
+			if (w) {
+				struct ib_sge *sge = &w->sge[ns];
+
+				sge->addr = ib_dma_map_page(dev,
+							    vmalloc_to_page(va),
+							    offset_in_page(va),
+							    n, DMA_FROM_DEVICE);
+				if (ib_dma_mapping_error(dev, sge->addr))
+					return -ENOMEM;
+				sge->length = n;
+				sge->lkey = c->pd->local_dma_lkey;
+				w->wr.wr.num_sge = ns + 1;
+			}
+			ns++;
+			got += n;
+		}
+		if (w) {
+			w->r = r;
+			w->cqe.done = dfg_rdma_read_wr_done;
+			w->wr.wr.wr_cqe = &w->cqe;
+			w->wr.wr.sg_list = w->sge;
+			w->wr.wr.opcode = IB_WR_RDMA_READ;
+			w->wr.wr.send_flags = IB_SEND_SIGNALED;
+			w->wr.remote_addr = c->rk[roff / c->chunk_bytes].iova +
+					    in_chunk;
+			w->wr.rkey = c->rk[roff / c->chunk_bytes].rkey;
+		}
+		nwr++;
+		pos += got;
+	}
+	return nwr;
+}
+
+static int dfg_rdma_read(void *conn, struct dfg_pf_read *rd)
+{
+	struct dfg_rdma_conn *c = conn;
+	struct dfg_rdma_rd *r;
+	unsigned int i;
+	bool dead;
+	int n, ret;
+
+	if (!rd->len || rd->off > c->image_bytes ||
+	    rd->len > c->image_bytes - rd->off)
+		return -EINVAL;
+	spin_lock(&c->lock);
+	dead = c->dead || c->closing;
+	spin_unlock(&c->lock);
+	if (dead)
+		return -EHOSTUNREACH;
+	n = dfg_rdma_rd_build(c, NULL, rd->off, rd->len, rd->dst);
+	if (atomic_add_return(n, &c->sq_used) > c->sq_depth) {
+		atomic_sub(n, &c->sq_used);
+		return -EBUSY;
+	}
+	r = kzalloc(struct_size(r, wr, n), GFP_ATOMIC);
+	if (!r) {
+		ret = -ENOMEM;
+		goto out_sq;
+	}
+	r->rd = rd;
+	r->c = c;
+	r->nwr = n;
+	atomic_set(&r->left, n);
+	ret = dfg_rdma_rd_build(c, r, rd->off, rd->len, rd->dst);
+	if (ret < 0)
+		goto out_unmap;
+	for (i = 0; i < n; i++) {
+		ret = ib_post_send(c->id->qp, &r->wr[i].wr.wr, NULL);
+		if (ret)
+			break;
+	}
+	if (!i)
+		goto out_unmap;
+	if (i < n) {
+		/* The posted ones complete and end the read with @ret. */
+		r->status = ret;
+		atomic_sub(n - i, &c->sq_used);
+		for (; i < n; i++)
+			dfg_rdma_rd_unmap(c, &r->wr[i]);
+		dfg_rdma_rd_put(r, n - i);
+	}
+	return 0;
+
+out_unmap:
+	for (i = 0; i < n; i++)
+		dfg_rdma_rd_unmap(c, &r->wr[i]);
+	kfree(r);
+out_sq:
+	atomic_sub(n, &c->sq_used);
+	return ret;
+}
+
+static const struct dfg_pf_xport dfg_rdma_xport = {
+	.name		= "rdma",
+	.owner		= THIS_MODULE,
+	.connect	= dfg_rdma_connect,
+	.read		= dfg_rdma_read,
+	.disconnect	= dfg_rdma_disconnect,
+};
+
+/* ---- module ---- */
+
+static int dfg_rdma_listen(void)
+{
+	struct sockaddr_in sin = {
+		.sin_family	= AF_INET,
+		.sin_addr.s_addr = htonl(INADDR_ANY),
+		.sin_port	= htons(dfg_rdma_port),
+	};
+	struct rdma_cm_id *id;
+	int ret;
+
+	id = rdma_create_id(&init_net, dfg_rdma_listen_handler, NULL,
+			    RDMA_PS_TCP, IB_QPT_RC);
+	if (IS_ERR(id))
+		return PTR_ERR(id);
+	ret = rdma_bind_addr(id, (struct sockaddr *)&sin);
+	if (!ret)
+		ret = rdma_listen(id, 16);
+	if (ret) {
+		rdma_destroy_id(id);
+		return ret;
+	}
+	dfg_rdma_listen_id = id;
+	return 0;
+}
+
+static int __init dfg_rdma_init(void)
+{
+	int ret;
+
+	dfg_rdma_wq = alloc_workqueue("dfg_rdma", WQ_UNBOUND, 0);
+	if (!dfg_rdma_wq)
+		return -ENOMEM;
+	ret = dfg_rdma_listen();
+	if (ret)
+		goto out_wq;
+	ret = dfg_pf_xport_register(&dfg_rdma_xport);
+	if (ret)
+		goto out_listen;
+	return 0;
+
+out_listen:
+	rdma_destroy_id(dfg_rdma_listen_id);
+out_wq:
+	destroy_workqueue(dfg_rdma_wq);
+	return ret;
+}
+
+static void __exit dfg_rdma_exit(void)
+{
+	struct dfg_rdma_srv *s;
+
+	/* Our peers first: their reads end before the transport goes. */
+	dfg_pf_xport_unregister(&dfg_rdma_xport);
+	/* No new connection after this; then end the served ones. */
+	rdma_destroy_id(dfg_rdma_listen_id);
+	mutex_lock(&dfg_rdma_lock);
+	list_for_each_entry(s, &dfg_rdma_srvs, node) {
+		if (!s->dying) {
+			s->dying = true;
+			queue_work(dfg_rdma_wq, &s->free_work);
+		}
+	}
+	mutex_unlock(&dfg_rdma_lock);
+	/* Each work takes its entry off the list and frees it. */
+	destroy_workqueue(dfg_rdma_wq);
+}
+
+module_init(dfg_rdma_init);
+module_exit(dfg_rdma_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("dfg: RDMA transport of the hub-node prefetch");
+MODULE_VERSION(DFG_VERSION);

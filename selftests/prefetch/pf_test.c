@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pf_test - the hub-node prefetch across the two-node rig (kmod/prefetch.c,
+ * kmod/rdma/dfg_rdma.c), driven by selftests/prefetch/node0.sh.
+ *
+ *   pf_test load I	load partition I of the test graph (PART_LOAD)
+ *   pf_test run STEP	one group of checks on node0, TAP lines out;
+ *			PF_PEER names node1's address
+ *
+ * The test graph is a function of the node ID (pf_deg(), pf_nbr(),
+ * pf_feat()), so node0 checks node1's bytes against what node1 loaded
+ * without reading node1's image. Two partitions of PF_N nodes; each holds
+ * replicas of the other's nodes with ID % 7 == 0.
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+
+#include "dfg_sys.h"
+
+#define PF_N		3000ULL
+#define PF_K		2
+#define PF_FEAT		24
+#define PF_DEG_MAX	8
+
+static unsigned int pf_fails;
+
+static void pf_tap(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - ", ok ? "ok" : "not ok");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		pf_fails++;
+}
+
+static __u64 pf_first(int part)
+{
+	return part * (PF_N / PF_K);
+}
+
+static __u32 pf_deg(__u64 v)
+{
+	return (__u32)((v * 2654435761ULL) >> 7) % (PF_DEG_MAX + 1);
+}
+
+static __u64 pf_nbr(__u64 v, __u32 j)
+{
+	return (v * 31 + j * 977 + 7) % PF_N;
+}
+
+static __u8 pf_feat(__u64 v, unsigned int b)
+{
+	return (__u8)(v * 131 + b * 7);
+}
+
+static bool pf_replicated(int part, __u64 v)
+{
+	return v % 7 == 0 &&
+	       (v < pf_first(part) || v >= pf_first(part) + PF_N / PF_K);
+}
+
+/* Rows, neighbours and attributes of @n nodes @ids at @img + offsets. */
+static size_t pf_sections(void *img, const __u64 *ids, __u64 n, __u64 *row,
+			  __u64 *col, __u64 *feat)
+{
+	size_t off = *row;
+	__u64 i, c = 0;
+	__u32 j;
+
+	for (i = 0; i < n; i++)
+		c += pf_deg(ids[i]);
+	*col = off + (n + 1) * 8;
+	*feat = *col + c * 8;
+	if (img) {
+		__u64 *r = img + *row, *cl = img + *col;
+		__u8 *f = img + *feat;
+
+		c = 0;
+		for (i = 0; i < n; i++) {
+			r[i] = c;
+			for (j = 0; j < pf_deg(ids[i]); j++)
+				cl[c++] = pf_nbr(ids[i], j);
+			for (j = 0; j < PF_FEAT; j++)
+				f[i * PF_FEAT + j] = pf_feat(ids[i], j);
+		}
+		r[n] = c;
+	}
+	return *feat + n * PF_FEAT;
+}
+
+/* The image of partition @part; *len gets its size. */
+static void *pf_image(int part, size_t *len)
+{
+	__u64 n = PF_N / PF_K, first = pf_first(part), nrep = 0, i;
+	__u64 *own = calloc(n, 8), *rep = calloc(PF_N, 8);
+	struct dfg_part_hdr h = {
+		.magic = DFG_PART_MAGIC, .version = DFG_PART_VERSION,
+		.node_first = first, .node_count = n, .feat_bytes = PF_FEAT,
+	};
+	void *img = NULL;
+	int pass;
+
+	for (i = 0; i < n; i++)
+		own[i] = first + i;
+	for (i = 0; i < PF_N; i++)
+		if (pf_replicated(part, i))
+			rep[nrep++] = i;
+	h.rep_count = nrep;
+	/* Pass 0 sizes the sections, pass 1 writes them. */
+	for (pass = 0; pass < 2; pass++) {
+		h.row_off = sizeof(h);
+		*len = pf_sections(img, own, n, &h.row_off, &h.col_off,
+				   &h.feat_off);
+		h.col_count = (h.feat_off - h.col_off) / 8;
+		h.rep_ids_off = *len;
+		h.rep_row_off = h.rep_ids_off + nrep * 8;
+		*len = pf_sections(img, rep, nrep, &h.rep_row_off,
+				   &h.rep_col_off, &h.rep_feat_off);
+		h.rep_col_count = (h.rep_feat_off - h.rep_col_off) / 8;
+		h.image_bytes = *len;
+		if (!img)
+			img = calloc(1, *len);
+	}
+	memcpy(img, &h, sizeof(h));
+	memcpy(img + h.rep_ids_off, rep, nrep * 8);
+	free(own);
+	free(rep);
+	return img;
+}
+
+static int pf_load(int fd, void *img, size_t len)
+{
+	struct dfg_part_load a = { .addr = (uintptr_t)img, .len = len };
+
+	return sys_dfg_ioctl(fd, DFG_IOC_PART_LOAD, &a);
+}
+
+static __u64 pf_stat(const char *name)
+{
+	char path[64];
+	__u64 v = ~0ULL;
+
+	snprintf(path, sizeof(path), "prefetch/%s", name);
+	dfg_sysfs_read_u64(path, &v);
+	return v;
+}
+
+static int pf_peer_add(int fd, struct dfg_peer_add *a)
+{
+	const char *peer = getenv("PF_PEER");
+
+	memset(a, 0, sizeof(*a));
+	a->family = AF_INET;
+	a->timeout_ms = 20000;
+	if (!peer || inet_pton(AF_INET, peer, a->addr) != 1)
+		return -EDESTADDRREQ;
+	return sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, a);
+}
+
+struct pf_maps {
+	const void *part;
+	const struct dfg_pf_cache_hdr *cache;
+};
+
+static int pf_map(int fd, struct pf_maps *m)
+{
+	char buf[128];
+	__u64 first, count, reps, bytes, cache;
+	void *p;
+
+	if (dfg_sysfs_read("prefetch/partition", buf, sizeof(buf)) ||
+	    sscanf(buf, "%llu %llu %llu %llu", &first, &count, &reps,
+		   &bytes) != 4 || dfg_sysfs_read_u64("prefetch/cache_bytes",
+						      &cache))
+		return -ENODATA;
+	p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, DFG_PF_MMAP_PART);
+	if (p == MAP_FAILED)
+		return -errno;
+	m->part = p;
+	p = mmap(NULL, DFG_PF_CACHE_DATA + cache, PROT_READ, MAP_SHARED, fd,
+		 DFG_PF_MMAP_CACHE);
+	if (p == MAP_FAILED)
+		return -errno;
+	m->cache = p;
+	return 0;
+}
+
+/* The bytes of @l, copied to @buf; false if a cache copy may be torn. */
+static bool pf_copy(const struct pf_maps *m, const struct dfg_pf_loc *l,
+		    void *buf)
+{
+	const struct dfg_pf_cache_hdr *c = m->cache;
+
+	if (l->where != DFG_PF_IN_CACHE) {
+		memcpy(buf, m->part + l->pos, l->len);
+		return true;
+	}
+	memcpy(buf, (const void *)c + DFG_PF_CACHE_DATA +
+	       l->pos % c->data_bytes, l->len);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&c->tail, __ATOMIC_RELAXED) <= l->pos;
+}
+
+/* Is @l (entry @k of node @v) what node @v's owner holds? */
+static bool pf_check_loc(const struct pf_maps *m, __u64 v, int k,
+			 const struct dfg_pf_loc *l)
+{
+	__u8 buf[PF_DEG_MAX * 8 + PF_FEAT];
+	__u64 *nb = (__u64 *)buf;
+	__u32 j;
+
+	if (k == 0) {
+		if (l->len != pf_deg(v) * 8)
+			return false;
+	} else if (l->len != PF_FEAT) {
+		return false;
+	}
+	if (!pf_copy(m, l, buf))
+		return false;
+	for (j = 0; k == 0 && j < pf_deg(v); j++)
+		if (nb[j] != pf_nbr(v, j))
+			return false;
+	for (j = 0; k == 1 && j < PF_FEAT; j++)
+		if (buf[j] != pf_feat(v, j))
+			return false;
+	return true;
+}
+
+/*
+ * Prefetch nodes [@first, @first + @n) over @path, both kinds; checks
+ * every entry's bytes and place (@where, @hit: -1 for any; node0's
+ * replicas must come from the replica whatever @where says). Returns the
+ * command's result, *@ok whether every entry was right.
+ */
+static int pf_fetch(int fd, struct io_uring *ring, enum dfg_path path,
+		    const struct pf_maps *m, __u64 first, __u32 n, int where,
+		    int hit, bool *ok)
+{
+	__u64 *ids = calloc(n, 8);
+	struct dfg_pf_loc *out = calloc(2 * n, sizeof(*out));
+	struct dfg_prefetch a = {
+		.ids = (uintptr_t)ids, .out = (uintptr_t)out, .nr = n,
+		.what = DFG_PF_NBRS | DFG_PF_ATTRS,
+	};
+	__u32 i;
+	int ret, k;
+
+	for (i = 0; i < n; i++)
+		ids[i] = first + i;
+	ret = dfg_cmd_ex(path, fd, ring, DFG_IOC_PREFETCH, &a, sizeof(a),
+			 NULL, 0);
+	*ok = ret >= 0;
+	for (i = 0; ret >= 0 && i < n; i++) {
+		for (k = 0; k < 2; k++) {
+			const struct dfg_pf_loc *l = &out[2 * i + k];
+			bool rep = pf_replicated(0, first + i);
+			int w = rep ? DFG_PF_IN_REPLICA : where;
+
+			if ((w >= 0 && l->len && l->where != w) ||
+			    (hit >= 0 && !rep && l->len && l->hit != hit) ||
+			    !pf_check_loc(m, first + i, k, l)) {
+				if (*ok)
+					printf("# node %llu kind %d: where %u hit %u len %u pos %llu\n",
+					       first + i, k, l->where, l->hit,
+					       l->len, l->pos);
+				*ok = false;
+			}
+		}
+	}
+	free(ids);
+	free(out);
+	return ret;
+}
+
+/*
+ * Entries of node1's nodes [@first, @first + @n) that need a read (not
+ * replicated on node0, not empty), and their bytes in *@bytes.
+ */
+static int pf_remote(__u64 first, __u32 n, __u64 *bytes)
+{
+	int c = 0;
+	__u32 i;
+
+	*bytes = 0;
+	for (i = 0; i < n; i++) {
+		if (pf_replicated(0, first + i))
+			continue;
+		c += 1 + !!pf_deg(first + i);
+		*bytes += pf_deg(first + i) * 8 + PF_FEAT;
+	}
+	return c;
+}
+
+static int pf_prefetch_one(int fd, __u64 id, __u32 what, __u32 nr,
+			   __u32 flags, void *out)
+{
+	__u64 ids[2] = { id, id };
+	struct dfg_prefetch a = {
+		.ids = (uintptr_t)ids, .out = (uintptr_t)out, .nr = nr,
+		.what = what, .flags = flags,
+	};
+
+	return sys_dfg_ioctl(fd, DFG_IOC_PREFETCH, &a);
+}
+
+/* Step "setup": bad images, the peer, its errors. */
+static void pf_step_setup(int fd)
+{
+	struct dfg_peer_add a;
+	size_t len;
+	void *img = pf_image(0, &len);
+	struct dfg_part_hdr *h = img;
+	__u64 *row = img + h->row_off;
+	char buf[256];
+	int ret;
+
+	h->magic ^= 1;
+	pf_tap(pf_load(fd, img, len) == -EINVAL, "bad magic: -EINVAL");
+	h->magic ^= 1;
+	row[1] += 1000;
+	pf_tap(pf_load(fd, img, len) == -EINVAL, "rows not monotone: -EINVAL");
+	row[1] -= 1000;
+	pf_tap(pf_load(fd, img, len - 8) == -EINVAL,
+	       "image shorter than its header says: -EINVAL");
+	ret = pf_load(fd, img, len);
+	pf_tap(ret == 0, "partition 0 loads (%d)", ret);
+	free(img);
+
+	ret = pf_peer_add(fd, &a);
+	pf_tap(ret == 0 && a.node_first == pf_first(1) &&
+	       a.node_count == PF_N / PF_K,
+	       "PEER_ADD node1: %d, nodes %llu+%llu", ret, a.node_first,
+	       a.node_count);
+	pf_tap(!dfg_sysfs_read("prefetch/peers", buf, sizeof(buf)) &&
+	       !strcmp(buf, "0 1500 1500 up"), "sysfs peers: '%s'", buf);
+	ret = pf_peer_add(fd, &a);
+	pf_tap(ret == -EEXIST, "PEER_ADD of the same range: %d", ret);
+	a.family = AF_INET;
+	a.reserved[0] = 1;
+	pf_tap(sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a) == -EINVAL,
+	       "PEER_ADD with reserved set: -EINVAL");
+}
+
+/* Step "fetch": remote misses then hits, local, replicas, bad input. */
+static void pf_step_fetch(int fd, struct io_uring *ring,
+			  const struct pf_maps *m)
+{
+	__u64 miss0 = pf_stat("misses"), hit0 = pf_stat("hits");
+	__u64 bytes0 = pf_stat("bytes"), loc0 = pf_stat("local"), rep0;
+	struct dfg_pf_loc out[4];
+	__u64 rep_bytes;
+	int want = pf_remote(1500, 300, &rep_bytes), ret;
+	bool ok;
+
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, 1500, 300,
+		       DFG_PF_IN_CACHE, 0, &ok);
+	pf_tap(ok && ret == want,
+	       "ioctl: 300 of node1's nodes read (%d of %d), bytes right",
+	       ret, want);
+	pf_tap(pf_stat("misses") - miss0 == (__u64)want &&
+	       pf_stat("bytes") - bytes0 == rep_bytes,
+	       "misses +%llu (want %d), bytes +%llu (want %llu)",
+	       pf_stat("misses") - miss0, want, pf_stat("bytes") - bytes0,
+	       rep_bytes);
+	pf_tap(pf_stat("inflight") == 0, "no read in flight after the CQE");
+
+	ret = pf_fetch(fd, ring, DFG_PATH_INLINE, m, 1500, 300,
+		       DFG_PF_IN_CACHE, 1, &ok);
+	pf_tap(ok && ret == 0, "io_uring again: all hits (%d reads)", ret);
+	pf_tap(pf_stat("hits") - hit0 == (__u64)want, "hits +%llu (want %d)",
+	       pf_stat("hits") - hit0, want);
+
+	want = pf_remote(1800, 200, &rep_bytes);
+	ret = pf_fetch(fd, ring, DFG_PATH_INDIRECT, m, 1800, 200,
+		       DFG_PF_IN_CACHE, 0, &ok);
+	pf_tap(ok && ret == want,
+	       "io_uring indirect: 200 new nodes (%d reads of %d)", ret, want);
+
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, 0, 200, DFG_PF_IN_PART,
+		       -1, &ok);
+	pf_tap(ok && ret == 0 && pf_stat("local") - loc0 == 400,
+	       "own nodes from the partition, no read");
+	/* Node 2002 is 7 * 286: node1's, replicated on node0. */
+	rep0 = pf_stat("replica");
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, 2002, 1, DFG_PF_IN_REPLICA,
+		       -1, &ok);
+	pf_tap(ok && ret == 0 && pf_stat("replica") - rep0 == 2,
+	       "a replicated hub from the replica, no read");
+
+	pf_tap(pf_prefetch_one(fd, PF_N, DFG_PF_ALL, 1, 0, out) == -EINVAL,
+	       "node ID past the graph: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 1, 0, 1, 0, out) == -EINVAL,
+	       "what 0: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 1, 4, 1, 0, out) == -EINVAL,
+	       "unknown what bit: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 1, DFG_PF_ALL, 0, 0, out) == -EINVAL,
+	       "nr 0: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 1, DFG_PF_ALL, DFG_PF_NR_MAX + 1, 0,
+			       out) == -EINVAL, "nr past DFG_PF_NR_MAX: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 1, DFG_PF_ALL, 1, 1, out) == -EINVAL,
+	       "flags: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 2500, DFG_PF_ALL, 1, 0, NULL) == -EFAULT,
+	       "bad out pointer: -EFAULT");
+	pf_tap(pf_stat("inflight") == 0, "nothing left in flight");
+}
+
+/*
+ * Step "dead FIRST": node1 is unreachable (node0's link down, or node1
+ * silent); node1's uncached nodes from FIRST fail in bounded time.
+ */
+static void pf_step_dead(int fd, struct io_uring *ring,
+			 const struct pf_maps *m, __u64 first)
+{
+	__u64 t0 = dfg_now_ns(), ms;
+	char buf[256];
+	bool ok;
+	int ret;
+
+	ret = pf_fetch(fd, ring, DFG_PATH_INLINE, m, first, 100, -1, -1, &ok);
+	ms = dfg_ms_since(t0);
+	pf_tap(ret == -EHOSTUNREACH && ms < 30000,
+	       "peer unreachable: uncached nodes fail with %d after %llu ms",
+	       ret, ms);
+	pf_tap(!dfg_sysfs_read("prefetch/peers", buf, sizeof(buf)) &&
+	       !strcmp(buf, "0 1500 1500 down"), "sysfs peers: '%s'", buf);
+	t0 = dfg_now_ns();
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, first + 100, 10, -1, -1,
+		       &ok);
+	pf_tap(ret == -EHOSTUNREACH && dfg_ms_since(t0) < 1000,
+	       "then at once: %d", ret);
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, 1500, 300, DFG_PF_IN_CACHE,
+		       1, &ok);
+	pf_tap(ok && ret == 0, "cached nodes still served, bytes right (%d)",
+	       ret);
+	pf_tap(pf_stat("inflight") == 0, "no read left in flight");
+}
+
+/*
+ * Step "back FIRST": node1 is reachable again; PEER_ADD replaces the dead
+ * peer and the nodes from FIRST that failed are read.
+ */
+static void pf_step_back(int fd, struct io_uring *ring,
+			 const struct pf_maps *m, __u64 first)
+{
+	struct dfg_peer_add a;
+	bool ok;
+	int ret;
+
+	ret = pf_peer_add(fd, &a);
+	pf_tap(ret == 0 && a.id == 0, "PEER_ADD replaces the dead peer: %d",
+	       ret);
+	__u64 bytes;
+	int want = pf_remote(first, 100, &bytes);
+
+	ret = pf_fetch(fd, ring, DFG_PATH_INLINE, m, first, 100,
+		       DFG_PF_IN_CACHE, 0, &ok);
+	pf_tap(ok && ret == want,
+	       "nodes read again after the link came back (%d of %d)", ret,
+	       want);
+}
+
+/* Step "nodev": dfg_rdma.ko is gone, with its peers. */
+static void pf_step_nodev(int fd)
+{
+	struct dfg_peer_add a;
+	struct dfg_pf_loc out[2];
+
+	pf_tap(pf_peer_add(fd, &a) == -ENODEV, "no transport: -ENODEV");
+	pf_tap(pf_prefetch_one(fd, 2500, DFG_PF_ALL, 1, 0, out) == -EINVAL,
+	       "a peer's node without the peer: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 10, DFG_PF_ALL, 1, 0, out) == 0 &&
+	       out[1].where == DFG_PF_IN_PART, "own nodes still served");
+}
+
+int main(int argc, char **argv)
+{
+	struct io_uring ring;
+	struct pf_maps m;
+	__u64 first;
+	int fd, ret;
+
+	if (argc != 3 && argc != 4)
+		goto usage;
+	first = argc == 4 ? strtoull(argv[3], NULL, 0) : 0;
+	fd = sys_dfg_open();
+	if (fd < 0) {
+		fprintf(stderr, "pf_test: /dev/dfg: %s\n", strerror(-fd));
+		return 1;
+	}
+	if (!strcmp(argv[1], "load")) {
+		size_t len;
+		void *img = pf_image(atoi(argv[2]), &len);
+
+		ret = pf_load(fd, img, len);
+		if (ret)
+			fprintf(stderr, "pf_test: PART_LOAD: %s\n",
+				strerror(-ret));
+		return !!ret;
+	}
+	if (strcmp(argv[1], "run"))
+		goto usage;
+	if (!strcmp(argv[2], "setup")) {
+		pf_step_setup(fd);
+		return !!pf_fails;
+	}
+	if (!strcmp(argv[2], "nodev")) {
+		pf_step_nodev(fd);
+		return !!pf_fails;
+	}
+	ret = dfg_ring_init(&ring, 8);
+	if (!ret)
+		ret = pf_map(fd, &m);
+	if (ret) {
+		fprintf(stderr, "pf_test: ring or mmap: %s\n", strerror(-ret));
+		return 1;
+	}
+	if (!strcmp(argv[2], "fetch"))
+		pf_step_fetch(fd, &ring, &m);
+	else if (!strcmp(argv[2], "dead") && first)
+		pf_step_dead(fd, &ring, &m, first);
+	else if (!strcmp(argv[2], "back") && first)
+		pf_step_back(fd, &ring, &m, first);
+	else
+		goto usage;
+	return !!pf_fails;
+usage:
+	fprintf(stderr,
+		"usage: pf_test load I | run setup|fetch|nodev | run dead|back FIRST\n");
+	return 2;
+}
