@@ -15,8 +15,6 @@
 
 #include "set.h"
 
-#define RUN_CKPT_MAGIC		0x44464743504b5432ULL	/* "DFGCPKT2" */
-
 __u64 rt_ckpt_every(const struct rt_set *s)
 {
 	return s->env->state_dir ? s->env->opts->checkpoint_every : 0;
