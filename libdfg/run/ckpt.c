@@ -199,6 +199,9 @@ int rt_ckpt_restore(struct rt_set *s, __u64 seq)
 		if (r)
 			break;
 		s->m[i].root_count = x;
+		/* carried into a new plan without state: starts as new */
+		if (!plen)
+			continue;
 		r = dfg_ckpt_open(p, plen, &mr);
 		if (r)
 			break;

@@ -446,21 +446,75 @@ struct rec {
 	__u64		ikey;
 };
 
-/* Parses @is as a record store: every byte, nothing else. */
-static int parse_store(const struct inst_state *is, struct rec **recs,
+/*
+ * What dfg_comp_checkpoint() wrote for a member: its type's and its own
+ * name, then the type's bytes (@payload). Empty: a member carried in
+ * without state (see below).
+ */
+static int member_payload(const struct inst_state *is, const void **payload,
+			  size_t *plen)
+{
+	struct dfg_ckpt *rd;
+	const void *name;
+	size_t nlen;
+	__u64 len;
+	int r;
+
+	*payload = NULL;
+	*plen = 0;
+	if (!is->len)
+		return 0;
+	r = dfg_ckpt_open(is->data, is->len, &rd);
+	if (r)
+		return r;
+	r = dfg_ckpt_get_bytes(rd, &name, &nlen) ?:
+	    dfg_ckpt_get_bytes(rd, &name, &nlen) ?:
+	    dfg_ckpt_get_u64(rd, &len);
+	if (!r && len != is->len - (size_t)((const char *)name + nlen + 8 -
+					     (const char *)is->data))
+		r = -EBADMSG;
+	if (!r) {
+		*payload = (const char *)name + nlen + 8;
+		*plen = (size_t)len;
+	}
+	dfg_ckpt_free(rd);
+	return r;
+}
+
+/* A member's bytes as dfg_comp_checkpoint() would write them. */
+static int member_wrap(struct inst_state *is, const char *type,
+		       const char *name, struct dfg_ckpt *payload)
+{
+	const void *p;
+	size_t len;
+	int r = dfg_ckpt_new(&is->own);
+
+	p = dfg_ckpt_data(payload, &len);
+	if (!r)
+		r = dfg_ckpt_put_bytes(is->own, type, strlen(type)) ?:
+		    dfg_ckpt_put_bytes(is->own, name, strlen(name)) ?:
+		    dfg_ckpt_put_u64(is->own, len) ?:
+		    dfg_ckpt_put(is->own, p, len);
+	if (!r)
+		is->data = dfg_ckpt_data(is->own, &is->len);
+	return r;
+}
+
+/* Parses @p as a record store: every byte, nothing else. */
+static int parse_store(const void *p, size_t plen, struct rec **recs,
 		       __u64 *nr)
 {
 	struct dfg_ckpt *rd;
 	unsigned char end;
 	__u64 i;
-	int r = dfg_ckpt_open(is->data, is->len, &rd);
+	int r = dfg_ckpt_open(p, plen, &rd);
 
 	if (r)
 		return r;
 	*recs = NULL;
 	r = dfg_ckpt_get_u64(rd, nr);
 	/* each record takes 24 bytes at least */
-	if (!r && *nr > is->len / 24)
+	if (!r && *nr > plen / 24)
 		r = -EBADMSG;
 	if (!r) {
 		*recs = calloc(*nr + 1, sizeof(**recs));
@@ -485,30 +539,28 @@ static int parse_store(const struct inst_state *is, struct rec **recs,
 }
 
 /*
- * The state of @comp, @on instances, over @nn: records routed as the hash
- * flow @f routes the elements they hold. -EINVAL with @why when the
- * state is not a record store keyed by @f's key.
+ * The keyed state of @comp, @on instances (payloads @pl, @plen), over
+ * @nn: records routed as the hash flow @f routes the elements they
+ * hold. -EINVAL with @why when it is not a record store keyed by @f's
+ * key.
  */
 static int repartition(struct carry *c, unsigned int comp, unsigned int on,
-		       unsigned int nn, char *why, size_t whylen)
+		       unsigned int nn, const void **pl, const size_t *plen,
+		       char *why, size_t whylen)
 {
-	const char *name = c->nfg->comps[comp].name;
+	const struct dfg_flow_comp *fc = &c->nfg->comps[comp];
 	const struct dfg_flow_edge *f = keyed_by(c->ofg, comp);
-	struct inst_state *ost = c->st[comp], *nst;
+	struct inst_state *nst = c->st[comp] + on;	/* new ones follow */
 	struct dfg_ckpt **w = NULL;
 	struct rec **recs = NULL;
 	__u64 *nr = NULL, *cnt = NULL, k;
 	unsigned int i, j;
 	int r = 0;
 
-	for (i = 0; i < on && !ost[i].len; i++)
-		;
-	if (i == on)
-		return 0;	/* no state to move */
 	if (!f) {
 		snprintf(why, whylen,
 			 "'%s' has state and is not fed by a hash flow: it cannot change degree",
-			 name);
+			 fc->name);
 		return -EINVAL;
 	}
 	recs = calloc(on, sizeof(*recs));
@@ -520,11 +572,11 @@ static int repartition(struct carry *c, unsigned int comp, unsigned int on,
 		goto out;
 	}
 	for (i = 0; i < on; i++) {
-		r = parse_store(&ost[i], &recs[i], &nr[i]);
+		r = parse_store(pl[i], plen[i], &recs[i], &nr[i]);
 		if (r == -EBADMSG) {
 			snprintf(why, whylen,
 				 "the state of '%s' is not keyed records: it cannot change degree",
-				 name);
+				 fc->name);
 			r = -EINVAL;
 		}
 		if (r)
@@ -538,14 +590,13 @@ static int repartition(struct carry *c, unsigned int comp, unsigned int on,
 			if (run_hash_route(f, &e, on) != i) {
 				snprintf(why, whylen,
 					 "the state of '%s' is not keyed by the key of its hash flow: it cannot change degree",
-					 name);
+					 fc->name);
 				r = -EINVAL;
 				goto out;
 			}
 			cnt[run_hash_route(f, &e, nn)]++;
 		}
 	}
-	nst = c->st[comp] + on;		/* the new instances follow */
 	for (j = 0; !r && j < nn; j++) {
 		r = dfg_ckpt_new(&w[j]);
 		if (!r)
@@ -561,11 +612,8 @@ static int repartition(struct carry *c, unsigned int comp, unsigned int on,
 			    dfg_ckpt_put_u64(w[j], x->ikey) ?:
 			    dfg_ckpt_put_bytes(w[j], x->key, x->klen);
 		}
-	for (j = 0; !r && j < nn; j++) {
-		nst[j].own = w[j];
-		nst[j].data = dfg_ckpt_data(w[j], &nst[j].len);
-		w[j] = NULL;
-	}
+	for (j = 0; !r && j < nn; j++)
+		r = member_wrap(&nst[j], fc->type, fc->name, w[j]);
 out:
 	for (j = 0; w && j < nn; j++)
 		dfg_ckpt_free(w[j]);
@@ -578,15 +626,58 @@ out:
 	return r;
 }
 
+/* Does @comp keep its instances' bytes as they are? */
+static bool kept(const struct carry *c, unsigned int comp)
+{
+	const struct dfg_flow_comp *o = &c->ofg->comps[comp];
+	const struct dfg_flow_comp *n = &c->nfg->comps[comp];
+
+	return o->degree == n->degree && !strcmp(o->type, n->type);
+}
+
+/*
+ * The new instances of a component whose degree or type changes: none
+ * with state start as new (empty bytes: no restore); keyed state of the
+ * same type is re-partitioned; any other state cannot move.
+ */
+static int change(struct carry *c, unsigned int comp, char *why,
+		  size_t whylen)
+{
+	const struct dfg_flow_comp *o = &c->ofg->comps[comp];
+	const struct dfg_flow_comp *n = &c->nfg->comps[comp];
+	const void **pl = calloc(o->degree, sizeof(*pl));
+	size_t *plen = calloc(o->degree, sizeof(*plen));
+	bool state = false;
+	unsigned int i;
+	int r = pl && plen ? 0 : -ENOMEM;
+
+	for (i = 0; !r && i < o->degree; i++) {
+		r = member_payload(&c->st[comp][i], &pl[i], &plen[i]);
+		state |= plen[i] != 0;
+	}
+	if (r || !state)
+		goto out;	/* the new instances' bytes stay empty */
+	if (strcmp(o->type, n->type)) {
+		snprintf(why, whylen,
+			 "'%s' has state of type '%s', which type '%s' cannot take over",
+			 o->name, o->type, n->type);
+		r = -EINVAL;
+		goto out;
+	}
+	r = repartition(c, comp, o->degree, n->degree, pl, plen, why, whylen);
+out:
+	free(pl);
+	free(plen);
+	return r;
+}
+
 /* The state of component @comp's instance @inst in the new plan. */
 static const struct inst_state *new_state(const struct carry *c,
 					  unsigned int comp, unsigned int inst)
 {
-	unsigned int od = c->ofg->comps[comp].degree;
-
-	if (od == c->nfg->comps[comp].degree)
+	if (kept(c, comp))
 		return &c->st[comp][inst];
-	return &c->st[comp][od + inst];
+	return &c->st[comp][c->ofg->comps[comp].degree + inst];
 }
 
 /* Writes the new plan's files of checkpoint @seq into @dir. */
@@ -690,13 +781,9 @@ static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
 	}
 	if (!r)
 		r = carry_read(&c, x->dir, seq);
-	for (i = 0; !r && i < c.ofg->ncomps; i++) {
-		unsigned int od = c.ofg->comps[i].degree;
-		unsigned int nd = c.nfg->comps[i].degree;
-
-		if (od != nd)
-			r = repartition(&c, i, od, nd, why, whylen);
-	}
+	for (i = 0; !r && i < c.ofg->ncomps; i++)
+		if (!kept(&c, i))
+			r = change(&c, i, why, whylen);
 	if (!r)
 		r = gen_dir(newdir, dirlen, x->root, x->generation + 1);
 	if (!r) {
