@@ -905,7 +905,11 @@ static void refuse(struct run_replan *x, int err, const char *why)
 	tell(x, err, why);
 }
 
-/* Per component, since the start: the past plus this generation. */
+/*
+ * Per component, since the start: the past plus this generation. The
+ * counters are work done: what a generation did past the checkpoint the
+ * next one started from is done again, and counted again.
+ */
 static int build_view(struct run_replan *x, const struct run_graph *g,
 		      const struct run_env *env)
 {
@@ -936,9 +940,11 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			if (cs[i].in_elems > max)
 				max = cs[i].in_elems;
 		}
-		/* skew: of this plan's instances, fed by a hash flow */
-		v->key_skew = 0;
-		if (keyed_by(fg, c) && sum)
+		/* skew: of this plan's instances, fed by a hash flow; until
+		 * they get elements, the last plan's */
+		if (!keyed_by(fg, c))
+			v->key_skew = 0;
+		else if (sum)
 			v->key_skew = (double)max * d / (double)sum;
 	}
 	return 0;
@@ -952,10 +958,8 @@ void run_replan_retire(struct run_replan *x, const struct run_graph *g,
 
 	if (build_view(x, g, env))
 		return;
-	for (c = 0; c < x->ncomps; c++) {
+	for (c = 0; c < x->ncomps; c++)
 		x->past[c] = x->view[c];
-		x->past[c].key_skew = 0;
-	}
 }
 
 /* The checkpoint every instance has taken, or 0 if one is not running. */
@@ -1093,10 +1097,19 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	*planp = NULL;
 	r = carry(x, g, x->at_seq, dir, sizeof(dir), why, sizeof(why));
 	if (r == -EINVAL && why[0]) {
-		/* on the old plan, from K */
+		char msg[256];
+
+		/*
+		 * On the old plan, from its newest complete checkpoint (K
+		 * or later), as --resume would; what some instances took
+		 * past it before they stopped goes.
+		 */
 		drop_pending(x);
 		refuse(x, r, why);
-		return 0;
+		r = run_state_prepare(x->dir, g, true, seq, msg, sizeof(msg));
+		if (r)
+			snprintf(err, errlen, "%s", msg);
+		return r;
 	}
 	if (!r)
 		r = journal_commit(x, x->generation + 1, x->at_seq,
@@ -1107,6 +1120,10 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		drop_pending(x);
 		return r;
 	}
+	/* the journal names the new generation: the old one's files go
+	 * (the first one's stay with the journal at the top) */
+	if (x->generation)
+		run_state_clear(x->dir);
 	x->generation++;
 	x->replans++;
 	x->starting = true;

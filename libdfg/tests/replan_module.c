@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -57,6 +58,9 @@ struct tr {
 	bool			random;
 	unsigned int		seed;
 	int			kill_applied;	/* SIGKILL self at this gen */
+	int			fail_eval;	/* eval's return, if not 0 */
+	bool			no_ckpt;	/* run without checkpoints */
+	bool			view_bad;	/* a view broke a rule */
 	/* answers */
 	unsigned int		asked, accepted, refused, cancelled;
 	unsigned int		generation;
@@ -79,6 +83,17 @@ static int tr_eval(void *ctx, const struct dfg_run_view *v,
 	*n = 0;
 	if (key < 0 || cnt < 0 || fix < 0)
 		return -ENOENT;
+	if (t->fail_eval)
+		return t->fail_eval;
+	/* skew: 0 unless fed by a hash flow (through straight ones), then
+	 * at least 1 once elements came; the generation is the last one
+	 * applied() reported */
+	if (v->comps[key].key_skew != 0 ||
+	    (v->comps[cnt].in_elems && v->comps[cnt].key_skew < 1.0) ||
+	    (v->comps[fix].in_elems && v->comps[fix].key_skew < 1.0) ||
+	    v->comps[cnt].key_skew > v->fg->comps[cnt].degree ||
+	    v->generation != t->generation)
+		t->view_bad = true;
 	/* one question at a time: the answer comes with applied() */
 	if (t->pending)
 		return 0;
@@ -269,8 +284,8 @@ static int run_job(FIXTURE_DATA(rp) *self, struct tr *t, unsigned int flags,
 	struct dfg_run_opts o = {
 		.size = sizeof(o),
 		.flags = flags,
-		.checkpoint_every = EVERY,
-		.state_dir = self->state,
+		.checkpoint_every = t && t->no_ckpt ? 0 : EVERY,
+		.state_dir = t && t->no_ckpt ? NULL : self->state,
 		.err = err,
 		.errlen = errlen,
 		.replanner = t ? &r : NULL,
@@ -353,6 +368,7 @@ TEST_F_TIMEOUT(rp, degree_2_to_4, 300)
 	EXPECT_EQ(1, t.generation);
 	EXPECT_EQ(1, sum.replans);
 	EXPECT_EQ(0, sum.refused);
+	EXPECT_FALSE(t.view_bad);
 	EXPECT_GT(sum.pause_ns, 0);
 	EXPECT_EQ(sum.pause_ns, sum.pause_max_ns);
 	EXPECT_TRUE(same_output(self));
@@ -467,6 +483,7 @@ TEST_F_TIMEOUT(rp, random, 36000)
 		ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
 			TH_LOG("run %lu: %s", runs, err);
 		ASSERT_TRUE(same_output(self)) TH_LOG("run %lu", runs);
+		ASSERT_FALSE(t.view_bad);
 		ASSERT_EQ(t.accepted, sum.replans);
 		ASSERT_EQ(t.refused, sum.refused);
 		unlink(self->out);
@@ -482,6 +499,91 @@ TEST_F_TIMEOUT(rp, random, 36000)
 	TH_LOG("%lu re-plans (and %lu refused) in %lu runs; pause %.2f ms on average, %.2f ms at most",
 	       done, refused, runs, (double)pause / 1e6 / (double)done,
 	       (double)pmax / 1e6);
+}
+
+/* Errors a caller can reach. */
+TEST_F_TIMEOUT(rp, errors, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .fail_eval = -EPERM };
+	struct dfg_run_summary sum;
+	char err[512], path[192];
+	struct dfg_run_opts o = { .size = 7 };
+	FILE *f;
+
+	SKIP_IF_NO_DEV();
+	/* the replanner stops the run */
+	EXPECT_EQ(-EPERM, run_job(self, &t, 0, &sum, err, sizeof(err)));
+	EXPECT_STREQ("replanner: Operation not permitted", err);
+
+	/* no checkpoints: nothing can change */
+	memset(&t, 0, sizeof(t));
+	t.steps = steps;
+	t.nsteps = nsteps;
+	t.nlists = 1;
+	t.no_ckpt = true;
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, t.refused);
+	EXPECT_STREQ("re-planning needs checkpoints (checkpoint_every and a state directory)",
+		     t.why);
+	EXPECT_TRUE(same_output(self));
+
+	/* an older caller's size runs, another size does not */
+	o.size = DFG_RUN_OPTS_SIZE_V0;
+	o.err = err;
+	o.errlen = sizeof(err);
+	EXPECT_EQ(0, dfg_run(self->dot, &o, &sum)) TH_LOG("%s", err);
+	o.size = DFG_RUN_OPTS_SIZE_V0 + 1;
+	EXPECT_EQ(-EINVAL, dfg_run(self->dot, &o, &sum));
+	EXPECT_STREQ("invalid arguments", err);
+
+	/* a journal that does not parse */
+	ASSERT_EQ(0, mkdir(self->state, 0700));
+	snprintf(path, sizeof(path), "%s/replan", self->state);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("generation 1 from 3\nedit x\n", f);
+	fclose(f);
+	EXPECT_EQ(-EBADMSG, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+				    sizeof(err)));
+	EXPECT_TRUE(strstr(err, "/replan:2: malformed") != NULL) TH_LOG("%s",
+									 err);
+	/* one whose edits no longer apply to the graph */
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("generation 1 from 3\nedit 1\tghost\t2\t\\0\t\\0\t\\0\nend\n",
+	      f);
+	fclose(f);
+	EXPECT_EQ(-EINVAL, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+				   sizeof(err)));
+	EXPECT_TRUE(strstr(err, "generation 1 no longer applies: edit 0: unknown component 'ghost'") != NULL)
+		TH_LOG("%s", err);
+}
+
+/* A graph of two phases keeps its plan. */
+TEST_F_TIMEOUT(rp, phases, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
+	struct dfg_run_summary sum;
+	char err[512];
+	FILE *f;
+
+	SKIP_IF_NO_DEV();
+	f = fopen(self->dot, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, job_fmt, NELEMS, NKEYS, self->out, "hash, key=\"$0\"",
+		"];\n  out [phase=1");
+	fclose(f);
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, t.refused);
+	EXPECT_STREQ("re-planning a graph of several phases is not supported",
+		     t.why);
+	EXPECT_TRUE(same_output(self));
 }
 
 /* Runs the job in a process group of its own; returns its pid. */
