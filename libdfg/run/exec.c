@@ -772,8 +772,11 @@ static int replan_switch(struct run_ctx *x)
 	__u64 seq, b;
 	int r;
 
+	__u64 t_reaped = run_now_ns(), t_carried;
+
 	r = run_replan_switch(x->rp, &x->g, &x->env, &nfg, &nplan, &seq, msg,
 			      sizeof(msg));
+	t_carried = run_now_ns();
 	if (r)
 		return fail(x, r, "%s", msg);
 	run_replan_retire(x->rp, &x->g, &x->env);
@@ -806,6 +809,11 @@ static int replan_switch(struct run_ctx *x)
 	if (r && x->o->err && !x->o->err[0])
 		fail(x, r, "%s", strerror(-r));
 	x->env.graph_fd = x->graph_fd;
+	if (x->o->flags & DFG_RUN_VERBOSE)
+		say(x, "re-plan: stopped and reaped in %.1f ms, checkpoint carried in %.1f ms, kernel objects in %.1f ms\n",
+		    (double)(t_reaped - run_replan_stop_ns(x->rp)) / 1e6,
+		    (double)(t_carried - t_reaped) / 1e6,
+		    (double)(run_now_ns() - t_carried) / 1e6);
 	return r;
 }
 

@@ -853,6 +853,12 @@ unsigned int run_replan_generation(const struct run_replan *x)
 	return x->generation;
 }
 
+/* When the sets of the last change were told to stop. */
+__u64 run_replan_stop_ns(const struct run_replan *x)
+{
+	return x->stop_ns;
+}
+
 /* Removes every generation's directory past the first, and the journal. */
 void run_replan_clear_gens(struct run_replan *x)
 {
@@ -940,12 +946,11 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			if (cs[i].in_elems > max)
 				max = cs[i].in_elems;
 		}
-		/* skew: of this plan's instances, fed by a hash flow; until
-		 * they get elements, the last plan's */
-		if (!keyed_by(fg, c))
-			v->key_skew = 0;
-		else if (sum)
-			v->key_skew = (double)max * d / (double)sum;
+		/* skew: of this plan's instances, fed by a hash flow; even
+		 * until they get elements */
+		v->key_skew = 0;
+		if (keyed_by(fg, c))
+			v->key_skew = sum ? (double)max * d / (double)sum : 1.0;
 	}
 	return 0;
 }

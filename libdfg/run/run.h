@@ -176,6 +176,7 @@ int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
 		    char *err, size_t errlen);
 const char *run_replan_dir(const struct run_replan *x);
 unsigned int run_replan_generation(const struct run_replan *x);
+__u64 run_replan_stop_ns(const struct run_replan *x);
 int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		    const struct run_env *env, char *why, size_t whylen);
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,
