@@ -47,7 +47,7 @@ struct ecomp {
 	const char	*pin;
 	char		*own_pin;	/* UNFOLD's, allocated */
 	unsigned int	nparams;
-	const char	**pkey, **pval;	/* room for the graph's + edits */
+	const char	**pkey, **pval;	/* the graph's, then edits' */
 };
 
 /*

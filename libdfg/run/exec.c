@@ -81,7 +81,7 @@ struct run_ctx {
 	__u64			t0;
 	struct run_replan	*rp;		/* NULL: no re-planning */
 	unsigned int		plan_flags;
-	__u64			progress_ns;	/* last progress line */
+	__u64			progress_ns;	/* last progress */
 	/* the figures of earlier generations' stats areas */
 	__u64			past_elems, past_bytes;
 	__u64			past_boundary, past_forwarded;

@@ -60,18 +60,18 @@ struct run_replan {
 	__u64			period_ns;
 	__u64			next_ns;
 	unsigned int		generation;
-	bool			ckpt;		/* the run takes checkpoints */
-	char			root[4096];	/* the state directory */
+	bool			ckpt;		/* with checkpoints */
+	char			root[4096];	/* state directory */
 	char			dir[4096];	/* this generation's */
 
 	/* an accepted change waiting for checkpoint @at_seq */
 	struct dfg_flow		*pend_fg;
 	struct dfg_plan		*pend_plan;
-	char			*pend_text;	/* its edits, journal lines */
+	char			*pend_text;	/* journal lines */
 	__u64			at_seq;
-	__u64			stop_ns;	/* its sets stopped */
-	__u64			from_seq;	/* last carried checkpoint */
-	bool			starting;	/* pause not measured yet */
+	__u64			stop_ns;	/* sets stopped */
+	__u64			from_seq;	/* carried from */
+	bool			starting;	/* pause not measured */
 
 	/* per component, since the start: past generations, and the view */
 	unsigned int		ncomps;
@@ -704,8 +704,8 @@ static int carry_write(const struct carry *c, const char *dir, __u64 seq)
 			    dfg_ckpt_put_u64(w, ps->nout_flows);
 			for (k = 0; !r && k < ps->nout_flows; k++) {
 				unsigned int fl = ps->out_flows[k];
-				unsigned int od =
-					c->ofg->comps[c->ofg->flows[fl].src].degree;
+				unsigned int src = c->ofg->flows[fl].src;
+				unsigned int od = c->ofg->comps[src].degree;
 
 				r = dfg_ckpt_put_u64(w, i < od ?
 						     c->rr[fl][i] : 0);
