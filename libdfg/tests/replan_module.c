@@ -57,6 +57,7 @@ struct tr {
 	unsigned int		nlists;
 	bool			random;
 	unsigned int		seed;
+	unsigned long		limit;		/* random: accepted, at most */
 	int			kill_applied;	/* SIGKILL self at this gen */
 	int			fail_eval;	/* eval's return, if not 0 */
 	bool			no_ckpt;	/* run without checkpoints */
@@ -95,6 +96,8 @@ static int tr_eval(void *ctx, const struct dfg_run_view *v,
 		t->view_bad = true;
 	/* one question at a time: the answer comes with applied() */
 	if (t->pending)
+		return 0;
+	if (t->random && t->limit && t->accepted >= t->limit)
 		return 0;
 	if (t->random) {
 		const struct dfg_flow_comp *c = &v->fg->comps[cnt];
@@ -482,7 +485,8 @@ TEST_F_TIMEOUT(rp, random, 36000)
 
 	SKIP_IF_NO_DEV();
 	while (done < target) {
-		struct tr t = { .random = true, .seed = 1000 + runs };
+		struct tr t = { .random = true, .seed = 1000 + runs,
+				.limit = target - done };
 		struct dfg_run_summary sum;
 
 		ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
