@@ -834,6 +834,10 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	int e = errno, r;
 
 	x.o = opts ? opts : &defaults;
+	/* without options nothing re-plans, and an older caller's summary
+	 * may end before the re-plan figures */
+	if (!opts)
+		sum_len = offsetof(struct dfg_run_summary, replans);
 	if (x.o->size == DFG_RUN_OPTS_SIZE_V0) {
 		/* an older caller: what it lacks is zero */
 		memcpy(&o_full, x.o, DFG_RUN_OPTS_SIZE_V0);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * libdfg test of live re-planning against the loaded dfg module (run it
- * in the test VM: tools/vm/dfg-vm -- build/libdfg/tests/replan_module).
+ * in the test VM: tools/vm/dfg-vm -- build/libdfg/tests/replan_module;
+ * make check runs it through selftests/run/replan.sh).
  * SKIPs when /dev/dfg cannot be opened, so the host run stays green.
  *
  * A hash job (generate -> key -> hash -> count x2 -> map x2 -> gather ->
