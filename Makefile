@@ -7,6 +7,7 @@
 #   make examples   example programs
 #   make selftests  kselftest binaries    make install module + library + tools
 #   make stress     fuzzer, kills, leak and poison checks, one VM boot (<=10 min)
+#   make replan-stress  10,000 random live re-plans, checked per key (hours)
 #   make dkms-install  the module under dkms (both: DESTDIR= to stage)
 #
 # VERSION holds the one version of the module, library, tools and pages.
@@ -25,7 +26,7 @@ VERSION  := $(shell cat $(TOP)/VERSION)
 export TOP BUILD PREFIX DESTDIR LINUXSRC
 
 .PHONY: all module lib tools selftests examples linux-src check demo bench deps \
-	stress install uninstall dkms-install dkms-uninstall clean checkpatch sparse
+	stress replan-stress install uninstall dkms-install dkms-uninstall clean checkpatch sparse
 
 all: module lib tools selftests examples
 
@@ -83,6 +84,13 @@ deps:
 # DFG_STRESS_TEST...: see tools/stress.sh.
 stress: module selftests
 	$(TOP)/tools/stress.sh
+
+# libdfg/tests/replan_module's random re-plans, 10,000 of them (make check
+# runs 60): about 0.5 s a re-plan under TCG on a loaded host.
+replan-stress: module lib linux-src
+	$(MAKE) -C libdfg $(BUILD)/libdfg/tests/replan_module
+	$(TOP)/tools/vm/dfg-vm --timeout 36000 -- \
+		env DFG_REPLAN_TARGET=10000 $(BUILD)/libdfg/tests/replan_module
 
 # KDIR's kernel release (the dfg-vm kernel's by default).
 KVER = $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \

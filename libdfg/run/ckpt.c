@@ -15,8 +15,6 @@
 
 #include "set.h"
 
-#define RUN_CKPT_MAGIC		0x44464743504b5432ULL	/* "DFGCPKT2" */
-
 __u64 rt_ckpt_every(const struct rt_set *s)
 {
 	return s->env->state_dir ? s->env->opts->checkpoint_every : 0;
@@ -201,6 +199,9 @@ int rt_ckpt_restore(struct rt_set *s, __u64 seq)
 		if (r)
 			break;
 		s->m[i].root_count = x;
+		/* carried into a new plan without state: starts as new */
+		if (!plen)
+			continue;
 		r = dfg_ckpt_open(p, plen, &mr);
 		if (r)
 			break;

@@ -79,7 +79,16 @@ struct run_ctx {
 	char			spool_dir[4096];
 	bool			spool_made;	/* we created spool_dir */
 	__u64			t0;
+	struct run_replan	*rp;		/* NULL: no re-planning */
+	unsigned int		plan_flags;
+	__u64			progress_ns;	/* last progress */
+	/* the figures of earlier generations' stats areas */
+	__u64			past_elems, past_bytes;
+	__u64			past_boundary, past_forwarded;
 };
+
+/* run_phase(): the processes were stopped for a re-plan. */
+#define RUN_PHASE_REPLAN	1
 
 static void say(const struct run_ctx *x, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
@@ -400,7 +409,10 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	int go[2] = { -1, -1 }, rdy[2] = { -1, -1 }, r = 0;
 	struct pollfd *pfd = NULL;
 	struct proc *p = NULL;
-	bool go_open = true, peer_only = false;
+	bool go_open = true, peer_only = false, replan = false;
+	const struct dfg_replanner *rpl = x->o->replanner;
+	int idle_ms = rpl ? (int)(x->o->replan_ms ? x->o->replan_ms : 100) :
+			    RUN_POLL_MS;
 	__u64 fail_ns = 0;
 
 	for (k = 0; k < ph->nsets; k++)
@@ -460,7 +472,8 @@ reap:
 			m++;
 		}
 		t = poll(pfd, m, unwatched ? RUN_POLL_SLOW_MS : fail_ns ?
-			 RUN_POLL_FAIL_MS : RUN_POLL_MS);
+			 RUN_POLL_FAIL_MS : idle_ms < RUN_POLL_MS ? idle_ms :
+			 RUN_POLL_MS);
 		if (t < 0 && errno != EINTR) {
 			if (!r)
 				r = fail(x, -errno, "poll over %u processes: %s",
@@ -501,6 +514,10 @@ reap:
 			sum->ctx_switches += (__u64)(ru.ru_nvcsw + ru.ru_nivcsw);
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				continue;
+			/* stopped for a re-plan: whatever it saw of the
+			 * others' end, a failure shows again from K */
+			if (replan && p[i].killed)
+				continue;
 			if (WIFEXITED(st) && WEXITSTATUS(st) == RUN_EXIT_PEER) {
 				/* the one that failed the graph says why */
 				if (!r) {
@@ -533,15 +550,35 @@ reap:
 				peer_only = false;
 			}
 		}
+		if (x->rp && !r && !replan && !go_open) {
+			char why[256] = "";
+			int q = run_replan_tick(x->rp, &x->g, &x->env, why,
+						sizeof(why));
+
+			if (q < 0) {
+				r = fail(x, q, "%s", why[0] ? why :
+					 strerror(-q));
+				kill_all(p, n);
+			} else if (q) {
+				/* checkpoint K is complete: stop, carry it */
+				replan = true;
+				kill_all(p, n);
+			}
+		}
 		/* the others see the failure through the scheduler and go;
 		 * whoever is still there after a grace period is killed */
 		if (r && !fail_ns)
 			fail_ns = run_now_ns();
 		if (fail_ns && run_now_ns() - fail_ns > 2000000000ULL)
 			kill_all(p, n);
-		if (x->o->flags & DFG_RUN_PROGRESS && t == 0 && x->o->log)
+		if (x->o->flags & DFG_RUN_PROGRESS && t == 0 && x->o->log &&
+		    run_now_ns() - x->progress_ns >= 1000000000ULL) {
+			x->progress_ns = run_now_ns();
 			progress(x, live);
+		}
 	}
+	if (!r && replan)
+		r = RUN_PHASE_REPLAN;
 out:
 	for (i = 0; p && i < n; i++)
 		if (p[i].pidfd >= 0)
@@ -598,6 +635,14 @@ static void print_summary(const struct run_ctx *x,
 	    (unsigned long long)sum->processes, (unsigned long long)sum->sets,
 	    (double)sum->start_ns / 1e9, (double)sum->cpu_ns / 1e9,
 	    (unsigned long long)sum->ctx_switches);
+	if (x->rp && (sum->replans || sum->refused))
+		say(x, "summary: %llu re-plans (generation %u), %llu refused, "
+		    "pause of the stopped sets %.3f ms in all, %.3f ms at most\n",
+		    (unsigned long long)sum->replans,
+		    run_replan_generation(x->rp),
+		    (unsigned long long)sum->refused,
+		    (double)sum->pause_ns / 1e6,
+		    (double)sum->pause_max_ns / 1e6);
 	say(x, "  %-10s %-16s %4s %12s %12s %12s %6s\n", "set", "component",
 	    "inst", "in", "out", "in bytes", "cpu%");
 	for (s = 0; s < plan->nsets; s++) {
@@ -673,6 +718,31 @@ static int spool_prepare(struct run_ctx *x)
 	return 0;
 }
 
+/* The kernel objects, stats area and layout of the plan being run. */
+static void teardown(struct run_ctx *x)
+{
+	if (x->env.arena)
+		dfg_arena_unmap(x->env.arena);
+	x->env.arena = NULL;
+	if (x->graph_fd >= 0)
+		close(x->graph_fd);
+	x->graph_fd = -1;
+	dfg_close(x->dev);
+	x->dev = NULL;
+	if (x->stats)
+		munmap(x->stats, x->stats_len);
+	x->stats = NULL;
+	free(x->env.chan_ids);
+	free(x->g.types);
+	free(x->g.chan);
+	free(x->g.cstat);
+	free(x->g.sstat);
+	x->env.chan_ids = NULL;
+	x->g.types = NULL;
+	x->g.chan = x->g.cstat = x->g.sstat = NULL;
+	x->g.nr_chans = x->g.nr_comp_stats = x->g.nr_set_stats = 0;
+}
+
 static void cleanup(struct run_ctx *x)
 {
 	/* spools of a run with checkpoints stay for --resume */
@@ -681,20 +751,70 @@ static void cleanup(struct run_ctx *x)
 		if (x->spool_made)
 			rmdir(x->env.spool_dir);
 	}
-	if (x->env.arena)
-		dfg_arena_unmap(x->env.arena);
-	if (x->graph_fd >= 0)
-		close(x->graph_fd);
-	dfg_close(x->dev);
-	if (x->stats)
-		munmap(x->stats, x->stats_len);
-	free(x->env.chan_ids);
-	free(x->g.types);
-	free(x->g.chan);
-	free(x->g.cstat);
-	free(x->g.sstat);
+	teardown(x);
+	run_replan_free(x->rp);
 	dfg_plan_free((struct dfg_plan *)x->g.plan);
 	dfg_flow_free((struct dfg_flow *)x->g.fg);
+}
+
+/*
+ * The processes stopped at checkpoint K for a re-plan: carry K into the
+ * new plan (or, if that refused it, keep the old one) and set up its
+ * kernel objects afresh; the channels of the old ones may hold elements
+ * past K, which the new processes produce again.
+ */
+static int replan_switch(struct run_ctx *x)
+{
+	struct dfg_flow *nfg;
+	struct dfg_plan *nplan;
+	char msg[256] = "";
+	unsigned int i;
+	__u64 seq, b;
+	int r;
+
+	__u64 t_reaped = run_now_ns(), t_carried;
+
+	r = run_replan_switch(x->rp, &x->g, &x->env, &nfg, &nplan, &seq, msg,
+			      sizeof(msg));
+	t_carried = run_now_ns();
+	if (r)
+		return fail(x, r, "%s", msg);
+	run_replan_retire(x->rp, &x->g, &x->env);
+	x->past_elems += sum_elems(x, &b);
+	x->past_bytes += b;
+	for (i = 0; i < x->g.nr_set_stats; i++) {
+		x->past_boundary += x->env.sstats[i].boundary_out;
+		x->past_forwarded += x->env.sstats[i].forwarded;
+	}
+	teardown(x);
+	if (nfg) {
+		dfg_plan_free((struct dfg_plan *)x->g.plan);
+		dfg_flow_free((struct dfg_flow *)x->g.fg);
+		x->g.fg = nfg;
+		x->g.plan = nplan;
+		if (x->o->flags & DFG_RUN_VERBOSE) {
+			say(x, "re-plan: generation %u from checkpoint %llu\n",
+			    run_replan_generation(x->rp),
+			    (unsigned long long)seq);
+			print_plan(x);
+		}
+	}
+	x->env.resume_seq = seq;
+	x->env.state_dir = run_replan_dir(x->rp);
+	r = layout(x);
+	if (!r)
+		r = check_comps(x);
+	if (!r)
+		r = kernel_objects(x);
+	if (r && x->o->err && !x->o->err[0])
+		fail(x, r, "%s", strerror(-r));
+	x->env.graph_fd = x->graph_fd;
+	if (x->o->flags & DFG_RUN_VERBOSE)
+		say(x, "re-plan: stopped and reaped in %.1f ms, checkpoint carried in %.1f ms, kernel objects in %.1f ms\n",
+		    (double)(t_reaped - run_replan_stop_ns(x->rp)) / 1e6,
+		    (double)(t_carried - t_reaped) / 1e6,
+		    (double)(run_now_ns() - t_carried) / 1e6);
+	return r;
 }
 
 int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
@@ -714,6 +834,10 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	int e = errno, r;
 
 	x.o = opts ? opts : &defaults;
+	/* without options nothing re-plans, and an older caller's summary
+	 * may end before the re-plan figures */
+	if (!opts)
+		sum_len = offsetof(struct dfg_run_summary, replans);
 	if (x.o->size == DFG_RUN_OPTS_SIZE_V0) {
 		/* an older caller: what it lacks is zero */
 		memcpy(&o_full, x.o, DFG_RUN_OPTS_SIZE_V0);
@@ -732,13 +856,37 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	r = load(&x, dot_path, &fg);
 	if (r)
 		goto out;
-	x.g.fg = fg;
-	r = dfg_plan_build(fg, x.o->flags & DFG_RUN_NO_FOLD ?
-			   DFG_PLAN_NO_FOLD : 0, &plan);
+	x.plan_flags = x.o->flags & DFG_RUN_NO_FOLD ? DFG_PLAN_NO_FOLD : 0;
+	r = dfg_plan_build(fg, x.plan_flags, &plan);
 	if (r) {
+		dfg_flow_free(fg);
 		r = fail(&x, r, "plan: %s", strerror(-r));
 		goto out;
 	}
+	ckpt = x.o->checkpoint_every || x.o->flags & DFG_RUN_RESUME;
+	if (ckpt) {
+		if (x.o->state_dir)
+			snprintf(x.state_dir, sizeof(x.state_dir), "%s",
+				 x.o->state_dir);
+		else
+			snprintf(x.state_dir, sizeof(x.state_dir), "%s.state",
+				 dot_path);
+	}
+	if (ckpt || x.o->replanner) {
+		char msg[256] = "";
+
+		/* a resumed run goes on with the plan it had reached */
+		r = run_replan_open(&x.rp, x.o, ckpt ? x.state_dir : NULL,
+				    x.plan_flags, &fg, &plan, msg,
+				    sizeof(msg));
+		if (r) {
+			dfg_plan_free(plan);
+			dfg_flow_free(fg);
+			r = fail(&x, r, "%s", msg[0] ? msg : strerror(-r));
+			goto out;
+		}
+	}
+	x.g.fg = fg;
 	x.g.plan = plan;
 	r = layout(&x);
 	if (!r)
@@ -751,28 +899,25 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	if (x.o->flags & DFG_RUN_VERBOSE)
 		print_plan(&x);
 
-	ckpt = x.o->checkpoint_every || x.o->flags & DFG_RUN_RESUME;
 	if (ckpt) {
-		if (x.o->state_dir)
-			snprintf(x.state_dir, sizeof(x.state_dir), "%s",
-				 x.o->state_dir);
-		else
-			snprintf(x.state_dir, sizeof(x.state_dir), "%s.state",
-				 dot_path);
 		char msg[256] = "";
 
-		r = run_state_prepare(x.state_dir, &x.g,
+		r = run_state_prepare(run_replan_dir(x.rp), &x.g,
 				      x.o->flags & DFG_RUN_RESUME,
 				      &x.env.resume_seq, msg, sizeof(msg));
 		if (r) {
 			fail(&x, r, "%s", msg);
 			goto out;
 		}
-		x.env.state_dir = x.state_dir;
+		x.env.state_dir = run_replan_dir(x.rp);
 		if (x.o->flags & DFG_RUN_RESUME)
 			say(&x, "resume: %s\n", x.env.resume_seq ?
 			    "from the last complete checkpoint" :
 			    "no complete checkpoint, from the start");
+		if (x.o->flags & DFG_RUN_RESUME &&
+		    run_replan_generation(x.rp))
+			say(&x, "resume: on plan generation %u\n",
+			    run_replan_generation(x.rp));
 		if (x.env.resume_seq && x.o->flags & DFG_RUN_VERBOSE)
 			say(&x, "resume: checkpoint %llu\n",
 			    (unsigned long long)x.env.resume_seq);
@@ -787,23 +932,38 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 		goto out;
 	x.env.graph_fd = x.graph_fd;
 
-	for (ph = 0; ph < plan->nphases && !r; ph++)
-		r = run_phase(&x, &plan->phases[ph], &total);
+	for (ph = 0; ph < x.g.plan->nphases && !r; ph++) {
+		r = run_phase(&x, &x.g.plan->phases[ph], &total);
+		/* re-planning needs a single phase: ph stays 0 */
+		while (r == RUN_PHASE_REPLAN) {
+			r = replan_switch(&x);
+			if (!r)
+				r = run_phase(&x, &x.g.plan->phases[ph],
+					      &total);
+		}
+	}
 	total.wall_ns = run_now_ns() - x.t0;
 	if (r)
 		goto out;
-	total.sets = plan->nsets;
-	total.components = fg->ncomps;
-	total.elements = sum_elems(&x, &total.bytes);
+	total.sets = x.g.plan->nsets;
+	total.components = x.g.fg->ncomps;
+	total.elements = sum_elems(&x, &total.bytes) + x.past_elems;
+	total.bytes += x.past_bytes;
+	total.boundary = x.past_boundary;
+	total.forwarded = x.past_forwarded;
 	for (i = 0; i < x.g.nr_set_stats; i++) {
 		total.boundary += x.env.sstats[i].boundary_out;
 		total.forwarded += x.env.sstats[i].forwarded;
 	}
+	if (x.rp)
+		run_replan_end(x.rp, &x.g, &x.env, &total);
 	print_summary(&x, &total);
 	if (sum)
 		memcpy(sum, &total, sum_len);
-	if (x.env.state_dir)
-		run_state_clear(x.env.state_dir);
+	if (x.env.state_dir) {
+		run_replan_clear_gens(x.rp);
+		run_state_clear(x.state_dir);
+	}
 out:
 	cleanup(&x);
 	errno = e;

@@ -11,6 +11,8 @@
  *   ckpt.c   its checkpoints
  *   state.c  the state directory: checkpoint files, the resume point,
  *            spool files
+ *   replan.c live re-planning: the replanner's view and edits, carrying a
+ *            checkpoint into a new plan, the journal of generations
  *
  * Everything is indices into the plan (<dfg/flow.h>), built before the
  * processes fork, so each forked process uses it as it is.
@@ -116,6 +118,9 @@ struct run_spool_rec {
 #define RUN_D_KIND	0xffU
 #define RUN_D_PROD_SHIFT 16		/* upstream instance in the high half */
 
+/* The first word of a set instance's checkpoint file (ckpt.c, replan.c). */
+#define RUN_CKPT_MAGIC		0x44464743504b5432ULL	/* "DFGCPKT2" */
+
 /* Exit status of a set process whose component failed, and of one
  * stopped because another set failed the graph. */
 #define RUN_EXIT_FAILED	3
@@ -142,6 +147,8 @@ int run_state_prepare(const char *dir, const struct run_graph *g,
 		      size_t errlen);
 int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 		    __u64 seq, const void *data, size_t len);
+int run_state_write_file(const char *dir, const char *name, const void *data,
+			 size_t len);
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,
 		   __u64 seq, void **data, size_t *len);
 int run_state_done(const char *dir, unsigned int set, unsigned int inst,
@@ -152,5 +159,35 @@ void run_state_clear(const char *dir);
 int run_spool_path(char *buf, size_t len, const char *dir, unsigned int flow,
 		   unsigned int inst, unsigned int prod);
 void run_spool_clear(const char *dir);
+
+/*
+ * replan.c: live re-planning. open() replays the journal of a resumed
+ * run on *@fgp, *@planp; tick() runs at each wake-up of the coordinator
+ * and returns 1 when the set processes must stop for an accepted change
+ * (its checkpoint is complete); once they are reaped, switch_() carries
+ * that checkpoint into the new plan (*@fgp, *@planp; NULL when the change
+ * was refused then, and the old plan goes on) and gives the checkpoint
+ * to resume from in *@seq.
+ */
+struct run_replan;
+int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
+		    const char *state_dir, unsigned int plan_flags,
+		    struct dfg_flow **fgp, struct dfg_plan **planp,
+		    char *err, size_t errlen);
+const char *run_replan_dir(const struct run_replan *x);
+unsigned int run_replan_generation(const struct run_replan *x);
+__u64 run_replan_stop_ns(const struct run_replan *x);
+int run_replan_tick(struct run_replan *x, const struct run_graph *g,
+		    const struct run_env *env, char *why, size_t whylen);
+int run_replan_switch(struct run_replan *x, const struct run_graph *g,
+		      const struct run_env *env, struct dfg_flow **fgp,
+		      struct dfg_plan **planp, __u64 *seq, char *err,
+		      size_t errlen);
+void run_replan_retire(struct run_replan *x, const struct run_graph *g,
+		       const struct run_env *env);
+void run_replan_end(struct run_replan *x, const struct run_graph *g,
+		    const struct run_env *env, struct dfg_run_summary *sum);
+void run_replan_clear_gens(struct run_replan *x);
+void run_replan_free(struct run_replan *x);
 
 #endif /* _DFG_RUN_INT_H */

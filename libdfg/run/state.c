@@ -146,6 +146,17 @@ out:
 	return r;
 }
 
+int run_state_write_file(const char *dir, const char *name, const void *data,
+			 size_t len)
+{
+	char path[PATHLEN];
+	int n = snprintf(path, sizeof(path), "%s/%s", dir, name);
+
+	if (n < 0 || n >= PATHLEN)
+		return -ENAMETOOLONG;
+	return write_file(dir, path, data, len);
+}
+
 int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 		    __u64 seq, const void *data, size_t len)
 {

@@ -88,7 +88,8 @@ struct dfg_replanner;
  *
  * A caller built against the header before @replanner passes the shorter
  * size; the fields it lacks read as zero, and struct dfg_run_summary is
- * filled up to @replans only.
+ * filled up to @replans only (as it is when @opts is NULL: nothing
+ * re-plans then).
  */
 struct dfg_run_opts {
 	unsigned int	size;

@@ -1,0 +1,1160 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg run: live re-planning (patent 001), the coordinator's side.
+ *
+ * Every replan_ms the coordinator shows the replanner a view of the run
+ * (per component counters from the shared stats area, the key skew of
+ * components fed by hash flows) and checks what it asks for with
+ * dfg_plan_edit_apply(). An accepted change waits for the next
+ * checkpoint K that every set instance takes after the decision; then
+ * the set processes are stopped, checkpoint K is carried into the new
+ * plan, and the new plan's processes start from it.
+ *
+ * Checkpoint K is aligned (a set takes it once the blip has come on all
+ * its inputs, and elements behind a blip wait), so no element is in
+ * flight across it: every element before it is in some component's
+ * state or output, every one after it is produced again from state K.
+ * Carrying K over is then enough for the new plan to produce exactly
+ * the output of a run that never re-planned:
+ *
+ *   - per component instance, its own checkpoint bytes and root count;
+ *     a component keeps them when its degree is unchanged, whatever set
+ *     it lands in;
+ *   - a component whose degree changes has its keyed state re-partitioned
+ *     by the key of the hash flow that feeds it (through straight flows):
+ *     state in the record store format of the built-ins (a count, then
+ *     per record its bytes, an integer and its key) is split record by
+ *     record with the flow's own routing, after checking that the old
+ *     placement is that routing's (otherwise the state is not keyed by
+ *     the flow's key and the change is refused); a component without
+ *     state needs nothing;
+ *   - round-robin counters per flow and producer instance.
+ *
+ * The state directory keeps one directory per generation, "g<N>" (the
+ * first plan's checkpoints stay at the top), and the journal "replan":
+ * per generation the checkpoint it started from and its edits. A new
+ * generation's directory is filled, synced, and only then the journal
+ * names it: a kill -9 at any point resumes either on the old plan (from
+ * its newest complete checkpoint, K or later) or on the new one (from K
+ * or later), and --resume replays the journal's edits on the graph.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <dfg/replan.h>
+
+#include "run.h"
+
+#define RUN_REPLAN_MS		100
+#define RUN_JOURNAL		"replan"
+
+struct run_replan {
+	const struct dfg_replanner *rp;
+	unsigned int		plan_flags;
+	__u64			period_ns;
+	__u64			next_ns;
+	unsigned int		generation;
+	bool			ckpt;		/* with checkpoints */
+	char			root[4096];	/* state directory */
+	char			dir[4096];	/* this generation's */
+
+	/* an accepted change waiting for checkpoint @at_seq */
+	struct dfg_flow		*pend_fg;
+	struct dfg_plan		*pend_plan;
+	char			*pend_text;	/* journal lines */
+	__u64			at_seq;
+	__u64			stop_ns;	/* sets stopped */
+	__u64			from_seq;	/* carried from */
+	bool			starting;	/* pause not measured */
+
+	/* per component, since the start: past generations, and the view */
+	unsigned int		ncomps;
+	struct dfg_run_view_comp *past;
+	struct dfg_run_view_comp *view;
+
+	__u64			replans, refused, pause_ns, pause_max_ns;
+};
+
+/* ---- The journal: generations and their edits ------------------------ */
+
+/* A field of a journal line: tabs, newlines and backslashes escaped. */
+static void put_field(FILE *f, const char *s)
+{
+	fputc('\t', f);
+	if (!s) {
+		fputs("\\0", f);
+		return;
+	}
+	for (; *s; s++) {
+		if (*s == '\t')
+			fputs("\\t", f);
+		else if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s == '\\')
+			fputs("\\\\", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+/* Undoes put_field() on a field split off at its tab, in place; NULL
+ * for "\0" (absent). */
+static int get_field(char **q, char **out)
+{
+	char *s = strsep(q, "\t"), *w;
+
+	if (!s)
+		return -EBADMSG;
+	if (!strcmp(s, "\\0")) {
+		*out = NULL;
+		return 0;
+	}
+	for (*out = w = s; *s; s++) {
+		if (*s == '\\') {
+			s++;
+			if (*s == 't')
+				*w++ = '\t';
+			else if (*s == 'n')
+				*w++ = '\n';
+			else if (*s == '\\')
+				*w++ = '\\';
+			else
+				return -EBADMSG;
+			continue;
+		}
+		*w++ = *s;
+	}
+	*w = '\0';
+	return 0;
+}
+
+/* The journal lines of @n edits. */
+static char *edits_text(const struct dfg_plan_edit *e, unsigned int n)
+{
+	char *buf = NULL, num[16];
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned int i;
+
+	if (!f)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		snprintf(num, sizeof(num), "%u", e[i].degree);
+		fprintf(f, "edit %d", (int)e[i].op);
+		put_field(f, e[i].comp);
+		put_field(f, num);
+		put_field(f, e[i].type);
+		put_field(f, e[i].key);
+		put_field(f, e[i].value);
+		fputc('\n', f);
+	}
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int journal_path(char *buf, size_t len, const char *root)
+{
+	int n = snprintf(buf, len, "%s/%s", root, RUN_JOURNAL);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static int gen_dir(char *buf, size_t len, const char *root, unsigned int g)
+{
+	int n = g ? snprintf(buf, len, "%s/g%u", root, g) :
+		    snprintf(buf, len, "%s", root);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/*
+ * Replays the journal of @root on *@fgp, *@planp: each generation's edits
+ * in turn. Sets the generation and its directory, and removes the
+ * directories of generations the journal does not name (a re-plan killed
+ * before it committed).
+ */
+static int journal_replay(struct run_replan *x, struct dfg_flow **fgp,
+			  struct dfg_plan **planp, char *err, size_t errlen)
+{
+	struct dfg_plan_edit *e = NULL;
+	unsigned int n = 0, cap = 0, gen = 0, line = 0;
+	char path[4096], *text = NULL, *p, *nl, why[256];
+	unsigned long long seq;
+	struct stat st;
+	FILE *f;
+	long sz;
+	int r = journal_path(path, sizeof(path), x->root);
+
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	if (fseek(f, 0, SEEK_END) || (sz = ftell(f)) < 0 ||
+	    fseek(f, 0, SEEK_SET)) {
+		fclose(f);
+		return -EIO;
+	}
+	text = malloc((size_t)sz + 2);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	if (fread(text, 1, (size_t)sz, f) != (size_t)sz) {
+		fclose(f);
+		free(text);
+		return -EIO;
+	}
+	fclose(f);
+	text[sz] = '\0';
+	for (p = text; *p; p = nl + 1) {
+		nl = strchr(p, '\n');
+		if (!nl) {
+			r = -EBADMSG;
+			break;
+		}
+		*nl = '\0';
+		line++;
+		if (sscanf(p, "generation %u from %llu", &gen, &seq) == 2) {
+			n = 0;
+			continue;
+		}
+		if (!strcmp(p, "end")) {
+			struct dfg_flow *nfg;
+			struct dfg_plan *nplan;
+
+			r = dfg_plan_edit_apply(*fgp, *planp, x->plan_flags, e,
+						n, &nfg, &nplan, why,
+						sizeof(why));
+			if (r) {
+				snprintf(err, errlen,
+					 "%s:%u: generation %u no longer applies: %s",
+					 path, line, gen,
+					 r == -EINVAL ? why : strerror(-r));
+				break;
+			}
+			dfg_plan_free(*planp);
+			dfg_flow_free(*fgp);
+			*fgp = nfg;
+			*planp = nplan;
+			x->generation = gen;
+			x->from_seq = seq;
+			continue;
+		}
+		if (!strncmp(p, "edit ", 5)) {
+			char *q = p + 5, *deg;
+			int op = (int)strtol(q, &q, 10);
+
+			if (*q != '\t') {
+				r = -EBADMSG;
+				break;
+			}
+			q++;
+
+			if (n == cap) {
+				struct dfg_plan_edit *ne;
+
+				cap = cap ? 2 * cap : 8;
+				ne = realloc(e, cap * sizeof(*e));
+				if (!ne) {
+					r = -ENOMEM;
+					break;
+				}
+				e = ne;
+			}
+			memset(&e[n], 0, sizeof(e[n]));
+			e[n].op = (enum dfg_edit_op)op;
+			r = get_field(&q, (char **)&e[n].comp) ?:
+			    get_field(&q, &deg) ?:
+			    get_field(&q, (char **)&e[n].type) ?:
+			    get_field(&q, (char **)&e[n].key) ?:
+			    get_field(&q, (char **)&e[n].value);
+			if (!r && (!deg || q))
+				r = -EBADMSG;
+			if (r)
+				break;
+			e[n++].degree = (unsigned int)strtoul(deg, NULL, 10);
+			continue;
+		}
+		r = -EBADMSG;
+		break;
+	}
+	if (r == -EBADMSG)
+		snprintf(err, errlen, "%s:%u: malformed", path, line);
+	free(e);
+	free(text);
+	if (r)
+		return r;
+	/* generations past the journal's never committed */
+	for (gen = x->generation + 1;; gen++) {
+		if (gen_dir(path, sizeof(path), x->root, gen) ||
+		    stat(path, &st))
+			break;
+		run_state_clear(path);
+	}
+	return gen_dir(x->dir, sizeof(x->dir), x->root, x->generation);
+}
+
+/* Appends generation @gen (from @seq, @text's edits) to the journal. */
+static int journal_commit(struct run_replan *x, unsigned int gen, __u64 seq,
+			  const char *text)
+{
+	char path[4096], *old = NULL, *buf = NULL;
+	size_t len = 0, olen = 0;
+	FILE *f;
+	int r = journal_path(path, sizeof(path), x->root);
+
+	if (r)
+		return r;
+	f = fopen(path, "re");
+	if (f) {
+		FILE *m = open_memstream(&old, &olen);
+		char chunk[4096];
+		size_t got;
+
+		while (m && (got = fread(chunk, 1, sizeof(chunk), f)))
+			fwrite(chunk, 1, got, m);
+		fclose(f);
+		if (!m || fclose(m)) {
+			free(old);
+			return -ENOMEM;
+		}
+	} else if (errno != ENOENT) {
+		return -errno;
+	}
+	f = open_memstream(&buf, &len);
+	if (!f) {
+		free(old);
+		return -ENOMEM;
+	}
+	if (old)
+		fwrite(old, 1, olen, f);
+	fprintf(f, "generation %u from %llu\n%send\n", gen,
+		(unsigned long long)seq, text);
+	free(old);
+	if (fclose(f)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	r = run_state_write_file(x->root, RUN_JOURNAL, buf, len);
+	free(buf);
+	return r;
+}
+
+/* ---- Carrying checkpoint K into the new plan ------------------------- */
+
+/* One component instance's saved state. */
+struct inst_state {
+	__u64		root_count;
+	const void	*data;
+	size_t		len;
+	struct dfg_ckpt	*own;	/* re-partitioned: owns @data */
+};
+
+struct carry {
+	const struct dfg_flow	*ofg, *nfg;
+	const struct dfg_plan	*oplan, *nplan;
+	struct inst_state	**st;	/* [comp][old inst], then new */
+	__u64			**rr;	/* [flow][producer inst] */
+	void			**files;
+	unsigned int		nfiles;
+};
+
+/* Reads the old plan's files of checkpoint @seq into @c. */
+static int carry_read(struct carry *c, const char *dir, __u64 seq)
+{
+	const struct dfg_plan *plan = c->oplan;
+	unsigned int s, i, k, nf = 0;
+	int r = 0;
+
+	for (s = 0; s < plan->nsets; s++)
+		nf += plan->sets[s].degree;
+	c->files = calloc(nf + 1, sizeof(void *));
+	if (!c->files)
+		return -ENOMEM;
+	for (s = 0; s < plan->nsets; s++) {
+		const struct dfg_plan_set *ps = &plan->sets[s];
+
+		for (i = 0; i < ps->degree; i++) {
+			struct dfg_ckpt *rd = NULL;
+			__u64 v[4];
+			size_t len;
+
+			r = run_state_read(dir, s, i, seq,
+					   &c->files[c->nfiles], &len);
+			if (r)
+				return r;
+			r = dfg_ckpt_open(c->files[c->nfiles++], len, &rd);
+			for (k = 0; !r && k < 4; k++)
+				r = dfg_ckpt_get_u64(rd, &v[k]);
+			if (!r && (v[0] != RUN_CKPT_MAGIC || v[1] != seq ||
+				   v[2] != ps->nmembers ||
+				   v[3] != ps->nout_flows))
+				r = -EPROTO;
+			for (k = 0; !r && k < ps->nout_flows; k++)
+				r = dfg_ckpt_get_u64(rd,
+					&c->rr[ps->out_flows[k]][i]);
+			for (k = 0; !r && k < ps->nmembers; k++) {
+				struct inst_state *is =
+					&c->st[ps->members[k]][i];
+
+				r = dfg_ckpt_get_u64(rd, &is->root_count) ?:
+				    dfg_ckpt_get_bytes(rd, &is->data,
+						       &is->len);
+			}
+			dfg_ckpt_free(rd);
+			if (r)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* The hash flow whose key partitions @comp's input, through straight
+ * flows; NULL if there is none. */
+static const struct dfg_flow_edge *keyed_by(const struct dfg_flow *fg,
+					    unsigned int comp)
+{
+	for (;;) {
+		const struct dfg_flow_comp *fc = &fg->comps[comp];
+		const struct dfg_flow_edge *f;
+
+		if (fc->nin_flows != 1)
+			return NULL;
+		f = &fg->flows[fc->in_flows[0]];
+		if (f->kind == DFG_FLOW_HASH)
+			return f;
+		if (f->kind != DFG_FLOW_STRAIGHT)
+			return NULL;
+		comp = f->src;
+	}
+}
+
+/* One record of a record store, as read. */
+struct rec {
+	const void	*data, *key;
+	size_t		len, klen;
+	__u64		ikey;
+};
+
+/*
+ * What dfg_comp_checkpoint() wrote for a member: its type's and its own
+ * name, then the type's bytes (@payload). Empty: a member carried in
+ * without state (see below).
+ */
+static int member_payload(const struct inst_state *is, const void **payload,
+			  size_t *plen)
+{
+	struct dfg_ckpt *rd;
+	const void *name;
+	size_t nlen;
+	__u64 len;
+	int r;
+
+	*payload = NULL;
+	*plen = 0;
+	if (!is->len)
+		return 0;
+	r = dfg_ckpt_open(is->data, is->len, &rd);
+	if (r)
+		return r;
+	r = dfg_ckpt_get_bytes(rd, &name, &nlen) ?:
+	    dfg_ckpt_get_bytes(rd, &name, &nlen) ?:
+	    dfg_ckpt_get_u64(rd, &len);
+	if (!r && len != is->len - (size_t)((const char *)name + nlen + 8 -
+					     (const char *)is->data))
+		r = -EBADMSG;
+	if (!r) {
+		*payload = (const char *)name + nlen + 8;
+		*plen = (size_t)len;
+	}
+	dfg_ckpt_free(rd);
+	return r;
+}
+
+/* A member's bytes as dfg_comp_checkpoint() would write them. */
+static int member_wrap(struct inst_state *is, const char *type,
+		       const char *name, struct dfg_ckpt *payload)
+{
+	const void *p;
+	size_t len;
+	int r = dfg_ckpt_new(&is->own);
+
+	p = dfg_ckpt_data(payload, &len);
+	if (!r)
+		r = dfg_ckpt_put_bytes(is->own, type, strlen(type)) ?:
+		    dfg_ckpt_put_bytes(is->own, name, strlen(name)) ?:
+		    dfg_ckpt_put_u64(is->own, len) ?:
+		    dfg_ckpt_put(is->own, p, len);
+	if (!r)
+		is->data = dfg_ckpt_data(is->own, &is->len);
+	return r;
+}
+
+/* Parses @p as a record store: every byte, nothing else. */
+static int parse_store(const void *p, size_t plen, struct rec **recs,
+		       __u64 *nr)
+{
+	struct dfg_ckpt *rd;
+	unsigned char end;
+	__u64 i;
+	int r = dfg_ckpt_open(p, plen, &rd);
+
+	if (r)
+		return r;
+	*recs = NULL;
+	r = dfg_ckpt_get_u64(rd, nr);
+	/* each record takes 24 bytes at least */
+	if (!r && *nr > plen / 24)
+		r = -EBADMSG;
+	if (!r) {
+		*recs = calloc(*nr + 1, sizeof(**recs));
+		if (!*recs)
+			r = -ENOMEM;
+	}
+	for (i = 0; !r && i < *nr; i++) {
+		struct rec *x = &(*recs)[i];
+
+		r = dfg_ckpt_get_bytes(rd, &x->data, &x->len) ?:
+		    dfg_ckpt_get_u64(rd, &x->ikey) ?:
+		    dfg_ckpt_get_bytes(rd, &x->key, &x->klen);
+	}
+	if (!r && dfg_ckpt_get(rd, &end, 1) != -EBADMSG)
+		r = -EBADMSG;
+	dfg_ckpt_free(rd);
+	if (r) {
+		free(*recs);
+		*recs = NULL;
+	}
+	return r;
+}
+
+/*
+ * The keyed state of @comp, @on instances (payloads @pl, @plen), over
+ * @nn: records routed as the hash flow @f routes the elements they
+ * hold. -EINVAL with @why when it is not a record store keyed by @f's
+ * key.
+ */
+static int repartition(struct carry *c, unsigned int comp, unsigned int on,
+		       unsigned int nn, const void **pl, const size_t *plen,
+		       char *why, size_t whylen)
+{
+	const struct dfg_flow_comp *fc = &c->nfg->comps[comp];
+	const struct dfg_flow_edge *f = keyed_by(c->ofg, comp);
+	struct inst_state *nst = c->st[comp] + on;	/* new ones follow */
+	struct dfg_ckpt **w = NULL;
+	struct rec **recs = NULL;
+	__u64 *nr = NULL, *cnt = NULL, k;
+	unsigned int i, j;
+	int r = 0;
+
+	if (!f) {
+		snprintf(why, whylen,
+			 "'%s' has state and is not fed by a hash flow: it cannot change degree",
+			 fc->name);
+		return -EINVAL;
+	}
+	recs = calloc(on, sizeof(*recs));
+	nr = calloc(on, sizeof(*nr));
+	cnt = calloc(nn, sizeof(*cnt));
+	w = calloc(nn, sizeof(*w));
+	if (!recs || !nr || !cnt || !w) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < on; i++) {
+		r = parse_store(pl[i], plen[i], &recs[i], &nr[i]);
+		if (r == -EBADMSG) {
+			snprintf(why, whylen,
+				 "the state of '%s' is not keyed records: it cannot change degree",
+				 fc->name);
+			r = -EINVAL;
+		}
+		if (r)
+			goto out;
+		for (k = 0; k < nr[i]; k++) {
+			struct dfg_elem e = {
+				.data = recs[i][k].data,
+				.len = recs[i][k].len,
+			};
+
+			if (run_hash_route(f, &e, on) != i) {
+				snprintf(why, whylen,
+					 "the state of '%s' is not keyed by the key of its hash flow: it cannot change degree",
+					 fc->name);
+				r = -EINVAL;
+				goto out;
+			}
+			cnt[run_hash_route(f, &e, nn)]++;
+		}
+	}
+	for (j = 0; !r && j < nn; j++) {
+		r = dfg_ckpt_new(&w[j]);
+		if (!r)
+			r = dfg_ckpt_put_u64(w[j], cnt[j]);
+	}
+	for (i = 0; !r && i < on; i++)
+		for (k = 0; !r && k < nr[i]; k++) {
+			const struct rec *x = &recs[i][k];
+			struct dfg_elem e = { .data = x->data, .len = x->len };
+
+			j = run_hash_route(f, &e, nn);
+			r = dfg_ckpt_put_bytes(w[j], x->data, x->len) ?:
+			    dfg_ckpt_put_u64(w[j], x->ikey) ?:
+			    dfg_ckpt_put_bytes(w[j], x->key, x->klen);
+		}
+	for (j = 0; !r && j < nn; j++)
+		r = member_wrap(&nst[j], fc->type, fc->name, w[j]);
+out:
+	for (j = 0; w && j < nn; j++)
+		dfg_ckpt_free(w[j]);
+	for (i = 0; recs && i < on; i++)
+		free(recs[i]);
+	free(recs);
+	free(nr);
+	free(cnt);
+	free(w);
+	return r;
+}
+
+/* Does @comp keep its instances' bytes as they are? */
+static bool kept(const struct carry *c, unsigned int comp)
+{
+	const struct dfg_flow_comp *o = &c->ofg->comps[comp];
+	const struct dfg_flow_comp *n = &c->nfg->comps[comp];
+
+	return o->degree == n->degree && !strcmp(o->type, n->type);
+}
+
+/*
+ * The new instances of a component whose degree or type changes: none
+ * with state start as new (empty bytes: no restore); keyed state of the
+ * same type is re-partitioned; any other state cannot move.
+ */
+static int change(struct carry *c, unsigned int comp, char *why,
+		  size_t whylen)
+{
+	const struct dfg_flow_comp *o = &c->ofg->comps[comp];
+	const struct dfg_flow_comp *n = &c->nfg->comps[comp];
+	const void **pl = calloc(o->degree, sizeof(*pl));
+	size_t *plen = calloc(o->degree, sizeof(*plen));
+	bool state = false;
+	unsigned int i;
+	int r = pl && plen ? 0 : -ENOMEM;
+
+	for (i = 0; !r && i < o->degree; i++) {
+		r = member_payload(&c->st[comp][i], &pl[i], &plen[i]);
+		state |= plen[i] != 0;
+	}
+	if (r || !state)
+		goto out;	/* the new instances' bytes stay empty */
+	if (strcmp(o->type, n->type)) {
+		snprintf(why, whylen,
+			 "'%s' has state of type '%s', which type '%s' cannot take over",
+			 o->name, o->type, n->type);
+		r = -EINVAL;
+		goto out;
+	}
+	r = repartition(c, comp, o->degree, n->degree, pl, plen, why, whylen);
+out:
+	free(pl);
+	free(plen);
+	return r;
+}
+
+/* The state of component @comp's instance @inst in the new plan. */
+static const struct inst_state *new_state(const struct carry *c,
+					  unsigned int comp, unsigned int inst)
+{
+	if (kept(c, comp))
+		return &c->st[comp][inst];
+	return &c->st[comp][c->ofg->comps[comp].degree + inst];
+}
+
+/* Writes the new plan's files of checkpoint @seq into @dir. */
+static int carry_write(const struct carry *c, const char *dir, __u64 seq)
+{
+	const struct dfg_plan *plan = c->nplan;
+	unsigned int s, i, k;
+	int r = 0;
+
+	for (s = 0; !r && s < plan->nsets; s++) {
+		const struct dfg_plan_set *ps = &plan->sets[s];
+
+		for (i = 0; !r && i < ps->degree; i++) {
+			struct dfg_ckpt *w;
+			const void *data;
+			size_t len;
+
+			r = dfg_ckpt_new(&w);
+			if (r)
+				break;
+			r = dfg_ckpt_put_u64(w, RUN_CKPT_MAGIC) ?:
+			    dfg_ckpt_put_u64(w, seq) ?:
+			    dfg_ckpt_put_u64(w, ps->nmembers) ?:
+			    dfg_ckpt_put_u64(w, ps->nout_flows);
+			for (k = 0; !r && k < ps->nout_flows; k++) {
+				unsigned int fl = ps->out_flows[k];
+				unsigned int src = c->ofg->flows[fl].src;
+				unsigned int od = c->ofg->comps[src].degree;
+
+				r = dfg_ckpt_put_u64(w, i < od ?
+						     c->rr[fl][i] : 0);
+			}
+			for (k = 0; !r && k < ps->nmembers; k++) {
+				const struct inst_state *is =
+					new_state(c, ps->members[k], i);
+
+				r = dfg_ckpt_put_u64(w, is->root_count) ?:
+				    dfg_ckpt_put_bytes(w, is->data, is->len);
+			}
+			data = dfg_ckpt_data(w, &len);
+			if (!r)
+				r = run_state_write(dir, s, i, seq, data, len);
+			dfg_ckpt_free(w);
+		}
+	}
+	return r;
+}
+
+static void carry_free(struct carry *c)
+{
+	unsigned int i, k;
+
+	for (i = 0; c->st && i < c->ofg->ncomps; i++) {
+		unsigned int n = c->ofg->comps[i].degree +
+				 c->nfg->comps[i].degree;
+
+		for (k = 0; c->st[i] && k < n; k++)
+			dfg_ckpt_free(c->st[i][k].own);
+		free(c->st[i]);
+	}
+	for (i = 0; c->rr && i < c->ofg->nflows; i++)
+		free(c->rr[i]);
+	for (i = 0; c->files && i < c->nfiles; i++)
+		free(c->files[i]);
+	free(c->st);
+	free(c->rr);
+	free(c->files);
+}
+
+/*
+ * Checkpoint @seq of the plan @g ran (files in x->dir) into the pending
+ * plan, as generation x->generation + 1 in its own directory.
+ */
+static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
+		 char *newdir, size_t dirlen, char *why, size_t whylen)
+{
+	struct carry c = {
+		.ofg = g->fg, .oplan = g->plan,
+		.nfg = x->pend_fg, .nplan = x->pend_plan,
+	};
+	struct run_graph ng = { .fg = x->pend_fg, .plan = x->pend_plan };
+	unsigned int i;
+	__u64 rs;
+	char msg[256];
+	int r;
+
+	c.st = calloc(c.ofg->ncomps + 1, sizeof(*c.st));
+	c.rr = calloc(c.ofg->nflows + 1, sizeof(*c.rr));
+	r = c.st && c.rr ? 0 : -ENOMEM;
+	for (i = 0; !r && i < c.ofg->ncomps; i++) {
+		c.st[i] = calloc(c.ofg->comps[i].degree +
+				 c.nfg->comps[i].degree, sizeof(**c.st));
+		if (!c.st[i])
+			r = -ENOMEM;
+	}
+	for (i = 0; !r && i < c.ofg->nflows; i++) {
+		c.rr[i] = calloc(c.ofg->comps[c.ofg->flows[i].src].degree,
+				 sizeof(**c.rr));
+		if (!c.rr[i])
+			r = -ENOMEM;
+	}
+	if (!r)
+		r = carry_read(&c, x->dir, seq);
+	for (i = 0; !r && i < c.ofg->ncomps; i++)
+		if (!kept(&c, i))
+			r = change(&c, i, why, whylen);
+	if (!r)
+		r = gen_dir(newdir, dirlen, x->root, x->generation + 1);
+	if (!r) {
+		/* a leftover of a re-plan that never committed goes */
+		run_state_clear(newdir);
+		r = run_state_prepare(newdir, &ng, false, &rs, msg,
+				      sizeof(msg));
+	}
+	if (!r)
+		r = carry_write(&c, newdir, seq);
+	carry_free(&c);
+	return r;
+}
+
+/* ---- The coordinator's side ------------------------------------------ */
+
+int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
+		    const char *state_dir, unsigned int plan_flags,
+		    struct dfg_flow **fgp, struct dfg_plan **planp,
+		    char *err, size_t errlen)
+{
+	struct run_replan *x;
+	int n, r;
+
+	*xp = NULL;
+	x = calloc(1, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	x->rp = o->replanner;
+	x->plan_flags = plan_flags;
+	x->period_ns = (__u64)(o->replan_ms ? o->replan_ms : RUN_REPLAN_MS) *
+		       1000000ULL;
+	x->next_ns = run_now_ns() + x->period_ns;
+	x->ckpt = state_dir && o->checkpoint_every;
+	if (state_dir) {
+		n = snprintf(x->root, sizeof(x->root), "%s", state_dir);
+		if (n < 0 || (size_t)n >= sizeof(x->root) - 16) {
+			free(x);
+			return -ENAMETOOLONG;
+		}
+		snprintf(x->dir, sizeof(x->dir), "%s", state_dir);
+	}
+	if (state_dir && o->flags & DFG_RUN_RESUME) {
+		r = journal_replay(x, fgp, planp, err, errlen);
+		if (r) {
+			if (!err[0])
+				snprintf(err, errlen, "%s/%s: %s", x->root,
+					 RUN_JOURNAL, strerror(-r));
+			free(x);
+			return r;
+		}
+	} else if (state_dir) {
+		/* a fresh run: the generations of an older one go */
+		run_replan_clear_gens(x);
+	}
+	*xp = x;
+	return 0;
+}
+
+const char *run_replan_dir(const struct run_replan *x)
+{
+	return x->dir;
+}
+
+unsigned int run_replan_generation(const struct run_replan *x)
+{
+	return x->generation;
+}
+
+/* When the sets of the last change were told to stop. */
+__u64 run_replan_stop_ns(const struct run_replan *x)
+{
+	return x->stop_ns;
+}
+
+/* Removes every generation's directory past the first, and the journal. */
+void run_replan_clear_gens(struct run_replan *x)
+{
+	char path[4096];
+	struct stat st;
+	unsigned int g;
+
+	if (!x->root[0])
+		return;
+	for (g = 1;; g++) {
+		if (gen_dir(path, sizeof(path), x->root, g) || stat(path, &st))
+			break;
+		run_state_clear(path);
+	}
+	if (!journal_path(path, sizeof(path), x->root))
+		unlink(path);
+}
+
+void run_replan_free(struct run_replan *x)
+{
+	if (!x)
+		return;
+	dfg_plan_free(x->pend_plan);
+	dfg_flow_free(x->pend_fg);
+	free(x->pend_text);
+	free(x->past);
+	free(x->view);
+	free(x);
+}
+
+static void drop_pending(struct run_replan *x)
+{
+	dfg_plan_free(x->pend_plan);
+	dfg_flow_free(x->pend_fg);
+	free(x->pend_text);
+	x->pend_plan = NULL;
+	x->pend_fg = NULL;
+	x->pend_text = NULL;
+}
+
+static void tell(struct run_replan *x, int err, const char *why)
+{
+	if (x->rp && x->rp->applied)
+		x->rp->applied(x->rp->ctx, x->generation, err, why);
+}
+
+static void refuse(struct run_replan *x, int err, const char *why)
+{
+	x->refused++;
+	tell(x, err, why);
+}
+
+/*
+ * Per component, since the start: the past plus this generation. The
+ * counters are work done: what a generation did past the checkpoint the
+ * next one started from is done again, and counted again.
+ */
+static int build_view(struct run_replan *x, const struct run_graph *g,
+		      const struct run_env *env)
+{
+	const struct dfg_flow *fg = g->fg;
+	unsigned int c, i;
+
+	if (!x->view) {
+		x->ncomps = fg->ncomps;
+		x->view = calloc(fg->ncomps + 1, sizeof(*x->view));
+		x->past = calloc(fg->ncomps + 1, sizeof(*x->past));
+		if (!x->view || !x->past)
+			return -ENOMEM;
+	}
+	for (c = 0; c < fg->ncomps; c++) {
+		struct dfg_run_view_comp *v = &x->view[c];
+		const struct run_comp_stats *cs = &env->cstats[g->cstat[c]];
+		unsigned int d = fg->comps[c].degree;
+		__u64 max = 0, sum = 0;
+
+		*v = x->past[c];
+		for (i = 0; i < d; i++) {
+			v->in_elems += cs[i].in_elems;
+			v->in_bytes += cs[i].in_bytes;
+			v->out_elems += cs[i].out_elems;
+			v->out_bytes += cs[i].out_bytes;
+			v->cpu_samples += cs[i].samples;
+			sum += cs[i].in_elems;
+			if (cs[i].in_elems > max)
+				max = cs[i].in_elems;
+		}
+		/* skew: of this plan's instances, fed by a hash flow; even
+		 * until they get elements */
+		v->key_skew = 0;
+		if (keyed_by(fg, c))
+			v->key_skew = sum ? (double)max * d / (double)sum : 1.0;
+	}
+	return 0;
+}
+
+/* Keeps this generation's counters before its stats area goes. */
+void run_replan_retire(struct run_replan *x, const struct run_graph *g,
+		       const struct run_env *env)
+{
+	unsigned int c;
+
+	if (build_view(x, g, env))
+		return;
+	for (c = 0; c < x->ncomps; c++)
+		x->past[c] = x->view[c];
+}
+
+/* The checkpoint every instance has taken, or 0 if one is not running. */
+static __u64 ckpt_done(const struct run_graph *g, const struct run_env *env)
+{
+	__u64 low = ~0ULL;
+	unsigned int i;
+
+	for (i = 0; i < g->nr_set_stats; i++) {
+		const struct run_set_stats *ss = &env->sstats[i];
+		__u64 seq = env->resume_seq +
+			    __atomic_load_n(&ss->checkpoints,
+					    __ATOMIC_ACQUIRE);
+
+		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) !=
+		    RUN_S_RUNNING)
+			return 0;
+		if (seq < low)
+			low = seq;
+	}
+	return low == ~0ULL ? 0 : low;
+}
+
+/* The new plan's processes all ran: the pause is over. */
+static void measure_pause(struct run_replan *x, const struct run_graph *g,
+			  const struct run_env *env, bool ended)
+{
+	__u64 last = 0, p;
+	unsigned int i;
+
+	if (!x->starting)
+		return;
+	for (i = 0; i < g->nr_set_stats; i++) {
+		__u64 t = env->sstats[i].started_ns;
+
+		if (!t && !ended)
+			return;
+		if (t > last)
+			last = t;
+	}
+	x->starting = false;
+	if (!last)
+		return;
+	p = last > x->stop_ns ? last - x->stop_ns : 0;
+	x->pause_ns += p;
+	if (p > x->pause_max_ns)
+		x->pause_max_ns = p;
+}
+
+int run_replan_tick(struct run_replan *x, const struct run_graph *g,
+		    const struct run_env *env, char *why, size_t whylen)
+{
+	const struct dfg_plan_edit *edits = NULL;
+	struct dfg_run_view view;
+	unsigned int n = 0, c;
+	__u64 now = run_now_ns(), done;
+	int r;
+
+	measure_pause(x, g, env, false);
+	if (x->pend_fg) {
+		done = ckpt_done(g, env);
+		if (done && done >= x->at_seq) {
+			x->stop_ns = now;
+			return 1;
+		}
+		return 0;
+	}
+	if (!x->rp || now < x->next_ns)
+		return 0;
+	x->next_ns = now + x->period_ns;
+	r = build_view(x, g, env);
+	if (r)
+		return r;
+	view = (struct dfg_run_view){
+		.fg = g->fg, .plan = g->plan, .generation = x->generation,
+		.now_ns = now, .comps = x->view,
+	};
+	r = x->rp->eval(x->rp->ctx, &view, &edits, &n);
+	if (r < 0) {
+		snprintf(why, whylen, "replanner: %s", strerror(-r));
+		return r;
+	}
+	if (!n)
+		return 0;
+	if (!x->ckpt) {
+		refuse(x, -EINVAL,
+		       "re-planning needs checkpoints (checkpoint_every and a state directory)");
+		return 0;
+	}
+	if (g->plan->nphases > 1) {
+		refuse(x, -EINVAL,
+		       "re-planning a graph of several phases is not supported");
+		return 0;
+	}
+	r = dfg_plan_edit_apply(g->fg, g->plan, x->plan_flags, edits, n,
+				&x->pend_fg, &x->pend_plan, why, whylen);
+	if (r == -EINVAL) {
+		refuse(x, r, why);
+		return 0;
+	}
+	if (r)
+		return r;
+	for (c = 0; c < g->fg->ncomps; c++)
+		if (!g->fg->comps[c].nin_flows &&
+		    g->fg->comps[c].degree != x->pend_fg->comps[c].degree) {
+			snprintf(why, whylen,
+				 "'%s' is a source: its degree cannot change while it runs",
+				 g->fg->comps[c].name);
+			drop_pending(x);
+			refuse(x, -EINVAL, why);
+			return 0;
+		}
+	x->pend_text = edits_text(edits, n);
+	if (!x->pend_text) {
+		drop_pending(x);
+		return -ENOMEM;
+	}
+	/* a checkpoint taken after the decision */
+	done = ckpt_done(g, env);
+	x->at_seq = (done ? done : env->resume_seq) + 1;
+	return 0;
+}
+
+int run_replan_switch(struct run_replan *x, const struct run_graph *g,
+		      const struct run_env *env, struct dfg_flow **fgp,
+		      struct dfg_plan **planp, __u64 *seq, char *err,
+		      size_t errlen)
+{
+	char why[256] = "", dir[4096];
+	int r;
+
+	(void)env;
+	*seq = x->at_seq;
+	*fgp = NULL;
+	*planp = NULL;
+	r = carry(x, g, x->at_seq, dir, sizeof(dir), why, sizeof(why));
+	if (r == -EINVAL && why[0]) {
+		char msg[256];
+
+		/*
+		 * On the old plan, from its newest complete checkpoint (K
+		 * or later), as --resume would; what some instances took
+		 * past it before they stopped goes.
+		 */
+		drop_pending(x);
+		refuse(x, r, why);
+		r = run_state_prepare(x->dir, g, true, seq, msg, sizeof(msg));
+		if (r)
+			snprintf(err, errlen, "%s", msg);
+		return r;
+	}
+	if (!r)
+		r = journal_commit(x, x->generation + 1, x->at_seq,
+				   x->pend_text);
+	if (r) {
+		snprintf(err, errlen, "re-plan at checkpoint %llu: %s",
+			 (unsigned long long)x->at_seq, strerror(-r));
+		drop_pending(x);
+		return r;
+	}
+	/* the journal names the new generation: the old one's files go
+	 * (the first one's stay with the journal at the top) */
+	if (x->generation)
+		run_state_clear(x->dir);
+	x->generation++;
+	x->replans++;
+	x->starting = true;
+	x->from_seq = x->at_seq;
+	snprintf(x->dir, sizeof(x->dir), "%s", dir);
+	*fgp = x->pend_fg;
+	*planp = x->pend_plan;
+	x->pend_fg = NULL;
+	x->pend_plan = NULL;
+	free(x->pend_text);
+	x->pend_text = NULL;
+	tell(x, 0, NULL);
+	return 0;
+}
+
+void run_replan_end(struct run_replan *x, const struct run_graph *g,
+		    const struct run_env *env, struct dfg_run_summary *sum)
+{
+	measure_pause(x, g, env, true);
+	if (x->pend_fg) {
+		/* not refused: too late */
+		drop_pending(x);
+		tell(x, -ECANCELED, "the run ended before the next checkpoint");
+	}
+	sum->replans = x->replans;
+	sum->refused = x->refused;
+	sum->pause_ns = x->pause_ns;
+	sum->pause_max_ns = x->pause_max_ns;
+}

@@ -1,0 +1,685 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg test of live re-planning against the loaded dfg module (run it
+ * in the test VM: tools/vm/dfg-vm -- build/libdfg/tests/replan_module;
+ * make check runs it through selftests/run/replan.sh).
+ * SKIPs when /dev/dfg cannot be opened, so the host run stays green.
+ *
+ * A hash job (generate -> key -> hash -> count x2 -> map x2 -> gather ->
+ * write) runs under a test replanner, which injects edits through
+ * struct dfg_run_opts.replanner. Every run's output is compared, per key,
+ * with the job's run on its first plan and with the counts worked out
+ * here: nothing lost, nothing counted twice. Covered: the degree of the
+ * keyed count 2 -> 4 mid-run, unfold and fold, substitution, refused
+ * edits (the run stays on its plan), a change refused when the state is
+ * carried (count behind a round-robin flow), random re-plans over many
+ * runs (DFG_REPLAN_TARGET of them, 60 by default; make replan-stress asks
+ * for 10,000), and kill -9 of the run during a re-plan, then a resume.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <dfg/replan.h>
+#include <dfg/run.h>
+
+#include "kselftest_harness.h"
+
+#define NELEMS		60000
+#define NKEYS		97
+#define EVERY		500
+
+static const char job_fmt[] =
+	"digraph job {\n"
+	"  gen [type=generate, count=%u];\n"
+	"  key [type=map, expr=\"$0 %% %u\"];\n"
+	"  cnt [type=count, degree=2];\n"
+	"  fix [type=map, expr=\"$0\", degree=2];\n"
+	"  out [type=write_lines, file=\"%s\"];\n"
+	"  gen -> key;\n"
+	"  key -> cnt [flow=%s%s];\n"
+	"  cnt -> fix;\n"
+	"  fix -> out [flow=gather];\n"
+	"}\n";
+
+/* The test replanner. */
+struct tr {
+	/* scripted: each list once, the k-th after k/(n+1) of the input */
+	const struct dfg_plan_edit *const *steps;
+	const unsigned int	*nsteps;
+	unsigned int		nlists;
+	bool			random;
+	unsigned int		seed;
+	unsigned long		limit;		/* random: accepted, at most */
+	int			kill_applied;	/* SIGKILL self at this gen */
+	int			fail_eval;	/* eval's return, if not 0 */
+	bool			no_ckpt;	/* run without checkpoints */
+	bool			view_bad;	/* a view broke a rule */
+	/* answers */
+	unsigned int		asked, accepted, refused, cancelled;
+	unsigned int		generation;
+	char			why[256];
+	/* random edits: built here, valid until the next eval */
+	struct dfg_plan_edit	e[4];
+	char			deg[2][8];
+	bool			pending;
+};
+
+static int tr_eval(void *ctx, const struct dfg_run_view *v,
+		   const struct dfg_plan_edit **edits, unsigned int *n)
+{
+	struct tr *t = ctx;
+	int key = dfg_flow_find(v->fg, "key");
+	int cnt = dfg_flow_find(v->fg, "cnt");
+	int fix = dfg_flow_find(v->fg, "fix");
+	unsigned int k;
+
+	*n = 0;
+	if (key < 0 || cnt < 0 || fix < 0)
+		return -ENOENT;
+	if (t->fail_eval)
+		return t->fail_eval;
+	/* skew: 0 unless fed by a hash flow (through straight ones), then
+	 * 1 to the degree; the generation is the last one
+	 * applied() reported */
+	if (v->comps[key].key_skew != 0 || v->comps[cnt].key_skew < 1.0 ||
+	    v->comps[fix].key_skew < 1.0 ||
+	    v->comps[cnt].key_skew > v->fg->comps[cnt].degree ||
+	    v->generation != t->generation)
+		t->view_bad = true;
+	/* one question at a time: the answer comes with applied() */
+	if (t->pending)
+		return 0;
+	if (t->random && t->limit && t->accepted >= t->limit)
+		return 0;
+	if (t->random) {
+		const struct dfg_flow_comp *c = &v->fg->comps[cnt];
+		const struct dfg_flow_comp *f = &v->fg->comps[fix];
+		unsigned int d;
+
+		memset(t->e, 0, sizeof(t->e));
+		switch (rand_r(&t->seed) % 10) {
+		case 0:		/* invalid: refused, the plan stays */
+			t->e[0] = (struct dfg_plan_edit){
+				.op = DFG_EDIT_DEGREE, .comp = "cnt" };
+			*n = 1;
+			break;
+		case 1: case 2: case 3: case 4:
+			do
+				d = 1 + rand_r(&t->seed) % 4;
+			while (d == c->degree);
+			t->e[0] = (struct dfg_plan_edit){
+				.op = DFG_EDIT_DEGREE, .comp = "cnt",
+				.degree = d };
+			t->e[1] = t->e[0];
+			t->e[1].comp = "fix";
+			*n = 2;
+			break;
+		case 5: case 6:
+			t->e[0] = (struct dfg_plan_edit){
+				.op = v->fg->comps[key].pin ? DFG_EDIT_FOLD :
+				      DFG_EDIT_UNFOLD, .comp = "key" };
+			*n = 1;
+			break;
+		default:	/* map "$0" and filter "1" pass the same */
+			t->e[0] = (struct dfg_plan_edit){
+				.op = DFG_EDIT_SUBSTITUTE, .comp = "fix",
+				.type = strcmp(f->type, "map") ? "map" :
+					"filter" };
+			t->e[1] = (struct dfg_plan_edit){
+				.op = DFG_EDIT_PARAM, .comp = "fix",
+				.key = "expr",
+				.value = strcmp(f->type, "map") ? "$0" : "1" };
+			*n = 2;
+			break;
+		}
+		*edits = t->e;
+		t->asked++;
+		t->pending = true;
+		return 0;
+	}
+	k = t->asked;
+	if (k >= t->nlists ||
+	    v->comps[key].in_elems < (__u64)NELEMS * (k + 1) /
+				     (t->nlists + 2))
+		return 0;
+	*edits = t->steps[k];
+	*n = t->nsteps[k];
+	t->asked++;
+	t->pending = true;
+	return 0;
+}
+
+static void tr_applied(void *ctx, unsigned int generation, int err,
+		       const char *why)
+{
+	struct tr *t = ctx;
+
+	t->pending = false;
+	if (!err) {
+		t->accepted++;
+		t->generation = generation;
+		if (t->kill_applied && (int)generation == t->kill_applied)
+			kill(getpid(), SIGKILL);
+	} else if (err == -ECANCELED) {
+		t->cancelled++;
+	} else {
+		t->refused++;
+		snprintf(t->why, sizeof(t->why), "%s", why ? why : "");
+	}
+}
+
+FIXTURE(rp) {
+	char dir[64];
+	char dot[128], out[128], state[128];
+	char *ref;		/* the sorted output of the first plan */
+	bool nodev;
+};
+
+static void write_job(FIXTURE_DATA(rp) *self, const char *flow)
+{
+	FILE *f = fopen(self->dot, "w");
+
+	if (!f)
+		return;
+	fprintf(f, job_fmt, NELEMS, NKEYS, self->out, flow,
+		strcmp(flow, "hash") ? "" : ", key=\"$0\"");
+	fclose(f);
+}
+
+static int cmp_lines(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The output, lines sorted (gather's order is the instances'), or NULL. */
+static char *sorted_output(const char *path)
+{
+	char *text = NULL, *p, **lines = NULL, *res = NULL;
+	size_t len = 0, n = 0, i, cap = 0;
+	FILE *f = fopen(path, "r"), *m;
+
+	if (!f)
+		return NULL;
+	m = open_memstream(&text, &len);
+	if (m) {
+		char buf[4096];
+		size_t got;
+
+		while ((got = fread(buf, 1, sizeof(buf), f)))
+			fwrite(buf, 1, got, m);
+		fclose(m);
+	}
+	fclose(f);
+	if (!text)
+		return NULL;
+	for (p = strtok(text, "\n"); p; p = strtok(NULL, "\n")) {
+		if (n == cap) {
+			cap = cap ? 2 * cap : 128;
+			lines = realloc(lines, cap * sizeof(*lines));
+			if (!lines)
+				return NULL;
+		}
+		lines[n++] = p;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_lines);
+	m = open_memstream(&res, &len);
+	for (i = 0; m && i < n; i++)
+		fprintf(m, "%s\n", lines[i]);
+	if (m)
+		fclose(m);
+	free(lines);
+	free(text);
+	return res;
+}
+
+/* Every key once, with its count: nothing lost, nothing twice. */
+static int counts_ok(const char *sorted)
+{
+	unsigned int seen[NKEYS] = { 0 }, k;
+	const char *p = sorted;
+	long key, count;
+	int used;
+
+	while (p && *p) {
+		if (sscanf(p, "%ld %ld%n", &key, &count, &used) != 2 ||
+		    key < 0 || key >= NKEYS || seen[key]++)
+			return 0;
+		if (count != (NELEMS - 1 - key) / NKEYS + 1)
+			return 0;
+		p = strchr(p + used, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	for (k = 0; k < NKEYS; k++)
+		if (seen[k] != 1)
+			return 0;
+	return 1;
+}
+
+/* The sum of the counts of every line. */
+static long total_count(const char *p)
+{
+	long k, c, total = 0;
+	int used;
+
+	while (p && sscanf(p, "%ld %ld%n", &k, &c, &used) == 2) {
+		total += c;
+		p = strchr(p + used, '\n');
+		p = p ? p + 1 : NULL;
+	}
+	return total;
+}
+
+static int run_job(FIXTURE_DATA(rp) *self, struct tr *t, unsigned int flags,
+		   struct dfg_run_summary *sum, char *err, size_t errlen)
+{
+	struct dfg_replanner r = {
+		.eval = tr_eval, .applied = tr_applied, .ctx = t,
+	};
+	struct dfg_run_opts o = {
+		.size = sizeof(o),
+		.flags = flags,
+		.checkpoint_every = t && t->no_ckpt ? 0 : EVERY,
+		.state_dir = t && t->no_ckpt ? NULL : self->state,
+		.err = err,
+		.errlen = errlen,
+		.replanner = t ? &r : NULL,
+		.replan_ms = 5,
+	};
+
+	/* DFG_REPLAN_LOG=1: the plans and the re-plans' steps on stderr */
+	if (getenv("DFG_REPLAN_LOG")) {
+		o.log = stderr;
+		o.flags |= DFG_RUN_VERBOSE;
+	}
+
+	err[0] = '\0';
+	return dfg_run(self->dot, &o, sum);
+}
+
+FIXTURE_SETUP(rp)
+{
+	struct dfg_run_summary sum;
+	char err[512];
+	int fd = open("/dev/dfg", O_RDWR | O_CLOEXEC);
+
+	self->ref = NULL;
+	self->nodev = fd < 0;
+	if (fd >= 0)
+		close(fd);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/dfg-replan.XXXXXX");
+	ASSERT_NE(NULL, mkdtemp(self->dir));
+	snprintf(self->dot, sizeof(self->dot), "%s/job.dot", self->dir);
+	snprintf(self->out, sizeof(self->out), "%s/out.txt", self->dir);
+	snprintf(self->state, sizeof(self->state), "%s/state", self->dir);
+	write_job(self, "hash");
+	if (self->nodev)
+		return;
+	ASSERT_EQ(0, run_job(self, NULL, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	self->ref = sorted_output(self->out);
+	ASSERT_NE(NULL, self->ref);
+	ASSERT_TRUE(counts_ok(self->ref));
+	unlink(self->out);
+}
+
+FIXTURE_TEARDOWN(rp)
+{
+	char cmd[128];
+
+	free(self->ref);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", self->dir);
+	if (system(cmd))
+		TH_LOG("could not remove %s", self->dir);
+}
+
+#define SKIP_IF_NO_DEV() do {						\
+	if (self->nodev)						\
+		SKIP(return, "%s", "no dfg device");			\
+} while (0)
+
+/* The output of the last run equals the first plan's, key by key. */
+static int same_output(FIXTURE_DATA(rp) *self)
+{
+	char *got = sorted_output(self->out);
+	int ok = got && !strcmp(got, self->ref) && counts_ok(got);
+
+	free(got);
+	return ok;
+}
+
+static const struct dfg_plan_edit deg4[] = {
+	{ .op = DFG_EDIT_DEGREE, .comp = "cnt", .degree = 4 },
+	{ .op = DFG_EDIT_DEGREE, .comp = "fix", .degree = 4 },
+};
+
+/* Skew's answer: the keyed count goes from 2 to 4 instances mid-run. */
+TEST_F_TIMEOUT(rp, degree_2_to_4, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
+	struct dfg_run_summary sum;
+	char err[512];
+
+	SKIP_IF_NO_DEV();
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, t.accepted) TH_LOG("refused: %s", t.why);
+	EXPECT_EQ(1, t.generation);
+	EXPECT_EQ(1, sum.replans);
+	EXPECT_EQ(0, sum.refused);
+	EXPECT_FALSE(t.view_bad);
+	EXPECT_GT(sum.pause_ns, 0);
+	EXPECT_EQ(sum.pause_ns, sum.pause_max_ns);
+	EXPECT_TRUE(same_output(self));
+	TH_LOG("pause %.3f ms", (double)sum.pause_ns / 1e6);
+	/* the state directory is gone with its generations */
+	EXPECT_NE(0, access(self->state, F_OK));
+}
+
+TEST_F_TIMEOUT(rp, unfold_fold_substitute, 300)
+{
+	static const struct dfg_plan_edit unfold[] = {
+		{ .op = DFG_EDIT_UNFOLD, .comp = "key" },
+	};
+	static const struct dfg_plan_edit sub[] = {
+		{ .op = DFG_EDIT_SUBSTITUTE, .comp = "fix", .type = "filter" },
+		{ .op = DFG_EDIT_PARAM, .comp = "fix", .key = "expr",
+		  .value = "1" },
+	};
+	static const struct dfg_plan_edit fold[] = {
+		{ .op = DFG_EDIT_FOLD, .comp = "key" },
+	};
+	const struct dfg_plan_edit *steps[] = { unfold, sub, fold };
+	const unsigned int nsteps[] = { 1, 2, 1 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 3 };
+	struct dfg_run_summary sum;
+	char err[512];
+
+	SKIP_IF_NO_DEV();
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(3, t.accepted) TH_LOG("refused: %s", t.why);
+	EXPECT_EQ(3, sum.replans);
+	EXPECT_GE(sum.pause_ns, sum.pause_max_ns);
+	EXPECT_TRUE(same_output(self));
+}
+
+/* Refused edits: the run goes on on its plan, and says why. */
+TEST_F_TIMEOUT(rp, refused, 300)
+{
+	static const struct dfg_plan_edit zero[] = {
+		{ .op = DFG_EDIT_DEGREE, .comp = "cnt", .degree = 0 },
+	};
+	static const struct dfg_plan_edit alone[] = {
+		{ .op = DFG_EDIT_DEGREE, .comp = "cnt", .degree = 3 },
+	};
+	static const struct dfg_plan_edit source[] = {
+		{ .op = DFG_EDIT_DEGREE, .comp = "gen", .degree = 2 },
+		{ .op = DFG_EDIT_DEGREE, .comp = "key", .degree = 2 },
+	};
+	const struct dfg_plan_edit *steps[] = { zero, alone, source };
+	const unsigned int nsteps[] = { 1, 1, 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 3 };
+	struct dfg_run_summary sum;
+	char err[512];
+
+	SKIP_IF_NO_DEV();
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(0, t.accepted);
+	EXPECT_EQ(3, t.refused);
+	EXPECT_STREQ("'gen' is a source: its degree cannot change while it runs",
+		     t.why);
+	EXPECT_EQ(0, sum.replans);
+	EXPECT_EQ(3, sum.refused);
+	EXPECT_TRUE(same_output(self));
+}
+
+/*
+ * Behind a round-robin flow the count's state is not keyed by a flow:
+ * the change is refused once the processes stopped at the checkpoint,
+ * and the run goes on on the old plan from there.
+ */
+TEST_F_TIMEOUT(rp, refused_at_carry, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
+	struct dfg_run_summary sum;
+	char err[512], *got;
+
+	SKIP_IF_NO_DEV();
+	write_job(self, "roundrobin");
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(0, t.accepted);
+	EXPECT_EQ(1, t.refused);
+	EXPECT_STREQ("'cnt' has state and is not fed by a hash flow: it cannot change degree",
+		     t.why);
+	EXPECT_EQ(0, sum.replans);
+	/* per instance counts, whatever the spread: the sum is right */
+	got = sorted_output(self->out);
+	ASSERT_NE(NULL, got);
+	EXPECT_EQ(NELEMS, total_count(got));
+	free(got);
+}
+
+/* Random re-plans over as many runs as it takes; each run checked. */
+/* 10,000 re-plans take hours under TCG: the bound is the target's */
+TEST_F_TIMEOUT(rp, random, 36000)
+{
+	const char *env = getenv("DFG_REPLAN_TARGET");
+	unsigned long target = env ? strtoul(env, NULL, 10) : 60;
+	unsigned long done = 0, refused = 0, runs = 0;
+	__u64 pause = 0, pmax = 0;
+	char err[512];
+
+	SKIP_IF_NO_DEV();
+	while (done < target) {
+		struct tr t = { .random = true, .seed = 1000 + runs,
+				.limit = target - done };
+		struct dfg_run_summary sum;
+
+		ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+			TH_LOG("run %lu: %s", runs, err);
+		ASSERT_TRUE(same_output(self)) TH_LOG("run %lu", runs);
+		ASSERT_FALSE(t.view_bad);
+		ASSERT_EQ(t.accepted, sum.replans);
+		ASSERT_EQ(t.refused, sum.refused);
+		unlink(self->out);
+		done += t.accepted;
+		refused += t.refused;
+		pause += sum.pause_ns;
+		if (sum.pause_max_ns > pmax)
+			pmax = sum.pause_max_ns;
+		/* a run that re-plans nothing makes no progress */
+		ASSERT_GT(t.accepted, 0) TH_LOG("run %lu", runs);
+		runs++;
+	}
+	TH_LOG("%lu re-plans (and %lu refused) in %lu runs; pause %.2f ms on average, %.2f ms at most",
+	       done, refused, runs, (double)pause / 1e6 / (double)done,
+	       (double)pmax / 1e6);
+}
+
+/* Errors a caller can reach. */
+TEST_F_TIMEOUT(rp, errors, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .fail_eval = -EPERM };
+	struct dfg_run_summary sum;
+	char err[512], path[192];
+	struct dfg_run_opts o = { .size = 7 };
+	FILE *f;
+
+	SKIP_IF_NO_DEV();
+	/* the replanner stops the run */
+	EXPECT_EQ(-EPERM, run_job(self, &t, 0, &sum, err, sizeof(err)));
+	EXPECT_STREQ("replanner: Operation not permitted", err);
+
+	/* no checkpoints: nothing can change */
+	memset(&t, 0, sizeof(t));
+	t.steps = steps;
+	t.nsteps = nsteps;
+	t.nlists = 1;
+	t.no_ckpt = true;
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, t.refused);
+	EXPECT_STREQ("re-planning needs checkpoints (checkpoint_every and a state directory)",
+		     t.why);
+	EXPECT_TRUE(same_output(self));
+
+	/* an older caller's size runs, another size does not */
+	o.size = DFG_RUN_OPTS_SIZE_V0;
+	o.err = err;
+	o.errlen = sizeof(err);
+	EXPECT_EQ(0, dfg_run(self->dot, &o, &sum)) TH_LOG("%s", err);
+	o.size = DFG_RUN_OPTS_SIZE_V0 + 1;
+	EXPECT_EQ(-EINVAL, dfg_run(self->dot, &o, &sum));
+	EXPECT_STREQ("invalid arguments", err);
+
+	/* a journal that does not parse */
+	/* the failed run above kept its state directory */
+	ASSERT_TRUE(!mkdir(self->state, 0700) || errno == EEXIST);
+	snprintf(path, sizeof(path), "%s/replan", self->state);
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("generation 1 from 3\nedit x\n", f);
+	fclose(f);
+	EXPECT_EQ(-EBADMSG, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+				    sizeof(err)));
+	EXPECT_TRUE(strstr(err, "/replan:2: malformed") != NULL) TH_LOG("%s",
+									 err);
+	/* one whose edits no longer apply to the graph */
+	f = fopen(path, "w");
+	ASSERT_NE(NULL, f);
+	fputs("generation 1 from 3\nedit 1\tghost\t2\t\\0\t\\0\t\\0\nend\n",
+	      f);
+	fclose(f);
+	EXPECT_EQ(-EINVAL, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+				   sizeof(err)));
+	EXPECT_TRUE(strstr(err, "generation 1 no longer applies: edit 0: unknown component 'ghost'") != NULL)
+		TH_LOG("%s", err);
+}
+
+/* A graph of two phases keeps its plan. */
+TEST_F_TIMEOUT(rp, phases, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
+	struct dfg_run_summary sum;
+	char err[512];
+	FILE *f;
+
+	SKIP_IF_NO_DEV();
+	f = fopen(self->dot, "w");
+	ASSERT_NE(NULL, f);
+	fprintf(f, job_fmt, NELEMS, NKEYS, self->out, "hash, key=\"$0\"",
+		"];\n  out [phase=1");
+	fclose(f);
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, t.refused);
+	EXPECT_STREQ("re-planning a graph of several phases is not supported",
+		     t.why);
+	EXPECT_TRUE(same_output(self));
+}
+
+/* Runs the job in a process group of its own; returns its pid. */
+static pid_t spawn(FIXTURE_DATA(rp) *self, struct tr *t, unsigned int flags)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct dfg_run_summary sum;
+		char err[512];
+
+		setpgid(0, 0);
+		_exit(run_job(self, t, flags, &sum, err, sizeof(err)) ? 1 : 0);
+	}
+	if (pid > 0)
+		setpgid(pid, pid);
+	return pid;
+}
+
+/* Waits for the run and every process it left (we are their reaper). */
+static void reap_group(pid_t pgid)
+{
+	int st;
+
+	while (waitpid(-pgid, &st, 0) > 0 || errno == EINTR)
+		;
+}
+
+/* kill -9 of the coordinator once the new plan is committed, then
+ * --resume on the plan the journal names. */
+TEST_F_TIMEOUT(rp, kill_at_commit_then_resume, 300)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1,
+			.kill_applied = 1 };
+	struct dfg_run_summary sum;
+	char err[512], path[192];
+	int st;
+	pid_t pid;
+
+	SKIP_IF_NO_DEV();
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	pid = spawn(self, &t, 0);
+	ASSERT_GT(pid, 0);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+	reap_group(pid);
+	snprintf(path, sizeof(path), "%s/replan", self->state);
+	ASSERT_EQ(0, access(path, F_OK));
+	/* resumed without a replanner: the journal gives the plan */
+	ASSERT_EQ(0, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+			     sizeof(err)))
+		TH_LOG("%s", err);
+	/* gen+key, cnt+fix x4, out */
+	EXPECT_EQ(6, sum.processes);
+	EXPECT_TRUE(same_output(self));
+}
+
+/* kill -9 of the whole run at random points while it re-plans. */
+TEST_F_TIMEOUT(rp, kill_anywhere_then_resume, 300)
+{
+	struct dfg_run_summary sum;
+	unsigned int round, seed = 77;
+	char err[512];
+
+	SKIP_IF_NO_DEV();
+	ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+	for (round = 0; round < 6; round++) {
+		struct tr t = { .random = true, .seed = 2000 + round };
+		struct timespec ts = {
+			.tv_nsec = (long)(50 + rand_r(&seed) % 400) * 1000000L,
+		};
+		pid_t pid = spawn(self, &t, 0);
+
+		ASSERT_GT(pid, 0);
+		nanosleep(&ts, NULL);
+		kill(-pid, SIGKILL);
+		reap_group(pid);
+		ASSERT_EQ(0, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+				     sizeof(err)))
+			TH_LOG("round %u: %s", round, err);
+		ASSERT_TRUE(same_output(self)) TH_LOG("round %u", round);
+		unlink(self->out);
+	}
+}
+
+TEST_HARNESS_MAIN
