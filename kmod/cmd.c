@@ -164,6 +164,10 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		dfg_sched_next, DFG_CMDF_SCHED),
 	DFG_CMD(SCHED_YIELD, struct dfg_sched_yield, "sched_yield",
 		dfg_sched_yield, DFG_CMDF_SCHED | DFG_CMDF_NOOUT),
+	DFG_CMD(FEEDBACK_SET, struct dfg_feedback_set, "feedback_set",
+		dfg_feedback_set,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP |
+		DFG_CMDF_NOOUT),
 };
 
 static_assert(sizeof(struct dfg_uring_cmd) == 80);
@@ -173,7 +177,8 @@ static_assert(sizeof(struct dfg_arena_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_region_copy) <= DFG_URING_INLINE_MAX);
 /* The table spans the header's highest command, implemented or not. */
-static_assert(_IOC_NR(DFG_IOC_SCHED_YIELD) + 1 == DFG_CMD_NR);
+static_assert(_IOC_NR(DFG_IOC_FEEDBACK_SET) + 1 == DFG_CMD_NR);
+static_assert(sizeof(struct dfg_feedback_set) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);

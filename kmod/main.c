@@ -303,6 +303,10 @@ static int __init dfg_init(void)
 	if (ret)
 		goto out_sysfs_exit;
 
+	ret = dfg_fb_init();
+	if (ret)
+		goto out_nl_exit;
+
 	dfg_sched_init();
 	ret = misc_register(&dfg_misc);
 	if (ret)
@@ -312,6 +316,8 @@ static int __init dfg_init(void)
 
 out_sched_exit:
 	dfg_sched_exit();
+	dfg_fb_exit();
+out_nl_exit:
 	dfg_nl_exit();
 out_sysfs_exit:
 	dfg_sysfs_exit();
@@ -324,6 +330,7 @@ static void __exit dfg_exit(void)
 {
 	misc_deregister(&dfg_misc);
 	dfg_sched_exit();
+	dfg_fb_exit();
 	dfg_nl_exit();
 	dfg_limits_exit();
 	dfg_sysfs_exit();
