@@ -438,20 +438,21 @@ static void dfg_fb_poll(struct work_struct *work)
  */
 
 /**
- * dfg_fb_worker_death() - @set lost the process of its worker
- * @set: a set that failed because of it, in a live graph
+ * dfg_fb_worker_death() - a set lost the process of its worker
+ * @graph: its graph's id (a live graph)
+ * @set: the set's id; the set failed because of it
  * @pid: tgid of that process
  *
  * Context: process context, no spinlock held.
  */
-void dfg_fb_worker_death(struct dfg_set *set, pid_t pid)
+void dfg_fb_worker_death(u32 graph, u32 set, pid_t pid)
 {
 	struct dfg_nl_ev ev = {
-		.event = DFG_EV_WORKER_DEATH, .pid = pid,
-		.graph = set->graph->id, .object = set->obj.id, .rank = -1,
+		.event = DFG_EV_WORKER_DEATH, .pid = pid, .graph = graph,
+		.object = set, .rank = -1,
 	};
 
-	trace_dfg_fb_worker_death(ev.graph, ev.object, pid);
+	trace_dfg_fb_worker_death(graph, set, pid);
 	dfg_fb_emit(&ev);
 }
 

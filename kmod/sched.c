@@ -523,9 +523,9 @@ static void dfg_sched_sample_work(struct work_struct *work)
 		dfg_sched_kick_sampler(sc);
 	spin_unlock(&sc->lock);
 
-	/* The set stays on the client, which outlives this work. */
+	/* Ids only: an UNREGISTER may free the failed set from here on. */
 	if (lost_id) {
-		dfg_fb_worker_death(lost, lost_pid);
+		dfg_fb_worker_death(sc->graph->id, lost_id, lost_pid);
 		dfg_sched_set_failed(sc->graph, lost_id, sc->tgid);
 	}
 }
@@ -1053,7 +1053,8 @@ static int dfg_sched_release(struct inode *inode, struct file *file)
 			dfg_set_leave_graph(set, sc->graph_dead);
 		} else if (!sc->graph_dead) {
 			if (dying)
-				dfg_fb_worker_death(set, sc->tgid);
+				dfg_fb_worker_death(sc->graph->id,
+						    set->obj.id, sc->tgid);
 			dfg_nl_graph_event(DFG_EV_SET_FAILED, sc->tgid,
 					   sc->graph->id, set->obj.id, NULL);
 		}

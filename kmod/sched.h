@@ -154,7 +154,7 @@ static inline void dfg_set_wait_begin(struct dfg_set *set, bool inputs)
 }
 
 /* feedback.c */
-void dfg_fb_worker_death(struct dfg_set *set, pid_t pid);
+void dfg_fb_worker_death(u32 graph, u32 set, pid_t pid);
 bool dfg_fb_dying(pid_t tgid);
 
 /* set.c */

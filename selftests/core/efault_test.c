@@ -562,6 +562,24 @@ static int prep_syield(struct env *e, void *args)
 	return e->sched;
 }
 
+static int prep_fbset(struct env *e, void *args)
+{
+	struct dfg_feedback_set *a = args;
+
+	a->what = DFG_FB_CHAN_MARKS;
+	a->object = e->chan;
+	a->high = 1;
+	return e->g;
+}
+
+/* The same marks from a writable struct are still accepted. */
+static int after_fbset(struct env *e, void *args)
+{
+	struct dfg_feedback_set a = *(struct dfg_feedback_set *)args;
+
+	return sys_dfg_ioctl(e->g, DFG_IOC_FEEDBACK_SET, &a) == 0 ? 0 : -1;
+}
+
 #define CASE(_name, _id, _prep, _after) \
 	{ _name, DFG_IOC_##_id, _prep, _after }
 
@@ -592,6 +610,7 @@ static const struct cmd_case cases[] = {
 	CASE("sched_next", SCHED_NEXT, prep_snext, after_snext),
 	CASE("sched_next", SCHED_NEXT, prep_snext_yield, after_running),
 	CASE("sched_yield", SCHED_YIELD, prep_syield, after_running),
+	CASE("feedback_set", FEEDBACK_SET, prep_fbset, after_fbset),
 };
 
 /* ------------------------------------------------------------------------

@@ -15,6 +15,7 @@
  * descriptor and a subscription.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -423,6 +424,32 @@ TEST_F(fb, worker_death)
 	ASSERT_EQ(0, dfg_wait_pid(pid, &status, 5000));
 	close(sync[0]);
 	close(sync[1]);
+}
+
+static void *take_and_exit(void *arg)
+{
+	struct dfg_sched_next n = { .flags = DFG_NEXT_F_NOWAIT };
+
+	*(int *)arg = sys_dfg_ioctl(*(int *)arg, DFG_IOC_SCHED_NEXT, &n);
+	return NULL;
+}
+
+/* A worker thread that exits holding a set: the sampler finds it. */
+TEST_F(fb, worker_thread_exits_holding_a_set)
+{
+	struct fb_ev e;
+	pthread_t t;
+	int id, arg = self->sc;
+
+	id = reg(self->sc, DFG_SET_F_ROOT, 0, NULL, NULL);
+	ASSERT_LT(0, id);
+	ASSERT_EQ(0, pthread_create(&t, NULL, take_and_exit, &arg));
+	ASSERT_EQ(0, pthread_join(t, NULL));
+	ASSERT_EQ(id, arg);
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_WORKER_DEATH, self->gid, 5000,
+			    &e));
+	EXPECT_EQ(id, e.ev.object);
+	EXPECT_EQ(getpid(), e.ev.pid);
 }
 
 /* A set unregistered in order is no death. */
