@@ -110,6 +110,7 @@ static_assert(DFG_CHAN_PAGE == PAGE_SIZE);
  * @wakeups:	waits completed by their event (WAKE, endpoint release)
  * @ring_state:	DFG_CHAN_S_* per ring
  * @ring_pid:	tgid of each ring's producer
+ * @fb:		feedback's view: marks (feedback.c)
  */
 struct dfg_chan {
 	struct dfg_object	obj;
@@ -133,6 +134,7 @@ struct dfg_chan {
 	u64			wakeups;
 	u8			ring_state[DFG_CHAN_PRODUCERS_MAX];
 	pid_t			ring_pid[DFG_CHAN_PRODUCERS_MAX];
+	struct dfg_fb_obj	fb;
 };
 
 /**
@@ -551,6 +553,7 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	ch->depth = args->depth;
 	ch->max_producers = args->max_producers;
 	ch->ring_size = DFG_CHAN_RING_SIZE(args->depth);
+	dfg_fb_obj_init(&ch->fb, &ch->obj);
 
 	ret = dfg_mem_alloc(&ch->mem, map_size >> PAGE_SHIFT);
 	if (ret) {
@@ -584,6 +587,7 @@ int dfg_chan_create(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_del;
 
+	dfg_fb_add(&ch->fb);
 	trace_dfg_chan_create(g->id, ch->obj.id, ch->mem.nr_pages);
 	dfg_nl_graph_event(DFG_EV_CHAN_CREATE, task_tgid_nr(current), g->id,
 			   ch->obj.id, NULL);
@@ -882,6 +886,41 @@ void dfg_chan_put(struct dfg_chan *ch)
 	kobject_put(&ch->kobj);
 }
 
+/* Feedback's view of @ch (marks), for FEEDBACK_SET. */
+struct dfg_fb_obj *dfg_chan_fb(struct dfg_chan *ch)
+{
+	return &ch->fb;
+}
+
+/**
+ * dfg_chan_fill() - how full a channel is, for feedback
+ * @obj: the channel, held by the caller
+ * @fill: out: entries in its rings, each ring's count clamped to its depth
+ *	(the indices are userspace's, never trusted)
+ * @capacity: out: depth * max_producers
+ * @msgs: out, unless NULL: messages sent, as the rings' counters say
+ *
+ * Context: any; reads shared memory only, no lock.
+ */
+void dfg_chan_fill(struct dfg_object *obj, u32 *fill, u32 *capacity,
+		   u64 *msgs)
+{
+	struct dfg_chan *ch = container_of(obj, struct dfg_chan, obj);
+	u64 sent = 0;
+	u32 i, n = 0;
+
+	for (i = 0; i < ch->max_producers; i++) {
+		struct dfg_chan_ring *r = dfg_chan_ring(ch, i);
+
+		n += min(READ_ONCE(r->tail) - READ_ONCE(r->head), ch->depth);
+		sent += READ_ONCE(r->msgs);
+	}
+	*fill = n;
+	*capacity = ch->depth * ch->max_producers;
+	if (msgs)
+		*msgs = sent;
+}
+
 /**
  * dfg_chan_watch_arm() - wait for @w's condition on behalf of a set
  * @w: a watch not armed, with ->ch (referenced), ->role, ->slot, ->fire
@@ -1086,6 +1125,7 @@ static void dfg_chan_destroy(struct dfg_object *obj)
 	struct dfg_chan *ch = container_of(obj, struct dfg_chan, obj);
 	struct dfg_chan_waiter *w, *tmp;
 
+	dfg_fb_del(&ch->fb);
 	spin_lock(&ch->lock);
 	ch->dead = true;
 	list_for_each_entry_safe(w, tmp, &ch->cons_waiters, wait.node)

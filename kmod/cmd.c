@@ -164,6 +164,10 @@ static const struct dfg_cmd_def dfg_cmds[DFG_CMD_NR] = {
 		dfg_sched_next, DFG_CMDF_SCHED),
 	DFG_CMD(SCHED_YIELD, struct dfg_sched_yield, "sched_yield",
 		dfg_sched_yield, DFG_CMDF_SCHED | DFG_CMDF_NOOUT),
+	DFG_CMD(FEEDBACK_SET, struct dfg_feedback_set, "feedback_set",
+		dfg_feedback_set,
+		DFG_CMDF_GRAPH | DFG_CMDF_WRITE | DFG_CMDF_SLEEP |
+		DFG_CMDF_NOOUT),
 	DFG_CMD(PART_LOAD, struct dfg_part_load, "part_load",
 		dfg_pf_part_load,
 		DFG_CMDF_DEV | DFG_CMDF_ADMIN | DFG_CMDF_SLEEP | DFG_CMDF_NOOUT),
@@ -185,6 +189,7 @@ static_assert(_IOC_NR(DFG_IOC_PREFETCH) + 1 == DFG_CMD_NR);
 static_assert(sizeof(struct dfg_part_load) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_peer_add) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_prefetch) <= DFG_URING_INLINE_MAX);
+static_assert(sizeof(struct dfg_feedback_set) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_create) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_open) <= DFG_URING_INLINE_MAX);
 static_assert(sizeof(struct dfg_chan_wait) <= DFG_URING_INLINE_MAX);

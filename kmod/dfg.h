@@ -116,6 +116,11 @@
  *	-> dfg_pf_lock: swapping the image.
  * dfg_pf_lock		spinlock (prefetch.c), process context
  *	-> dfg_file.lock: completing a PREFETCH.
+ * dfg_fb_mutex	mutex (feedback.c): the feedback registry; taken
+ *			under dfg_graphs_lock (a graph's death),
+ *			dfg_sched_mutex (a set entering or leaving its
+ *			graph) or alone (a channel's creation and death,
+ *			FEEDBACK_SET, the poller); takes none of ours.
  * dfg_files_lock	mutex (main.c)
  *	-> dfg_file.lock: the wait monitor's walk (wait.c).
  * mmap_lock		the kernel's, held around .mmap and .fault
@@ -170,7 +175,8 @@
 #define DFG_F_IMPLEMENTED	(DFG_F_URING_CMD | DFG_F_ASYNC | \
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
 				 DFG_F_CHAN | DFG_F_TEAM | \
-				 DFG_F_SCHED | DFG_F_PREFETCH)
+				 DFG_F_SCHED | DFG_F_PREFETCH | \
+				 DFG_F_FEEDBACK)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -426,6 +432,11 @@ static inline u64 dfg_mmap_key_offset(u32 key)
  * @attached:	open graph descriptors (struct files) now
  * @user:	the creator's per-user count, charged from creation until
  *		the graph's death
+ * @fb_stall_ms: feedback: T of stall reports, 0 for the module's
+ *		(under dfg_fb_mutex, like the other @fb_ fields)
+ * @fb_period_ms: feedback: period of the summary, 0 for none
+ * @fb_next_ns:	feedback: when the next summary is due
+ * @fb_batch:	feedback: samples sent in the summary being built
  */
 struct dfg_graph {
 	struct dfg_fd		fd;
@@ -442,6 +453,10 @@ struct dfg_graph {
 	atomic_long_t		pages;
 	atomic_t		attached;
 	struct dfg_user		*user;
+	u32			fb_stall_ms;
+	u32			fb_period_ms;
+	u64			fb_next_ns;
+	u64			fb_batch;
 };
 
 int dfg_graph_create(struct dfg_cmd_ctx *c);
@@ -536,6 +551,49 @@ int dfg_region_export(struct dfg_cmd_ctx *c);
 int dfg_region_unexport(struct dfg_cmd_ctx *c);
 int dfg_region_copy(struct dfg_cmd_ctx *c);
 
+/**
+ * struct dfg_fb_obj - what feedback keeps of a channel or a set, embedded
+ *	in it (all fields under dfg_fb_mutex)
+ * @node:	on the registry while the object is in its graph
+ * @obj:	the object it is embedded in; immutable
+ * @high:	channels: FILL_HIGH mark, 0 for none
+ * @low:	channels: FILL_LOW mark
+ * @above:	channels: FILL_HIGH was the last report
+ * @held:	channels: a crossing waits for the end of dfg.fb_gap_ms
+ * @last_ns:	channels: time of the last fill report
+ * @seen_wait:	sets: the wait (dfg_set.wait_seq) already reported
+ * @sample_count: the COUNT of the last summary sample
+ * @sample_ns:	its time (0: none yet)
+ */
+struct dfg_fb_obj {
+	struct list_head	node;
+	struct dfg_object	*obj;
+	u32			high;
+	u32			low;
+	bool			above;
+	bool			held;
+	u64			last_ns;
+	u64			seen_wait;
+	u64			sample_count;
+	u64			sample_ns;
+};
+
+/* Before the object is published: unlisted, pointing at its object. */
+static inline void dfg_fb_obj_init(struct dfg_fb_obj *fb,
+				   struct dfg_object *obj)
+{
+	INIT_LIST_HEAD(&fb->node);
+	fb->obj = obj;
+}
+
+/* feedback.c: the reports a rule interpreter acts on */
+extern const struct attribute_group dfg_fb_group;
+int dfg_fb_init(void);
+void dfg_fb_exit(void);
+void dfg_fb_add(struct dfg_fb_obj *fb);
+void dfg_fb_del(struct dfg_fb_obj *fb);
+int dfg_feedback_set(struct dfg_cmd_ctx *c);
+
 /* chan.c: channels (nr 0x40..0x4f) and their endpoint descriptors */
 int dfg_chan_create(struct dfg_cmd_ctx *c);
 int dfg_chan_open(struct dfg_cmd_ctx *c);
@@ -569,6 +627,9 @@ struct dfg_chan_watch {
 
 struct dfg_chan *dfg_chan_get(struct dfg_graph *g, u32 id, u32 *max_producers);
 void dfg_chan_put(struct dfg_chan *ch);
+struct dfg_fb_obj *dfg_chan_fb(struct dfg_chan *ch);
+void dfg_chan_fill(struct dfg_object *obj, u32 *fill, u32 *capacity,
+		   u64 *msgs);
 int dfg_chan_watch_arm(struct dfg_chan_watch *w);
 void dfg_chan_watch_disarm(struct dfg_chan_watch *w);
 
@@ -752,8 +813,52 @@ void dfg_sysfs_graph_del(struct dfg_graph *g);
 int dfg_sysfs_user_add(struct dfg_user *u);
 void dfg_sysfs_user_del(struct dfg_user *u);
 
+/**
+ * struct dfg_nl_ev - one event, as the dfg_nl_*_event() callers describe it
+ * @event:	DFG_EV_*
+ * @pid:	PID attribute, 0 for none
+ * @cmd:	CMD attribute, 0 for none
+ * @graph:	GRAPH attribute, 0 for none
+ * @object:	OBJECT attribute, 0 for none
+ * @name:	NAME attribute, NULL for none
+ * @rank:	RANK attribute, < 0 for none
+ * @attrs:	bit (1 << DFG_NL_A_x) for each feedback attribute below to
+ *		send (0 is a value for them)
+ * @fill:	DFG_NL_A_FILL
+ * @capacity:	DFG_NL_A_CAPACITY
+ * @mark:	DFG_NL_A_MARK
+ * @cpu:	DFG_NL_A_CPU
+ * @wait_ms:	DFG_NL_A_WAIT_MS
+ * @period_ms:	DFG_NL_A_PERIOD_MS
+ * @mem_avail:	DFG_NL_A_MEM_AVAIL
+ * @mem_total:	DFG_NL_A_MEM_TOTAL
+ * @count:	DFG_NL_A_COUNT
+ * @rate:	DFG_NL_A_RATE
+ */
+struct dfg_nl_ev {
+	u32		event;
+	u32		pid;
+	u32		cmd;
+	u32		graph;
+	u32		object;
+	const char	*name;
+	s64		rank;
+	u32		attrs;
+	u32		fill;
+	u32		capacity;
+	u32		mark;
+	u32		cpu;
+	u32		wait_ms;
+	u32		period_ms;
+	u64		mem_avail;
+	u64		mem_total;
+	u64		count;
+	u64		rate;
+};
+
 /* netlink.c: generic netlink family "dfg" */
 int dfg_nl_init(void);
+void dfg_nl_emit(const struct dfg_nl_ev *ev);
 void dfg_nl_exit(void);
 void dfg_nl_event(u32 event, u32 pid, u32 cmd);
 void dfg_nl_graph_event(u32 event, u32 pid, u32 graph, u32 object,

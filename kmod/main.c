@@ -308,6 +308,10 @@ static int __init dfg_init(void)
 	if (ret)
 		goto out_nl_exit;
 
+	ret = dfg_fb_init();
+	if (ret)
+		goto out_pf_exit;
+
 	dfg_sched_init();
 	ret = misc_register(&dfg_misc);
 	if (ret)
@@ -317,6 +321,8 @@ static int __init dfg_init(void)
 
 out_sched_exit:
 	dfg_sched_exit();
+	dfg_fb_exit();
+out_pf_exit:
 	dfg_pf_exit();
 out_nl_exit:
 	dfg_nl_exit();
@@ -331,6 +337,7 @@ static void __exit dfg_exit(void)
 {
 	misc_deregister(&dfg_misc);
 	dfg_sched_exit();
+	dfg_fb_exit();
 	dfg_pf_exit();
 	dfg_nl_exit();
 	dfg_limits_exit();

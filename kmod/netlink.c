@@ -52,6 +52,16 @@ static const struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
 	[DFG_NL_A_NAME]		= { .type = NLA_NUL_STRING,
 				    .len = DFG_NAME_MAX - 1 },
 	[DFG_NL_A_RANK]		= { .type = NLA_U32 },
+	[DFG_NL_A_FILL]		= { .type = NLA_U32 },
+	[DFG_NL_A_CAPACITY]	= { .type = NLA_U32 },
+	[DFG_NL_A_MARK]		= { .type = NLA_U32 },
+	[DFG_NL_A_CPU]		= { .type = NLA_U32 },
+	[DFG_NL_A_WAIT_MS]	= { .type = NLA_U32 },
+	[DFG_NL_A_MEM_AVAIL]	= { .type = NLA_U64 },
+	[DFG_NL_A_MEM_TOTAL]	= { .type = NLA_U64 },
+	[DFG_NL_A_COUNT]	= { .type = NLA_U64 },
+	[DFG_NL_A_RATE]		= { .type = NLA_U64 },
+	[DFG_NL_A_PERIOD_MS]	= { .type = NLA_U32 },
 };
 
 static struct genl_family dfg_genl_family;
@@ -116,23 +126,49 @@ static struct genl_family dfg_genl_family __ro_after_init = {
 	.n_mcgrps	= ARRAY_SIZE(dfg_nl_mcgrps),
 };
 
-/* One event, as the dfg_nl_*_event() callers describe it. */
-struct dfg_nl_ev {
-	u32		event;
-	u32		pid;
-	u32		cmd;
-	u32		graph;
-	u32		object;
-	const char	*name;
-	s64		rank;
-};
+/* The feedback attributes of @ev (those in ->attrs): 0 or -EMSGSIZE. */
+static int dfg_nl_put_fb(struct sk_buff *msg, const struct dfg_nl_ev *ev)
+{
+	const struct {
+		int	attr;
+		bool	wide;
+		u64	val;
+	} v[] = {
+		{ DFG_NL_A_FILL, false, ev->fill },
+		{ DFG_NL_A_CAPACITY, false, ev->capacity },
+		{ DFG_NL_A_MARK, false, ev->mark },
+		{ DFG_NL_A_CPU, false, ev->cpu },
+		{ DFG_NL_A_WAIT_MS, false, ev->wait_ms },
+		{ DFG_NL_A_MEM_AVAIL, true, ev->mem_avail },
+		{ DFG_NL_A_MEM_TOTAL, true, ev->mem_total },
+		{ DFG_NL_A_COUNT, true, ev->count },
+		{ DFG_NL_A_RATE, true, ev->rate },
+		{ DFG_NL_A_PERIOD_MS, false, ev->period_ms },
+	};
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(v); i++) {
+		if (!(ev->attrs & BIT(v[i].attr)))
+			continue;
+		if (v[i].wide)
+			ret = nla_put_u64_64bit(msg, v[i].attr, v[i].val,
+						DFG_NL_A_PAD);
+		else
+			ret = nla_put_u32(msg, v[i].attr, v[i].val);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
 
 /*
  * Sends @ev to group @grp, with NAME and PID only when @details. Every
  * attribute but EVENT is optional and left out when zero (or NULL): graph
  * and object ids start at 1, and a PID of 0 names no process; RANK, where
- * 0 is a rank, is left out when negative. A failure to allocate or
- * deliver is dropped (see dfg_nl_emit()).
+ * 0 is a rank, is left out when negative; the feedback attributes go when
+ * their bit is in @ev->attrs. A failure to allocate or deliver is dropped
+ * (see dfg_nl_emit()).
  */
 static void dfg_nl_send(const struct dfg_nl_ev *ev, unsigned int grp,
 			bool details)
@@ -140,7 +176,8 @@ static void dfg_nl_send(const struct dfg_nl_ev *ev, unsigned int grp,
 	struct sk_buff *msg;
 	void *hdr;
 
-	msg = genlmsg_new(6 * nla_total_size(sizeof(u32)) +
+	msg = genlmsg_new(12 * nla_total_size(sizeof(u32)) +
+			  4 * nla_total_size_64bit(sizeof(u64)) +
 			  nla_total_size(DFG_NAME_MAX), GFP_KERNEL);
 	if (!msg)
 		return;
@@ -154,7 +191,8 @@ static void dfg_nl_send(const struct dfg_nl_ev *ev, unsigned int grp,
 	    (ev->object && nla_put_u32(msg, DFG_NL_A_OBJECT, ev->object)) ||
 	    (details && ev->name &&
 	     nla_put_string(msg, DFG_NL_A_NAME, ev->name)) ||
-	    (ev->rank >= 0 && nla_put_u32(msg, DFG_NL_A_RANK, ev->rank)))
+	    (ev->rank >= 0 && nla_put_u32(msg, DFG_NL_A_RANK, ev->rank)) ||
+	    dfg_nl_put_fb(msg, ev))
 		goto out_free_msg;
 	genlmsg_end(msg, hdr);
 
@@ -171,7 +209,7 @@ out_free_msg:
  * effort: a failure never fails the operation that reports it. Process
  * context (GFP_KERNEL).
  */
-static void dfg_nl_emit(const struct dfg_nl_ev *ev)
+void dfg_nl_emit(const struct dfg_nl_ev *ev)
 {
 	might_sleep();
 	if (genl_has_listeners(&dfg_genl_family, &init_net,

@@ -497,6 +497,7 @@ static void dfg_sched_sample_work(struct work_struct *work)
 						   struct dfg_sched_client,
 						   sample_work);
 	struct dfg_set *set, *lost = NULL;
+	pid_t lost_pid = 0;
 	u32 lost_id = 0;
 
 	spin_lock(&sc->lock);
@@ -512,6 +513,7 @@ static void dfg_sched_sample_work(struct work_struct *work)
 			lost = set;
 	}
 	if (lost) {
+		lost_pid = task_tgid_nr(lost->runner);
 		dfg_set_stop(sc, lost, DFG_YIELD_ERROR);
 		dfg_set_state(lost, DFG_SET_S_FAILED);
 		sc->nr_live--;
@@ -521,8 +523,11 @@ static void dfg_sched_sample_work(struct work_struct *work)
 		dfg_sched_kick_sampler(sc);
 	spin_unlock(&sc->lock);
 
-	if (lost_id)
+	/* Ids only: an UNREGISTER may free the failed set from here on. */
+	if (lost_id) {
+		dfg_fb_worker_death(sc->graph->id, lost_id, lost_pid);
 		dfg_sched_set_failed(sc->graph, lost_id, sc->tgid);
+	}
 }
 
 /* ------------------------------------------------------------------------
@@ -684,6 +689,7 @@ static int dfg_set_publish(struct dfg_sched_client *sc, struct dfg_set *set)
 		dfg_set_make_ready(sc, set);
 		dfg_sched_dispatch(sc);
 	} else {
+		dfg_set_wait_begin(set, true);
 		dfg_set_state(set, DFG_SET_S_WAITING);
 		set->arming = true;
 	}
@@ -838,6 +844,7 @@ static int dfg_sched_give_back(struct dfg_cmd_ctx *c, u32 id, u32 reason)
 		break;
 	case DFG_YIELD_INPUT_EMPTY:
 	case DFG_YIELD_OUTPUT_FULL:
+		dfg_set_wait_begin(set, reason == DFG_YIELD_INPUT_EMPTY);
 		dfg_set_state(set, DFG_SET_S_WAITING);
 		WRITE_ONCE(set->waits, set->waits + 1);
 		set->arming = true;
@@ -1015,6 +1022,7 @@ static int dfg_sched_release(struct inode *inode, struct file *file)
 	struct dfg_set *set, *tmp;
 	LIST_HEAD(gone);
 	bool failed = false;
+	bool dying = dfg_fb_dying(sc->tgid);
 
 	/* Nothing parked: parked commands pin the file. */
 	dfg_file_fini(&sc->df);
@@ -1041,11 +1049,15 @@ static int dfg_sched_release(struct inode *inode, struct file *file)
 		list_del_init(&set->client_node);
 		dfg_set_disarm(set);
 		set->client = NULL;
-		if (set->state == DFG_SET_S_DONE)
+		if (set->state == DFG_SET_S_DONE) {
 			dfg_set_leave_graph(set, sc->graph_dead);
-		else if (!sc->graph_dead)
+		} else if (!sc->graph_dead) {
+			if (dying)
+				dfg_fb_worker_death(sc->graph->id,
+						    set->obj.id, sc->tgid);
 			dfg_nl_graph_event(DFG_EV_SET_FAILED, sc->tgid,
 					   sc->graph->id, set->obj.id, NULL);
+		}
 		kobject_put(&set->kobj);	/* the client's */
 	}
 	if (failed && !sc->graph_dead)

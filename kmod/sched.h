@@ -8,6 +8,8 @@
 #ifndef _DFG_KMOD_SCHED_H
 #define _DFG_KMOD_SCHED_H
 
+#include <linux/ktime.h>
+
 #include "dfg.h"
 
 /* sched.c: clients, a set's client link and its place in its graph. */
@@ -82,6 +84,12 @@ struct dfg_set_comp {
  * @cpu_ns:	CPU time of its workers while held (sampled)
  * @samples:	samples taken while it ran
  * @idle_ns:	part of @cpu_ns outside any component
+ * @wait_since:	WAITING: when the wait began (feedback)
+ * @wait_inputs: WAITING: on its inputs (else on a full output)
+ * @wait_seq:	waits begun, counting the first; written after the two
+ *		above (feedback.c reads them without the client's lock)
+ * @fb:		feedback's view (feedback.c), from entering the graph to
+ *		leaving it
  */
 struct dfg_set {
 	struct dfg_object	obj;
@@ -119,6 +127,10 @@ struct dfg_set {
 	u64			cpu_ns;
 	u64			samples;
 	u64			idle_ns;
+	u64			wait_since;
+	bool			wait_inputs;
+	u64			wait_seq;
+	struct dfg_fb_obj	fb;
 };
 
 /* Kernel copy of the state, mirrored into the shared page. */
@@ -127,6 +139,23 @@ static inline void dfg_set_state(struct dfg_set *set, u32 state)
 	WRITE_ONCE(set->state, state);
 	WRITE_ONCE(set->page->state, state);
 }
+
+/*
+ * A wait for channels begins (under the client's lock, before the state
+ * says WAITING): what feedback needs to report a stall.
+ */
+static inline void dfg_set_wait_begin(struct dfg_set *set, bool inputs)
+{
+	WRITE_ONCE(set->wait_since, ktime_get_ns());
+	WRITE_ONCE(set->wait_inputs, inputs);
+	/* Pairs with dfg_fb_set_poll(): the two above, then the number. */
+	smp_wmb();
+	WRITE_ONCE(set->wait_seq, set->wait_seq + 1);
+}
+
+/* feedback.c */
+void dfg_fb_worker_death(u32 graph, u32 set, pid_t pid);
+bool dfg_fb_dying(pid_t tgid);
 
 /* set.c */
 struct dfg_set *dfg_set_new(struct dfg_graph *g,

@@ -267,6 +267,7 @@ void dfg_set_leave_graph(struct dfg_set *set, bool graph_dead)
 	lockdep_assert_held(&dfg_sched_mutex);
 	if (graph_dead || !set->in_graph)
 		return;
+	dfg_fb_del(&set->fb);
 	xa_lock(&g->objects);
 	dfg_graph_hide_object_locked(g, &set->obj);
 	xa_unlock(&g->objects);
@@ -374,6 +375,7 @@ struct dfg_set *dfg_set_new(struct dfg_graph *g,
 	set->graph = g;
 	INIT_LIST_HEAD(&set->client_node);
 	INIT_LIST_HEAD(&set->ready_node);
+	dfg_fb_obj_init(&set->fb, &set->obj);
 	strscpy(set->name, a->name, sizeof(set->name));
 	set->tgid = task_tgid_nr(current);
 	set->flags = a->flags;
@@ -445,6 +447,7 @@ int dfg_set_enter_graph(struct dfg_set *set)
 	/* The graph's reference; the caller's becomes the client's. */
 	kobject_get(&set->kobj);
 	set->in_graph = true;
+	dfg_fb_add(&set->fb);
 	return set->obj.id;
 }
 
@@ -478,6 +481,7 @@ static void dfg_set_destroy(struct dfg_object *obj)
 {
 	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
 
+	dfg_fb_del(&set->fb);
 	mutex_lock(&dfg_sched_mutex);
 	set->in_graph = false;
 	mutex_unlock(&dfg_sched_mutex);

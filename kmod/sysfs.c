@@ -169,6 +169,7 @@ static const struct attribute_group dfg_stats_group = {
 static const struct attribute_group *dfg_groups[] = {
 	&dfg_group,
 	&dfg_stats_group,
+	&dfg_fb_group,
 	NULL,
 };
 

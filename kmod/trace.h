@@ -36,6 +36,15 @@
  *   dfg_sched_yield	a set was given back (graph, set, reason, ns held)
  *   dfg_sched_wake	a channel made a waiting set runnable (graph, set,
  *			chan)
+ *   dfg_fb_fill	a channel's fill crossed a mark (graph, chan, fill,
+ *			mark, high: FILL_HIGH, else FILL_LOW)
+ *   dfg_fb_stall	a set waited longer than T (graph, set, inputs:
+ *			starved, else backpressured, ms waited)
+ *   dfg_fb_cpu	a CPU came or goes (cpu, online)
+ *   dfg_fb_mem	MemAvailable crossed its marks (KiB available, KiB of
+ *			RAM, low: MEM_LOW, else MEM_OK)
+ *   dfg_fb_worker_death	a set lost its worker's process (graph, set, pid)
+ *   dfg_fb_summary	a graph's periodic summary was sent (graph, samples)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -349,6 +358,91 @@ TRACE_EVENT(dfg_pf_read_done,
 			   __entry->status = status;),
 	    TP_printk("peer=%u len=%u status=%d", __entry->peer,
 		      __entry->len, __entry->status)
+);
+
+TRACE_EVENT(dfg_fb_fill,
+	    TP_PROTO(u32 graph, u32 chan, u32 fill, u32 mark, bool high),
+	    TP_ARGS(graph, chan, fill, mark, high),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, chan)
+			     __field(u32, fill)
+			     __field(u32, mark)
+			     __field(bool, high)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->chan = chan;
+			   __entry->fill = fill;
+			   __entry->mark = mark;
+			   __entry->high = high;),
+	    TP_printk("graph=%u chan=%u fill=%u mark=%u %s", __entry->graph,
+		      __entry->chan, __entry->fill, __entry->mark,
+		      __entry->high ? "high" : "low")
+);
+
+TRACE_EVENT(dfg_fb_stall,
+	    TP_PROTO(u32 graph, u32 set, bool inputs, u32 wait_ms),
+	    TP_ARGS(graph, set, inputs, wait_ms),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, set)
+			     __field(bool, inputs)
+			     __field(u32, wait_ms)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->set = set;
+			   __entry->inputs = inputs;
+			   __entry->wait_ms = wait_ms;),
+	    TP_printk("graph=%u set=%u %s wait_ms=%u", __entry->graph,
+		      __entry->set,
+		      __entry->inputs ? "starved" : "backpressured",
+		      __entry->wait_ms)
+);
+
+TRACE_EVENT(dfg_fb_cpu,
+	    TP_PROTO(u32 cpu, bool online),
+	    TP_ARGS(cpu, online),
+	    TP_STRUCT__entry(__field(u32, cpu)
+			     __field(bool, online)),
+	    TP_fast_assign(__entry->cpu = cpu;
+			   __entry->online = online;),
+	    TP_printk("cpu=%u %s", __entry->cpu,
+		      __entry->online ? "online" : "offline")
+);
+
+TRACE_EVENT(dfg_fb_mem,
+	    TP_PROTO(u64 avail_kb, u64 total_kb, bool low),
+	    TP_ARGS(avail_kb, total_kb, low),
+	    TP_STRUCT__entry(__field(u64, avail_kb)
+			     __field(u64, total_kb)
+			     __field(bool, low)),
+	    TP_fast_assign(__entry->avail_kb = avail_kb;
+			   __entry->total_kb = total_kb;
+			   __entry->low = low;),
+	    TP_printk("avail_kb=%llu total_kb=%llu %s",
+		      (unsigned long long)__entry->avail_kb,
+		      (unsigned long long)__entry->total_kb,
+		      __entry->low ? "low" : "ok")
+);
+
+TRACE_EVENT(dfg_fb_worker_death,
+	    TP_PROTO(u32 graph, u32 set, u32 pid),
+	    TP_ARGS(graph, set, pid),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u32, set)
+			     __field(u32, pid)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->set = set;
+			   __entry->pid = pid;),
+	    TP_printk("graph=%u set=%u pid=%u", __entry->graph,
+		      __entry->set, __entry->pid)
+);
+
+TRACE_EVENT(dfg_fb_summary,
+	    TP_PROTO(u32 graph, u64 samples),
+	    TP_ARGS(graph, samples),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u64, samples)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->samples = samples;),
+	    TP_printk("graph=%u samples=%llu", __entry->graph,
+		      (unsigned long long)__entry->samples)
 );
 
 #endif /* _DFG_KMOD_TRACE_H */

@@ -35,6 +35,9 @@
  * @full:	joined "events_full" (else "events")
  * @len:	bytes of the last datagram in @buf
  * @off:	offset of its next unread message
+ * @last:	numeric attributes of the last event returned, by
+ *		DFG_NL_A_x (dfg_events_value())
+ * @last_seen:	bit (1U << DFG_NL_A_x) for each in @last
  * @buf:	the last datagram; long for nlmsghdr alignment
  */
 struct dfg_events {
@@ -43,6 +46,8 @@ struct dfg_events {
 	bool		full;
 	int		len;
 	int		off;
+	__u64		last[DFG_NL_A_MAX + 1];
+	__u32		last_seen;
 	long		buf[EVENTS_BUF / sizeof(long)];
 };
 
@@ -61,6 +66,16 @@ static struct nla_policy dfg_nl_policy[DFG_NL_A_MAX + 1] = {
 	[DFG_NL_A_OBJECT]	= { .type = NLA_U32 },
 	[DFG_NL_A_NAME]		= { .type = NLA_STRING },
 	[DFG_NL_A_RANK]		= { .type = NLA_U32 },
+	[DFG_NL_A_FILL]		= { .type = NLA_U32 },
+	[DFG_NL_A_CAPACITY]	= { .type = NLA_U32 },
+	[DFG_NL_A_MARK]		= { .type = NLA_U32 },
+	[DFG_NL_A_CPU]		= { .type = NLA_U32 },
+	[DFG_NL_A_WAIT_MS]	= { .type = NLA_U32 },
+	[DFG_NL_A_MEM_AVAIL]	= { .type = NLA_U64 },
+	[DFG_NL_A_MEM_TOTAL]	= { .type = NLA_U64 },
+	[DFG_NL_A_COUNT]	= { .type = NLA_U64 },
+	[DFG_NL_A_RATE]		= { .type = NLA_U64 },
+	[DFG_NL_A_PERIOD_MS]	= { .type = NLA_U32 },
 };
 
 /* Bit (1U << DFG_NL_A_x) for each attribute present in @tb. */
@@ -226,6 +241,39 @@ const char *dfg_event_name(__u32 type)
 	return type < __DFG_EV_MAX ? event_names[type] : NULL;
 }
 
+/* The numeric attributes of an event in @tb, for dfg_events_value(). */
+static void keep_values(struct dfg_events *evs,
+			struct nlattr *tb[DFG_NL_A_MAX + 1])
+{
+	int i;
+
+	evs->last_seen = 0;
+	for (i = 1; i <= DFG_NL_A_MAX; i++) {
+		if (!tb[i])
+			continue;
+		if (dfg_nl_policy[i].type == NLA_U32)
+			evs->last[i] = nla_get_u32(tb[i]);
+		else if (dfg_nl_policy[i].type == NLA_U64)
+			evs->last[i] = nla_get_u64(tb[i]);
+		else
+			continue;
+		evs->last_seen |= 1U << i;
+	}
+}
+
+int dfg_events_value(const struct dfg_events *evs, unsigned int attr,
+		     __u64 *val)
+{
+	if (!evs || !val || !attr || attr > DFG_NL_A_MAX ||
+	    (dfg_nl_policy[attr].type != NLA_U32 &&
+	     dfg_nl_policy[attr].type != NLA_U64))
+		return -EINVAL;
+	if (!(evs->last_seen & (1U << attr)))
+		return -ENOENT;
+	*val = evs->last[attr];
+	return 0;
+}
+
 /*
  * Takes the next message of the datagram in @evs->buf. Returns 1 with @ev
  * filled for an event, 0 for anything else (skipped), -EBADMSG for an
@@ -252,6 +300,7 @@ static int take_msg(struct dfg_events *evs, struct dfg_event_msg *ev)
 
 	memset(ev, 0, sizeof(*ev));
 	ev->attrs = attrs_seen(tb);
+	keep_values(evs, tb);
 	ev->type = nla_get_u32(tb[DFG_NL_A_EVENT]);
 	if (tb[DFG_NL_A_PID])
 		ev->pid = nla_get_u32(tb[DFG_NL_A_PID]);

@@ -40,12 +40,15 @@ TEST(every_event_has_a_unique_name)
 	EXPECT_STREQ("client_open", dfg_event_name(DFG_EV_CLIENT_OPEN));
 	EXPECT_STREQ("graph_create", dfg_event_name(DFG_EV_GRAPH_CREATE));
 	EXPECT_STREQ("set_failed", dfg_event_name(DFG_EV_SET_FAILED));
+	EXPECT_STREQ("chan_fill_high", dfg_event_name(DFG_EV_CHAN_FILL_HIGH));
+	EXPECT_STREQ("graph_sample", dfg_event_name(DFG_EV_GRAPH_SAMPLE));
 }
 
 TEST(bad_arguments_einval)
 {
 	struct dfg_events *evs = (void *)1;
 	struct dfg_event_msg ev;
+	__u64 v = 7;
 
 	errno = ERRNO_MARK;
 	EXPECT_EQ(-EINVAL, dfg_events_open(NULL, 0));
@@ -56,6 +59,8 @@ TEST(bad_arguments_einval)
 	EXPECT_EQ(-EINVAL, dfg_events_full(NULL));
 	EXPECT_EQ(-EINVAL, dfg_events_next(NULL, &ev, 0));
 	EXPECT_EQ(-EINVAL, dfg_module_info(NULL));
+	EXPECT_EQ(-EINVAL, dfg_events_value(NULL, DFG_NL_A_FILL, &v));
+	EXPECT_EQ(7, v);
 	dfg_events_close(NULL);
 	EXPECT_EQ(ERRNO_MARK, errno);
 }

@@ -639,6 +639,22 @@ static int after_padd(struct env *e, void *args)
 	if (!t[0])
 		return ret == -ENODEV ? 0 : -2;
 	return ret != -EFAULT ? 0 : -3;
+static int prep_fbset(struct env *e, void *args)
+{
+	struct dfg_feedback_set *a = args;
+
+	a->what = DFG_FB_CHAN_MARKS;
+	a->object = e->chan;
+	a->high = 1;
+	return e->g;
+}
+
+/* The same marks from a writable struct are still accepted. */
+static int after_fbset(struct env *e, void *args)
+{
+	struct dfg_feedback_set a = *(struct dfg_feedback_set *)args;
+
+	return sys_dfg_ioctl(e->g, DFG_IOC_FEEDBACK_SET, &a) == 0 ? 0 : -1;
 }
 
 #define CASE(_name, _id, _prep, _after) \
@@ -674,6 +690,7 @@ static const struct cmd_case cases[] = {
 	CASE("part_load", PART_LOAD, prep_pload, NULL),
 	CASE("peer_add", PEER_ADD, prep_padd, after_padd),
 	CASE("prefetch", PREFETCH, prep_prefetch, NULL),
+	CASE("feedback_set", FEEDBACK_SET, prep_fbset, after_fbset),
 };
 
 /* ------------------------------------------------------------------------

@@ -261,6 +261,41 @@ static const struct field syield_f[] = {
 	FLD(struct dfg_sched_yield, reserved, F_RSV),
 };
 
+static const struct field fbset_f[] = {
+	FLD(struct dfg_feedback_set, what, F_VAL),
+	FLD(struct dfg_feedback_set, object, F_ID),
+	FLD(struct dfg_feedback_set, high, F_VAL),
+	FLD(struct dfg_feedback_set, low, F_VAL),
+	FLD(struct dfg_feedback_set, stall_ms, F_VAL),
+	FLD(struct dfg_feedback_set, period_ms, F_VAL),
+	FLD(struct dfg_feedback_set, reserved, F_RSV),
+};
+static const struct field pload_f[] = {
+	FLD(struct dfg_part_load, addr, F_ADDR),
+	FLD(struct dfg_part_load, len, F_LEN),
+	FLD(struct dfg_part_load, flags, F_FLAGS),
+	FLD(struct dfg_part_load, reserved, F_RSV),
+};
+static const struct field padd_f[] = {
+	FLD(struct dfg_peer_add, family, F_VAL),
+	FLD(struct dfg_peer_add, port, F_VAL),
+	FLD(struct dfg_peer_add, timeout_ms, F_DELAY),
+	FLD(struct dfg_peer_add, addr, F_VAL),
+	FLD(struct dfg_peer_add, id, F_OUT),
+	FLD(struct dfg_peer_add, flags, F_FLAGS),
+	FLD(struct dfg_peer_add, node_first, F_OUT),
+	FLD(struct dfg_peer_add, node_count, F_OUT),
+	FLD(struct dfg_peer_add, reserved, F_RSV),
+};
+static const struct field pf_f[] = {
+	FLD(struct dfg_prefetch, ids, F_ADDR),
+	FLD(struct dfg_prefetch, out, F_ADDR),
+	FLD(struct dfg_prefetch, nr, F_COUNT),
+	FLD(struct dfg_prefetch, what, F_VAL),
+	FLD(struct dfg_prefetch, flags, F_FLAGS),
+	FLD(struct dfg_prefetch, reserved, F_RSV),
+};
+
 /* Which kind of descriptor a command is meant for. */
 enum tkind { T_DEV, T_GRAPH, T_EP, T_TEAM, T_SCHED, T_OTHER };
 
@@ -303,6 +338,10 @@ static const struct cmd_desc cmds[] = {
 	CMD(SET_UNREGISTER, T_SCHED, DFG_F_SCHED, setid_f),
 	CMD(SCHED_NEXT, T_SCHED, DFG_F_SCHED, snext_f),
 	CMD(SCHED_YIELD, T_SCHED, DFG_F_SCHED, syield_f),
+	CMD(FEEDBACK_SET, T_GRAPH, DFG_F_FEEDBACK, fbset_f),
+	CMD(PART_LOAD, T_DEV, DFG_F_PREFETCH, pload_f),
+	CMD(PEER_ADD, T_DEV, DFG_F_PREFETCH, padd_f),
+	CMD(PREFETCH, T_DEV, DFG_F_PREFETCH, pf_f),
 };
 
 #define NCMDS		ARRAY_SIZE(cmds)
@@ -333,6 +372,9 @@ static bool errno_documented(int e)
 	case EINTR: case ENAMETOOLONG: case EBADF: case EPROTO:
 	case EADDRINUSE: case EOWNERDEAD: case ENOTCONN: case ETIMEDOUT:
 	case ENODATA: case ETIME: case EIO:
+	/* the prefetch's transport and peers */
+	case ENODEV: case EHOSTUNREACH: case ENETUNREACH: case ECONNREFUSED:
+	case E2BIG:
 		return true;
 	}
 	return false;
@@ -1013,6 +1055,23 @@ static void gen_valid(struct worker *w, unsigned int slot, void *args,
 
 		y->id = yield_id(w, graph);
 		y->reason = 1 + below(w, DFG_YIELD_ERROR);
+		break;
+	}
+	case DFG_IOC_FEEDBACK_SET: {
+		struct dfg_feedback_set *f = args;
+
+		o = obj_pick(w, graph, O_CHAN, false);
+		if (o && chance(w, 50)) {
+			f->what = DFG_FB_CHAN_MARKS;
+			f->object = o->id;
+			f->high = below(w, 4);
+			f->low = f->high ? below(w, f->high) : 0;
+		} else {
+			f->what = DFG_FB_GRAPH;
+			f->stall_ms = below(w, 1000);
+			f->period_ms = chance(w, 50) ? 0 :
+				DFG_FB_PERIOD_MS_MIN + below(w, 100);
+		}
 		break;
 	}
 	default:	/* CHAN_WAIT, CHAN_WAKE, TEAM_LEAVE: all zero */

@@ -25,6 +25,23 @@ static const struct {
 	{ DFG_NL_A_CMD,		"cmd",	  offsetof(struct dfg_event_msg, cmd) },
 };
 
+/* The feedback attributes, after those, through dfg_events_value(). */
+static const struct {
+	unsigned int	attr;
+	const char	*key;
+} ev_num[] = {
+	{ DFG_NL_A_FILL,	"fill" },
+	{ DFG_NL_A_CAPACITY,	"capacity" },
+	{ DFG_NL_A_MARK,	"mark" },
+	{ DFG_NL_A_CPU,		"cpu" },
+	{ DFG_NL_A_WAIT_MS,	"wait_ms" },
+	{ DFG_NL_A_MEM_AVAIL,	"mem_avail_kb" },
+	{ DFG_NL_A_MEM_TOTAL,	"mem_total_kb" },
+	{ DFG_NL_A_COUNT,	"count" },
+	{ DFG_NL_A_RATE,	"rate" },
+	{ DFG_NL_A_PERIOD_MS,	"period_ms" },
+};
+
 static __u32 ev_field(const struct dfg_event_msg *ev, size_t off)
 {
 	return *(const __u32 *)((const char *)ev + off);
@@ -33,10 +50,13 @@ static __u32 ev_field(const struct dfg_event_msg *ev, size_t off)
 /*
  * "event=graph_create graph=3 name="sort" pid=812": the attributes the
  * message carried, the name quoted as a JSON string (a graph name is
- * anyone's text); with @json, the same as one JSON object per line.
+ * anyone's text); with @json, the same as one JSON object per line. @ev
+ * is the last event of @evs (feedback attributes).
  */
-static void print_event(const struct dfg_event_msg *ev, bool json)
+static void print_event(const struct dfg_events *evs,
+			const struct dfg_event_msg *ev, bool json)
 {
+	__u64 v;
 	const char *name = dfg_event_name(ev->type);
 	char unknown[32];
 	struct json j;
@@ -55,6 +75,9 @@ static void print_event(const struct dfg_event_msg *ev, bool json)
 			if (ev->attrs & (1U << ev_u32[i].attr))
 				json_u64(&j, ev_u32[i].key,
 					 ev_field(ev, ev_u32[i].off));
+		for (i = 0; i < ARRAY_SIZE(ev_num); i++)
+			if (!dfg_events_value(evs, ev_num[i].attr, &v))
+				json_u64(&j, ev_num[i].key, v);
 		if (ev->attrs & (1U << DFG_NL_A_NAME))
 			json_str(&j, "name", ev->name);
 		json_obj_end(&j);
@@ -68,6 +91,10 @@ static void print_event(const struct dfg_event_msg *ev, bool json)
 		printf(ev_u32[i].attr == DFG_NL_A_CMD ? " %s=0x%x" : " %s=%u",
 		       ev_u32[i].key, ev_field(ev, ev_u32[i].off));
 	}
+	for (i = 0; i < ARRAY_SIZE(ev_num); i++)
+		if (!dfg_events_value(evs, ev_num[i].attr, &v))
+			printf(" %s=%llu", ev_num[i].key,
+			       (unsigned long long)v);
 	if (ev->attrs & (1U << DFG_NL_A_NAME)) {
 		fputs(" name=", stdout);
 		json_quote(stdout, ev->name);
@@ -178,7 +205,7 @@ int cmd_monitor(int argc, char **argv)
 			ret = ctl_fail("receive events", strerror(-c), false);
 			break;
 		}
-		print_event(&ev, json);
+		print_event(evs, &ev, json);
 		seen++;
 	}
 	if (!ret && want && seen < want) {

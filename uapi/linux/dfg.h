@@ -68,9 +68,11 @@
 #define DFG_F_TEAM		0x40ULL	/* teams */
 #define DFG_F_SCHED		0x80ULL	/* set scheduler */
 #define DFG_F_PREFETCH		0x100ULL /* partitions, peers, prefetch */
+#define DFG_F_FEEDBACK		0x200ULL	/* feedback events, FEEDBACK_SET */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
 				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
-				 DFG_F_TEAM | DFG_F_SCHED | DFG_F_PREFETCH)
+				 DFG_F_TEAM | DFG_F_SCHED | DFG_F_PREFETCH | \
+				 DFG_F_FEEDBACK)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -897,6 +899,82 @@ struct dfg_team_leave {
 #define DFG_IOC_SCHED_YIELD	_IOWR(DFG_IOC_MAGIC, 0x64, struct dfg_sched_yield)
 
 /* ------------------------------------------------------------------------
+ * Feedback (nr 0x70..0x7f): what the module tells a rule interpreter
+ * ------------------------------------------------------------------------
+ *
+ * The module watches every graph and reports on the netlink event groups
+ * (DFG_EV_CHAN_FILL_HIGH and the events after it, below):
+ *
+ * - channel fill: a channel with marks (FEEDBACK_SET DFG_FB_CHAN_MARKS)
+ *   reports FILL_HIGH when its fill (entries in all its rings) reaches
+ *   @high, then FILL_LOW once it is back at or below @low, then HIGH
+ *   again, and so on: a fill hovering at one mark sends nothing more.
+ *   The fill is sampled every dfg.fb_poll_ms; a channel reports at most
+ *   once per dfg.fb_gap_ms, a crossing inside that gap is reported when
+ *   it ends if it still holds.
+ * - stalls: a set WAITING on its inputs (STARVED) or on a full output
+ *   (BACKPRESSURED) for longer than T is reported once per wait. T is the
+ *   graph's @stall_ms, or dfg.fb_stall_ms when that is 0; 0 in both
+ *   turns the reports off.
+ * - CPU hotplug: CPU_ONLINE and CPU_OFFLINE for every CPU that comes or
+ *   goes while the module is loaded (OFFLINE before the CPU stops).
+ * - memory: MEM_LOW once MemAvailable falls below dfg.fb_mem_low_pct of
+ *   RAM, MEM_OK once it is back above dfg.fb_mem_ok_pct (checked every
+ *   poll while any graph has objects).
+ * - worker death: WORKER_DEATH for each live set whose scheduler
+ *   descriptor's process died, or whose worker thread exited holding it,
+ *   while its graph lives (SET_FAILED follows, as before).
+ * - periodic summary: with a graph's @period_ms set, every period one
+ *   CHAN_SAMPLE per channel and one SET_SAMPLE per set of the graph, then
+ *   one GRAPH_SAMPLE that closes the batch.
+ *
+ * Counters of every event are in /sys/kernel/dfg/feedback/.
+ */
+
+/* struct dfg_feedback_set.what */
+#define DFG_FB_CHAN_MARKS	1	/* @object's @high and @low */
+#define DFG_FB_GRAPH		2	/* the graph's @stall_ms, @period_ms */
+
+/* Bounds of struct dfg_feedback_set. */
+#define DFG_FB_STALL_MS_MAX	3600000U	/* 1 h */
+#define DFG_FB_PERIOD_MS_MIN	10U
+#define DFG_FB_PERIOD_MS_MAX	3600000U
+
+/**
+ * struct dfg_feedback_set - argument of DFG_IOC_FEEDBACK_SET
+ * @what:	DFG_FB_CHAN_MARKS or DFG_FB_GRAPH
+ * @object:	CHAN_MARKS: the channel's id; GRAPH: 0
+ * @high:	CHAN_MARKS: fill (entries) that reports FILL_HIGH,
+ *		1..depth * max_producers; 0 with @low 0 removes the marks;
+ *		GRAPH: 0
+ * @low:	CHAN_MARKS: fill that reports FILL_LOW, < @high; GRAPH: 0
+ * @stall_ms:	GRAPH: T for STARVED and BACKPRESSURED, 0 for the module's
+ *		default, <= DFG_FB_STALL_MS_MAX; CHAN_MARKS: 0
+ * @period_ms:	GRAPH: period of the summary, 0 for none, else
+ *		DFG_FB_PERIOD_MS_MIN..DFG_FB_PERIOD_MS_MAX; CHAN_MARKS: 0
+ * @reserved:	must be zero
+ */
+struct dfg_feedback_set {
+	__u32	what;
+	__u32	object;
+	__u32	high;
+	__u32	low;
+	__u32	stall_ms;
+	__u32	period_ms;
+	__u64	reserved[2];
+};
+
+/*
+ * DFG_IOC_FEEDBACK_SET - set what the module reports about this graph
+ * (writable graph descriptor). In: struct dfg_feedback_set. Result: 0.
+ * New marks start from "below": a channel already above @high reports
+ * FILL_HIGH at the next poll. Errors: -EINVAL @what, reserved, a field
+ * the kind does not use, bounds; -ENOENT @object is not a channel of this
+ * graph; -EACCES read-only descriptor.
+ */
+#define DFG_IOC_FEEDBACK_SET	_IOWR(DFG_IOC_MAGIC, 0x70, struct dfg_feedback_set)
+
+/* ------------------------------------------------------------------------
  * Commands: partitions and hub-node prefetch (nr 0x80..0x8f, /dev/dfg)
  * ------------------------------------------------------------------------
  *
@@ -1582,6 +1660,18 @@ enum dfg_nl_attr {
 	DFG_NL_A_OBJECT,	/* u32: object id in the graph */
 	DFG_NL_A_NAME,		/* string: graph name */
 	DFG_NL_A_RANK,		/* u32: team rank concerned */
+	DFG_NL_A_FILL,		/* u32: entries in a channel's rings */
+	DFG_NL_A_CAPACITY,	/* u32: depth * max_producers */
+	DFG_NL_A_MARK,		/* u32: the mark crossed */
+	DFG_NL_A_CPU,		/* u32: CPU number */
+	DFG_NL_A_WAIT_MS,	/* u32: how long the set has waited */
+	DFG_NL_A_MEM_AVAIL,	/* u64: MemAvailable, KiB */
+	DFG_NL_A_MEM_TOTAL,	/* u64: RAM, KiB */
+	DFG_NL_A_COUNT,		/* u64: cumulative count (see the event) */
+	DFG_NL_A_RATE,		/* u64: COUNT's change per second over the
+				 * last period
+				 */
+	DFG_NL_A_PERIOD_MS,	/* u32: the summary's period */
 	__DFG_NL_A_MAX,
 };
 
@@ -1617,6 +1707,26 @@ enum dfg_event {
 				 */
 	DFG_EV_PF_PEER_UP,	/* OBJECT: the peer id; PID: who added it */
 	DFG_EV_PF_PEER_DOWN,	/* OBJECT: the peer id: connection lost */
+	DFG_EV_CHAN_FILL_HIGH,	/* GRAPH, OBJECT, FILL, CAPACITY, MARK */
+	DFG_EV_CHAN_FILL_LOW,	/* GRAPH, OBJECT, FILL, CAPACITY, MARK */
+	DFG_EV_SET_STARVED,	/* GRAPH, OBJECT, PID, WAIT_MS */
+	DFG_EV_SET_BACKPRESSURED, /* GRAPH, OBJECT, PID, WAIT_MS */
+	DFG_EV_CPU_ONLINE,	/* CPU */
+	DFG_EV_CPU_OFFLINE,	/* CPU */
+	DFG_EV_MEM_LOW,		/* MEM_AVAIL, MEM_TOTAL */
+	DFG_EV_MEM_OK,		/* MEM_AVAIL, MEM_TOTAL */
+	DFG_EV_WORKER_DEATH,	/* GRAPH, OBJECT (the set), PID (its
+				 * worker's process)
+				 */
+	DFG_EV_CHAN_SAMPLE,	/* GRAPH, OBJECT, FILL, CAPACITY, COUNT
+				 * (messages sent), RATE
+				 */
+	DFG_EV_SET_SAMPLE,	/* GRAPH, OBJECT, PID, COUNT (CPU ns of its
+				 * workers), RATE (CPU ns per second)
+				 */
+	DFG_EV_GRAPH_SAMPLE,	/* GRAPH, PERIOD_MS, COUNT (samples sent in
+				 * this batch)
+				 */
 	__DFG_EV_MAX,
 };
 
@@ -1648,6 +1758,18 @@ enum dfg_event {
 	[DFG_EV_SET_FAILED] = "set_failed",				\
 	[DFG_EV_PF_PEER_UP] = "pf_peer_up",				\
 	[DFG_EV_PF_PEER_DOWN] = "pf_peer_down",				\
+	[DFG_EV_CHAN_FILL_HIGH] = "chan_fill_high",			\
+	[DFG_EV_CHAN_FILL_LOW] = "chan_fill_low",			\
+	[DFG_EV_SET_STARVED] = "set_starved",				\
+	[DFG_EV_SET_BACKPRESSURED] = "set_backpressured",		\
+	[DFG_EV_CPU_ONLINE] = "cpu_online",				\
+	[DFG_EV_CPU_OFFLINE] = "cpu_offline",				\
+	[DFG_EV_MEM_LOW] = "mem_low",					\
+	[DFG_EV_MEM_OK] = "mem_ok",					\
+	[DFG_EV_WORKER_DEATH] = "worker_death",				\
+	[DFG_EV_CHAN_SAMPLE] = "chan_sample",				\
+	[DFG_EV_SET_SAMPLE] = "set_sample",				\
+	[DFG_EV_GRAPH_SAMPLE] = "graph_sample",				\
 }
 
 /* ------------------------------------------------------------------------
@@ -1670,6 +1792,10 @@ enum dfg_event {
  *   prefetch/partition			"<node_first> <node_count>
  *					<replicas> <bytes>" or empty
  *   prefetch/transport, cache_bytes	"rdma" or empty; the ring's size
+ *   feedback/<event>			feedback events raised, one file per
+ *					event (chan_fill_high ... graph_sample,
+ *					listeners or not), and deferred
+ *					(crossings held back by fb_gap_ms)
  *   pages				pages held by all arenas now
  *   pinned				user pages pinned by exported regions
  *					now (not in "pages": dfg did not

@@ -104,6 +104,21 @@ int dfg_events_next(struct dfg_events *evs, struct dfg_event_msg *ev,
 		    int timeout_ms);
 
 /**
+ * dfg_events_value() - a numeric attribute of the last event
+ * @evs:	handle
+ * @attr:	DFG_NL_A_x of a number: PID, CMD, GRAPH, OBJECT, RANK, and
+ *		the feedback attributes FILL, CAPACITY, MARK, CPU, WAIT_MS,
+ *		MEM_AVAIL, MEM_TOTAL, COUNT, RATE, PERIOD_MS
+ * @val:	out: its value
+ *
+ * The event is the one dfg_events_next() returned last. Returns 0, or
+ * -errno: -EINVAL (NULL argument, @attr not a number this libdfg knows),
+ * -ENOENT (that event did not carry @attr, or no event was returned yet).
+ */
+int dfg_events_value(const struct dfg_events *evs, unsigned int attr,
+		     __u64 *val);
+
+/**
  * dfg_event_name() - an event's name
  * @type:	DFG_EV_*
  *
