@@ -639,6 +639,8 @@ static int after_padd(struct env *e, void *args)
 	if (!t[0])
 		return ret == -ENODEV ? 0 : -2;
 	return ret != -EFAULT ? 0 : -3;
+}
+
 static int prep_fbset(struct env *e, void *args)
 {
 	struct dfg_feedback_set *a = args;
