@@ -60,7 +60,7 @@
 #define XUCX_NAP_NS		20000
 /* Shutdown: how long closing endpoints may take before forcing. */
 #define XUCX_CLOSE_NS		(2 * 1000 * 1000 * 1000LL)
-/* A waiter looks at the liveness connections this often. */
+/* A waiter looks at the liveness connections this often (at most). */
 #define XUCX_LIVE_NS		(1000 * 1000LL)
 /* Liveness tags: kind in the high bits, the sender's rank below. */
 #define XUCX_TAG_HELLO		(1ULL << 32)
@@ -89,15 +89,12 @@ struct xucx_boot {
 
 /*
  * The liveness connection to one peer (endpoint error handler's argument)
- * @s, @peer:	whose, to whom
  * @failed:	the connection closed or failed
  * @left:	the peer said goodbye: its connection's end is no death
  * @bye:	the receive of the goodbye, posted once joined
  * @byte:	its landing byte
  */
 struct xucx_live {
-	struct xucx	*s;
-	unsigned int	peer;
 	bool		failed;
 	bool		left;
 	void		*bye;
@@ -154,7 +151,7 @@ struct xucx {
 	int			tickets;
 	/* A put was posted since the last worker flush. */
 	bool			unflushed;
-	/* Liveness: TCP-only context, worker, endpoints (NULL: none). */
+	/* Liveness: TCP-only context, its worker, one endpoint per peer. */
 	ucp_context_h		lctx;
 	ucp_worker_h		lw;
 	ucp_ep_h		*leps;
@@ -1255,7 +1252,6 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 		if (r == s->x.rank)
 			continue;
 		/* The liveness connection: errors are its whole point. */
-		s->live[r] = (struct xucx_live){ .s = s, .peer = r };
 		ep.err_handler.cb = xucx_live_error;
 		ep.err_handler.arg = &s->live[r];
 		ep.address = (const ucp_address_t *)(e + sizeof(b) + b.rlen +

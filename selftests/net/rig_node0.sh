@@ -114,6 +114,12 @@ check "dfg collectives across the nodes, team from dfg_team_from_pmix" \
 	'^net_coll ok 2 [0-9]+$' \
 	timeout 300 mpirun --host node0,$peer -np 2 \
 	"$BUILD/selftests/net/net_coll" pmix 4096
+# Two ranks on each node (four in all, each node's two over UCX's shared
+# memory, the nodes over rxe0), with every rank's liveness connections.
+check "dfg collectives, two ranks on node0 and two on $peer" \
+	'^net_coll ok 4 [0-9]+$' \
+	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
+	"$BUILD/selftests/net/net_coll" $((64 << 10))
 # The same collectives with UCX forced onto TCP (and MPI onto ob1/tcp):
 # rxe0 carries none of them, so its counters stay where they were.
 before=$(pkts)
