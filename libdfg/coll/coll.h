@@ -308,6 +308,14 @@ bool dfg_coll_algo_valid(enum dfg_coll_kind kind, enum dfg_coll_algo algo);
 int dfg_coll_parse_algo(const char *s,
 			enum dfg_coll_algo force[DFG_COLL_KIND_NR],
 			unsigned int *segments);
+/*
+ * How long a network team's join waits for the other ranks (ms, < 0 for
+ * ever): DFG_TEAM_TIMEOUT_MS, else DFG_TEAM_TIMEOUT_DEFAULT_MS; -EINVAL
+ * for a value that is not an integer.
+ */
+#define DFG_TEAM_TIMEOUT_DEFAULT_MS	30000
+int dfg_team_timeout_ms(int *ms);
+
 /* Segments per half-exchange for a block of @bytes (patent: >= 1, 2). */
 unsigned int dfg_coll_segments(const struct dfg_team *t, size_t bytes);
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -61,18 +62,37 @@ static int dfg_team_new(unsigned int size, unsigned int rank,
 	return 0;
 }
 
+int dfg_team_timeout_ms(int *ms)
+{
+	const char *env = getenv("DFG_TEAM_TIMEOUT_MS");
+	char *end;
+	long v;
+
+	*ms = DFG_TEAM_TIMEOUT_DEFAULT_MS;
+	if (!env)
+		return 0;
+	v = strtol(env, &end, 10);
+	if (end == env || *end || v > INT_MAX || v < INT_MIN)
+		return -EINVAL;
+	*ms = v < 0 ? -1 : (int)v;
+	return 0;
+}
+
 int dfg_team_join_net(unsigned int size, unsigned int rank,
 		      dfg_allgather_fn ag, void *arg, struct dfg_team **out)
 {
 	struct dfg_team *t;
-	int ret;
+	int ret, ms;
 
 	if (!ag || !out || !size || size > DFG_TEAM_SIZE_MAX || rank >= size)
 		return -EINVAL;
+	ret = dfg_team_timeout_ms(&ms);
+	if (ret)
+		return ret;
 	ret = dfg_team_new(size, rank, &t);
 	if (ret)
 		return ret;
-	ret = dfg_xport_ucx_create(size, rank, ag, arg, &t->x);
+	ret = dfg_xport_ucx_create(size, rank, ag, arg, ms, &t->x);
 	if (ret) {
 		free(t->stash);
 		free(t);

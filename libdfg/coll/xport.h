@@ -234,10 +234,12 @@ int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a);
 /*
  * The network transport over UCX (xport_ucx.c): every rank calls it with
  * the same @size and its own @rank; @ag exchanges the ranks' addresses
- * and keys (an MPI_Allgather, or PMIx put/fence/get).
+ * and keys (an MPI_Allgather, or PMIx put/fence/get); then every rank
+ * waits at most @timeout_ms (< 0: for ever) for the others to connect:
+ * -ETIMEDOUT, or -EOWNERDEAD when one died meanwhile.
  */
 int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
-			 dfg_allgather_fn ag, void *arg,
+			 dfg_allgather_fn ag, void *arg, int timeout_ms,
 			 struct dfg_xport **out);
 
 #endif /* _DFG_COLL_XPORT_H */

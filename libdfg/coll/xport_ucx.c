@@ -29,10 +29,19 @@
  *
  * Failure: endpoints use peer error handling; a peer's death (its
  * endpoint failing, UCX's keepalive finding it gone) breaks the
- * transport for good: -EOWNERDEAD.
+ * transport for good: -EOWNERDEAD. Over verbs UCX finds a dead peer only
+ * by timeouts (seconds, and shorter ones break live connections under
+ * load), so each rank also keeps a liveness connection to every peer in a
+ * second, TCP-only UCX context: a process that dies has its sockets
+ * closed by its kernel at once, which fails our endpoint to it within
+ * milliseconds, without any timeout. A rank that leaves in order says
+ * goodbye on it first, so its closing is no death.
  */
 #include <errno.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -51,6 +60,11 @@
 #define XUCX_NAP_NS		20000
 /* Shutdown: how long closing endpoints may take before forcing. */
 #define XUCX_CLOSE_NS		(2 * 1000 * 1000 * 1000LL)
+/* A waiter looks at the liveness connections this often (at most). */
+#define XUCX_LIVE_NS		(1000 * 1000LL)
+/* Liveness tags: kind in the high bits, the sender's rank below. */
+#define XUCX_TAG_HELLO		(1ULL << 32)
+#define XUCX_TAG_BYE		(2ULL << 32)
 
 /* One published key: written by the exposer, read by peers' gets. */
 struct xucx_kent {
@@ -61,11 +75,30 @@ struct xucx_kent {
 	unsigned char	rkey[XUCX_RKEY_MAX];
 };
 
-/* What one rank tells the others at creation (then its rkey, address). */
+/*
+ * What one rank tells the others at creation, followed by its control
+ * area's rkey, its worker address and its liveness worker address.
+ */
 struct xucx_boot {
 	__u64	ctl;
 	__u32	rlen;
 	__u32	alen;
+	__u32	llen;
+	__u32	pad;
+};
+
+/*
+ * The liveness connection to one peer (endpoint error handler's argument)
+ * @failed:	the connection closed or failed
+ * @left:	the peer said goodbye: its connection's end is no death
+ * @bye:	the receive of the goodbye, posted once joined
+ * @byte:	its landing byte
+ */
+struct xucx_live {
+	bool		failed;
+	bool		left;
+	void		*bye;
+	unsigned char	byte;
 };
 
 /* A local exposure: keys[id] describes it. */
@@ -118,8 +151,14 @@ struct xucx {
 	int			tickets;
 	/* A put was posted since the last worker flush. */
 	bool			unflushed;
+	/* Liveness: TCP-only context, its worker, one endpoint per peer. */
+	ucp_context_h		lctx;
+	ucp_worker_h		lw;
+	ucp_ep_h		*leps;
+	struct xucx_live	*live;
+	__s64			live_ns;
 	int			broken;
-	int			nr_eps;
+	unsigned int		nr_eps;
 };
 
 static inline struct xucx *to_xucx(struct dfg_xport *x)
@@ -179,11 +218,59 @@ static void xucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 	s->broken = -EOWNERDEAD;
 }
 
+static __s64 xucx_now_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+static void xucx_live_error(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+	struct xucx_live *l = arg;
+
+	(void)ep;
+	(void)status;
+	l->failed = true;
+}
+
+/*
+ * Look at the liveness connections (every XUCX_LIVE_NS unless @now): a
+ * peer whose connection closed without a goodbye died.
+ */
+static void xucx_live_poll(struct xucx *s, bool now)
+{
+	__s64 t;
+
+	if (!s->lw)
+		return;
+	if (!now) {
+		/* The coarse clock: a load, no time source read. */
+		t = xucx_now_ns(CLOCK_MONOTONIC_COARSE);
+		if (t - s->live_ns < XUCX_LIVE_NS)
+			return;
+		s->live_ns = t;
+	}
+	while (ucp_worker_progress(s->lw))
+		;
+	for (unsigned int r = 0; r < s->x.size && !s->broken; r++) {
+		struct xucx_live *l = &s->live[r];
+
+		if (!l->left && l->bye &&
+		    ucp_request_check_status(l->bye) == UCS_OK)
+			l->left = true;
+		if (l->failed && !l->left)
+			s->broken = -EOWNERDEAD;
+	}
+}
+
 /* Progress; after XUCX_SPIN idle rounds, nap so a crowded CPU moves on. */
 static void xucx_progress(struct xucx *s, unsigned int *idle)
 {
 	struct timespec ts = { .tv_nsec = XUCX_NAP_NS };
 
+	xucx_live_poll(s, false);
 	if (ucp_worker_progress(s->w)) {
 		*idle = 0;
 		return;
@@ -192,7 +279,11 @@ static void xucx_progress(struct xucx *s, unsigned int *idle)
 		nanosleep(&ts, NULL);
 }
 
-/* Until @req completes: its status. @req may be a status pointer. */
+/*
+ * Until @req completes, or the team breaks: its status. @req may be a
+ * status pointer. A request to a dead peer may take UCX seconds to fail:
+ * it is left to finish on its own (freed, so UCX releases it then).
+ */
 static ucs_status_t xucx_wait_req(struct xucx *s, void *req)
 {
 	unsigned int idle = 0;
@@ -200,10 +291,11 @@ static ucs_status_t xucx_wait_req(struct xucx *s, void *req)
 
 	if (!UCS_PTR_IS_PTR(req))
 		return UCS_PTR_STATUS(req);
-	while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS)
+	while ((st = ucp_request_check_status(req)) == UCS_INPROGRESS &&
+	       !s->broken)
 		xucx_progress(s, &idle);
 	ucp_request_free(req);
-	return st;
+	return st == UCS_INPROGRESS ? UCS_ERR_CONNECTION_RESET : st;
 }
 
 static int xucx_push(struct xucx *s, void *req)
@@ -723,33 +815,23 @@ static int xucx_broken(struct dfg_xport *x)
 
 	/* Lets a death found by the keepalive reach us between calls. */
 	ucp_worker_progress(s->w);
+	xucx_live_poll(s, true);
 	return s->broken;
 }
 
-/* Close every endpoint: flushing while the peers live, else forced. */
-static void xucx_close_eps(struct xucx *s)
+/*
+ * Until every request in @reqs[@n] (NULL: none) completes or @end_ns
+ * passes: progress @w, free what completed. True when all did.
+ */
+static bool xucx_reqs_wait(ucp_worker_h w, void **reqs, unsigned int n,
+			   __s64 end_ns)
 {
-	ucp_request_param_t p = {
-		.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
-		.flags = s->broken ? UCP_EP_CLOSE_FLAG_FORCE : 0,
-	};
-	void **reqs = calloc(s->x.size, sizeof(*reqs));
-	struct timespec t0, t;
 	bool pending = true;
 
-	for (int r = 0; r < s->nr_eps; r++) {
-		void *req = ucp_ep_close_nbx(s->eps[r], &p);
-
-		if (reqs && UCS_PTR_IS_PTR(req))
-			reqs[r] = req;
-		else if (UCS_PTR_IS_PTR(req))
-			xucx_wait_req(s, req);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (reqs && pending) {
+	while (pending) {
 		pending = false;
-		ucp_worker_progress(s->w);
-		for (int r = 0; r < s->nr_eps; r++) {
+		ucp_worker_progress(w);
+		for (unsigned int r = 0; r < n; r++) {
 			if (!reqs[r])
 				continue;
 			if (ucp_request_check_status(reqs[r]) !=
@@ -760,18 +842,102 @@ static void xucx_close_eps(struct xucx *s)
 				pending = true;
 			}
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		if (pending && (t.tv_sec - t0.tv_sec) * 1000000000LL +
-			       (t.tv_nsec - t0.tv_nsec) > XUCX_CLOSE_NS) {
-			/* A peer that stopped answering: give up on it. */
-			for (int r = 0; r < s->nr_eps; r++)
-				if (reqs[r])
-					ucp_request_cancel(s->w, reqs[r]);
-			t0 = t;
+		if (pending && xucx_now_ns(CLOCK_MONOTONIC) > end_ns)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Close @eps[@n] of worker @w (NULL entries skipped): flushing while the
+ * peers live, else (@force) at once; a peer that stopped answering is
+ * given up after XUCX_CLOSE_NS.
+ */
+static void xucx_close_eps(ucp_worker_h w, ucp_ep_h *eps, unsigned int n,
+			   bool force)
+{
+	ucp_request_param_t p = {
+		.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS,
+		.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0,
+	};
+	void **reqs = calloc(n, sizeof(*reqs));
+	__s64 end;
+
+	for (unsigned int r = 0; r < n; r++) {
+		void *req = eps[r] ? ucp_ep_close_nbx(eps[r], &p) : NULL;
+
+		eps[r] = NULL;
+		if (!UCS_PTR_IS_PTR(req))
+			continue;
+		if (reqs) {
+			reqs[r] = req;
+			continue;
+		}
+		/* No room to track it: this one alone, bounded. */
+		end = xucx_now_ns(CLOCK_MONOTONIC) + XUCX_CLOSE_NS;
+		if (!xucx_reqs_wait(w, &req, 1, end)) {
+			ucp_request_cancel(w, req);
+			ucp_request_free(req);
+		}
+	}
+	end = xucx_now_ns(CLOCK_MONOTONIC) + XUCX_CLOSE_NS;
+	if (reqs && !xucx_reqs_wait(w, reqs, n, end)) {
+		for (unsigned int r = 0; r < n; r++) {
+			if (!reqs[r])
+				continue;
+			ucp_request_cancel(w, reqs[r]);
+			ucp_request_free(reqs[r]);
 		}
 	}
 	free(reqs);
-	s->nr_eps = 0;
+}
+
+/* Goodbye to every peer on the liveness connections: we leave in order. */
+static void xucx_live_bye(struct xucx *s)
+{
+	ucp_request_param_t p = { 0 };
+	unsigned int n = s->x.size;
+	static const unsigned char byte;
+	void **reqs;
+
+	if (!s->lw || s->broken)
+		return;
+	reqs = calloc(n, sizeof(*reqs));
+	for (unsigned int r = 0; reqs && r < n; r++) {
+		void *req;
+
+		if (!s->leps[r])
+			continue;
+		req = ucp_tag_send_nbx(s->leps[r], &byte, 1,
+				       XUCX_TAG_BYE | s->x.rank, &p);
+		if (UCS_PTR_IS_PTR(req))
+			reqs[r] = req;
+	}
+	/* Closing the endpoints flushes what is still on its way. */
+	if (reqs)
+		for (unsigned int r = 0; r < n; r++)
+			if (reqs[r])
+				ucp_request_free(reqs[r]);
+	free(reqs);
+}
+
+static void xucx_live_destroy(struct xucx *s)
+{
+	if (s->lw) {
+		for (unsigned int r = 0; s->live && r < s->x.size; r++) {
+			if (!s->live[r].bye)
+				continue;
+			ucp_request_cancel(s->lw, s->live[r].bye);
+			ucp_request_free(s->live[r].bye);
+		}
+		if (s->leps)
+			xucx_close_eps(s->lw, s->leps, s->x.size, s->broken);
+		ucp_worker_destroy(s->lw);
+	}
+	if (s->lctx)
+		ucp_cleanup(s->lctx);
+	free(s->leps);
+	free(s->live);
 }
 
 static void xucx_destroy(struct dfg_xport *x)
@@ -785,8 +951,9 @@ static void xucx_destroy(struct dfg_xport *x)
 		for (unsigned int r = 0; s->peer_rkey && r < x->size; r++)
 			if (s->peer_rkey[r])
 				ucp_rkey_destroy(s->peer_rkey[r]);
+		xucx_live_bye(s);
 		if (s->eps)
-			xucx_close_eps(s);
+			xucx_close_eps(s->w, s->eps, s->nr_eps, s->broken);
 		for (unsigned int i = 0; i < XUCX_KEYS; i++)
 			if (s->lk[i].used)
 				ucp_mem_unmap(s->ctx, s->lk[i].memh);
@@ -796,6 +963,7 @@ static void xucx_destroy(struct dfg_xport *x)
 	}
 	if (s->ctx)
 		ucp_cleanup(s->ctx);
+	xucx_live_destroy(s);
 	if (s->ctl)
 		munmap(s->ctl, s->ctl_len);
 	free(s->ops);
@@ -888,6 +1056,84 @@ static int xucx_init(struct xucx *s)
 	return 0;
 }
 
+/*
+ * The interfaces the liveness connections may use, for UCX_NET_DEVICES:
+ * every one that is up, loopback only when there is nothing else (a
+ * loopback address would reach this machine, not the peer's).
+ */
+static void xucx_live_devices(char *buf, size_t cap)
+{
+	struct ifaddrs *ifa, *i;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	if (getifaddrs(&ifa))
+		ifa = NULL;
+	for (i = ifa; i; i = i->ifa_next) {
+		const char *n = i->ifa_name;
+		size_t nl = strlen(n);
+		char *hit;
+
+		if (!i->ifa_addr || !(i->ifa_flags & IFF_UP) ||
+		    (i->ifa_flags & IFF_LOOPBACK) ||
+		    (i->ifa_addr->sa_family != AF_INET &&
+		     i->ifa_addr->sa_family != AF_INET6))
+			continue;
+		/* One entry per interface, whatever its addresses. */
+		hit = strstr(buf, n);
+		if (hit && (hit == buf || hit[-1] == ',') &&
+		    (hit[nl] == ',' || !hit[nl]))
+			continue;
+		if (len + nl + 2 > cap)
+			break;
+		len += snprintf(buf + len, cap - len, "%s%s", len ? "," : "",
+				n);
+	}
+	if (ifa)
+		freeifaddrs(ifa);
+	if (!len)
+		snprintf(buf, cap, "lo");
+}
+
+/* The liveness context: TCP only, tags only, its own worker. */
+static int xucx_live_init(struct xucx *s)
+{
+	ucp_params_t up = {
+		.field_mask = UCP_PARAM_FIELD_FEATURES,
+		.features = UCP_FEATURE_TAG,
+	};
+	ucp_worker_params_t wp = {
+		.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE,
+		.thread_mode = UCS_THREAD_MODE_SINGLE,
+	};
+	char devs[256];
+	ucp_config_t *cfg;
+	ucs_status_t st;
+
+	s->leps = calloc(s->x.size, sizeof(*s->leps));
+	s->live = calloc(s->x.size, sizeof(*s->live));
+	if (!s->leps || !s->live)
+		return -ENOMEM;
+	xucx_live_devices(devs, sizeof(devs));
+	if (ucp_config_read(NULL, NULL, &cfg) != UCS_OK)
+		return -EIO;
+	/* Both are context settings: ucp_config_modify() reaches them. */
+	st = ucp_config_modify(cfg, "TLS", "tcp");
+	if (st == UCS_OK)
+		st = ucp_config_modify(cfg, "NET_DEVICES", devs);
+	if (st == UCS_OK)
+		st = ucp_init(&up, cfg, &s->lctx);
+	ucp_config_release(cfg);
+	if (st != UCS_OK)
+		return st == UCS_ERR_NO_MEMORY ? -ENOMEM : -ENODEV;
+	st = ucp_worker_create(s->lctx, &wp, &s->lw);
+	if (st != UCS_OK) {
+		s->lw = NULL;
+		return st == UCS_ERR_NO_MEMORY ? -ENOMEM : -ENODEV;
+	}
+	return 0;
+}
+
 /* Map and register the control area. */
 static int xucx_ctl(struct xucx *s)
 {
@@ -923,8 +1169,8 @@ static int xucx_ctl(struct xucx *s)
 static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 {
 	unsigned int n = s->x.size;
-	ucp_address_t *addr = NULL;
-	size_t alen = 0, rlen = 0, blen, max = 0;
+	ucp_address_t *addr = NULL, *laddr = NULL;
+	size_t alen = 0, rlen = 0, llen = 0, blen, max = 0;
 	struct xucx_boot b;
 	void *rbuf = NULL;
 	__u32 *lens = NULL;
@@ -933,11 +1179,16 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 
 	if (ucp_worker_get_address(s->w, &addr, &alen) != UCS_OK)
 		return -EIO;
+	if (ucp_worker_get_address(s->lw, &laddr, &llen) != UCS_OK) {
+		laddr = NULL;
+		ret = -EIO;
+		goto out;
+	}
 	if (ucp_rkey_pack(s->ctx, s->ctl_memh, &rbuf, &rlen) != UCS_OK) {
 		ret = -EIO;
 		goto out;
 	}
-	blen = sizeof(b) + rlen + alen;
+	blen = sizeof(b) + rlen + alen + llen;
 	lens = calloc(n, sizeof(*lens));
 	s->eps = calloc(n, sizeof(*s->eps));
 	s->peer_ctl = calloc(n, sizeof(*s->peer_ctl));
@@ -960,10 +1211,12 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 		goto out;
 	b = (struct xucx_boot){
 		.ctl = (uintptr_t)s->ctl, .rlen = rlen, .alen = alen,
+		.llen = llen,
 	};
 	memcpy(mine, &b, sizeof(b));
 	memcpy(mine + sizeof(b), rbuf, rlen);
 	memcpy(mine + sizeof(b) + rlen, addr, alen);
+	memcpy(mine + sizeof(b) + rlen + alen, laddr, llen);
 	ret = ag(mine, all, max, arg);
 	if (ret)
 		goto out;
@@ -978,7 +1231,7 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 		};
 
 		memcpy(&b, e, sizeof(b));
-		if (sizeof(b) + (size_t)b.rlen + b.alen != lens[r] ||
+		if (sizeof(b) + (size_t)b.rlen + b.alen + b.llen != lens[r] ||
 		    lens[r] > max) {
 			ret = -EPROTO;
 			goto out;
@@ -996,6 +1249,18 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 			ret = -EPROTO;
 			goto out;
 		}
+		if (r == s->x.rank)
+			continue;
+		/* The liveness connection: errors are its whole point. */
+		ep.err_handler.cb = xucx_live_error;
+		ep.err_handler.arg = &s->live[r];
+		ep.address = (const ucp_address_t *)(e + sizeof(b) + b.rlen +
+						     b.alen);
+		if (ucp_ep_create(s->lw, &ep, &s->leps[r]) != UCS_OK) {
+			s->leps[r] = NULL;
+			ret = -ECONNREFUSED;
+			goto out;
+		}
 	}
 	ret = 0;
 out:
@@ -1005,11 +1270,104 @@ out:
 	if (rbuf)
 		ucp_rkey_buffer_release(rbuf);
 	ucp_worker_release_address(s->w, addr);
+	if (laddr)
+		ucp_worker_release_address(s->lw, laddr);
+	return ret;
+}
+
+/*
+ * Every rank says hello to every other on the liveness connections and
+ * waits for theirs (at most @timeout_ms; < 0 for ever): once it returns
+ * 0 the connections are up, and a peer's death closes them. Then the
+ * receives of the goodbyes are posted.
+ */
+static int xucx_live_hello(struct xucx *s, int timeout_ms)
+{
+	ucp_request_param_t p = { 0 };
+	static const unsigned char hello;
+	unsigned int n = s->x.size;
+	unsigned char *got;
+	void **reqs;
+	__s64 end = INT64_MAX;
+	int ret = 0;
+
+	if (timeout_ms >= 0)
+		end = xucx_now_ns(CLOCK_MONOTONIC) +
+		      timeout_ms * 1000000LL;
+	reqs = calloc(2 * (size_t)n, sizeof(*reqs));
+	got = calloc(n, 1);
+	if (!reqs || !got) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (unsigned int r = 0; r < n; r++) {
+		void *req;
+
+		if (r == s->x.rank)
+			continue;
+		req = ucp_tag_recv_nbx(s->lw, &got[r], 1, XUCX_TAG_HELLO | r,
+				       (ucp_tag_t)-1, &p);
+		if (UCS_PTR_IS_ERR(req)) {
+			ret = -EIO;
+			goto out;
+		}
+		reqs[r] = UCS_PTR_IS_PTR(req) ? req : NULL;
+		req = ucp_tag_send_nbx(s->leps[r], &hello, 1,
+				       XUCX_TAG_HELLO | s->x.rank, &p);
+		if (UCS_PTR_IS_ERR(req)) {
+			ret = -EOWNERDEAD;
+			goto out;
+		}
+		reqs[n + r] = UCS_PTR_IS_PTR(req) ? req : NULL;
+	}
+	while (!xucx_reqs_wait(s->lw, reqs, 2 * n,
+			       xucx_now_ns(CLOCK_MONOTONIC) + XUCX_LIVE_NS)) {
+		/* A peer that died while we formed: no need to wait on. */
+		for (unsigned int r = 0; r < n && !ret; r++)
+			if (s->live[r].failed)
+				ret = -EOWNERDEAD;
+		if (!ret && xucx_now_ns(CLOCK_MONOTONIC) > end)
+			ret = -ETIMEDOUT;
+		if (ret)
+			goto out;
+	}
+	for (unsigned int r = 0; r < n; r++) {
+		void *req;
+
+		if (r == s->x.rank)
+			continue;
+		if (s->live[r].failed) {
+			ret = -EOWNERDEAD;
+			goto out;
+		}
+		req = ucp_tag_recv_nbx(s->lw, &s->live[r].byte, 1,
+				       XUCX_TAG_BYE | r, (ucp_tag_t)-1, &p);
+		if (UCS_PTR_IS_ERR(req)) {
+			ret = -EIO;
+			goto out;
+		}
+		/* Already here: a peer that left as soon as it joined. */
+		if (UCS_PTR_IS_PTR(req))
+			s->live[r].bye = req;
+		else
+			s->live[r].left = true;
+	}
+out:
+	/* Left over on failure: cancelled (sends end with the endpoints). */
+	for (unsigned int r = 0; reqs && r < 2 * n; r++) {
+		if (!reqs[r])
+			continue;
+		if (r < n)
+			ucp_request_cancel(s->lw, reqs[r]);
+		ucp_request_free(reqs[r]);
+	}
+	free(reqs);
+	free(got);
 	return ret;
 }
 
 int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
-			 dfg_allgather_fn ag, void *arg,
+			 dfg_allgather_fn ag, void *arg, int timeout_ms,
 			 struct dfg_xport **out)
 {
 	struct xucx *s;
@@ -1024,10 +1382,16 @@ int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 				   .size = size };
 	ret = xucx_init(s);
 	if (!ret)
+		ret = xucx_live_init(s);
+	if (!ret)
 		ret = xucx_ctl(s);
 	if (!ret)
 		ret = xucx_connect(s, ag, arg);
+	if (!ret)
+		ret = xucx_live_hello(s, timeout_ms);
 	if (ret) {
+		/* Peers that never came answer no orderly close: force it. */
+		s->broken = ret;
 		xucx_destroy(&s->x);
 		return ret;
 	}

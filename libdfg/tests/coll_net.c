@@ -7,12 +7,20 @@
  * traffic over whatever it finds here (shared memory, TCP on loopback).
  * Collectives are checked bit for bit against the serial references,
  * under ASan/UBSan; argument errors of dfg_team_join_net() and a failing
- * bootstrap are checked too. Across machines: selftests/net/.
+ * bootstrap are checked too; so are, with two processes, a rank's death
+ * (found through the liveness connections within 2 s) and a rank that
+ * never connects (-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS). Across
+ * machines: selftests/net/.
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <dfg/coll.h>
 
@@ -236,6 +244,153 @@ TEST(join_errors)
 	free(b.buf);
 	pthread_barrier_destroy(&b.bar);
 	pthread_mutex_destroy(&b.lock);
+}
+
+/*
+ * Two processes, one team: the allgather over a socket pair (rank 0 one
+ * end, rank 1 the other). @stop_at: the round after which rank 1 stops
+ * itself (SIGSTOP), or -1.
+ */
+struct pair_boot {
+	int		fd;
+	unsigned int	rank;
+	int		round;
+	int		stop_at;
+};
+
+static int pair_io(int fd, void *buf, size_t len, bool out)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = out ? write(fd, (char *)buf + done, len - done) :
+				  read(fd, (char *)buf + done, len - done);
+
+		if (n <= 0)
+			return -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+static int pair_ag(const void *mine, void *all, size_t len, void *arg)
+{
+	struct pair_boot *b = arg;
+	int round = b->round++;
+
+	memcpy((char *)all + b->rank * len, mine, len);
+	if (pair_io(b->fd, (void *)mine, len, true) ||
+	    pair_io(b->fd, (char *)all + (1 - b->rank) * len, len, false))
+		return -EIO;
+	if (b->rank == 1 && round == b->stop_at)
+		raise(SIGSTOP);
+	return 0;
+}
+
+/* Fork rank 1 with its end of a socket pair: fork()'s result. */
+static pid_t pair_fork(struct pair_boot *b)
+{
+	int sv[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+		return -1;
+	pid = fork();
+	b->rank = pid == 0;
+	b->fd = sv[b->rank];
+	close(sv[1 - b->rank]);
+	return pid;
+}
+
+static long long ms_now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000LL + t.tv_nsec / 1000000;
+}
+
+/*
+ * Rank 1 (a child process) dies after a few allreduces: rank 0's next
+ * collective fails with -EOWNERDEAD within 2 s (the liveness connection
+ * closes when the process goes; no timeout is involved).
+ */
+TEST(death_found_at_once)
+{
+	struct pair_boot b = { .stop_at = -1 };
+	double v[64] = { 0 }, out[64];
+	long long last, ms;
+	struct dfg_team *t;
+	int ret = 0, status;
+	pid_t pid;
+
+	pid = pair_fork(&b);
+	ASSERT_LE(0, pid);
+	ret = dfg_team_join_net(2, b.rank, pair_ag, &b, &t);
+	if (pid == 0) {
+		for (int i = 0; i < 5 && !ret; i++)
+			ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64,
+					    DFG_SUM);
+		_exit(ret ? 1 : 0);
+	}
+	ASSERT_EQ(0, ret);
+	last = ms_now();
+	for (int i = 0; i < 1000000 && !ret; i++) {
+		ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64, DFG_SUM);
+		if (!ret)
+			last = ms_now();
+	}
+	ms = ms_now() - last;
+	EXPECT_EQ(-EOWNERDEAD, ret);
+	EXPECT_GT(2000, ms) TH_LOG("found after %lld ms", ms);
+	/* Broken for good, and leaving still frees everything. */
+	EXPECT_EQ(-EOWNERDEAD, dfg_barrier(t));
+	EXPECT_EQ(0, dfg_team_leave(t));
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status));
+	close(b.fd);
+}
+
+/*
+ * Rank 1 takes part in the bootstrap, then never connects: rank 0's join
+ * ends with -ETIMEDOUT after DFG_TEAM_TIMEOUT_MS.
+ */
+TEST(never_connects)
+{
+	struct pair_boot b = { .stop_at = 1 };
+	struct dfg_team *t = NULL;
+	long long t0, ms;
+	int ret, status;
+	pid_t pid;
+
+	pid = pair_fork(&b);
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		/* Stopped inside; killed by the parent. */
+		dfg_team_join_net(2, 1, pair_ag, &b, &t);
+		_exit(1);
+	}
+	setenv("DFG_TEAM_TIMEOUT_MS", "1500", 1);
+	t0 = ms_now();
+	ret = dfg_team_join_net(2, 0, pair_ag, &b, &t);
+	ms = ms_now() - t0;
+	unsetenv("DFG_TEAM_TIMEOUT_MS");
+	EXPECT_EQ(-ETIMEDOUT, ret);
+	EXPECT_EQ(NULL, t);
+	EXPECT_LE(1500, ms);
+	EXPECT_GT(1500 + 2000, ms) TH_LOG("gave up after %lld ms", ms);
+	kill(pid, SIGKILL);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	close(b.fd);
+}
+
+/* DFG_TEAM_TIMEOUT_MS that is not a number. */
+TEST(bad_timeout)
+{
+	struct dfg_team *t = NULL;
+
+	setenv("DFG_TEAM_TIMEOUT_MS", "soon", 1);
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(1, 0, ag_unused, NULL, &t));
+	unsetenv("DFG_TEAM_TIMEOUT_MS");
+	EXPECT_EQ(NULL, t);
 }
 
 /* Outside a PMIx launcher there is nobody to ask. */

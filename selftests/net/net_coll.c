@@ -22,6 +22,15 @@
  *				their last successful call to the error
  *				(the death is at most one call after it);
  *				run it under mpirun --enable-recovery
+ *	net_coll linkdown RANK	rank RANK sets its node's eth0 down for
+ *				20 s after a few allreduces; every rank must
+ *				fail (any error) and prints "linkdown <rank>
+ *				<errno> <ms>" as above
+ *	net_coll nojoin RANK	rank RANK never forms the team (PMIx); the
+ *				others' dfg_team_from_pmix() must fail with
+ *				-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS and print
+ *				"nojoin <rank> <errno> <ms>", <ms> the time
+ *				the call took
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -193,24 +202,59 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
-/* Rank @victim dies after a few allreduces; the others report. */
-static int die(struct dfg_team *t, int victim)
+/*
+ * Allreduces until one fails (at most 120 s), rank @victim doing @harm
+ * after 20 of them; each rank reports "@what <rank> <errno> <ms>".
+ */
+static int fail_loop(struct dfg_team *t, int victim, const char *what,
+		     void (*harm)(void), int expect)
 {
 	double v[64] = { 0 }, out[64];
-	long long last = now_ms();
+	long long last = now_ms(), t0 = last;
 	int ret = 0;
 
-	for (int i = 0; i < 100000 && !ret; i++) {
+	for (int i = 0; !ret && now_ms() - t0 < 120000; i++) {
 		if (rank == victim && i == 20)
-			_exit(0);
+			harm();
 		ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64, DFG_SUM);
 		if (!ret)
 			last = now_ms();
 	}
-	printf("survivor %d %d %lld\n", rank, -ret, now_ms() - last);
+	printf("%s %d %d %lld\n", what, rank, -ret, now_ms() - last);
 	fflush(stdout);
-	/* The job ends here: MPI_Finalize would wait for the dead rank. */
-	_exit(ret == -EOWNERDEAD ? 0 : 1);
+	/* The job ends here: MPI_Finalize would wait for the lost rank. */
+	_exit(ret && (!expect || ret == expect) ? 0 : 1);
+}
+
+static void harm_die(void)
+{
+	_exit(0);
+}
+
+/* The link comes back, so that the launcher collects this node's output. */
+static void harm_link(void)
+{
+	if (system("(ip link set eth0 down; sleep 20; ip link set eth0 up)"
+		   " >/dev/null 2>&1 &"))
+		exit(2);
+}
+
+/* Rank @absent never forms the team: the others time out. */
+static int nojoin(int absent)
+{
+	struct dfg_team *t = NULL;
+	long long t0 = now_ms();
+	int ret;
+
+	if (rank == absent) {
+		/* Long enough for the others to give up. */
+		sleep(30);
+		_exit(0);
+	}
+	ret = dfg_team_from_pmix(&t);
+	printf("nojoin %d %d %lld\n", rank, -ret, now_ms() - t0);
+	fflush(stdout);
+	_exit(ret == -ETIMEDOUT ? 0 : 1);
 }
 
 int main(int argc, char **argv)
@@ -218,7 +262,8 @@ int main(int argc, char **argv)
 	static const enum dfg_dtype dts[] = { DFG_INT32, DFG_FLOAT64,
 					      DFG_FLOAT32, DFG_INT64 };
 	bool pmix = argc > 1 && !strcmp(argv[1], "pmix");
-	bool dying = argc > 2 && !strcmp(argv[1], "die");
+	bool dying = argc > 2 && (!strcmp(argv[1], "die") ||
+				  !strcmp(argv[1], "linkdown"));
 	size_t max = 1 << 20;
 	struct dfg_team *t;
 	int ret, all;
@@ -228,6 +273,8 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (argc > 2 && !strcmp(argv[1], "nojoin"))
+		return nojoin(atoi(argv[2]));
 	ret = pmix ? dfg_team_from_pmix(&t) :
 	      dfg_team_from_mpi(MPI_COMM_WORLD, -1, &t);
 	if (!ret && (dfg_team_rank(t) != (unsigned int)rank ||
@@ -238,8 +285,11 @@ int main(int argc, char **argv)
 			pmix ? "pmix" : "mpi", strerror(-ret));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	if (dying && !strcmp(argv[1], "die"))
+		return fail_loop(t, atoi(argv[2]), "survivor", harm_die,
+				 -EOWNERDEAD);
 	if (dying)
-		return die(t, atoi(argv[2]));
+		return fail_loop(t, atoi(argv[2]), "linkdown", harm_link, 0);
 	/* Each type with one op, and every op on one type. */
 	for (size_t k = 0; k < 4; k++) {
 		for (size_t n = 1; n * 8 <= max; n = n < 4 ? n + 2 : n * 16)

@@ -89,11 +89,15 @@ typedef int (*dfg_allgather_fn)(const void *mine, void *all, size_t len,
  *
  * Peers are reached over the network transport (UCX: RDMA where a verbs
  * device is there, TCP else). No kernel team: dfg_team_add_arena()
- * gives -EOPNOTSUPP. Returns 0, or -errno: -EINVAL, -ENOMEM, -ENODEV
- * (no usable UCX transport), -EPROTO (the ranks' data disagree), the
- * allgather's errors. A member that dies breaks the team: every later
- * and pending collective fails with -EOWNERDEAD within the bound
- * DESIGN.md states ("Across machines").
+ * gives -EOPNOTSUPP. After the allgather each rank waits at most
+ * DFG_TEAM_TIMEOUT_MS (environment, default 30000; < 0 for ever) for the
+ * others to connect. Returns 0, or -errno: -EINVAL, -ENOMEM, -ENODEV
+ * (no usable UCX transport), -EPROTO (the ranks' data disagree),
+ * -ETIMEDOUT (a rank never connected), -EOWNERDEAD (one died meanwhile),
+ * the allgather's errors. A member that dies breaks the team: every
+ * later and pending collective fails with -EOWNERDEAD, within
+ * milliseconds for a dead process, within UCX's timeouts for a machine
+ * gone unreachable (DESIGN.md, "Across machines").
  */
 int dfg_team_join_net(unsigned int size, unsigned int rank,
 		      dfg_allgather_fn ag, void *arg, struct dfg_team **out);
@@ -105,7 +109,8 @@ int dfg_team_join_net(unsigned int size, unsigned int rank,
  * For programs started by a PMIx launcher (Open MPI's mpirun/prterun,
  * Slurm's srun): initialises PMIx, publishes this process's addresses
  * (PMIx_Put, PMIx_Commit), waits for every process (PMIx_Fence with data
- * collection), reads theirs (PMIx_Get), then dfg_team_join_net().
+ * collection; at most DFG_TEAM_TIMEOUT_MS, else -ETIMEDOUT), reads
+ * theirs (PMIx_Get), then dfg_team_join_net().
  * Returns 0, -ENOTCONN when the process was not started by a PMIx
  * launcher, -EIO for other PMIx errors, and dfg_team_join_net()'s.
  */
