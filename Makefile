@@ -124,9 +124,10 @@ DKMS_KERN  = $(if $(DESTDIR),-k $(KVER) --kernelsourcedir $(KDIR) --no-depmod)
 
 dkms-install:
 	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/kmod $(DKMS_SRC)/uapi/linux
+	mkdir -p $(DKMS_SRC)/kmod/rdma $(DKMS_SRC)/uapi/linux
 	cp Kbuild VERSION $(DKMS_SRC)/
 	cp kmod/*.[ch] $(DKMS_SRC)/kmod/
+	cp kmod/rdma/*.c $(DKMS_SRC)/kmod/rdma/
 	cp uapi/linux/dfg.h uapi/linux/dfg_graph.h $(DKMS_SRC)/uapi/linux/
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMS_SRC)/dkms.conf
 	$(if $(DESTDIR),mkdir -p $(DESTDIR)/var/lib/dkms \
@@ -144,7 +145,8 @@ uninstall:
 	$(MAKE) -C tools uninstall
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dfg.h \
 		$(DESTDIR)$(PREFIX)/include/linux/dfg_graph.h
-	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dfg.ko
+	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dfg.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/dfg_rdma.ko
 	$(if $(DESTDIR),,depmod -a $(KVER))
 
 clean:

@@ -293,6 +293,7 @@ group_install() {
 	kver=$(modinfo -F vermagic dfg.ko | cut -d' ' -f1)
 	{
 		echo "lib/modules/$kver/extra/dfg.ko"
+		echo "lib/modules/$kver/extra/dfg_rdma.ko"
 		echo usr/bin/dfg
 		echo usr/bin/dfgctl
 		for f in libdfg/include/dfg/*.h; do echo "usr/include/dfg/${f##*/}"; done
@@ -364,6 +365,8 @@ group_dkms() {
 	ko=$d/lib/modules/$kver/updates/dkms/dfg.ko
 	expect dkms.module_version "$ver" "$(modinfo -F version "$ko" 2>&1)"
 	expect dkms.module_kernel "$kver" "$(modinfo -F vermagic "$ko" 2>&1 | cut -d' ' -f1)"
+	expect dkms.rdma_module_version "$ver" \
+		"$(modinfo -F version "${ko%/*}/dfg_rdma.ko" 2>&1)"
 	expect dkms.conf_version "\"$ver\"" \
 		"$(sed -n 's/^PACKAGE_VERSION=//p' "$d/usr/src/dfg-$ver/dkms.conf")"
 	run_cmd dkms.status 0 "dfg/$ver, $kver" "installed" \
