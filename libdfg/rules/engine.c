@@ -1084,7 +1084,26 @@ int dfg_rules_assert_metric(struct dfg_rules *r, const char *comp,
 	return ret;
 }
 
-int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
+/* The feedback's numbers an event may carry, as event slots. */
+static const struct {
+	unsigned int	attr;
+	const char	*slot;
+} ev_values[] = {
+	{ DFG_NL_A_FILL, "fill" },
+	{ DFG_NL_A_CAPACITY, "capacity" },
+	{ DFG_NL_A_MARK, "mark" },
+	{ DFG_NL_A_CPU, "cpu" },
+	{ DFG_NL_A_WAIT_MS, "wait_ms" },
+	{ DFG_NL_A_MEM_AVAIL, "mem_avail" },
+	{ DFG_NL_A_MEM_TOTAL, "mem_total" },
+	{ DFG_NL_A_COUNT, "count" },
+	{ DFG_NL_A_RATE, "rate" },
+	{ DFG_NL_A_PERIOD_MS, "period_ms" },
+};
+
+/* @evs: where @ev was read, for its feedback values; NULL: none. */
+static int assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev,
+			const struct dfg_events *evs)
 {
 	struct rl_buf key = { 0 }, b = { 0 };
 	const char *name;
@@ -1107,6 +1126,14 @@ int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
 	put_num(&b, "pid", ev->pid);
 	put_num(&b, "rank", ev->rank);
 	put_num(&b, "cmd", ev->cmd);
+	for (size_t i = 0; evs && i < sizeof(ev_values) / sizeof(ev_values[0]);
+	     i++) {
+		__u64 v;
+
+		/* absent values keep the slot's default, 0 */
+		if (!dfg_events_value(evs, ev_values[i].attr, &v))
+			put_num(&b, ev_values[i].slot, (double)v);
+	}
 	rl_buf_printf(&b, ")");
 	ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, false, true);
 	if (!ret) {
@@ -1119,6 +1146,11 @@ int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
 	free(b.s);
 	free(key.s);
 	return ret;
+}
+
+int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
+{
+	return assert_event(r, ev, NULL);
 }
 
 int dfg_rules_subscribe(struct dfg_rules *r, unsigned int flags)
@@ -1468,7 +1500,7 @@ static void drain_events(struct dfg_rules *r)
 		}
 		if (ret)
 			break;
-		dfg_rules_assert_event(r, &ev);
+		assert_event(r, &ev, r->evs);
 	}
 }
 

@@ -446,6 +446,50 @@ TEST_F(rules, events_are_seen_once)
 	EXPECT_STREQ("1", dfg_rules_var(self->r, "f"));
 }
 
+/*
+ * The module's feedback values are event slots; an event asserted from C
+ * carries none, so they read 0 there (a real 0 and an absent value look
+ * alike: see dfg-rules(7)).
+ */
+TEST_F(rules, event_feedback_slots)
+{
+	struct dfg_event_msg ev = { .type = DFG_EV_CHAN_FILL_HIGH,
+				    .graph = 1, .object = 3 };
+	struct dfg_rules_error err = { 0 };
+
+	ASSERT_EQ(0, load(self->r,
+		"rule high when event ?e name == chan_fill_high, fill == 0,\n"
+		"  capacity == 0, mark == 0, cpu == 0, wait_ms == 0,\n"
+		"  mem_avail == 0, mem_total == 0, count == 0, rate == 0,\n"
+		"  period_ms == 0\n"
+		"do set $high = ?e.object end\n"
+		"rule full when event name == chan_fill_high, fill > 0\n"
+		"do set $full = 1 end\n"
+		"rule ratio when event ?e name == chan_fill_high,\n"
+		"  capacity > 0, fill >= ?e.capacity * 0.5\n"
+		"do set $ratio = 1 end\n",
+		&err)) TH_LOG("%s:%u:%u: %s", err.file, err.line, err.col,
+			      err.msg);
+	ASSERT_EQ(0, dfg_rules_assert_event(self->r, &ev));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_STREQ("3", dfg_rules_var(self->r, "high"));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "full"));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "ratio"));
+
+	/* a misspelt slot is a syntax error at its column */
+	memset(&err, 0, sizeof(err));
+	EXPECT_EQ(-EINVAL, load(self->r,
+		"rule x when event ?e name == chan_fill_high, fil > 1\n"
+		"do set $x = 1 end\n", &err));
+	EXPECT_EQ(1, err.line);
+	EXPECT_EQ(46, err.col);
+	EXPECT_NE(NULL, strstr(err.msg, "expected a slot of event (name, "
+			       "graph, object, pid, rank, cmd, fill, capacity,"
+			       " mark, cpu, wait_ms, mem_avail, mem_total, "
+			       "count, rate, period_ms), found 'fil'"))
+		TH_LOG("'%s'", err.msg);
+}
+
 TEST_F(rules, negation_and_attachment)
 {
 	ASSERT_EQ(0, load(self->r,

@@ -6,7 +6,8 @@
  * hovers at a mark), a set starved and one backpressured past T, CPU 1
  * taken offline and back, a worker killed with SIGKILL, MemAvailable
  * pushed below its mark by touching memory, the periodic summary (and
- * none by default). Events come through libdfg's <dfg/events.h>, read
+ * none by default), and a fill crossing reaching a rule of the rule
+ * interpreter (<dfg/rules.h>) with its values. Events come through libdfg's <dfg/events.h>, read
  * here directly so that dfg_events_value() sees each one. Counts of
  * events that must not come are taken over fixed windows.
  *
@@ -19,6 +20,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+
+#include <dfg/rules.h>
 
 #include "dfg_sys.h"
 #include "dfg_evmon.h"
@@ -572,6 +575,81 @@ TEST_F(fb, periodic_summary)
 	EXPECT_EQ(0, fb_count(self->evs, DFG_EV_GRAPH_SAMPLE, self->gid,
 			      300));
 	chan_ep_close(&prod);
+}
+
+/*
+ * A channel crossing its high mark reaches a rule through the rule
+ * interpreter's own subscription, with the module's fill, capacity and
+ * mark as the event's slots. The interpreter evaluates over a flow graph
+ * of its own (src -hash-> part -> sink); the event is the real one.
+ */
+static const char rl_graph[] =
+	"digraph g {\n"
+	"  src [type=gen];\n"
+	"  part [type=count, degree=2];\n"
+	"  sink [type=out];\n"
+	"  src -> part [flow=hash, key=k];\n"
+	"  part -> sink [flow=gather];\n"
+	"}\n";
+
+TEST_F(fb, fill_mark_reaches_a_rule)
+{
+	struct dfg_run_view_comp comps[3] = { 0 };
+	struct dfg_rules_error err = { 0 };
+	const struct dfg_plan_edit *edits;
+	struct dfg_run_view view;
+	struct dfg_flow *fg = NULL;
+	struct dfg_plan *plan = NULL;
+	struct dfg_rules *r = NULL;
+	struct chan_ep prod;
+	long long deadline;
+	unsigned int n;
+	char text[512];
+	const char *v;
+	int i;
+
+	ASSERT_EQ(0, dfg_flow_parse(rl_graph, strlen(rl_graph), "g.dot", NULL,
+				    &fg, NULL));
+	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
+	view = (struct dfg_run_view){ .fg = fg, .plan = plan, .comps = comps,
+				      .now_ns = 1000000000ULL };
+	ASSERT_EQ(0, dfg_rules_new(&r, 0));
+	snprintf(text, sizeof(text),
+		 "rule high when event ?e name == chan_fill_high, graph == %d,"
+		 " object == %d, fill >= ?e.mark\n"
+		 "do set $fill = ?e.fill; set $capacity = ?e.capacity;\n"
+		 "   set $mark = ?e.mark end\n"
+		 "rule low when event name == chan_fill_low, graph == %d\n"
+		 "do set $low = 1 end\n", self->gid, CH_A, self->gid);
+	ASSERT_EQ(0, dfg_rules_load_string(r, text, strlen(text), "fb.rules",
+					   &err))
+		TH_LOG("%s:%u:%u: %s", err.file, err.line, err.col, err.msg);
+	ASSERT_EQ(0, dfg_rules_subscribe(r, 0));
+
+	ASSERT_EQ(0, chan_ep_open(self->g, CH_A, DFG_CHAN_PRODUCER, MAPSZ_A,
+				  &prod));
+	ASSERT_EQ(0, fb_set(self->g, DFG_FB_CHAN_MARKS, CH_A, 10, 3, 0, 0));
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(0, chan_push(&prod, 0, 8, i));
+	/* evaluations until the event has come through (TCG: slow) */
+	deadline = dfg_evmon_now_ms() + 5000;
+	do {
+		usleep(20000);
+		view.now_ns += 20000000ULL;
+		ASSERT_EQ(0, dfg_rules_eval(r, &view, &edits, &n));
+		EXPECT_EQ(0, n);
+		v = dfg_rules_var(r, "fill");
+	} while (!v && dfg_evmon_now_ms() < deadline);
+	ASSERT_NE(NULL, v);
+	/* the event's fill is the one at the crossing: the mark itself */
+	EXPECT_STREQ("10", v);
+	EXPECT_STREQ("16", dfg_rules_var(r, "capacity"));
+	EXPECT_STREQ("10", dfg_rules_var(r, "mark"));
+	EXPECT_EQ(NULL, dfg_rules_var(r, "low"));
+	chan_ep_close(&prod);
+	dfg_rules_free(r);
+	dfg_plan_free(plan);
+	dfg_flow_free(fg);
 }
 
 TEST_HARNESS_MAIN
