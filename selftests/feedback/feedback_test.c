@@ -170,19 +170,31 @@ FIXTURE_TEARDOWN(fb)
 	close(self->dev);
 }
 
-TEST_F(fb, set_errors)
+/* A read-only descriptor of the fixture's graph, or -errno. */
+static int graph_ro(FIXTURE_DATA(fb) *self)
 {
 	struct dfg_graph_open o = { .size = sizeof(o),
 				    .flags = DFG_GRAPH_O_RDONLY };
 	struct dfg_graph_info info = { .size = sizeof(info) };
+	int ret = sys_dfg_ioctl(self->g, DFG_IOC_GRAPH_INFO, &info);
+
+	if (ret)
+		return ret;
+	memcpy(o.name, info.name, sizeof(o.name));
+	return sys_dfg_ioctl(self->dev, DFG_IOC_GRAPH_ATTACH, &o);
+}
+
+TEST_F(fb, set_errors)
+{
 	struct dfg_feedback_set a = { .what = DFG_FB_GRAPH };
 	__u64 v = 5;
 	int ro;
 
 	EXPECT_EQ(-EINVAL, fb_set(self->g, 0, 0, 0, 0, 0, 0));
-	EXPECT_EQ(-EINVAL, fb_set(self->g, 3, 0, 0, 0, 0, 0));
-	a.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, fb_set(self->g, DFG_FB_PLAN + 1, 0, 0, 0, 0, 0));
+	a.reserved = 1;
 	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.reserved = 0;
 	/* Marks: a channel of this graph, low < high <= capacity. */
 	EXPECT_EQ(-ENOENT, fb_set(self->g, DFG_FB_CHAN_MARKS, 1, 4, 1, 0, 0));
 	EXPECT_EQ(-ENOENT, fb_set(self->g, DFG_FB_CHAN_MARKS, 99, 4, 1, 0, 0));
@@ -211,9 +223,7 @@ TEST_F(fb, set_errors)
 	/* Wrong descriptor kinds, read-only graph descriptor. */
 	EXPECT_EQ(-EBADFD, fb_set(self->dev, DFG_FB_GRAPH, 0, 0, 0, 0, 0));
 	EXPECT_EQ(-EBADFD, fb_set(self->sc, DFG_FB_GRAPH, 0, 0, 0, 0, 0));
-	ASSERT_EQ(0, sys_dfg_ioctl(self->g, DFG_IOC_GRAPH_INFO, &info));
-	memcpy(o.name, info.name, sizeof(o.name));
-	ro = sys_dfg_ioctl(self->dev, DFG_IOC_GRAPH_ATTACH, &o);
+	ro = graph_ro(self);
 	ASSERT_LE(0, ro);
 	EXPECT_EQ(-EACCES, fb_set(ro, DFG_FB_GRAPH, 0, 0, 0, 0, 0));
 	close(ro);
@@ -575,6 +585,99 @@ TEST_F(fb, periodic_summary)
 	EXPECT_EQ(0, fb_count(self->evs, DFG_EV_GRAPH_SAMPLE, self->gid,
 			      300));
 	chan_ep_close(&prod);
+}
+
+/* graphs/<gid>/plan_gen: its line, "" when empty; NULL if unreadable. */
+static char *plan_gen(int gid, char *buf, size_t len)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "graphs/%d/plan_gen", gid);
+	return dfg_sysfs_read(name, buf, len) ? NULL : buf;
+}
+
+static int fb_plan(int g, __u64 generation)
+{
+	struct dfg_feedback_set a = { .what = DFG_FB_PLAN,
+				      .generation = generation };
+
+	return sys_dfg_ioctl(g, DFG_IOC_FEEDBACK_SET, &a);
+}
+
+/*
+ * The runner's plan generation: empty until told, then in sysfs, each
+ * telling a PLAN_CHANGE with the caller's pid (also the same one again,
+ * also a lower one: a new run); errors for fields of other kinds.
+ */
+TEST_F(fb, plan_generation)
+{
+	struct dfg_feedback_set a = { .what = DFG_FB_PLAN, .generation = 1 };
+	__u64 n0 = fb_counter("plan_change");
+	struct dfg_info info;
+	struct fb_ev e;
+	char buf[32];
+	int ro;
+
+	ASSERT_EQ(0, dfg_get_info(self->dev, &info));
+	if (!(info.features & DFG_F_PLAN_GEN))
+		SKIP(return, "module without DFG_F_PLAN_GEN");
+	ASSERT_NE(NULL, plan_gen(self->gid, buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+
+	ASSERT_EQ(0, fb_plan(self->g, 0));
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(getpid(), e.ev.pid);
+	EXPECT_EQ(0, e.v[DFG_NL_A_COUNT]);
+	EXPECT_STREQ("0", plan_gen(self->gid, buf, sizeof(buf)));
+	ASSERT_EQ(0, fb_plan(self->g, 7));
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(7, e.v[DFG_NL_A_COUNT]);
+	EXPECT_STREQ("7", plan_gen(self->gid, buf, sizeof(buf)));
+	ASSERT_EQ(0, fb_plan(self->g, 7));
+	ASSERT_EQ(0, fb_plan(self->g, 2));
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(7, e.v[DFG_NL_A_COUNT]);
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(2, e.v[DFG_NL_A_COUNT]);
+	EXPECT_STREQ("2", plan_gen(self->gid, buf, sizeof(buf)));
+	EXPECT_EQ(n0 + 4, fb_counter("plan_change"));
+
+	/* fields of the other kinds, U64_MAX ("none"), reserved */
+	a.object = CH_A;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.object = 0;
+	a.high = 1;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.high = 0;
+	a.period_ms = 100;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.period_ms = 0;
+	a.stall_ms = 1;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.stall_ms = 0;
+	a.reserved = 1;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.reserved = 0;
+	EXPECT_EQ(-EINVAL, fb_plan(self->g, ~0ULL));
+	/* a generation in the other kinds */
+	a.what = DFG_FB_GRAPH;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.what = DFG_FB_CHAN_MARKS;
+	a.object = CH_A;
+	a.high = 2;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	/* a read-only descriptor tells nothing; the refused changed nothing */
+	ro = graph_ro(self);
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(-EACCES, fb_plan(ro, 9));
+	close(ro);
+	EXPECT_STREQ("2", plan_gen(self->gid, buf, sizeof(buf)));
+	EXPECT_EQ(0, fb_count(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 300));
+	EXPECT_EQ(n0 + 4, fb_counter("plan_change"));
 }
 
 /*
