@@ -17,6 +17,7 @@
  * ours, a newer user_version) is -EPROTO: the caller goes on without it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,20 @@ int dfg_plan_store_open(const char *dir, unsigned int flags,
 		ret = -errno;
 		free(path);
 		return ret;
+	}
+	/*
+	 * The owner's alone, like the rest of the state directory: SQLite
+	 * would create it (and its -wal, -shm, which copy its mode) 0644.
+	 */
+	if (create) {
+		int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+
+		if (fd < 0) {
+			ret = -errno;
+			free(path);
+			return ret;
+		}
+		close(fd);
 	}
 	s = calloc(1, sizeof(*s));
 	if (!s) {

@@ -966,6 +966,7 @@ TEST_F(rules, plan_store_records)
 	struct dfg_plan_record seen = { 0 };
 	struct dfg_plan_store *s;
 	struct dfg_rules *r2;
+	struct stat st;
 	unsigned int d;
 	char missing[64];
 
@@ -981,6 +982,10 @@ TEST_F(rules, plan_store_records)
 	EXPECT_EQ(4, d);
 
 	ASSERT_EQ(0, dfg_plan_store_open(dir, 0, &s));
+	/* the owner's alone, like the state directory */
+	snprintf(missing, sizeof(missing), "%s/plans.db", dir);
+	ASSERT_EQ(0, stat(missing, &st));
+	EXPECT_EQ(0, st.st_mode & 077);
 	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
 	EXPECT_EQ(1, seen.created);
 	EXPECT_EQ(1, seen.nedits);
