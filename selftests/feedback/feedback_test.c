@@ -16,6 +16,7 @@
  * descriptor and a subscription.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -596,6 +597,40 @@ static char *plan_gen(int gid, char *buf, size_t len)
 	return dfg_sysfs_read(name, buf, len) ? NULL : buf;
 }
 
+/*
+ * What `dfgctl top --json --count 1` (of this build: bin/ beside
+ * selftests/) says of graph @gid's sets: the number of sets of @gid
+ * showing "plan_gen":@gen, or -1 when dfgctl did not run.
+ */
+static int top_sets_at(int gid, unsigned int gen)
+{
+	char self_path[PATH_MAX], cmd[PATH_MAX + 64], want[64], *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int found = 0;
+	FILE *p;
+
+	n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	if (n <= 0)
+		return -1;
+	self_path[n] = '\0';
+	/* .../build/selftests/feedback/feedback_test -> .../build */
+	for (int i = 0; i < 3; i++)
+		*strrchr(self_path, '/') = '\0';
+	snprintf(cmd, sizeof(cmd), "%s/bin/dfgctl top --json --count 1",
+		 self_path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	snprintf(want, sizeof(want), "{\"graph\":%d,\"plan_gen\":%u,", gid,
+		 gen);
+	while (getline(&buf, &cap, p) > 0)
+		for (char *s = buf; (s = strstr(s, want)); s++)
+			found++;
+	free(buf);
+	return pclose(p) ? -1 : found;
+}
+
 static int fb_plan(int g, __u64 generation)
 {
 	struct dfg_feedback_set a = { .what = DFG_FB_PLAN,
@@ -613,6 +648,7 @@ TEST_F(fb, plan_generation)
 {
 	struct dfg_feedback_set a = { .what = DFG_FB_PLAN, .generation = 1 };
 	__u64 n0 = fb_counter("plan_change");
+	__u32 in[1] = { CH_A };
 	struct dfg_info info;
 	struct fb_ev e;
 	char buf[32];
@@ -645,6 +681,9 @@ TEST_F(fb, plan_generation)
 	EXPECT_EQ(2, e.v[DFG_NL_A_COUNT]);
 	EXPECT_STREQ("2", plan_gen(self->gid, buf, sizeof(buf)));
 	EXPECT_EQ(n0 + 4, fb_counter("plan_change"));
+	/* dfgctl top shows it with each set of the graph */
+	ASSERT_LT(0, reg(self->sc, 0, 1, in, NULL));
+	EXPECT_EQ(1, top_sets_at(self->gid, 2));
 
 	/* fields of the other kinds, U64_MAX ("none"), reserved */
 	a.object = CH_A;
