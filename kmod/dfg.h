@@ -176,7 +176,7 @@
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
 				 DFG_F_CHAN | DFG_F_TEAM | \
 				 DFG_F_SCHED | DFG_F_PREFETCH | \
-				 DFG_F_FEEDBACK)
+				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -437,6 +437,10 @@ static inline u64 dfg_mmap_key_offset(u32 key)
  * @fb_period_ms: feedback: period of the summary, 0 for none
  * @fb_next_ns:	feedback: when the next summary is due
  * @fb_batch:	feedback: samples sent in the summary being built
+ * @fb_plan_gen: feedback: FEEDBACK_SET DFG_FB_PLAN's last generation,
+ *		U64_MAX before one (written with WRITE_ONCE under
+ *		dfg_fb_mutex, read by sysfs with READ_ONCE alone: one u64,
+ *		consistent with no other field)
  */
 struct dfg_graph {
 	struct dfg_fd		fd;
@@ -457,6 +461,7 @@ struct dfg_graph {
 	u32			fb_period_ms;
 	u64			fb_next_ns;
 	u64			fb_batch;
+	u64			fb_plan_gen;
 };
 
 int dfg_graph_create(struct dfg_cmd_ctx *c);

@@ -131,6 +131,7 @@ DFG_FB_EV_ATTR(worker_death, DFG_EV_WORKER_DEATH);
 DFG_FB_EV_ATTR(chan_sample, DFG_EV_CHAN_SAMPLE);
 DFG_FB_EV_ATTR(set_sample, DFG_EV_SET_SAMPLE);
 DFG_FB_EV_ATTR(graph_sample, DFG_EV_GRAPH_SAMPLE);
+DFG_FB_EV_ATTR(plan_change, DFG_EV_PLAN_CHANGE);
 DFG_FB_ATTR(deferred, DFG_FB_DEFERRED);
 
 static struct attribute *dfg_fb_attrs[] = {
@@ -146,6 +147,7 @@ static struct attribute *dfg_fb_attrs[] = {
 	&dfg_fb_attr_chan_sample.attr.attr,
 	&dfg_fb_attr_set_sample.attr.attr,
 	&dfg_fb_attr_graph_sample.attr.attr,
+	&dfg_fb_attr_plan_change.attr.attr,
 	&dfg_fb_attr_deferred.attr.attr,
 	NULL,
 };
@@ -512,7 +514,7 @@ static int dfg_fb_set_marks(struct dfg_graph *g,
 	struct dfg_chan *ch;
 	u32 fill, capacity, maxp;
 
-	if (a->stall_ms || a->period_ms)
+	if (a->stall_ms || a->period_ms || a->generation)
 		return -EINVAL;
 	if (a->high ? a->low >= a->high : a->low)
 		return -EINVAL;
@@ -539,7 +541,7 @@ static int dfg_fb_set_marks(struct dfg_graph *g,
 static int dfg_fb_set_graph(struct dfg_graph *g,
 			    const struct dfg_feedback_set *a)
 {
-	if (a->object || a->high || a->low)
+	if (a->object || a->high || a->low || a->generation)
 		return -EINVAL;
 	if (a->stall_ms > DFG_FB_STALL_MS_MAX)
 		return -EINVAL;
@@ -554,18 +556,50 @@ static int dfg_fb_set_graph(struct dfg_graph *g,
 	return 0;
 }
 
+/*
+ * The runner's plan generation: kept for sysfs (plan_gen) and announced
+ * as PLAN_CHANGE, every time (a listener may count re-plans).
+ */
+static int dfg_fb_set_plan(struct dfg_graph *g,
+			   const struct dfg_feedback_set *a)
+{
+	struct dfg_nl_ev ev = {
+		.event = DFG_EV_PLAN_CHANGE, .pid = task_tgid_nr(current),
+		.graph = g->id, .rank = -1,
+		.attrs = BIT(DFG_NL_A_COUNT), .count = a->generation,
+	};
+
+	if (a->object || a->high || a->low || a->stall_ms || a->period_ms)
+		return -EINVAL;
+	/* U64_MAX reads as "none yet" in sysfs: not a generation */
+	if (a->generation == U64_MAX)
+		return -EINVAL;
+	/*
+	 * dfg_fb_mutex orders racing callers: the last PLAN_CHANGE sent
+	 * names the generation plan_gen shows.
+	 */
+	mutex_lock(&dfg_fb_mutex);
+	WRITE_ONCE(g->fb_plan_gen, a->generation);
+	dfg_fb_emit(&ev);
+	mutex_unlock(&dfg_fb_mutex);
+	trace_dfg_fb_plan(g->id, a->generation, ev.pid);
+	return 0;
+}
+
 int dfg_feedback_set(struct dfg_cmd_ctx *c)
 {
 	struct dfg_feedback_set *a = c->args;
 	struct dfg_graph *g = dfg_cmd_graph(c);
 
-	if (memchr_inv(a->reserved, 0, sizeof(a->reserved)))
+	if (a->reserved)
 		return -EINVAL;
 	switch (a->what) {
 	case DFG_FB_CHAN_MARKS:
 		return dfg_fb_set_marks(g, a);
 	case DFG_FB_GRAPH:
 		return dfg_fb_set_graph(g, a);
+	case DFG_FB_PLAN:
+		return dfg_fb_set_plan(g, a);
 	}
 	return -EINVAL;
 }

@@ -373,6 +373,7 @@ int dfg_graph_create(struct dfg_cmd_ctx *c)
 	g->gid = current_fsgid();
 	g->mode = o->mode;
 	g->creator = task_tgid_nr(current);
+	g->fb_plan_gen = U64_MAX;	/* no plan generation yet */
 	xa_init_flags(&g->objects, XA_FLAGS_ALLOC1);
 	/* Before dfg_graphs_lock, which is taken with nothing held. */
 	g->user = dfg_user_charge(DFG_LIM_GRAPH);

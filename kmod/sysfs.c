@@ -9,7 +9,7 @@
  *   stats/canceled			parked commands canceled
  *   pages				pages held by all arenas now
  *   pinned				user pages pinned by exported regions now
- *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached}
+ *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached,plan_gen}
  *					one directory per live graph
  *   graphs/<id>/<kind><oid>/		one directory per object, named
  *					by its kind's dfg_obj_ops.name and
@@ -253,6 +253,17 @@ static ssize_t attached_show(struct kobject *kobj, struct kobj_attribute *attr,
 			  atomic_read(&dfg_kobj_graph(kobj)->attached));
 }
 
+/* The runner's plan generation (FEEDBACK_SET DFG_FB_PLAN); empty: none. */
+static ssize_t plan_gen_show(struct kobject *kobj, struct kobj_attribute *attr,
+			     char *buf)
+{
+	u64 gen = READ_ONCE(dfg_kobj_graph(kobj)->fb_plan_gen);
+
+	if (gen == U64_MAX)
+		return sysfs_emit(buf, "\n");
+	return sysfs_emit(buf, "%llu\n", gen);
+}
+
 static struct kobj_attribute dfg_gattr_name = __ATTR_RO(name);
 static struct kobj_attribute dfg_gattr_uid = __ATTR_RO(uid);
 static struct kobj_attribute dfg_gattr_gid = __ATTR_RO(gid);
@@ -261,6 +272,7 @@ static struct kobj_attribute dfg_gattr_objects = __ATTR_RO(objects);
 static struct kobj_attribute dfg_gattr_pages =
 	__ATTR(pages, 0444, graph_pages_show, NULL);
 static struct kobj_attribute dfg_gattr_attached = __ATTR_RO(attached);
+static struct kobj_attribute dfg_gattr_plan_gen = __ATTR_RO(plan_gen);
 
 static struct attribute *dfg_graph_attrs[] = {
 	&dfg_gattr_name.attr,
@@ -270,6 +282,7 @@ static struct attribute *dfg_graph_attrs[] = {
 	&dfg_gattr_objects.attr,
 	&dfg_gattr_pages.attr,
 	&dfg_gattr_attached.attr,
+	&dfg_gattr_plan_gen.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(dfg_graph);

@@ -45,6 +45,8 @@
  *			RAM, low: MEM_LOW, else MEM_OK)
  *   dfg_fb_worker_death	a set lost its worker's process (graph, set, pid)
  *   dfg_fb_summary	a graph's periodic summary was sent (graph, samples)
+ *   dfg_fb_plan	a graph's runner changed its plan's generation (graph,
+ *			generation, pid)
  *
  * Names are copied into a fixed array rather than __string(), whose
  * __assign_str() changed its arguments in 6.10.
@@ -443,6 +445,19 @@ TRACE_EVENT(dfg_fb_summary,
 			   __entry->samples = samples;),
 	    TP_printk("graph=%u samples=%llu", __entry->graph,
 		      (unsigned long long)__entry->samples)
+);
+
+TRACE_EVENT(dfg_fb_plan,
+	    TP_PROTO(u32 graph, u64 generation, u32 pid),
+	    TP_ARGS(graph, generation, pid),
+	    TP_STRUCT__entry(__field(u32, graph)
+			     __field(u64, generation)
+			     __field(u32, pid)),
+	    TP_fast_assign(__entry->graph = graph;
+			   __entry->generation = generation;
+			   __entry->pid = pid;),
+	    TP_printk("graph=%u generation=%llu pid=%u", __entry->graph,
+		      (unsigned long long)__entry->generation, __entry->pid)
 );
 
 #endif /* _DFG_KMOD_TRACE_H */

@@ -9,7 +9,7 @@ openmpi-bin libopenmpi-dev fortunes graphviz libgraphviz-dev jq
 iproute2 iputils-ping openssh-server openssh-client rdma-core
 ibverbs-providers ibverbs-utils rdmacm-utils libucx0 ucx-utils vde2
 strace dkms man-db groff-base libucx-dev libpmix-dev
-libclips-dev libmetis-dev"
+libclips-dev libmetis-dev libsqlite3-dev sqlite3"
 
 missing=
 for p in $pkgs; do

@@ -102,7 +102,9 @@ struct dfg_rules {
 
 	struct dfg_rules	*central;
 
-	struct rl_store		*store;
+	struct dfg_plan_store	*store;
+	char			*sig_text;	/* the last signature in words */
+	char			*ep_text;	/* the open episode's */
 	unsigned long long	ep_key;		/* open episode, 0: none */
 	bool			ep_open, ep_nocache;
 	struct dfg_plan_edit	*ep_edits;
@@ -875,7 +877,9 @@ void dfg_rules_free(struct dfg_rules *r)
 	clear_edits(r);
 	clear_episode(r);
 	dfg_events_close(r->evs);
-	rl_store_close(r->store);
+	dfg_plan_store_close(r->store);
+	free(r->sig_text);
+	free(r->ep_text);
 	free(r->pending);
 	free(r->rules);
 	free(r->facts);
@@ -1084,7 +1088,26 @@ int dfg_rules_assert_metric(struct dfg_rules *r, const char *comp,
 	return ret;
 }
 
-int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
+/* The feedback's numbers an event may carry, as event slots. */
+static const struct {
+	unsigned int	attr;
+	const char	*slot;
+} ev_values[] = {
+	{ DFG_NL_A_FILL, "fill" },
+	{ DFG_NL_A_CAPACITY, "capacity" },
+	{ DFG_NL_A_MARK, "mark" },
+	{ DFG_NL_A_CPU, "cpu" },
+	{ DFG_NL_A_WAIT_MS, "wait_ms" },
+	{ DFG_NL_A_MEM_AVAIL, "mem_avail" },
+	{ DFG_NL_A_MEM_TOTAL, "mem_total" },
+	{ DFG_NL_A_COUNT, "count" },
+	{ DFG_NL_A_RATE, "rate" },
+	{ DFG_NL_A_PERIOD_MS, "period_ms" },
+};
+
+/* @evs: where @ev was read, for its feedback values; NULL: none. */
+static int assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev,
+			const struct dfg_events *evs)
 {
 	struct rl_buf key = { 0 }, b = { 0 };
 	const char *name;
@@ -1107,6 +1130,14 @@ int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
 	put_num(&b, "pid", ev->pid);
 	put_num(&b, "rank", ev->rank);
 	put_num(&b, "cmd", ev->cmd);
+	for (size_t i = 0; evs && i < sizeof(ev_values) / sizeof(ev_values[0]);
+	     i++) {
+		__u64 v;
+
+		/* absent values keep the slot's default, 0 */
+		if (!dfg_events_value(evs, ev_values[i].attr, &v))
+			put_num(&b, ev_values[i].slot, (double)v);
+	}
 	rl_buf_printf(&b, ")");
 	ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, false, true);
 	if (!ret) {
@@ -1119,6 +1150,11 @@ int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
 	free(b.s);
 	free(key.s);
 	return ret;
+}
+
+int dfg_rules_assert_event(struct dfg_rules *r, const struct dfg_event_msg *ev)
+{
+	return assert_event(r, ev, NULL);
 }
 
 int dfg_rules_subscribe(struct dfg_rules *r, unsigned int flags)
@@ -1195,15 +1231,15 @@ int dfg_rules_stats(const struct dfg_rules *r, struct dfg_rules_stats *st)
 
 int dfg_rules_store_open(struct dfg_rules *r, const char *dir)
 {
-	struct rl_store *s;
+	struct dfg_plan_store *s;
 	int ret;
 
 	if (!r || !dir)
 		return -EINVAL;
-	ret = rl_store_open(dir, &s);
+	ret = dfg_plan_store_open(dir, DFG_PLAN_STORE_CREATE, &s);
 	if (ret)
 		return ret;
-	rl_store_close(r->store);
+	dfg_plan_store_close(r->store);
 	r->store = s;
 	return 0;
 }
@@ -1468,7 +1504,7 @@ static void drain_events(struct dfg_rules *r)
 		}
 		if (ret)
 			break;
-		dfg_rules_assert_event(r, &ev);
+		assert_event(r, &ev, r->evs);
 	}
 }
 
@@ -1487,6 +1523,7 @@ static unsigned long long signature(struct dfg_rules *r)
 	const struct dfg_flow *fg = r->view->fg;
 	unsigned long long h = hash_str(r->rules_hash ? r->rules_hash : 1,
 					"sig");
+	struct rl_buf text = { 0 };
 	char **acts = NULL;
 	unsigned int nacts = 0, i;
 	char num[32];
@@ -1555,12 +1592,19 @@ static unsigned long long signature(struct dfg_rules *r)
 		h = 0;
 	if (nacts)
 		qsort(acts, nacts, sizeof(*acts), cmp_str);
+	free(r->sig_text);
+	r->sig_text = NULL;
 	for (i = 0; i < nacts; i++) {
 		if (h)
 			h = hash_str(h, acts[i]);
+		rl_buf_printf(&text, "%s%s", i ? "; " : "", acts[i]);
 		free(acts[i]);
 	}
 	free(acts);
+	if (text.oom)
+		free(text.s);
+	else
+		r->sig_text = text.s;
 	return h;
 }
 
@@ -1698,6 +1742,9 @@ static void episode_add(struct dfg_rules *r, unsigned long long key)
 		clear_episode(r);
 		r->ep_open = true;
 		r->ep_key = key;
+		free(r->ep_text);
+		r->ep_text = r->sig_text;
+		r->sig_text = NULL;
 	}
 	if (r->rules_changed)
 		r->ep_nocache = true;
@@ -1731,8 +1778,9 @@ static void episode_add(struct dfg_rules *r, unsigned long long key)
 	}
 	if (err)
 		r->ep_nocache = true;
-	if (r->store && !r->ep_nocache &&
-	    rl_store_put(r->store, r->ep_key, r->ep_edits, r->nep))
+	if (r->store && !r->ep_nocache && r->ep_key &&
+	    rl_store_put(r->store, r->ep_key, r->view->fg->name, r->ep_text,
+			 r->ep_edits, r->nep))
 		warnf(r, "plan store: cannot write the decision");
 }
 
@@ -1902,8 +1950,8 @@ static void replanner_applied(void *ctx, unsigned int generation, int err,
 		free(r->last_refusal);
 		r->last_refusal = strdup(why ? why : "");
 	}
-	if (r->store && r->ep_open)
-		rl_store_put(r->store, r->ep_key, NULL, 0);
+	if (r->store && r->ep_open && r->ep_key)
+		rl_store_put(r->store, r->ep_key, NULL, NULL, NULL, 0);
 	r->ep_open = false;
 }
 

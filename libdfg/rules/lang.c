@@ -50,7 +50,9 @@ static const char *const system_slots[] = {
 	"cpus", "numa", "mem_avail", NULL
 };
 static const char *const event_slots[] = {
-	"name", "graph", "object", "pid", "rank", "cmd", NULL
+	"name", "graph", "object", "pid", "rank", "cmd", "fill", "capacity",
+	"mark", "cpu", "wait_ms", "mem_avail", "mem_total", "count", "rate",
+	"period_ms", NULL
 };
 static const char *const proposed_slots[] = {
 	"op", "comp", "degree", "type", "key", "value", NULL
@@ -80,7 +82,12 @@ const char *const rl_templates[] = {
 	"(deftemplate metric (slot comp) (slot name) (slot value))",
 	"(deftemplate system (slot cpus) (slot numa) (slot mem_avail))",
 	"(deftemplate event (slot name) (slot graph) (slot object) (slot pid)"
-	" (slot rank) (slot cmd))",
+	" (slot rank) (slot cmd) (slot fill (default 0))"
+	" (slot capacity (default 0)) (slot mark (default 0))"
+	" (slot cpu (default 0)) (slot wait_ms (default 0))"
+	" (slot mem_avail (default 0)) (slot mem_total (default 0))"
+	" (slot count (default 0)) (slot rate (default 0))"
+	" (slot period_ms (default 0)))",
 	"(deftemplate proposed (slot op) (slot comp) (slot degree) (slot type)"
 	" (slot key) (slot value))",
 	"(deftemplate var (slot name) (slot value))",

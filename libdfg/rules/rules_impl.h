@@ -64,21 +64,21 @@ void rl_parsed_free(struct rl_parsed *p);
 /* The fact templates every rule is translated against. */
 extern const char *const rl_templates[];
 
-/* The plan store (store.c). */
-struct rl_store;
-
-int rl_store_open(const char *dir, struct rl_store **sp);
-void rl_store_close(struct rl_store *s);
-/* The stored decision for @key: 0 and *@edits and *@n, or -ENOENT. */
-int rl_store_get(struct rl_store *s, unsigned long long key,
+/*
+ * The plan store (store.c), opened with dfg_plan_store_open(): the
+ * stored decision for @key: 0 and *@edits and *@n (valid until the next
+ * call on @s), -ENOENT, or another -errno of the database.
+ */
+int rl_store_get(struct dfg_plan_store *s, unsigned long long key,
 		 const struct dfg_plan_edit **edits, unsigned int *n);
 /*
- * Stores @n edits under @key, in memory and on disk; @n 0 forgets @key.
- * 0 or -errno.
+ * Stores @n edits under @key (not 0), with the graph's name and the
+ * conditions in words for people; @n 0 forgets @key. 0 or -errno.
  */
-int rl_store_put(struct rl_store *s, unsigned long long key,
+int rl_store_put(struct dfg_plan_store *s, unsigned long long key,
+		 const char *graph, const char *conditions,
 		 const struct dfg_plan_edit *edits, unsigned int n);
-unsigned long long rl_store_entries(const struct rl_store *s);
+unsigned long long rl_store_entries(struct dfg_plan_store *s);
 
 /* The default rule set's text, NUL-terminated (default.c). */
 extern const char rl_default_rules[];

@@ -29,6 +29,7 @@
 
 #include <dfg/dfg.h>
 
+#include "internal.h"
 #include "run.h"
 #include "../comp/comp_run.h"
 
@@ -239,6 +240,21 @@ static int layout(struct run_ctx *x)
 	return 0;
 }
 
+/*
+ * Tells the module which generation of the plan the new graph runs: it
+ * shows it in sysfs (dfgctl top) and sends PLAN_CHANGE. A module without
+ * DFG_F_PLAN_GEN refuses it (-EINVAL): nothing to show, the run goes on.
+ */
+static void tell_generation(struct run_ctx *x)
+{
+	struct dfg_feedback_set a = {
+		.what = DFG_FB_PLAN,
+		.generation = x->rp ? run_replan_generation(x->rp) : 0,
+	};
+
+	dfg_sys_cmd(x->graph_fd, DFG_IOC_FEEDBACK_SET, &a);
+}
+
 static int kernel_objects(struct run_ctx *x)
 {
 	static unsigned int serial;
@@ -257,6 +273,7 @@ static int kernel_objects(struct run_ctx *x)
 	if (r < 0)
 		return fail(x, r, "graph %s: %s", name, strerror(-r));
 	x->graph_fd = r;
+	tell_generation(x);
 	if (!x->g.nr_chans)
 		return 0;	/* everything in one set, or spooled */
 	size = RUN_ARENA_BASE + RUN_ARENA_PER_CHAN * x->g.nr_chans;

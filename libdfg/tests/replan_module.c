@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dfg/dfg.h>
+#include <dfg/events.h>
 #include <dfg/replan.h>
 #include <dfg/run.h>
 
@@ -386,6 +389,81 @@ TEST_F_TIMEOUT(rp, degree_2_to_4, 300)
 	EXPECT_NE(0, access(self->state, F_OK));
 }
 
+/*
+ * PLAN_CHANGE events of this process's runs, read by a thread while the
+ * run goes on (the run's other events would fill the socket otherwise).
+ */
+struct plan_watch {
+	struct dfg_events	*evs;
+	pthread_t		thread;
+	int			stop;		/* atomic */
+	unsigned long long	gens[16];
+	__u32			graphs[16];
+	unsigned int		n, lost;
+};
+
+static void watch_one(struct plan_watch *w, int ms)
+{
+	struct dfg_event_msg ev;
+	__u64 gen;
+	int r = dfg_events_next(w->evs, &ev, ms);
+
+	if (r == -ENOBUFS)
+		w->lost++;
+	if (r || ev.type != DFG_EV_PLAN_CHANGE || ev.pid != (__u32)getpid())
+		return;
+	if (w->n < 16 && !dfg_events_value(w->evs, DFG_NL_A_COUNT, &gen)) {
+		w->gens[w->n] = gen;
+		w->graphs[w->n] = ev.graph;
+	}
+	w->n++;
+}
+
+static void *watch_thread(void *arg)
+{
+	struct plan_watch *w = arg;
+
+	while (!__atomic_load_n(&w->stop, __ATOMIC_ACQUIRE))
+		watch_one(w, 50);
+	return NULL;
+}
+
+/* Watching from now on; 0, or -errno (no events: no DFG_F_PLAN_GEN). */
+static int watch_start(struct plan_watch *w)
+{
+	struct dfg_info info;
+	struct dfg *d;
+	int r;
+
+	memset(w, 0, sizeof(*w));
+	r = dfg_open(&d, DFG_OPEN_NO_RING);
+	if (r)
+		return r;
+	r = dfg_info(d, &info);
+	dfg_close(d);
+	if (r)
+		return r;
+	if (!(info.features & DFG_F_PLAN_GEN))
+		return -EOPNOTSUPP;
+	r = dfg_events_open(&w->evs, 0);
+	if (r)
+		return r;
+	r = -pthread_create(&w->thread, NULL, watch_thread, w);
+	if (r)
+		dfg_events_close(w->evs);
+	return r;
+}
+
+/* Stops the thread and reads what is left. */
+static void watch_stop(struct plan_watch *w)
+{
+	__atomic_store_n(&w->stop, 1, __ATOMIC_RELEASE);
+	pthread_join(w->thread, NULL);
+	watch_one(w, 200);
+	watch_one(w, 0);
+	dfg_events_close(w->evs);
+}
+
 TEST_F_TIMEOUT(rp, unfold_fold_substitute, 300)
 {
 	static const struct dfg_plan_edit unfold[] = {
@@ -403,15 +481,29 @@ TEST_F_TIMEOUT(rp, unfold_fold_substitute, 300)
 	const unsigned int nsteps[] = { 1, 2, 1 };
 	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 3 };
 	struct dfg_run_summary sum;
+	struct plan_watch w;
+	unsigned int i;
 	char err[512];
 
 	SKIP_IF_NO_DEV();
+	ASSERT_EQ(0, watch_start(&w));
 	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
 		TH_LOG("%s", err);
+	watch_stop(&w);
 	EXPECT_EQ(3, t.accepted) TH_LOG("refused: %s", t.why);
 	EXPECT_EQ(3, sum.replans);
 	EXPECT_GE(sum.pause_ns, sum.pause_max_ns);
 	EXPECT_TRUE(same_output(self));
+	/*
+	 * each plan's kernel graph (a new one per generation, often with
+	 * the id of the one before) announced its generation, in order
+	 */
+	EXPECT_EQ(0, w.lost);
+	ASSERT_EQ(4, w.n);
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(i, w.gens[i]);
+		EXPECT_NE(0, w.graphs[i]);
+	}
 }
 
 /* Refused edits: the run goes on on its plan, and says why. */

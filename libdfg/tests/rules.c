@@ -7,11 +7,16 @@
  * interpreters, and the default rule set's degree change on key skew.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <sqlite3.h>
 
 #include <dfg/rules.h>
 
@@ -446,6 +451,50 @@ TEST_F(rules, events_are_seen_once)
 	EXPECT_STREQ("1", dfg_rules_var(self->r, "f"));
 }
 
+/*
+ * The module's feedback values are event slots; an event asserted from C
+ * carries none, so they read 0 there (a real 0 and an absent value look
+ * alike: see dfg-rules(7)).
+ */
+TEST_F(rules, event_feedback_slots)
+{
+	struct dfg_event_msg ev = { .type = DFG_EV_CHAN_FILL_HIGH,
+				    .graph = 1, .object = 3 };
+	struct dfg_rules_error err = { 0 };
+
+	ASSERT_EQ(0, load(self->r,
+		"rule high when event ?e name == chan_fill_high, fill == 0,\n"
+		"  capacity == 0, mark == 0, cpu == 0, wait_ms == 0,\n"
+		"  mem_avail == 0, mem_total == 0, count == 0, rate == 0,\n"
+		"  period_ms == 0\n"
+		"do set $high = ?e.object end\n"
+		"rule full when event name == chan_fill_high, fill > 0\n"
+		"do set $full = 1 end\n"
+		"rule ratio when event ?e name == chan_fill_high,\n"
+		"  capacity > 0, fill >= ?e.capacity * 0.5\n"
+		"do set $ratio = 1 end\n",
+		&err)) TH_LOG("%s:%u:%u: %s", err.file, err.line, err.col,
+			      err.msg);
+	ASSERT_EQ(0, dfg_rules_assert_event(self->r, &ev));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_STREQ("3", dfg_rules_var(self->r, "high"));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "full"));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "ratio"));
+
+	/* a misspelt slot is a syntax error at its column */
+	memset(&err, 0, sizeof(err));
+	EXPECT_EQ(-EINVAL, load(self->r,
+		"rule x when event ?e name == chan_fill_high, fil > 1\n"
+		"do set $x = 1 end\n", &err));
+	EXPECT_EQ(1, err.line);
+	EXPECT_EQ(46, err.col);
+	EXPECT_NE(NULL, strstr(err.msg, "expected a slot of event (name, "
+			       "graph, object, pid, rank, cmd, fill, capacity,"
+			       " mark, cpu, wait_ms, mem_avail, mem_total, "
+			       "count, rate, period_ms), found 'fil'"))
+		TH_LOG("'%s'", err.msg);
+}
+
 TEST_F(rules, negation_and_attachment)
 {
 	ASSERT_EQ(0, load(self->r,
@@ -776,6 +825,22 @@ static int skewed_eval(struct dfg_rules *r, unsigned int degree, double skew,
 	return ret;
 }
 
+/* Removes the store's files (the database and its WAL) and @dir. */
+static void rm_store(const char *dir)
+{
+	static const char *const files[] = {
+		"plans.db", "plans.db-wal", "plans.db-shm",
+	};
+	char path[128];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		unlink(path);
+	}
+	rmdir(dir);
+}
+
 TEST_F(rules, plan_store_second_run)
 {
 	static const struct dfg_rules_system sys = {
@@ -786,7 +851,6 @@ TEST_F(rules, plan_store_second_run)
 	struct dfg_rules_stats st;
 	struct dfg_rules *r2;
 	unsigned int d;
-	char path[64];
 	double ms;
 
 	ASSERT_NE(NULL, mkdtemp(dir));
@@ -829,9 +893,7 @@ TEST_F(rules, plan_store_second_run)
 	ASSERT_EQ(0, dfg_rules_stats(r2, &st));
 	EXPECT_EQ(1, st.store_hits);
 	dfg_rules_free(r2);
-	snprintf(path, sizeof(path), "%s/plans.dfg", dir);
-	unlink(path);
-	rmdir(dir);
+	rm_store(dir);
 }
 
 TEST_F(rules, plan_store_forgets_refused)
@@ -841,7 +903,6 @@ TEST_F(rules, plan_store_forgets_refused)
 	struct dfg_rules_stats st;
 	struct dfg_rules *r2;
 	unsigned int d;
-	char path[64];
 
 	ASSERT_NE(NULL, mkdtemp(dir));
 	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
@@ -861,9 +922,260 @@ TEST_F(rules, plan_store_forgets_refused)
 	ASSERT_EQ(0, dfg_rules_stats(r2, &st));
 	EXPECT_EQ(0, st.store_entries);
 	dfg_rules_free(r2);
-	snprintf(path, sizeof(path), "%s/plans.dfg", dir);
-	unlink(path);
-	rmdir(dir);
+	rm_store(dir);
+}
+
+static int count_rec(void *arg, const struct dfg_plan_record *rec)
+{
+	struct dfg_plan_record *last = arg;
+
+	last->nedits += rec->nedits;
+	last->id = rec->id;
+	last->hits = rec->hits;
+	last->created++;	/* records seen */
+	last->edits = NULL;
+	return 0;
+}
+
+/* A new run's interpreter: the default rules, the store of @dir. */
+static int new_run(const char *dir, struct dfg_rules **rp)
+{
+	static const struct dfg_rules_system sys = {
+		.cpus = 8, .numa = 2, .mem_avail = 1ULL << 30,
+	};
+	int ret = dfg_rules_new(rp, 0);
+
+	if (ret)
+		return ret;
+	ret = dfg_rules_set_system(*rp, &sys);
+	if (!ret)
+		ret = dfg_rules_load_default(*rp, NULL);
+	if (!ret)
+		ret = dfg_rules_store_open(*rp, dir);
+	if (ret) {
+		dfg_rules_free(*rp);
+		*rp = NULL;
+	}
+	return ret;
+}
+
+/* What `dfg plans` reads: records, one by id, forgetting. */
+TEST_F(rules, plan_store_records)
+{
+	char dir[] = "/tmp/dfg-plans-XXXXXX";
+	struct dfg_plan_record seen = { 0 };
+	struct dfg_plan_store *s;
+	struct dfg_rules *r2;
+	struct stat st;
+	unsigned int d;
+	char missing[64];
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(missing, sizeof(missing), "%s/none", dir);
+	EXPECT_EQ(-ENOENT, dfg_plan_store_open(dir, 0, &s));
+	EXPECT_EQ(-ENOENT, dfg_plan_store_open(missing, 0, &s));
+	EXPECT_EQ(-EINVAL, dfg_plan_store_open(dir, 2, &s));
+	EXPECT_EQ(-EINVAL, dfg_plan_store_open(NULL, 0, &s));
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	ASSERT_EQ(0, dfg_rules_store_open(self->r, dir));
+	ASSERT_EQ(0, skewed_eval(self->r, 2, 3, &self->e, &self->n, &d, NULL));
+	EXPECT_EQ(4, d);
+
+	ASSERT_EQ(0, dfg_plan_store_open(dir, 0, &s));
+	/* the owner's alone, like the state directory */
+	snprintf(missing, sizeof(missing), "%s/plans.db", dir);
+	ASSERT_EQ(0, stat(missing, &st));
+	EXPECT_EQ(0, st.st_mode & 077);
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_EQ(1, seen.created);
+	EXPECT_EQ(1, seen.nedits);
+	EXPECT_EQ(0, seen.hits);
+	ASSERT_NE(0, seen.id);
+	EXPECT_EQ(-ENOENT, dfg_plan_store_each(s, seen.id + 1, count_rec,
+					       &seen));
+	EXPECT_EQ(-EINVAL, dfg_plan_store_each(s, 0, NULL, NULL));
+
+	/* another handle served from it: a hit, seen by this one */
+	ASSERT_EQ(0, new_run(dir, &r2));
+	ASSERT_EQ(0, skewed_eval(r2, 2, 3, &self->e, &self->n, &d, NULL));
+	EXPECT_EQ(4, d);
+	memset(&seen, 0, sizeof(seen));
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_EQ(1, seen.created);
+	EXPECT_EQ(1, seen.hits);
+
+	EXPECT_EQ(-ENOENT, dfg_plan_store_forget(s, seen.id + 1));
+	EXPECT_EQ(0, dfg_plan_store_forget(s, seen.id));
+	EXPECT_EQ(-ENOENT, dfg_plan_store_each(s, seen.id, count_rec, &seen));
+	EXPECT_EQ(0, dfg_plan_store_forget(s, 0));
+	/* forgotten: the next run decides again, with its rules */
+	dfg_rules_free(r2);
+	ASSERT_EQ(0, new_run(dir, &r2));
+	ASSERT_EQ(0, skewed_eval(r2, 2, 3, &self->e, &self->n, &d, NULL));
+	EXPECT_EQ(4, d);
+	memset(&seen, 0, sizeof(seen));
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_EQ(1, seen.created);
+	EXPECT_EQ(0, seen.hits);
+	EXPECT_EQ(0, dfg_plan_store_forget(s, 0));
+	memset(&seen, 0, sizeof(seen));
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_EQ(0, seen.created);
+	dfg_plan_store_close(s);
+	dfg_rules_free(r2);
+	rm_store(dir);
+}
+
+static int write_file(const char *path, const void *buf, size_t len,
+		      off_t off)
+{
+	int fd = open(path, O_WRONLY | O_CREAT, 0600);
+	ssize_t w;
+
+	if (fd < 0)
+		return -errno;
+	w = pwrite(fd, buf, len, off);
+	close(fd);
+	return w == (ssize_t)len ? 0 : -EIO;
+}
+
+/*
+ * A file that is no store, a damaged store, another program's SQLite
+ * database: a clear error, and the interpreter decides without a store.
+ */
+TEST_F(rules, plan_store_bad_files)
+{
+	static const char junk[] = "this is not an SQLite database at all, "
+				   "it is plain text that someone left here";
+	char dir[] = "/tmp/dfg-plans-XXXXXX";
+	struct dfg_plan_store *s;
+	struct dfg_rules_stats st;
+	char path[128], page[1024];
+	sqlite3 *db;
+	unsigned int d;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/plans.db", dir);
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+
+	ASSERT_EQ(0, write_file(path, junk, sizeof(junk), 0));
+	EXPECT_EQ(-EBADMSG, dfg_rules_store_open(self->r, dir));
+	EXPECT_EQ(-EBADMSG, dfg_plan_store_open(dir, 0, &s));
+	ASSERT_EQ(0, skewed_eval(self->r, 2, 3, &self->e, &self->n, &d, NULL));
+	EXPECT_EQ(4, d);
+	ASSERT_EQ(0, dfg_rules_stats(self->r, &st));
+	EXPECT_EQ(0, st.store_entries);
+	rm_store(dir);
+
+	/* another program's database */
+	ASSERT_EQ(0, mkdir(dir, 0700));
+	ASSERT_EQ(SQLITE_OK, sqlite3_open(path, &db));
+	ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t (x); "
+					  "INSERT INTO t VALUES (1)", NULL,
+					  NULL, NULL));
+	sqlite3_close(db);
+	EXPECT_EQ(-EPROTO, dfg_rules_store_open(self->r, dir));
+	EXPECT_EQ(-EPROTO, dfg_plan_store_open(dir, DFG_PLAN_STORE_CREATE,
+					       &s));
+	/* ours, from a newer libdfg */
+	ASSERT_EQ(SQLITE_OK, sqlite3_open(path, &db));
+	ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE t; "
+					  "PRAGMA application_id = 1145456464;"
+					  " PRAGMA user_version = 99", NULL,
+					  NULL, NULL));
+	sqlite3_close(db);
+	EXPECT_EQ(-EPROTO, dfg_plan_store_open(dir, 0, &s));
+	rm_store(dir);
+
+	/* a real store, damaged inside its tables' pages */
+	ASSERT_EQ(0, dfg_rules_store_open(self->r, dir));
+	ASSERT_EQ(0, skewed_eval(self->r, 2, 3.5, &self->e, &self->n, &d,
+				 NULL));
+	dfg_rules_free(self->r);	/* the last handle: checkpointed */
+	self->r = NULL;
+	ASSERT_EQ(0, dfg_rules_new(&self->r, 0));
+	memset(page, 0xa5, sizeof(page));
+	ASSERT_EQ(0, write_file(path, page, sizeof(page), 4096));
+	ASSERT_EQ(0, write_file(path, page, sizeof(page), 2 * 4096));
+	EXPECT_EQ(-EBADMSG, dfg_plan_store_open(dir, 0, &s));
+	EXPECT_EQ(-EBADMSG, dfg_rules_store_open(self->r, dir));
+	rm_store(dir);
+}
+
+/*
+ * Runs sharing one state directory: four processes deciding, storing,
+ * reading each other's decisions and forgetting them all at once. Every
+ * decision is right (from the store or from the rules), no write fails,
+ * and the store is whole afterwards.
+ */
+TEST_F(rules, plan_store_shared_by_processes)
+{
+	char dir[] = "/tmp/dfg-plans-XXXXXX";
+	struct dfg_plan_record seen = { 0 };
+	struct dfg_plan_store *s;
+	pid_t pids[4];
+	unsigned int c;
+	int status;
+
+	ASSERT_NE(NULL, mkdtemp(dir));
+	for (c = 0; c < 4; c++) {
+		pids[c] = fork();
+		ASSERT_LE(0, pids[c]);
+		if (!pids[c]) {
+			struct dfg_plan_store *mine;
+			const struct dfg_plan_edit *e;
+			struct warns w = { .n = 0 };
+			struct dfg_rules *r;
+			unsigned int j, d, n;
+			char num[16];
+			int bad = 0;
+
+			if (dfg_rules_new(&r, 0) ||
+			    dfg_rules_set_warn(r, warn_cb, &w) ||
+			    dfg_rules_load_default(r, NULL))
+				_exit(2);
+			bad = dfg_rules_store_open(r, dir);
+			if (!bad)
+				bad = dfg_plan_store_open(dir, 0, &mine);
+			if (bad) {
+				fprintf(stderr, "child %u: store: %s\n", c,
+					strerror(-bad));
+				_exit(3);
+			}
+			for (j = 0; j < 30; j++) {
+				/* shared conditions: keys 0..9 */
+				snprintf(num, sizeof(num), "%u", j % 10);
+				if (dfg_rules_assert_var(r, "round", num))
+					bad++;
+				if (skewed_eval(r, 2, 3, &e, &n, &d, NULL) ||
+				    d != 4)
+					bad++;
+				/* skew gone: the episode ends */
+				if (skewed_eval(r, 4, 1, &e, &n, &d, NULL) ||
+				    n)
+					bad++;
+				if (j % 7 == c && dfg_plan_store_forget(mine,
+									0))
+					bad++;
+			}
+			if (w.n)
+				fprintf(stderr, "child %u: %s", c, w.buf);
+			dfg_plan_store_close(mine);
+			dfg_rules_free(r);
+			_exit(bad || w.n ? 1 : 0);
+		}
+	}
+	for (c = 0; c < 4; c++) {
+		ASSERT_EQ(pids[c], waitpid(pids[c], &status, 0));
+		EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+			TH_LOG("child %u: status %#x", c, status);
+	}
+	ASSERT_EQ(0, dfg_plan_store_open(dir, 0, &s));
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_GE(10, seen.created);
+	EXPECT_EQ(seen.created, seen.nedits);
+	dfg_plan_store_close(s);
+	rm_store(dir);
 }
 
 /* --- central and local -------------------------------------------------- */

@@ -6,7 +6,8 @@
  * hovers at a mark), a set starved and one backpressured past T, CPU 1
  * taken offline and back, a worker killed with SIGKILL, MemAvailable
  * pushed below its mark by touching memory, the periodic summary (and
- * none by default). Events come through libdfg's <dfg/events.h>, read
+ * none by default), and a fill crossing reaching a rule of the rule
+ * interpreter (<dfg/rules.h>) with its values. Events come through libdfg's <dfg/events.h>, read
  * here directly so that dfg_events_value() sees each one. Counts of
  * events that must not come are taken over fixed windows.
  *
@@ -15,10 +16,13 @@
  * descriptor and a subscription.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+
+#include <dfg/rules.h>
 
 #include "dfg_sys.h"
 #include "dfg_evmon.h"
@@ -167,19 +171,31 @@ FIXTURE_TEARDOWN(fb)
 	close(self->dev);
 }
 
-TEST_F(fb, set_errors)
+/* A read-only descriptor of the fixture's graph, or -errno. */
+static int graph_ro(FIXTURE_DATA(fb) *self)
 {
 	struct dfg_graph_open o = { .size = sizeof(o),
 				    .flags = DFG_GRAPH_O_RDONLY };
 	struct dfg_graph_info info = { .size = sizeof(info) };
+	int ret = sys_dfg_ioctl(self->g, DFG_IOC_GRAPH_INFO, &info);
+
+	if (ret)
+		return ret;
+	memcpy(o.name, info.name, sizeof(o.name));
+	return sys_dfg_ioctl(self->dev, DFG_IOC_GRAPH_ATTACH, &o);
+}
+
+TEST_F(fb, set_errors)
+{
 	struct dfg_feedback_set a = { .what = DFG_FB_GRAPH };
 	__u64 v = 5;
 	int ro;
 
 	EXPECT_EQ(-EINVAL, fb_set(self->g, 0, 0, 0, 0, 0, 0));
-	EXPECT_EQ(-EINVAL, fb_set(self->g, 3, 0, 0, 0, 0, 0));
-	a.reserved[1] = 1;
+	EXPECT_EQ(-EINVAL, fb_set(self->g, DFG_FB_PLAN + 1, 0, 0, 0, 0, 0));
+	a.reserved = 1;
 	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.reserved = 0;
 	/* Marks: a channel of this graph, low < high <= capacity. */
 	EXPECT_EQ(-ENOENT, fb_set(self->g, DFG_FB_CHAN_MARKS, 1, 4, 1, 0, 0));
 	EXPECT_EQ(-ENOENT, fb_set(self->g, DFG_FB_CHAN_MARKS, 99, 4, 1, 0, 0));
@@ -208,9 +224,7 @@ TEST_F(fb, set_errors)
 	/* Wrong descriptor kinds, read-only graph descriptor. */
 	EXPECT_EQ(-EBADFD, fb_set(self->dev, DFG_FB_GRAPH, 0, 0, 0, 0, 0));
 	EXPECT_EQ(-EBADFD, fb_set(self->sc, DFG_FB_GRAPH, 0, 0, 0, 0, 0));
-	ASSERT_EQ(0, sys_dfg_ioctl(self->g, DFG_IOC_GRAPH_INFO, &info));
-	memcpy(o.name, info.name, sizeof(o.name));
-	ro = sys_dfg_ioctl(self->dev, DFG_IOC_GRAPH_ATTACH, &o);
+	ro = graph_ro(self);
 	ASSERT_LE(0, ro);
 	EXPECT_EQ(-EACCES, fb_set(ro, DFG_FB_GRAPH, 0, 0, 0, 0, 0));
 	close(ro);
@@ -572,6 +586,212 @@ TEST_F(fb, periodic_summary)
 	EXPECT_EQ(0, fb_count(self->evs, DFG_EV_GRAPH_SAMPLE, self->gid,
 			      300));
 	chan_ep_close(&prod);
+}
+
+/* graphs/<gid>/plan_gen: its line, "" when empty; NULL if unreadable. */
+static char *plan_gen(int gid, char *buf, size_t len)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "graphs/%d/plan_gen", gid);
+	return dfg_sysfs_read(name, buf, len) ? NULL : buf;
+}
+
+/*
+ * What `dfgctl top --json --count 1` (of this build: bin/ beside
+ * selftests/) says of graph @gid's sets: the number of sets of @gid
+ * showing "plan_gen":@gen, or -1 when dfgctl did not run.
+ */
+static int top_sets_at(int gid, unsigned int gen)
+{
+	char self_path[PATH_MAX], cmd[PATH_MAX + 64], want[64], *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int found = 0;
+	FILE *p;
+
+	n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	if (n <= 0)
+		return -1;
+	self_path[n] = '\0';
+	/* .../build/selftests/feedback/feedback_test -> .../build */
+	for (int i = 0; i < 3; i++)
+		*strrchr(self_path, '/') = '\0';
+	snprintf(cmd, sizeof(cmd), "%s/bin/dfgctl top --json --count 1",
+		 self_path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	snprintf(want, sizeof(want), "{\"graph\":%d,\"plan_gen\":%u,", gid,
+		 gen);
+	while (getline(&buf, &cap, p) > 0)
+		for (char *s = buf; (s = strstr(s, want)); s++)
+			found++;
+	free(buf);
+	return pclose(p) ? -1 : found;
+}
+
+static int fb_plan(int g, __u64 generation)
+{
+	struct dfg_feedback_set a = { .what = DFG_FB_PLAN,
+				      .generation = generation };
+
+	return sys_dfg_ioctl(g, DFG_IOC_FEEDBACK_SET, &a);
+}
+
+/*
+ * The runner's plan generation: empty until told, then in sysfs, each
+ * telling a PLAN_CHANGE with the caller's pid (also the same one again,
+ * also a lower one: a new run); errors for fields of other kinds.
+ */
+TEST_F(fb, plan_generation)
+{
+	struct dfg_feedback_set a = { .what = DFG_FB_PLAN, .generation = 1 };
+	__u64 n0 = fb_counter("plan_change");
+	__u32 in[1] = { CH_A };
+	struct dfg_info info;
+	struct fb_ev e;
+	char buf[32];
+	int ro;
+
+	ASSERT_EQ(0, dfg_get_info(self->dev, &info));
+	if (!(info.features & DFG_F_PLAN_GEN))
+		SKIP(return, "module without DFG_F_PLAN_GEN");
+	ASSERT_NE(NULL, plan_gen(self->gid, buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+
+	ASSERT_EQ(0, fb_plan(self->g, 0));
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(getpid(), e.ev.pid);
+	EXPECT_EQ(0, e.v[DFG_NL_A_COUNT]);
+	EXPECT_STREQ("0", plan_gen(self->gid, buf, sizeof(buf)));
+	ASSERT_EQ(0, fb_plan(self->g, 7));
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(7, e.v[DFG_NL_A_COUNT]);
+	EXPECT_STREQ("7", plan_gen(self->gid, buf, sizeof(buf)));
+	ASSERT_EQ(0, fb_plan(self->g, 7));
+	ASSERT_EQ(0, fb_plan(self->g, 2));
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(7, e.v[DFG_NL_A_COUNT]);
+	ASSERT_TRUE(fb_wait(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 3000,
+			    &e));
+	EXPECT_EQ(2, e.v[DFG_NL_A_COUNT]);
+	EXPECT_STREQ("2", plan_gen(self->gid, buf, sizeof(buf)));
+	EXPECT_EQ(n0 + 4, fb_counter("plan_change"));
+	/* dfgctl top shows it with each set of the graph */
+	ASSERT_LT(0, reg(self->sc, 0, 1, in, NULL));
+	EXPECT_EQ(1, top_sets_at(self->gid, 2));
+
+	/* fields of the other kinds, U64_MAX ("none"), reserved */
+	a.object = CH_A;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.object = 0;
+	a.high = 1;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.high = 0;
+	a.period_ms = 100;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.period_ms = 0;
+	a.stall_ms = 1;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.stall_ms = 0;
+	a.reserved = 1;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.reserved = 0;
+	EXPECT_EQ(-EINVAL, fb_plan(self->g, ~0ULL));
+	/* a generation in the other kinds */
+	a.what = DFG_FB_GRAPH;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	a.what = DFG_FB_CHAN_MARKS;
+	a.object = CH_A;
+	a.high = 2;
+	EXPECT_EQ(-EINVAL, sys_dfg_ioctl(self->g, DFG_IOC_FEEDBACK_SET, &a));
+	/* a read-only descriptor tells nothing; the refused changed nothing */
+	ro = graph_ro(self);
+	ASSERT_LE(0, ro);
+	EXPECT_EQ(-EACCES, fb_plan(ro, 9));
+	close(ro);
+	EXPECT_STREQ("2", plan_gen(self->gid, buf, sizeof(buf)));
+	EXPECT_EQ(0, fb_count(self->evs, DFG_EV_PLAN_CHANGE, self->gid, 300));
+	EXPECT_EQ(n0 + 4, fb_counter("plan_change"));
+}
+
+/*
+ * A channel crossing its high mark reaches a rule through the rule
+ * interpreter's own subscription, with the module's fill, capacity and
+ * mark as the event's slots. The interpreter evaluates over a flow graph
+ * of its own (src -hash-> part -> sink); the event is the real one.
+ */
+static const char rl_graph[] =
+	"digraph g {\n"
+	"  src [type=gen];\n"
+	"  part [type=count, degree=2];\n"
+	"  sink [type=out];\n"
+	"  src -> part [flow=hash, key=k];\n"
+	"  part -> sink [flow=gather];\n"
+	"}\n";
+
+TEST_F(fb, fill_mark_reaches_a_rule)
+{
+	struct dfg_run_view_comp comps[3] = { 0 };
+	struct dfg_rules_error err = { 0 };
+	const struct dfg_plan_edit *edits;
+	struct dfg_run_view view;
+	struct dfg_flow *fg = NULL;
+	struct dfg_plan *plan = NULL;
+	struct dfg_rules *r = NULL;
+	struct chan_ep prod;
+	long long deadline;
+	unsigned int n;
+	char text[512];
+	const char *v;
+	int i;
+
+	ASSERT_EQ(0, dfg_flow_parse(rl_graph, strlen(rl_graph), "g.dot", NULL,
+				    &fg, NULL));
+	ASSERT_EQ(0, dfg_plan_build(fg, 0, &plan));
+	view = (struct dfg_run_view){ .fg = fg, .plan = plan, .comps = comps,
+				      .now_ns = 1000000000ULL };
+	ASSERT_EQ(0, dfg_rules_new(&r, 0));
+	snprintf(text, sizeof(text),
+		 "rule high when event ?e name == chan_fill_high, graph == %d,"
+		 " object == %d, fill >= ?e.mark\n"
+		 "do set $fill = ?e.fill; set $capacity = ?e.capacity;\n"
+		 "   set $mark = ?e.mark end\n"
+		 "rule low when event name == chan_fill_low, graph == %d\n"
+		 "do set $low = 1 end\n", self->gid, CH_A, self->gid);
+	ASSERT_EQ(0, dfg_rules_load_string(r, text, strlen(text), "fb.rules",
+					   &err))
+		TH_LOG("%s:%u:%u: %s", err.file, err.line, err.col, err.msg);
+	ASSERT_EQ(0, dfg_rules_subscribe(r, 0));
+
+	ASSERT_EQ(0, chan_ep_open(self->g, CH_A, DFG_CHAN_PRODUCER, MAPSZ_A,
+				  &prod));
+	ASSERT_EQ(0, fb_set(self->g, DFG_FB_CHAN_MARKS, CH_A, 10, 3, 0, 0));
+	for (i = 0; i < 10; i++)
+		ASSERT_EQ(0, chan_push(&prod, 0, 8, i));
+	/* evaluations until the event has come through (TCG: slow) */
+	deadline = dfg_evmon_now_ms() + 5000;
+	do {
+		usleep(20000);
+		view.now_ns += 20000000ULL;
+		ASSERT_EQ(0, dfg_rules_eval(r, &view, &edits, &n));
+		EXPECT_EQ(0, n);
+		v = dfg_rules_var(r, "fill");
+	} while (!v && dfg_evmon_now_ms() < deadline);
+	ASSERT_NE(NULL, v);
+	/* the event's fill is the one at the crossing: the mark itself */
+	EXPECT_STREQ("10", v);
+	EXPECT_STREQ("16", dfg_rules_var(r, "capacity"));
+	EXPECT_STREQ("10", dfg_rules_var(r, "mark"));
+	EXPECT_EQ(NULL, dfg_rules_var(r, "low"));
+	chan_ep_close(&prod);
+	dfg_rules_free(r);
+	dfg_plan_free(plan);
+	dfg_flow_free(fg);
 }
 
 TEST_HARNESS_MAIN

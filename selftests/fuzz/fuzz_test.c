@@ -268,6 +268,7 @@ static const struct field fbset_f[] = {
 	FLD(struct dfg_feedback_set, low, F_VAL),
 	FLD(struct dfg_feedback_set, stall_ms, F_VAL),
 	FLD(struct dfg_feedback_set, period_ms, F_VAL),
+	FLD(struct dfg_feedback_set, generation, F_VAL),
 	FLD(struct dfg_feedback_set, reserved, F_RSV),
 };
 static const struct field pload_f[] = {
@@ -1066,6 +1067,9 @@ static void gen_valid(struct worker *w, unsigned int slot, void *args,
 			f->object = o->id;
 			f->high = below(w, 4);
 			f->low = f->high ? below(w, f->high) : 0;
+		} else if (chance(w, 30)) {
+			f->what = DFG_FB_PLAN;
+			f->generation = below(w, 100);
 		} else {
 			f->what = DFG_FB_GRAPH;
 			f->stall_ms = below(w, 1000);

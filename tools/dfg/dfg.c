@@ -27,6 +27,7 @@ static const struct subcmd {
 	  "run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
 	  "          [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]" },
 	{ "graph", dfg_cmd_graph, dfg_graph_usage },
+	{ "plans", dfg_cmd_plans, dfg_plans_usage },
 };
 
 /* The command line, for the hint after a failed run; main() renames

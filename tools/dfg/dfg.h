@@ -17,9 +17,14 @@ enum {
 int dfg_cmd_plan(int argc, char **argv);
 int dfg_cmd_run(int argc, char **argv);
 int dfg_cmd_graph(int argc, char **argv);
+int dfg_cmd_plans(int argc, char **argv);
 
 /* graph.c: the usage lines of dfg graph's commands. */
 extern const char dfg_graph_usage[];
+/* plans.c: dfg plans' usage lines. */
+extern const char dfg_plans_usage[];
+/* plans.c: a plan store's error (of dfg_plan_store_open()) in words. */
+const char *dfg_tool_store_err(int err);
 
 /* dfg_comp_load() of --plugin SO, with the error on stderr; 0 or -1. */
 int dfg_tool_load_plugin(const char *path);

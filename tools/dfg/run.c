@@ -74,7 +74,8 @@ static int rules_setup(const struct rules_args *ra, bool explain,
 	ret = dfg_rules_store_open(r, state_dir ? state_dir : dir);
 	if (ret)
 		dfg_tool_err("rules: plan store in %s: %s; deciding without it",
-			     state_dir ? state_dir : dir, strerror(-ret));
+			     state_dir ? state_dir : dir,
+			     dfg_tool_store_err(ret));
 	free(dir);
 	*rp = r;
 	return 0;

@@ -316,6 +316,103 @@ check rules_explain_alone 2 "--explain explains --rules" \
 check rules_replan_every 2 "--replan-every" \
 	-- "$dfg" run --rules default --replan-every 0 "$graphs/fig2.dot"
 
+# dfg plans: the plan store of a state directory. A store made here with
+# sqlite3 as libdfg makes it (rules/store.c: its schema, application_id
+# "DFGP", user_version 1): two decisions.
+ps=$tmp/plans.state
+check plans_no_command 2 "which: list, show ID or forget ID|--all" \
+	-- "$dfg" plans --state-dir "$ps"
+check plans_unknown_command 2 "unknown command 'drop'" \
+	-- "$dfg" plans drop --state-dir "$ps"
+check plans_no_state_dir 2 "needs --state-dir DIR or a GRAPH.dot" \
+	-- "$dfg" plans list
+check plans_both_dirs 2 "one of them" \
+	-- "$dfg" plans list --state-dir "$ps" "$tmp/g.dot"
+check plans_no_store 1 "$ps: no plan store" \
+	-- "$dfg" plans list --state-dir "$ps"
+check plans_no_store_graph 1 "$tmp/g.dot.state: no plan store" \
+	-- "$dfg" plans show 1a --json "$tmp/g.dot"
+check plans_help 0 "dfg plans forget ID|--all" -- "$dfg" plans --help
+check plans_in_dfg_help 0 "dfg plans show ID" -- "$dfg" --help
+if command -v sqlite3 >/dev/null; then
+	mkdir -p "$ps"
+	sqlite3 "$ps/plans.db" "
+CREATE TABLE plan (sig INTEGER PRIMARY KEY, graph TEXT NOT NULL,
+conditions TEXT NOT NULL, created INTEGER NOT NULL, used INTEGER NOT NULL,
+hits INTEGER NOT NULL);
+CREATE TABLE edit (sig INTEGER NOT NULL, seq INTEGER NOT NULL,
+op INTEGER NOT NULL, comp TEXT NOT NULL, degree INTEGER NOT NULL, type TEXT,
+key TEXT, value TEXT, PRIMARY KEY (sig, seq)) WITHOUT ROWID;
+PRAGMA application_id = 1145456464; PRAGMA user_version = 1;
+INSERT INTO plan VALUES (171, 'job', 'skew_scale_out|comp:part',
+1764298800, 1764298860, 3);
+INSERT INTO edit VALUES (171, 0, 1, 'part', 4, NULL, NULL, NULL);
+INSERT INTO plan VALUES (-2, 'job', 'low_memory|system',
+1764298900, 1764298900, 0);
+INSERT INTO edit VALUES (-2, 0, 4, 'sort', 0, 'extsort', NULL, NULL);
+INSERT INTO edit VALUES (-2, 1, 5, 'sort', 0, NULL, 'mem', '64M');"
+	check plans_list 0 "00000000000000ab  job               3  2025-11-28T03:01:00Z  degree part 4" \
+		-- "$dfg" plans list --state-dir "$ps"
+	check plans_list_two 0 "fffffffffffffffe  job               0  2025-11-28T03:01:40Z  substitute sort extsort; param sort mem=64M" \
+		-- "$dfg" plans list --state-dir "$ps"
+	check plans_list_json 0 "true" -- sh -c "'$dfg' plans list --json --state-dir '$ps' |
+		jq -e 'length == 2 and .[0].id == \"00000000000000ab\" and
+		       .[0].edits[0].op == \"degree\" and .[0].edits[0].degree == 4 and
+		       .[1].edits[1].key == \"mem\" and .[1].hits == 0'"
+	check plans_show 0 "conditions: skew_scale_out|comp:part" \
+		-- "$dfg" plans show ab --state-dir "$ps"
+	check plans_show_change 0 "change      param sort mem=64M" \
+		-- "$dfg" plans show FFFFFFFFFFFFFFFE --state-dir "$ps"
+	check plans_show_json 0 "true" -- sh -c "'$dfg' plans show ab --json --state-dir '$ps' |
+		jq -e '.graph == \"job\" and .created == \"2025-11-28T03:00:00Z\"'"
+	check plans_show_unknown 1 "plans show: no plan 00000000000000ac in $ps" \
+		-- "$dfg" plans show ac --state-dir "$ps"
+	for id in xyz 0 12345678901234567 1g ''; do
+		check "plans_show_bad_id_'$id'" 2 "'$id' is no plan id" \
+			-- "$dfg" plans show "$id" --state-dir "$ps"
+	done
+	check plans_show_no_id 2 "plans show: needs a plan ID" \
+		-- "$dfg" plans show --state-dir "$ps"
+	check plans_forget_no_id 2 "plans forget: needs a plan ID or --all" \
+		-- "$dfg" plans forget --state-dir "$ps"
+	check plans_forget_json 2 "--json is for list and show" \
+		-- "$dfg" plans forget ab --json --state-dir "$ps"
+	check plans_list_all 2 "--all is for forget" \
+		-- "$dfg" plans list --all --state-dir "$ps"
+	check plans_forget_unknown 1 "plans forget: no plan 00000000000000ac" \
+		-- "$dfg" plans forget ac --state-dir "$ps"
+	check plans_forget 0 "forgot plan 00000000000000ab" \
+		-- "$dfg" plans forget ab --state-dir "$ps"
+	check plans_forgotten 1 "no plan 00000000000000ab" \
+		-- "$dfg" plans show ab --state-dir "$ps"
+	check plans_forget_all 0 "forgot every plan" \
+		-- "$dfg" plans forget --all --state-dir "$ps"
+	check plans_list_empty 0 "no plans stored in $ps" \
+		-- "$dfg" plans list --state-dir "$ps"
+	check plans_list_empty_json 0 "[]" \
+		-- "$dfg" plans list --json --state-dir "$ps"
+	# another program's database, left as it is
+	rm -f "$ps"/plans.db*
+	sqlite3 "$ps/plans.db" "CREATE TABLE t (x); INSERT INTO t VALUES (1);"
+	check plans_foreign 1 "an SQLite database of another program" \
+		-- "$dfg" plans list --state-dir "$ps"
+	check plans_foreign_forget 1 "an SQLite database of another program" \
+		-- "$dfg" plans forget --all --state-dir "$ps"
+	file_check plans_foreign_untouched \
+		test "$(sqlite3 "$ps/plans.db" 'SELECT x FROM t')" = 1
+else
+	echo "ok $((n + 1)) dfg.plans_store # SKIP no sqlite3"
+	n=$((n + 1)) skip=$((skip + 1))
+fi
+# not a database at all, a damaged one
+rm -f "$ps"/plans.db*
+mkdir -p "$ps"
+echo "plans, by hand" >"$ps/plans.db"
+check plans_not_a_database 1 "plans.db is not a plan store: damaged, or not an SQLite database" \
+	-- "$dfg" plans list --state-dir "$ps"
+check plans_not_a_database_show 1 "is not a plan store" \
+	-- "$dfg" plans show ab --json --state-dir "$ps"
+
 echo "1..$n"
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
 [ "$fail" = 0 ]

@@ -52,20 +52,26 @@ static unsigned long long top_u64(const char *dir, const char *name)
 	return strtoull(v, NULL, 10);
 }
 
-/* The set's line; with @js, the set as a JSON object instead. */
-static void top_set_line(struct json *js, const char *gid, const char *ent,
-			 const char *sdir, const char *name, const char *state,
-			 double cpu)
+/*
+ * The set's line; with @js, the set as a JSON object instead. @gen: its
+ * graph's plan generation, "" when the runner set none.
+ */
+static void top_set_line(struct json *js, const char *gid, const char *gen,
+			 const char *ent, const char *sdir, const char *name,
+			 const char *state, double cpu)
 {
 	if (!js) {
-		printf("%-5s %-8s %-18s %-8s %8llu %8llu %6.1f %12llu\n", gid,
-		       ent + 3, name, state, top_u64(sdir, "runs"),
+		printf("%-5s %-4s %-8s %-18s %-8s %8llu %8llu %6.1f %12llu\n",
+		       gid, *gen ? gen : "-", ent + 3, name, state,
+		       top_u64(sdir, "runs"),
 		       top_u64(sdir, "waits"), cpu,
 		       top_u64(sdir, "cpu_ns") / 1000000);
 		return;
 	}
 	json_obj_begin(js, NULL);
 	json_auto(js, "graph", gid);
+	if (*gen)
+		json_auto(js, "plan_gen", gen);
 	json_auto(js, "set", ent + 3);
 	json_str(js, "name", name);
 	json_str(js, "state", state);
@@ -101,8 +107,8 @@ static void top_comp_line(struct json *js, const char *ent, const char *cdir,
 }
 
 /* One set and its components. */
-static void top_set(struct json *js, const char *gid, const char *sdir,
-		    const char *ent, unsigned long long dt_ns)
+static void top_set(struct json *js, const char *gid, const char *gen,
+		    const char *sdir, const char *ent, unsigned long long dt_ns)
 {
 	char name[128], state[32], key[3 * NAME_MAX + 3], cdir[PATH_MAX];
 	struct dirent **comps;
@@ -112,7 +118,7 @@ static void top_set(struct json *js, const char *gid, const char *sdir,
 	    ctl_read_sysfs_line(sdir, "state", state, sizeof(state)))
 		return;		/* gone meanwhile */
 	snprintf(key, sizeof(key), "%s/%s", gid, ent);
-	top_set_line(js, gid, ent, sdir, name, state,
+	top_set_line(js, gid, gen, ent, sdir, name, state,
 		     top_cpu(key, top_u64(sdir, "cpu_ns"), dt_ns));
 	n = ctl_scan_numbered(sdir, "comp", &comps);
 	for (i = 0; i < n; i++) {
@@ -138,7 +144,7 @@ static void top_set(struct json *js, const char *gid, const char *sdir,
  */
 static int top_once(unsigned long long dt_ns, struct json *js)
 {
-	char gdir[PATH_MAX], path[PATH_MAX], sdir[PATH_MAX];
+	char gdir[PATH_MAX], path[PATH_MAX], sdir[PATH_MAX], gen[32];
 	struct dirent **graphs, **sets;
 	int i, j, ng, ns;
 
@@ -153,19 +159,22 @@ static int top_once(unsigned long long dt_ns, struct json *js)
 		json_u64(js, "interval_ns", dt_ns);
 		json_arr_begin(js, "sets");
 	} else {
-		printf("%-5s %-8s %-18s %-8s %8s %8s %6s %12s\n", "GRAPH",
-		       "SET", "NAME", "STATE", "RUNS", "WAITS", "CPU%",
-		       "CPU_MS");
+		printf("%-5s %-4s %-8s %-18s %-8s %8s %8s %6s %12s\n",
+		       "GRAPH", "GEN", "SET", "NAME", "STATE", "RUNS", "WAITS",
+		       "CPU%", "CPU_MS");
 	}
 	for (i = 0; i < ng; i++) {
 		ctl_path_join(path, sizeof(path), gdir, graphs[i]->d_name);
 		ns = ctl_scan_numbered(path, "set", &sets);
 		if (ns < 0)
 			continue;	/* graph died meanwhile */
+		/* the runner's plan generation; none (or an older module) */
+		if (ctl_read_sysfs_line(path, "plan_gen", gen, sizeof(gen)))
+			gen[0] = '\0';
 		for (j = 0; j < ns; j++) {
 			ctl_path_join(sdir, sizeof(sdir), path,
 				      sets[j]->d_name);
-			top_set(js, graphs[i]->d_name, sdir,
+			top_set(js, graphs[i]->d_name, gen, sdir,
 				sets[j]->d_name, dt_ns);
 		}
 		ctl_free_ents(sets, ns);

@@ -69,10 +69,11 @@
 #define DFG_F_SCHED		0x80ULL	/* set scheduler */
 #define DFG_F_PREFETCH		0x100ULL /* partitions, peers, prefetch */
 #define DFG_F_FEEDBACK		0x200ULL	/* feedback events, FEEDBACK_SET */
+#define DFG_F_PLAN_GEN		0x400ULL	/* FEEDBACK_SET DFG_FB_PLAN */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
 				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
 				 DFG_F_TEAM | DFG_F_SCHED | DFG_F_PREFETCH | \
-				 DFG_F_FEEDBACK)
+				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -927,6 +928,10 @@ struct dfg_team_leave {
  * - periodic summary: with a graph's @period_ms set, every period one
  *   CHAN_SAMPLE per channel and one SET_SAMPLE per set of the graph, then
  *   one GRAPH_SAMPLE that closes the batch.
+ * - plan generation (DFG_F_PLAN_GEN): the runner of a graph tells the
+ *   module which generation of its plan the graph runs (FEEDBACK_SET
+ *   DFG_FB_PLAN, at the start and after each re-plan); the module shows
+ *   it in graphs/<id>/plan_gen (dfgctl top) and sends PLAN_CHANGE.
  *
  * Counters of every event are in /sys/kernel/dfg/feedback/.
  */
@@ -934,6 +939,7 @@ struct dfg_team_leave {
 /* struct dfg_feedback_set.what */
 #define DFG_FB_CHAN_MARKS	1	/* @object's @high and @low */
 #define DFG_FB_GRAPH		2	/* the graph's @stall_ms, @period_ms */
+#define DFG_FB_PLAN		3	/* the graph's plan @generation */
 
 /* Bounds of struct dfg_feedback_set. */
 #define DFG_FB_STALL_MS_MAX	3600000U	/* 1 h */
@@ -942,16 +948,22 @@ struct dfg_team_leave {
 
 /**
  * struct dfg_feedback_set - argument of DFG_IOC_FEEDBACK_SET
- * @what:	DFG_FB_CHAN_MARKS or DFG_FB_GRAPH
- * @object:	CHAN_MARKS: the channel's id; GRAPH: 0
+ * @what:	DFG_FB_CHAN_MARKS, DFG_FB_GRAPH or DFG_FB_PLAN
+ * @object:	CHAN_MARKS: the channel's id; GRAPH, PLAN: 0
  * @high:	CHAN_MARKS: fill (entries) that reports FILL_HIGH,
  *		1..depth * max_producers; 0 with @low 0 removes the marks;
- *		GRAPH: 0
- * @low:	CHAN_MARKS: fill that reports FILL_LOW, < @high; GRAPH: 0
+ *		GRAPH, PLAN: 0
+ * @low:	CHAN_MARKS: fill that reports FILL_LOW, < @high; GRAPH,
+ *		PLAN: 0
  * @stall_ms:	GRAPH: T for STARVED and BACKPRESSURED, 0 for the module's
- *		default, <= DFG_FB_STALL_MS_MAX; CHAN_MARKS: 0
+ *		default, <= DFG_FB_STALL_MS_MAX; CHAN_MARKS, PLAN: 0
  * @period_ms:	GRAPH: period of the summary, 0 for none, else
- *		DFG_FB_PERIOD_MS_MIN..DFG_FB_PERIOD_MS_MAX; CHAN_MARKS: 0
+ *		DFG_FB_PERIOD_MS_MIN..DFG_FB_PERIOD_MS_MAX; CHAN_MARKS,
+ *		PLAN: 0
+ * @generation:	PLAN: the generation of the plan the graph runs now (the
+ *		runner's count of re-plans; any value, a later one may be
+ *		lower: a new run); CHAN_MARKS, GRAPH: 0. Was reserved[0]
+ *		before DFG_F_PLAN_GEN, which had to be zero.
  * @reserved:	must be zero
  */
 struct dfg_feedback_set {
@@ -961,14 +973,17 @@ struct dfg_feedback_set {
 	__u32	low;
 	__u32	stall_ms;
 	__u32	period_ms;
-	__u64	reserved[2];
+	__u64	generation;
+	__u64	reserved;
 };
 
 /*
  * DFG_IOC_FEEDBACK_SET - set what the module reports about this graph
  * (writable graph descriptor). In: struct dfg_feedback_set. Result: 0.
  * New marks start from "below": a channel already above @high reports
- * FILL_HIGH at the next poll. Errors: -EINVAL @what, reserved, a field
+ * FILL_HIGH at the next poll. PLAN sets graphs/<id>/plan_gen and sends
+ * PLAN_CHANGE (GRAPH, PID of the caller, COUNT = @generation), every
+ * time, also for the same generation again. Errors: -EINVAL @what, reserved, a field
  * the kind does not use, bounds; -ENOENT @object is not a channel of this
  * graph; -EACCES read-only descriptor.
  */
@@ -1727,6 +1742,9 @@ enum dfg_event {
 	DFG_EV_GRAPH_SAMPLE,	/* GRAPH, PERIOD_MS, COUNT (samples sent in
 				 * this batch)
 				 */
+	DFG_EV_PLAN_CHANGE,	/* GRAPH, PID, COUNT (the plan's generation):
+				 * FEEDBACK_SET DFG_FB_PLAN
+				 */
 	__DFG_EV_MAX,
 };
 
@@ -1770,6 +1788,7 @@ enum dfg_event {
 	[DFG_EV_CHAN_SAMPLE] = "chan_sample",				\
 	[DFG_EV_SET_SAMPLE] = "set_sample",				\
 	[DFG_EV_GRAPH_SAMPLE] = "graph_sample",				\
+	[DFG_EV_PLAN_CHANGE] = "plan_change",				\
 }
 
 /* ------------------------------------------------------------------------
@@ -1793,7 +1812,7 @@ enum dfg_event {
  *					<replicas> <bytes>" or empty
  *   prefetch/transport, cache_bytes	"rdma" or empty; the ring's size
  *   feedback/<event>			feedback events raised, one file per
- *					event (chan_fill_high ... graph_sample,
+ *					event (chan_fill_high ... plan_change,
  *					listeners or not), and deferred
  *					(crossings held back by fb_gap_ms)
  *   pages				pages held by all arenas now
@@ -1802,7 +1821,9 @@ enum dfg_event {
  *					allocate them); back to 0 once every
  *					region is unexported
  *   graphs/<id>/			one directory per live graph: name, uid,
- *					gid, mode, objects, pages, attached
+ *					gid, mode, objects, pages, attached,
+ *					plan_gen (FEEDBACK_SET DFG_FB_PLAN's
+ *					last generation, empty before one)
  *   graphs/<id>/arena<aid>/		per arena: size (bytes), pages; gone
  *					with the graph
  *   graphs/<id>/region<rid>/		per exported region: size (bytes),

@@ -34,8 +34,10 @@
  * components) together with the edits of the evaluations that followed
  * until the rules stopped changing the plan; the same signature later is
  * answered from the store with that whole decision, in one step, without
- * firing rules. The store is a file in the given directory and survives
- * the process.
+ * firing rules. The store is an SQLite database, plans.db in the given
+ * directory (the state directory of `dfg run`); it survives the process
+ * and several processes may share it. dfg_plan_store_*() read and edit
+ * it (`dfg plans`).
  *
  * Threads: a handle is used from one thread at a time.
  * Errors: -errno returns, errno never changed.
@@ -185,10 +187,65 @@ int dfg_rules_set_central(struct dfg_rules *local, struct dfg_rules *central);
 struct dfg_replanner dfg_rules_replanner(struct dfg_rules *r);
 
 /*
- * Keeps decisions in the file plans.dfg of @dir (created). Returns 0, -EINVAL,
- * -ENOMEM or the -errno of creating or reading the file.
+ * Keeps decisions in the plan store of @dir (created). Returns 0, -EINVAL,
+ * -ENOMEM, or an error of dfg_plan_store_open() (-EBADMSG: not a database
+ * or a damaged one; -EPROTO: another program's database); @r then goes
+ * on without a store.
  */
 int dfg_rules_store_open(struct dfg_rules *r, const char *dir);
+
+/* --- the plan store --------------------------------------------------- */
+
+struct dfg_plan_store;
+
+/* dfg_plan_store_open() flags */
+#define DFG_PLAN_STORE_CREATE	(1U << 0)	/* create @dir and the store */
+
+/*
+ * Opens the plan store of @dir (its file plans.db). Returns 0, -EINVAL,
+ * -ENOMEM, -ENOENT (no store, and no DFG_PLAN_STORE_CREATE), -EBADMSG
+ * (not an SQLite database, or a damaged one), -EPROTO (an SQLite database
+ * of another program or of a newer libdfg), -EBUSY (locked by another
+ * process for longer than 5 s), -EACCES, or another -errno.
+ */
+int dfg_plan_store_open(const char *dir, unsigned int flags,
+			struct dfg_plan_store **sp);
+void dfg_plan_store_close(struct dfg_plan_store *s);
+
+/*
+ * struct dfg_plan_record - one stored decision
+ * @id:		the signature of its conditions (never 0)
+ * @graph:	the name of the graph it was decided on ("" unnamed)
+ * @conditions:	the rules that fired and the facts they matched, in words
+ * @created:	when it was stored, @used: last stored or served (Unix s)
+ * @hits:	times it was served from the store
+ * @edits:	the decision, @nedits of them
+ * All pointers are valid during the callback only.
+ */
+struct dfg_plan_record {
+	unsigned long long		id;
+	const char			*graph;
+	const char			*conditions;
+	long long			created, used;
+	unsigned long long		hits;
+	const struct dfg_plan_edit	*edits;
+	unsigned int			nedits;
+};
+
+/*
+ * Calls @fn for the decision @id, or for every decision when @id is 0,
+ * oldest first; a nonzero return of @fn stops and is returned. Returns 0,
+ * -EINVAL, -ENOENT (no decision @id), or an error of the database.
+ */
+int dfg_plan_store_each(struct dfg_plan_store *s, unsigned long long id,
+			int (*fn)(void *arg,
+				  const struct dfg_plan_record *rec),
+			void *arg);
+/*
+ * Forgets the decision @id, or all when @id is 0. Returns 0, -EINVAL,
+ * -ENOENT (no decision @id), or an error of the database.
+ */
+int dfg_plan_store_forget(struct dfg_plan_store *s, unsigned long long id);
 /*
  * struct dfg_rules_stats - counters since dfg_rules_new()
  * @evals, @firings:	evaluations, rule firings
