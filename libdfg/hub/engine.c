@@ -178,6 +178,32 @@ static const uint32_t *map_get(const struct map *m, uint64_t k)
 	return NULL;
 }
 
+/* Removes @k (backward-shift deletion: no tombstones). */
+static void map_del(struct map *m, uint64_t k)
+{
+	size_t i, j, h, mask = m->cap - 1;
+
+	if (!m->cap)
+		return;
+	i = mix64(k) & mask;
+	while (m->key[i] != k) {
+		if (m->key[i] == MAP_EMPTY)
+			return;
+		i = (i + 1) & mask;
+	}
+	for (j = (i + 1) & mask; m->key[j] != MAP_EMPTY; j = (j + 1) & mask) {
+		h = mix64(m->key[j]) & mask;
+		/* Move j's entry into the hole at i unless its home is in (i, j]. */
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			m->key[i] = m->key[j];
+			m->val[i] = m->val[j];
+			i = j;
+		}
+	}
+	m->key[i] = MAP_EMPTY;
+	m->n--;
+}
+
 static void map_free(struct map *m)
 {
 	free(m->key);
@@ -487,26 +513,6 @@ static const struct pbuf_ent *pbuf_get(const struct dfg_hub_engine *e,
 	return slot ? &e->pbuf[*slot] : NULL;
 }
 
-/* Rebuild the index without @slot's key (open addressing: no delete). */
-static int pbuf_unindex(struct dfg_hub_engine *e, uint32_t slot)
-{
-	uint32_t i;
-	bool found;
-
-	map_clear(&e->pbuf_idx);
-	for (i = 0; i < e->pbuf_cap; i++) {
-		uint32_t *v;
-
-		if (i == slot || !e->pbuf[i].data)
-			continue;
-		v = map_slot(&e->pbuf_idx, e->pbuf[i].key, &found);
-		if (!v)
-			return -ENOMEM;
-		*v = i;
-	}
-	return 0;
-}
-
 /* Copy @len bytes of @key into the buffer, evicting the oldest. */
 static int pbuf_put(struct dfg_hub_engine *e, uint64_t key, const void *data,
 		    uint32_t len)
@@ -514,15 +520,12 @@ static int pbuf_put(struct dfg_hub_engine *e, uint64_t key, const void *data,
 	struct pbuf_ent *pe;
 	uint32_t *v;
 	bool found;
-	int ret;
 
 	if (pbuf_get(e, key))
 		return 0;
 	pe = &e->pbuf[e->pbuf_head];
 	if (pe->data) {
-		ret = pbuf_unindex(e, e->pbuf_head);
-		if (ret)
-			return ret;
+		map_del(&e->pbuf_idx, pe->key);
 		free(pe->data);
 		pe->data = NULL;
 		e->pbuf_n--;
