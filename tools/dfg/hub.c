@@ -179,9 +179,48 @@ out:
 
 struct sample_opts {
 	struct dfg_hub_opts	o;
-	unsigned int		batch, batches, part;
+	unsigned int		batch, batches;
 	bool			files, verbose;
+	__u64			*roots;		/* --roots, or NULL */
 };
+
+/* "ID,ID,...": the roots of every batch. */
+static int parse_roots(const char *s, struct sample_opts *so)
+{
+	unsigned int n = 1;
+	const char *c;
+	char *end;
+
+	for (c = s; *c; c++)
+		n += *c == ',';
+	free(so->roots);
+	so->roots = calloc(n, sizeof(*so->roots));
+	if (!so->roots)
+		return -1;
+	for (so->batch = 0; so->batch < n; so->batch++) {
+		errno = 0;
+		so->roots[so->batch] = strtoull(s, &end, 10);
+		if (end == s || errno || (*end && *end != ','))
+			return -1;
+		s = end + 1;
+	}
+	return 0;
+}
+
+/* Says why batch @b failed. */
+static void batch_err(const struct dfg_hub_engine *e, uint64_t b, int ret)
+{
+	if (ret == -ERANGE)
+		dfg_tool_err("batch %llu: a node ID outside the graph (0..%llu)",
+			     (unsigned long long)b,
+			     (unsigned long long)dfg_hub_engine_nodes(e) - 1);
+	else if (ret == -EHOSTUNREACH)
+		dfg_tool_err("batch %llu: the owner of a node is unreachable",
+			     (unsigned long long)b);
+	else
+		dfg_tool_err("batch %llu: %s", (unsigned long long)b,
+			     strerror(-ret));
+}
 
 static int parse_fanout(const char *s, struct dfg_hub_opts *o)
 {
@@ -229,12 +268,20 @@ static int parse_rules(const char *s, uint32_t *rules)
 	return 0;
 }
 
-/* Roots of batch @b: @n own nodes of @f, a hash of (seed, b, i). */
-static void pick_roots(const struct dfg_gs_file *f, uint64_t seed, uint64_t b,
+/*
+ * Roots of batch @b: --roots, or @n own nodes of @f, a hash of (seed, b,
+ * i).
+ */
+static void pick_roots(const struct sample_opts *so,
+		       const struct dfg_gs_file *f, uint64_t seed, uint64_t b,
 		       __u64 *roots, unsigned int n)
 {
 	unsigned int i;
 
+	if (so->roots) {
+		memcpy(roots, so->roots, n * sizeof(*roots));
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t x = dfg_gs_hash(seed, &(uint64_t[2]){ b, i }, 16);
 
@@ -353,12 +400,11 @@ static int sample_served(const struct sample_opts *so,
 		struct dfg_desc desc;
 		double t0;
 
-		pick_roots(f, so->o.seed, b, roots, so->batch);
+		pick_roots(so, f, so->o.seed, b, roots, so->batch);
 		t0 = now_us();
 		ret = dfg_hub_sample_send(e, b, roots, so->batch, a, prod);
 		if (ret < 0) {
-			dfg_tool_err("batch %llu: %s", (unsigned long long)b,
-				     strerror(-ret));
+			batch_err(e, b, ret);
 			goto out;
 		}
 		ret = dfg_chan_recv(cons, &desc, 1, 0);
@@ -434,12 +480,11 @@ static int sample_files(const struct sample_opts *so, char **paths,
 		const struct dfg_hub_batch *hb;
 		double t0 = now_us();
 
-		pick_roots(f, so->o.seed, b, roots, so->batch);
+		pick_roots(so, f, so->o.seed, b, roots, so->batch);
 		ret = dfg_hub_sample(e, b, roots, so->batch, a, &off);
 		lat[b] = now_us() - t0;
 		if (ret < 0) {
-			dfg_tool_err("batch %llu: %s", (unsigned long long)b,
-				     strerror(-ret));
+			batch_err(e, b, ret);
 			goto out;
 		}
 		hb = dfg_arena_ptr(a, off, ret);
@@ -476,6 +521,7 @@ int dfg_graph_sample(int argc, char **argv)
 		{ "buffer", required_argument, NULL, 'B' },
 		{ "files", no_argument, NULL, 'F' },
 		{ "no-replica", no_argument, NULL, 'R' },
+		{ "roots", required_argument, NULL, 'o' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -544,6 +590,13 @@ int dfg_graph_sample(int argc, char **argv)
 		case 'F':
 			so.files = true;
 			break;
+		case 'o':
+			if (parse_roots(optarg, &so)) {
+				dfg_tool_err("sample: --roots wants node IDs such as 1,5,9");
+				free(so.roots);
+				return DFG_EXIT_USAGE;
+			}
+			break;
 		case 'R':
 			load |= DFG_HUB_LOAD_NO_REPLICA;
 			break;
@@ -558,14 +611,17 @@ int dfg_graph_sample(int argc, char **argv)
 		}
 	}
 	if (optind >= argc || (!so.files && optind + 1 != argc)) {
+		free(so.roots);
 		dfg_tool_err("sample needs the machine's partition FILE (with --files: every partition file, this machine's first)");
 		return DFG_EXIT_USAGE;
 	}
 	if (!so.files && load) {
+		free(so.roots);
 		dfg_tool_err("sample: --no-replica goes with --files; a served partition is loaded with or without it by 'dfg graph serve'");
 		return DFG_EXIT_USAGE;
 	}
 	if (dfg_gs_open(&f, argv[optind], &gerr)) {
+		free(so.roots);
 		dfg_tool_err("%s", gerr.msg);
 		return DFG_EXIT_FAIL;
 	}
@@ -574,6 +630,7 @@ int dfg_graph_sample(int argc, char **argv)
 	else
 		ret = sample_served(&so, &f, argv[optind]);
 	dfg_gs_close(&f);
+	free(so.roots);
 	return ret;
 }
 

@@ -1,0 +1,100 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The access engine (libdfg/hub/, dfg graph serve | sample) on node0 of a
+# two-node rig (selftests/prefetch/rig.sh): a small R-MAT graph
+# partitioned K=2, partition 1 served by node1, partition 0 by node0,
+# which samples mini-batches through its module (PREFETCH over
+# dfg_rdma.ko for node1's nodes). The batches' digest must be the one the
+# engine computes over the two files without the module, in the four
+# configurations of patent 004's ablation: no replication, replication,
+# +R1/R2/R4, +R3. Then bad input: a partition of another graph (as a peer,
+# and to sample with), a root out of range. One TAP line per check.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+dfg=$BUILD/bin/dfg
+peer=node1
+PF_PEER=169.254.0.11
+ctl=/run/hub-test-ssh
+# Under the repository, which both nodes mount at the same path.
+dir=$BUILD/hub-rig
+peer_sh() {
+	ssh -o ControlMaster=auto -o ControlPath=$ctl -o ControlPersist=600 \
+		"$peer" "$@"
+}
+
+# check NAME CMD...: CMD exits 0.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok - $name"
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "not ok - $name"
+	fi
+}
+
+# fails NAME PATTERN CMD...: CMD exits 1 and says PATTERN.
+fails() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = 1 ] && grep -qF -- "$pat" <<<"$out"; then
+		echo "ok - $name"
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "# exit $rc, want 1 and '$pat'"
+		echo "not ok - $name"
+	fi
+}
+
+opts=(--fanout 10,5 --batch 32 --batches 6 --seed 7)
+# digest CMD...: the digest line of a sample run (empty on failure).
+digest() {
+	"$@" | sed -n 's/^digest //p'
+}
+
+rm -rf "$dir"
+mkdir -p "$dir"
+check "graphs made and partitioned" sh -c "
+	'$dfg' graph gen --scale 10 --seed 5 -q -o '$dir/g.dfgg' &&
+	'$dfg' graph partition -k 2 -q -o '$dir/p' '$dir/g.dfgg' &&
+	'$dfg' graph gen --scale 9 --seed 6 -q -o '$dir/h.dfgg' &&
+	'$dfg' graph partition -k 2 -q -o '$dir/h' '$dir/h.dfgg'"
+want=$(digest "$dfg" graph sample --files "${opts[@]}" "$dir/p.0.dfgg" \
+	"$dir/p.1.dfgg")
+echo "# digest over the files: $want"
+check "node1 serves partition 1" peer_sh "$dfg graph serve $dir/p.1.dfgg"
+
+# A partition of another graph as this machine's: node1's range is none
+# of its partitions'. The peer stays connected (the module has no
+# PEER_REMOVE), so the right partition is loaded without --peer below.
+fails "peer serving another graph's partition refused" \
+	"which is no other partition" \
+	"$dfg" graph serve --peer "$PF_PEER" "$dir/h.0.dfgg"
+
+check "node0 serves partition 0 without its replica" \
+	"$dfg" graph serve --no-replica "$dir/p.0.dfgg"
+got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
+check "no replication: the files' batches ($got)" test "$got" = "$want"
+
+check "node0 serves partition 0 with its replica" \
+	"$dfg" graph serve "$dir/p.0.dfgg"
+for rules in none r1,r2,r4 all; do
+	out=$("$dfg" graph sample "${opts[@]}" --rules $rules "$dir/p.0.dfgg")
+	echo "$out" | sed 's/^/# /'
+	got=$(sed -n 's/^digest //p' <<<"$out")
+	check "replication, rules $rules: the files' batches" \
+		test "$got" = "$want"
+done
+check "remote reads went through the cache" \
+	test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0
+
+fails "sampling with another graph's partition file refused" \
+	"the module serves nodes" \
+	"$dfg" graph sample "${opts[@]}" "$dir/h.0.dfgg"
+fails "a root out of range" "a node ID outside the graph" \
+	"$dfg" graph sample --roots 1,2,100000 "$dir/p.0.dfgg"
+rm -rf "$dir"
+echo "# hub checks done"
