@@ -26,6 +26,10 @@
  * prefetch rules R1..R4 (DFG_HUB_R*) are each switchable and counted;
  * the sampled mini-batches do not depend on them, nor on replication.
  *
+ * Threads: a view and an engine are not locked; use each from one thread
+ * at a time (one engine per sampling thread; views and the machine's
+ * cache may be shared by any number of them and of processes).
+ *
  * Errors: -errno returns, errno untouched; calls that read files also
  * write a one-line reason into a struct dfg_hub_err when given one.
  */
