@@ -91,10 +91,33 @@ done
 check "remote reads went through the cache" \
 	test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0
 
+# Each rule fired as often as over the files: firings depend on the graph
+# and the samples, not on where bytes came from (r3_nodes and r3_hits do).
+firings() {
+	"$@" | sed -n 's/^r1 \([0-9]*\) r2 \([0-9]*\) r3 \([0-9]*\) .* r4 \([0-9]*\)$/\1 \2 \3 \4/p'
+}
+fw=$(firings "$dfg" graph sample --files "${opts[@]}" --rules all \
+	"$dir/p.0.dfgg" "$dir/p.1.dfgg")
+fg=$(firings "$dfg" graph sample "${opts[@]}" --rules all "$dir/p.0.dfgg")
+echo "# r1 r2 r3 r4 over the files: $fw; served: $fg"
+check "rules fire as over the files" test -n "$fw" -a "$fw" = "$fg"
+
 fails "sampling with another graph's partition file refused" \
 	"the module serves nodes" \
 	"$dfg" graph sample "${opts[@]}" "$dir/h.0.dfgg"
 fails "a root out of range" "a node ID outside the graph" \
 	"$dfg" graph sample --roots 1,2,100000 "$dir/p.0.dfgg"
+
+# node1 goes away (its transport unloaded: the connection ends): nodes
+# only it holds fail at once and clearly, what the cache holds stays.
+check "node1 stops serving" peer_sh rmmod dfg_rdma
+t0=$SECONDS
+fails "a dead owner's nodes fail" "unreachable" \
+	"$dfg" graph sample --fanout 10,5 --batch 32 --batches 6 --seed 99 \
+	"$dir/p.0.dfgg"
+check "within 10 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 10
+got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
+check "cached batches still served after the owner died" \
+	test "$got" = "$want"
 rm -rf "$dir"
 echo "# hub checks done"
