@@ -652,6 +652,8 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 				return -ERANGE;
 			if (ret < 0)
 				return ret;
+			/* ret counted the reads; the counts below use l[]. */
+			ret = 0;
 			for (i = 0; i < c && !r3; i++) {
 				if (l[i].where != DFG_PF_IN_CACHE) {
 					/* Own or replica after all. */

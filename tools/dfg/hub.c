@@ -289,6 +289,24 @@ static void pick_roots(const struct sample_opts *so,
 	}
 }
 
+/*
+ * --verbose: one line per batch, with its latency and the entries read
+ * from peers for it (*@remote: the counter after the previous batch).
+ */
+static void batch_line(const struct dfg_hub_engine *e,
+		       const struct dfg_hub_batch *hb, double us,
+		       uint64_t *remote)
+{
+	struct dfg_hub_stats st;
+
+	dfg_hub_engine_stats(e, &st);
+	printf("batch %llu nodes %u bytes %u hash %016llx us %.0f remote %llu\n",
+	       (unsigned long long)hb->batch, hb->nodes, hb->bytes,
+	       (unsigned long long)dfg_gs_hash(0, hb, hb->bytes), us,
+	       (unsigned long long)(st.remote - *remote));
+	*remote = st.remote;
+}
+
 static double now_us(void)
 {
 	struct timespec ts;
@@ -340,7 +358,7 @@ static int sample_served(const struct sample_opts *so,
 	const struct dfg_part_hdr *ph;
 	struct dfg_hub_stats st;
 	struct dfg_hub *h = NULL;
-	uint64_t digest = 0, b;
+	uint64_t digest = 0, b, remote = 0;
 	struct dfg *d;
 	char name[64];
 	__u64 *roots;
@@ -423,10 +441,7 @@ static int sample_served(const struct sample_opts *so,
 		}
 		digest = dfg_gs_hash(digest, hb, hb->bytes);
 		if (so->verbose)
-			printf("batch %llu nodes %u bytes %u hash %016llx\n",
-			       (unsigned long long)b, hb->nodes, hb->bytes,
-			       (unsigned long long)dfg_gs_hash(0, hb,
-							       hb->bytes));
+			batch_line(e, hb, lat[b], &remote);
 		dfg_buf_free(a, desc.off);
 	}
 	dfg_hub_engine_stats(e, &st);
@@ -456,7 +471,7 @@ static int sample_files(const struct sample_opts *so, char **paths,
 	struct dfg_hub_engine *e;
 	struct dfg_hub_stats st;
 	struct dfg_arena *a = NULL;
-	uint64_t digest = 0, b;
+	uint64_t digest = 0, b, remote = 0;
 	__u64 *roots, off;
 	double *lat;
 	void *mem = NULL;
@@ -490,10 +505,7 @@ static int sample_files(const struct sample_opts *so, char **paths,
 		hb = dfg_arena_ptr(a, off, ret);
 		digest = dfg_gs_hash(digest, hb, hb->bytes);
 		if (so->verbose)
-			printf("batch %llu nodes %u bytes %u hash %016llx\n",
-			       (unsigned long long)b, hb->nodes, hb->bytes,
-			       (unsigned long long)dfg_gs_hash(0, hb,
-							       hb->bytes));
+			batch_line(e, hb, lat[b], &remote);
 		dfg_buf_free(a, off);
 	}
 	dfg_hub_engine_stats(e, &st);
