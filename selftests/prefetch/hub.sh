@@ -50,6 +50,16 @@ fails() {
 }
 
 opts=(--fanout 10,5 --batch 32 --batches 6 --seed 7)
+ko=${DFG_KO:-$top/dfg.ko}
+
+# fresh [--no-replica]: node0's modules reloaded (an empty cache, so that
+# every configuration reads from node1), its partition served with a
+# peer.
+fresh() {
+	rmmod dfg_rdma && rmmod dfg && insmod "$ko" &&
+		insmod "${ko%/*}/dfg_rdma.ko" &&
+		"$dfg" graph serve "$@" --peer "$PF_PEER" "$dir/p.0.dfgg"
+}
 # digest CMD...: the digest line of a sample run (empty on failure).
 digest() {
 	"$@" | sed -n 's/^digest //p'
@@ -74,19 +84,20 @@ fails "peer serving another graph's partition refused" \
 	"which is no other partition" \
 	"$dfg" graph serve --peer "$PF_PEER" "$dir/h.0.dfgg"
 
-check "node0 serves partition 0 without its replica" \
-	"$dfg" graph serve --no-replica "$dir/p.0.dfgg"
+check "node0 serves partition 0 without its replica, empty cache" \
+	fresh --no-replica
 got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
 check "no replication: the files' batches ($got)" test "$got" = "$want"
 
-check "node0 serves partition 0 with its replica" \
-	"$dfg" graph serve "$dir/p.0.dfgg"
 for rules in none r1,r2,r4 all; do
+	check "node0 serves partition 0 with its replica, empty cache" fresh
 	out=$("$dfg" graph sample "${opts[@]}" --rules $rules "$dir/p.0.dfgg")
 	echo "$out" | sed 's/^/# /'
 	got=$(sed -n 's/^digest //p' <<<"$out")
 	check "replication, rules $rules: the files' batches" \
 		test "$got" = "$want"
+	check "replication, rules $rules: read from node1" \
+		grep -Eq '^local .* remote [1-9]|r3_nodes [1-9]' <<<"$out"
 done
 check "remote reads went through the cache" \
 	test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0

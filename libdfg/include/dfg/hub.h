@@ -243,7 +243,8 @@ struct dfg_hub_opts {
  * @r1, @r2, @r3, @r4: firings of each rule (one per node it prefetched;
  *		@r3 counts owner requests, @r3_nodes their sampled nodes)
  * @r3_nodes:	nodes R3 brought into the machine's cache
- * @r3_hits:	later demand reads served by what R3 brought
+ * @r3_hits:	demand reads served by cache entries R3 requested in the
+ *		same batch
  */
 struct dfg_hub_stats {
 	__u64	batches, roots, sampled, nodes;
