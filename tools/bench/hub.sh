@@ -103,9 +103,11 @@ awk -F, 'NR > 1 { n[$2]++; lat[$2, n[$2]] = $4; rem[$2] += $5;
 			m = 0; delete q
 			for (r in rounds) q[++m] = med(r, c) / med(r, "norep")
 			sort(q, m)
+			p = int(k * 0.99)
+			if (p < 1)
+				p = 1
 			printf "%s,%s,%s,%.2f,%.3f\n", c, a[int((k + 1) / 2)],
-				a[int(k * 0.99) > 0 ? int(k * 0.99) : 1], rem[c] / k,
-				q[int((m + 1) / 2)]
+				a[p], rem[c] / k, q[int((m + 1) / 2)]
 			delete a
 		} }' "$csv" >"$out/hub_summary.csv" || exit 1
 column -s, -t "$out/hub_summary.csv" | sed 's/^/# /'
