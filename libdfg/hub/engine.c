@@ -230,7 +230,7 @@ struct dfg_hub_engine {
 	struct dfg_hub_opts	o;
 	struct dfg_hub_stats	st;
 	const struct hub_view	*own;
-	uint64_t		id_end;		/* bound of IDs (0: unknown) */
+	uint64_t		id_end;		/* files: bound of IDs; else 0 */
 
 	/* Served: the module. */
 	struct dfg		*d;
@@ -365,7 +365,10 @@ int dfg_hub_engine_new(struct dfg *d, struct dfg_hub *h,
 	e->d = d;
 	e->hub = h;
 	e->own = &h->v;
-	e->id_end = served_nodes(e->own);
+	/*
+	 * No bound of its own: peers may be added later, and PREFETCH
+	 * refuses an ID no partition holds (-EINVAL, returned as -ERANGE).
+	 */
 	*out = e;
 	return 0;
 }
@@ -493,7 +496,9 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 
 __u64 dfg_hub_engine_nodes(const struct dfg_hub_engine *e)
 {
-	return e ? e->id_end : 0;
+	if (!e)
+		return 0;
+	return e->hub ? served_nodes(e->own) : e->id_end;
 }
 
 void dfg_hub_engine_stats(const struct dfg_hub_engine *e,

@@ -294,7 +294,10 @@ int dfg_hub_engine_files(const char *const *paths, unsigned int k,
 /* Frees @e (NULL: nothing). */
 void dfg_hub_engine_free(struct dfg_hub_engine *e);
 
-/* Nodes of the whole graph as far as the engine knows (range bound). */
+/*
+ * The end of the node IDs the engine knows: the files' graph, or the
+ * highest range of the served partition and its peers (sysfs) now.
+ */
 __u64 dfg_hub_engine_nodes(const struct dfg_hub_engine *e);
 
 /* Cumulative counters of @e. */
