@@ -70,8 +70,18 @@ if [ "${1:-}" = --guest ]; then
 	exit "$rc"
 fi
 
+# The hub benchmark needs the two-node rig: DFG_BENCH_ONLY=hub alone
+# boots it and runs tools/bench/hub.sh on node0. (The contention rule
+# then samples node0's qemu only: node1's counts as the host's other
+# load, so such a run is not published.)
+vm_args=()
 if [ $# -eq 0 ]; then
-	set -- "$here/run.sh"
+	if [ "${DFG_BENCH_ONLY:-}" = hub ]; then
+		vm_args=(--nodes 2)
+		set -- "$here/hub.sh"
+	else
+		set -- "$here/run.sh"
+	fi
 fi
 
 # "busy total" jiffies of the host, all CPUs.
@@ -98,12 +108,14 @@ proc_cpu() {
 
 rm -rf "$stage" && mkdir -p "$stage" || exit 1
 env_args=(env "DFG_BENCH_OUT=$stage")
-for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS; do
+for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS \
+	 DFG_BENCH_HUB_SCALE; do
 	[ -n "${!v:-}" ] && env_args+=("$v=${!v}")
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
 t0=$(date +%s.%N)
-"$top/tools/vm/dfg-vm" --timeout "${DFG_BENCH_VM_TIMEOUT:-10800}" -- \
+"$top/tools/vm/dfg-vm" "${vm_args[@]}" \
+	--timeout "${DFG_BENCH_VM_TIMEOUT:-10800}" -- \
 	"${env_args[@]}" "$here/host.sh" --guest "$@" &
 vm=$!
 qemu= h0= q0= h1= q1= t1=

@@ -10,7 +10,8 @@
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
 # DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll) runs
-# only those.
+# only those. The hub benchmark runs on the two-node rig instead
+# (DFG_BENCH_ONLY=hub alone: tools/bench/host.sh runs tools/bench/hub.sh).
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -22,7 +22,12 @@
 	"          [--feat-type f32|u8] [--classes C] [--seed N] INPUT -o FILE\n" \
 	"  dfg graph partition -k K [--seed N] [--replica-budget BYTES|PCT%]\n" \
 	"          [--replica-order score|density] [-o PREFIX] FILE\n" \
-	"  dfg graph info FILE..."
+	"  dfg graph info FILE...\n" \
+	"  dfg graph serve [--no-replica] [--peer ADDR[:PORT]]... [--timeout MS] FILE\n" \
+	"  dfg graph sample [--fanout 10,5] [--batch N] [--batches N] [--seed N]\n" \
+	"          [--rules none|all|r1,r2,r3,r4] [--weighted[=DECAY]] [--r2-on-root]\n" \
+	"          [--buffer ENTRIES] [--roots ID,...] [--verbose] FILE\n" \
+	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER..."
 
 const char dfg_graph_usage[] = GRAPH_USAGE;
 
@@ -600,12 +605,13 @@ int dfg_cmd_graph(int argc, char **argv)
 	} sub[] = {
 		{ "gen", cmd_gen }, { "import", cmd_import },
 		{ "partition", cmd_partition }, { "info", cmd_info },
+		{ "serve", dfg_graph_serve }, { "sample", dfg_graph_sample },
 	};
 	static char name[32];
 	size_t i;
 
 	if (argc < 2) {
-		dfg_tool_err("graph needs a command: gen, import, partition or info");
+		dfg_tool_err("graph needs a command: gen, import, partition, info, serve or sample");
 		return DFG_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
@@ -621,7 +627,7 @@ int dfg_cmd_graph(int argc, char **argv)
 		argv[1] = name;
 		return sub[i].fn(argc - 1, argv + 1);
 	}
-	dfg_tool_err("graph: unknown command '%s' (gen, import, partition, info)",
+	dfg_tool_err("graph: unknown command '%s' (gen, import, partition, info, serve, sample)",
 		     argv[1]);
 	return DFG_EXIT_USAGE;
 }

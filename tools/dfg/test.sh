@@ -240,6 +240,33 @@ check graph_partition_budget_bytes 0 "" \
 "$dfg" graph partition -k 2 -q "$gs/h.dfgg"
 check graph_info_other_graph 1 "different graphs" \
 	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/h.1.dfgg"
+# dfg graph sample --files: the same digest in the four configurations
+# of patent 004's ablation (and with a budget-cut replica); bad input
+for cfg in "--no-replica --rules none" "--rules none" "--rules r1,r2,r4" \
+	   "--rules all"; do
+	# shellcheck disable=SC2086
+	"$dfg" graph sample --files $cfg --batches 4 --batch 16 \
+		"$gs/g.0.dfgg" "$gs/g.1.dfgg" | grep '^digest'
+done >"$tmp/digests"
+"$dfg" graph sample --files --rules all --batches 4 --batch 16 \
+	"$gs/b.0.dfgg" "$gs/b.1.dfgg" | grep '^digest' >>"$tmp/digests"
+n=$((n + 1))
+if [ "$(wc -l <"$tmp/digests")" = 5 ] && [ "$(sort -u "$tmp/digests" | wc -l)" = 1 ]; then
+	pass=$((pass + 1))
+	echo "ok $n dfg.graph_sample_same_batches"
+else
+	fail=$((fail + 1))
+	echo "not ok $n dfg.graph_sample_same_batches"
+	sed 's/^/# /' "$tmp/digests"
+fi
+check graph_sample_other_graph 1 "different graphs" \
+	-- "$dfg" graph sample --files "$gs/g.0.dfgg" "$gs/h.1.dfgg"
+check graph_sample_rules_bad 2 "--rules wants" \
+	-- "$dfg" graph sample --files --rules r5 "$gs/g.0.dfgg" "$gs/g.1.dfgg"
+check graph_sample_fanout_bad 2 "--fanout wants" \
+	-- "$dfg" graph sample --files --fanout 1,2,3,4,5 "$gs/g.0.dfgg" "$gs/g.1.dfgg"
+check graph_serve_no_file 1 "No such file" \
+	-- "$dfg" graph serve "$gs/none.dfgg"
 check graph_info_other_partitioning 1 "different partitionings" \
 	-- "$dfg" graph info "$gs/g.0.dfgg" "$gs/c.1.dfgg"
 check graph_info_twice 1 "partition 0 given twice" \

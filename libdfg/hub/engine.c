@@ -1,0 +1,1297 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * The access engine of patent 004, section 3.3, for a mini-batch of roots:
+ * neighbour acquisition (IDs only) -> sampling -> attributes of the
+ * sampled nodes only -> encoding into one buffer of a dfg arena.
+ *
+ * Where bytes come from, in the order looked at: the engine's prefetch
+ * buffer (the patent's buffer 323, filled by rules R1, R2 and R4), the
+ * own partition, the hub replica (both in the loaded image), and else the
+ * node's owner: the module's PREFETCH into the machine's shared cache
+ * (the patent's interface device and its buffer 510), or, for an engine
+ * over files, the owner's partition file, with a set of what was read
+ * standing in for the cache.
+ *
+ * Determinism. Every random choice is a hash of (seed, batch, hop,
+ * frontier slot, candidate ID): sampling the same slot twice (a rule
+ * ahead of time, then the pipeline) picks the same nodes, and nothing
+ * depends on where bytes came from. So a batch is byte-identical
+ * whatever rules and replication are on; the tests check it.
+ *
+ * Rules, and exactly when they fire (the patent's Fig. 4: root 413, own
+ * hub 415, remote hub 425):
+ *   R1 (claims 2/7, para. 76): at root selection, for each own hub h next
+ *	to an own root r: h's neighbours and attributes into the buffer.
+ *   R2 (claims 3/8): for each own hub h sampled at hop 1 from root r and
+ *	each remote hub h2 next to h held in the replica: h2 from the
+ *	replica into the buffer. With DFG_HUB_F_R2_ON_ROOT, at root
+ *	selection for every own hub next to r instead (para. 76/79).
+ *   R3 (para. 77, 83-84, claims 9/11): for each remote hub x sampled at
+ *	hop k < hops (x not own, and either sampled from an own node, so
+ *	that the edge is cut, or in the replica): x's neighbour IDs from
+ *	its owner (the replica when held), sampled as the pipeline will,
+ *	and the sampled nodes' attributes (and neighbours, if they are
+ *	expanded later) brought into the machine's cache in one request.
+ *	The traffic gate of claim 10 is the module's and is not written:
+ *	R3 is issued whatever the traffic.
+ *   R4 (claim 5, para. 17): for an own root r next to an own hub: N(r)
+ *	sampled as hop 1 will be, and those nodes' attributes into the
+ *	buffer.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dfg/dfg.h>
+
+#include "hub_impl.h"
+
+/* ---- small containers ---- */
+
+/* A growable array of @esz-byte elements. */
+struct vec {
+	void	*p;
+	size_t	n, cap, esz;
+};
+
+static int vec_reserve(struct vec *v, size_t more)
+{
+	size_t cap = v->cap ? v->cap : 64;
+	void *p;
+
+	if (v->n + more <= v->cap)
+		return 0;
+	while (cap < v->n + more)
+		cap *= 2;
+	p = realloc(v->p, cap * v->esz);
+	if (!p)
+		return -ENOMEM;
+	v->p = p;
+	v->cap = cap;
+	return 0;
+}
+
+static int vec_push(struct vec *v, const void *e, size_t n)
+{
+	int ret = vec_reserve(v, n);
+
+	if (ret)
+		return ret;
+	memcpy((char *)v->p + v->n * v->esz, e, n * v->esz);
+	v->n += n;
+	return 0;
+}
+
+#define VEC(type)	((struct vec){ .esz = sizeof(type) })
+#define VAT(v, type, i)	(((type *)(v)->p)[i])
+
+/* An open-addressing map of u64 keys (never ~0) to u32 values. */
+struct map {
+	uint64_t	*key;
+	uint32_t	*val;
+	size_t		n, cap;
+};
+
+#define MAP_EMPTY	(~0ULL)
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static void map_clear(struct map *m)
+{
+	if (m->key)
+		memset(m->key, 0xff, m->cap * 8);
+	m->n = 0;
+}
+
+static int map_grow(struct map *m)
+{
+	struct map g = { .cap = m->cap ? m->cap * 2 : 256 };
+	size_t i;
+
+	g.key = malloc(g.cap * 8);
+	g.val = malloc(g.cap * 4);
+	if (!g.key || !g.val) {
+		free(g.key);
+		free(g.val);
+		return -ENOMEM;
+	}
+	memset(g.key, 0xff, g.cap * 8);
+	for (i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (m->key[i] == MAP_EMPTY)
+			continue;
+		j = mix64(m->key[i]) & (g.cap - 1);
+		while (g.key[j] != MAP_EMPTY)
+			j = (j + 1) & (g.cap - 1);
+		g.key[j] = m->key[i];
+		g.val[j] = m->val[i];
+	}
+	g.n = m->n;
+	free(m->key);
+	free(m->val);
+	*m = g;
+	return 0;
+}
+
+/* The slot of @k: its value, or an empty slot for it (*found false). */
+static uint32_t *map_slot(struct map *m, uint64_t k, bool *found)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && map_grow(m))
+		return NULL;
+	j = mix64(k) & (m->cap - 1);
+	while (m->key[j] != MAP_EMPTY && m->key[j] != k)
+		j = (j + 1) & (m->cap - 1);
+	*found = m->key[j] == k;
+	if (!*found) {
+		m->key[j] = k;
+		m->n++;
+	}
+	return &m->val[j];
+}
+
+static const uint32_t *map_get(const struct map *m, uint64_t k)
+{
+	size_t j;
+
+	if (!m->cap)
+		return NULL;
+	j = mix64(k) & (m->cap - 1);
+	while (m->key[j] != MAP_EMPTY) {
+		if (m->key[j] == k)
+			return &m->val[j];
+		j = (j + 1) & (m->cap - 1);
+	}
+	return NULL;
+}
+
+/* Removes @k (backward-shift deletion: no tombstones). */
+static void map_del(struct map *m, uint64_t k)
+{
+	size_t i, j, h, mask = m->cap - 1;
+
+	if (!m->cap)
+		return;
+	i = mix64(k) & mask;
+	while (m->key[i] != k) {
+		if (m->key[i] == MAP_EMPTY)
+			return;
+		i = (i + 1) & mask;
+	}
+	for (j = (i + 1) & mask; m->key[j] != MAP_EMPTY; j = (j + 1) & mask) {
+		h = mix64(m->key[j]) & mask;
+		/* Move j's entry into the hole at i unless its home is in (i, j]. */
+		if (((j - h) & mask) >= ((j - i) & mask)) {
+			m->key[i] = m->key[j];
+			m->val[i] = m->val[j];
+			i = j;
+		}
+	}
+	m->key[i] = MAP_EMPTY;
+	m->n--;
+}
+
+static void map_free(struct map *m)
+{
+	free(m->key);
+	free(m->val);
+	memset(m, 0, sizeof(*m));
+}
+
+/* Key of a node's neighbours (kind 0) or attributes (kind 1). */
+static uint64_t kkey(uint64_t id, unsigned int what)
+{
+	return id << 1 | (what == DFG_PF_ATTRS);
+}
+
+/* ---- the engine ---- */
+
+/* One prefetch buffer entry: a copy of a node's bytes. */
+struct pbuf_ent {
+	uint64_t	key;
+	uint32_t	len;
+	uint8_t		*data;
+};
+
+struct dfg_hub_engine {
+	struct dfg_hub_opts	o;
+	struct dfg_hub_stats	st;
+	const struct hub_view	*own;
+	uint64_t		id_end;		/* files: bound of IDs; else 0 */
+
+	/* Served: the module. */
+	struct dfg		*d;
+	struct dfg_hub		*hub;
+
+	/* Over files: every partition's image and view. */
+	unsigned int		k;
+	void			**imgs;
+	struct hub_view		*views;
+	uint64_t		*part_base;	/* k + 1 */
+	struct map		sim_cache;	/* keys read from owners */
+
+	/* The prefetch buffer: a FIFO ring of entries, an index by key. */
+	struct pbuf_ent		*pbuf;
+	uint32_t		pbuf_cap, pbuf_head, pbuf_n;
+	struct map		pbuf_idx;	/* key -> ring slot */
+
+	/* Keys R3 brought, for its hit count (cleared per batch). */
+	struct map		r3_keys;
+
+	/* Per batch scratch. */
+	struct vec		nb;		/* neighbour IDs, fetched */
+	struct map		nb_idx;		/* node -> index in nbref */
+	struct vec		nbref;		/* (start, count) in nb */
+	struct map		node_idx;	/* node -> index in nodes */
+	struct vec		nodes;		/* unique sampled nodes */
+	struct vec		miss_ids;	/* remote ids of one fetch */
+	struct vec		miss_slot;	/* their destinations */
+	struct vec		locs;		/* PREFETCH results */
+	struct vec		pairs[DFG_HUB_HOPS_MAX];	/* u32 x 2 */
+	struct vec		front, next;	/* frontier node IDs */
+	struct vec		froot, nroot;	/* their roots' indices */
+	struct vec		ids;		/* IDs of one request */
+	uint8_t			*tmp;		/* one remote entry */
+	size_t			tmp_cap;
+
+	/* What the current request's sink writes to. */
+	size_t			sink_base;	/* sink_nbrs: nbref index */
+	uint8_t			*sink_dst;	/* sink_attrs */
+	const uint64_t		*sink_ids;	/* sink_pbuf */
+	const uint64_t		*roots;		/* the batch's roots */
+	unsigned int		sink_what;	/* sink_pbuf */
+};
+
+struct nbref {
+	uint64_t	start;
+	uint32_t	count;
+	uint32_t	pad;
+};
+
+static int opts_check(const struct dfg_hub_opts *o)
+{
+	unsigned int i;
+
+	if (!o || !o->hops || o->hops > DFG_HUB_HOPS_MAX ||
+	    (o->rules & ~DFG_HUB_R_ALL) || (o->flags & ~DFG_HUB_F_ALL) ||
+	    o->decay < 0 || isnan(o->decay))
+		return -EINVAL;
+	for (i = o->hops; i < DFG_HUB_HOPS_MAX; i++)
+		if (o->fanout[i])
+			return -EINVAL;
+	return 0;
+}
+
+static int engine_alloc(const struct dfg_hub_opts *opts,
+			struct dfg_hub_engine **out)
+{
+	struct dfg_hub_engine *e;
+
+	if (opts_check(opts))
+		return -EINVAL;
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	e->o = *opts;
+	if (!e->o.decay)
+		e->o.decay = 0.5;
+	e->pbuf_cap = e->o.buf_entries ? e->o.buf_entries : 4096;
+	e->pbuf = calloc(e->pbuf_cap, sizeof(*e->pbuf));
+	if (!e->pbuf) {
+		free(e);
+		return -ENOMEM;
+	}
+	e->nb = VEC(uint64_t);
+	e->nbref = VEC(struct nbref);
+	e->nodes = VEC(uint64_t);
+	e->miss_ids = VEC(uint64_t);
+	e->miss_slot = VEC(uint32_t);
+	e->locs = VEC(struct dfg_pf_loc);
+	for (unsigned int h = 0; h < DFG_HUB_HOPS_MAX; h++)
+		e->pairs[h] = VEC(uint64_t);
+	e->front = VEC(uint64_t);
+	e->next = VEC(uint64_t);
+	e->froot = VEC(uint32_t);
+	e->nroot = VEC(uint32_t);
+	e->ids = VEC(uint64_t);
+	*out = e;
+	return 0;
+}
+
+/* The end of the ID space the module's peers serve, from sysfs. */
+static uint64_t served_nodes(const struct hub_view *v)
+{
+	uint64_t end = v->h->node_first + v->h->node_count;
+	unsigned long long first, count;
+	unsigned int id;
+	char state[16];
+	FILE *f;
+
+	f = fopen("/sys/kernel/dfg/prefetch/peers", "re");
+	if (!f)
+		return end;
+	while (fscanf(f, "%u %llu %llu %15s", &id, &first, &count, state) == 4)
+		if (first + count > end)
+			end = first + count;
+	fclose(f);
+	return end;
+}
+
+int dfg_hub_engine_new(struct dfg *d, struct dfg_hub *h,
+		       const struct dfg_hub_opts *opts,
+		       struct dfg_hub_engine **out)
+{
+	struct dfg_hub_engine *e;
+	int ret;
+
+	if (!d || !h || !out)
+		return -EINVAL;
+	ret = engine_alloc(opts, &e);
+	if (ret)
+		return ret;
+	e->d = d;
+	e->hub = h;
+	e->own = &h->v;
+	/*
+	 * No bound of its own: peers may be added later, and PREFETCH
+	 * refuses an ID no partition holds (-EINVAL, returned as -ERANGE).
+	 */
+	*out = e;
+	return 0;
+}
+
+int dfg_hub_engine_files(const char *const *paths, unsigned int k,
+			 unsigned int part, unsigned int flags,
+			 const struct dfg_hub_opts *opts,
+			 struct dfg_hub_engine **out, struct dfg_hub_err *err)
+{
+	struct dfg_gs_file *f = NULL;
+	struct dfg_hub_engine *e = NULL;
+	struct dfg_gs_err ge;
+	unsigned int i, p;
+	size_t len;
+	int ret;
+
+	if (!paths || !k || part >= k || !out || (flags & ~DFG_HUB_LOAD_ALL))
+		return hub_fail(err, -EINVAL, "invalid argument");
+	ret = engine_alloc(opts, &e);
+	if (ret)
+		return hub_fail(err, ret, "invalid options");
+	f = calloc(k, sizeof(*f));
+	e->imgs = calloc(k, sizeof(*e->imgs));
+	e->views = calloc(k, sizeof(*e->views));
+	e->part_base = calloc(k + 1, 8);
+	if (!f || !e->imgs || !e->views || !e->part_base) {
+		ret = hub_fail(err, -ENOMEM, "no memory");
+		goto out;
+	}
+	e->k = k;
+	for (i = 0; i < k; i++) {
+		ret = dfg_gs_open(&f[i], paths[i], &ge);
+		if (ret) {
+			hub_gs_err(err, ret, &ge);
+			goto out;
+		}
+		if (f[i].hdr->part_count != k) {
+			ret = hub_fail(err, -EXDEV,
+					 "%s: one of %u partitions, not of %u",
+					 paths[i], f[i].hdr->part_count, k);
+			goto out;
+		}
+		if (i && k > 1 && dfg_gs_same_set(&f[0], &f[i], &ge)) {
+			ret = hub_fail(err, -EXDEV, "%s and %s: %s",
+					 paths[0], paths[i], ge.msg);
+			goto out;
+		}
+	}
+	for (i = 0; i < k; i++) {
+		p = f[i].hdr->part_index;
+		if (e->imgs[p]) {
+			ret = hub_fail(err, -EXDEV, "partition %u given twice",
+					 p);
+			goto out;
+		}
+		/* Peers serve their images as partitioned, replica or not. */
+		ret = hub_image_of(&f[i], flags, &e->imgs[p], &len, err);
+		if (ret)
+			goto out;
+		ret = hub_view_init(&e->views[p], e->imgs[p], len);
+		if (ret) {
+			hub_fail(err, ret, "%s: bad image", paths[i]);
+			goto out;
+		}
+	}
+	if (f[0].part_base)
+		memcpy(e->part_base, f[0].part_base, (k + 1) * 8);
+	else
+		e->part_base[1] = f[0].hdr->nodes_global;
+	e->id_end = e->part_base[k];
+	e->own = &e->views[part];
+	ret = 0;
+out:
+	if (f)
+		for (i = 0; i < k; i++)
+			dfg_gs_close(&f[i]);
+	free(f);
+	if (ret) {
+		dfg_hub_engine_free(e);
+		return ret;
+	}
+	*out = e;
+	return 0;
+}
+
+void dfg_hub_engine_free(struct dfg_hub_engine *e)
+{
+	unsigned int i;
+
+	if (!e)
+		return;
+	for (i = 0; i < e->k; i++) {
+		if (e->views)
+			hub_view_fini(&e->views[i]);
+		if (e->imgs)
+			free(e->imgs[i]);
+	}
+	free(e->imgs);
+	free(e->views);
+	free(e->part_base);
+	for (i = 0; i < e->pbuf_cap; i++)
+		free(e->pbuf[i].data);
+	free(e->pbuf);
+	map_free(&e->pbuf_idx);
+	map_free(&e->sim_cache);
+	map_free(&e->r3_keys);
+	map_free(&e->nb_idx);
+	map_free(&e->node_idx);
+	free(e->nb.p);
+	free(e->nbref.p);
+	free(e->nodes.p);
+	free(e->miss_ids.p);
+	free(e->miss_slot.p);
+	free(e->locs.p);
+	for (i = 0; i < DFG_HUB_HOPS_MAX; i++)
+		free(e->pairs[i].p);
+	free(e->front.p);
+	free(e->next.p);
+	free(e->froot.p);
+	free(e->nroot.p);
+	free(e->ids.p);
+	free(e->tmp);
+	free(e);
+}
+
+__u64 dfg_hub_engine_nodes(const struct dfg_hub_engine *e)
+{
+	if (!e)
+		return 0;
+	return e->hub ? served_nodes(e->own) : e->id_end;
+}
+
+void dfg_hub_engine_stats(const struct dfg_hub_engine *e,
+			  struct dfg_hub_stats *st)
+{
+	if (e && st)
+		*st = e->st;
+}
+
+/* ---- the prefetch buffer (323) ---- */
+
+static const struct pbuf_ent *pbuf_get(const struct dfg_hub_engine *e,
+				       uint64_t key)
+{
+	const uint32_t *slot = map_get(&e->pbuf_idx, key);
+
+	return slot ? &e->pbuf[*slot] : NULL;
+}
+
+/* Copy @len bytes of @key into the buffer, evicting the oldest. */
+static int pbuf_put(struct dfg_hub_engine *e, uint64_t key, const void *data,
+		    uint32_t len)
+{
+	struct pbuf_ent *pe;
+	uint32_t *v;
+	bool found;
+
+	if (pbuf_get(e, key))
+		return 0;
+	pe = &e->pbuf[e->pbuf_head];
+	if (pe->data) {
+		map_del(&e->pbuf_idx, pe->key);
+		free(pe->data);
+		pe->data = NULL;
+		e->pbuf_n--;
+	}
+	pe->data = malloc(len ? len : 1);
+	if (!pe->data)
+		return -ENOMEM;
+	memcpy(pe->data, data, len);
+	pe->len = len;
+	pe->key = key;
+	v = map_slot(&e->pbuf_idx, key, &found);
+	if (!v)
+		return -ENOMEM;
+	*v = e->pbuf_head;
+	e->pbuf_head = (e->pbuf_head + 1) % e->pbuf_cap;
+	e->pbuf_n++;
+	return 0;
+}
+
+/* ---- reading nodes ---- */
+
+static int tmp_room(struct dfg_hub_engine *e, size_t len)
+{
+	uint8_t *p;
+
+	if (len <= e->tmp_cap)
+		return 0;
+	p = realloc(e->tmp, len);
+	if (!p)
+		return -ENOMEM;
+	e->tmp = p;
+	e->tmp_cap = len;
+	return 0;
+}
+
+/* Owner view of a remote ID (engine over files), or NULL. */
+static const struct hub_view *owner_view(const struct dfg_hub_engine *e,
+					 uint64_t id)
+{
+	if (id >= e->part_base[e->k])
+		return NULL;
+	return &e->views[dfg_gs_owner(e->part_base, e->k, id)];
+}
+
+/*
+ * A fetched entry: @i-th of the request. The sink gets the bytes; @r3
+ * marks reads done for R3 (which keep nothing, the cache keeps them).
+ */
+typedef int (*sink_fn)(struct dfg_hub_engine *e, uint32_t i, const void *p,
+		       uint32_t len);
+
+/* Count a remote entry: a read now, or a cache hit (R3's or not). */
+static void count_remote(struct dfg_hub_engine *e, uint64_t key, bool hit,
+			 bool r3)
+{
+	if (r3) {
+		if (!hit)
+			e->st.r3_nodes++;
+		return;
+	}
+	if (!hit) {
+		e->st.remote++;
+		return;
+	}
+	e->st.cache_hits++;
+	if (map_get(&e->r3_keys, key))
+		e->st.r3_hits++;
+}
+
+/*
+ * Remote entries of one fetch (miss_ids, miss_slot) from their owners:
+ * PREFETCH in chunks and a copy out of the cache, or the owners' files.
+ */
+static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
+			sink_fn sink, bool r3)
+{
+	const uint64_t *ids = e->miss_ids.p;
+	const uint32_t *slot = e->miss_slot.p;
+	size_t n = e->miss_ids.n, at, i;
+	struct dfg_hub_ref ref;
+	bool found;
+	int ret;
+
+	if (!n)
+		return 0;
+	e->st.remote_calls++;
+	if (!e->hub) {
+		for (i = 0; i < n; i++) {
+			const struct hub_view *ov = owner_view(e, ids[i]);
+			uint64_t key = kkey(ids[i], what);
+			uint32_t *v;
+
+			if (!ov || hub_view_ref(ov, ids[i], what, &ref))
+				return -ERANGE;
+			v = map_slot(&e->sim_cache, key, &found);
+			if (!v)
+				return -ENOMEM;
+			count_remote(e, key, found, r3);
+			if (r3) {
+				if (!map_slot(&e->r3_keys, key, &found))
+					return -ENOMEM;
+				continue;
+			}
+			ret = sink(e, slot[i], ref.data, ref.len);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	for (at = 0; at < n; at += DFG_PF_NR_MAX) {
+		size_t c = n - at < DFG_PF_NR_MAX ? n - at : DFG_PF_NR_MAX;
+		struct dfg_pf_loc *l;
+		int tries;
+
+		e->locs.n = 0;
+		ret = vec_reserve(&e->locs, c);
+		if (ret)
+			return ret;
+		l = e->locs.p;
+		for (tries = 0;; tries++) {
+			ret = dfg_hub_prefetch(e->d, (const __u64 *)ids + at, (unsigned int)c,
+					       what, l);
+			if (ret == -EINVAL)
+				return -ERANGE;
+			if (ret < 0)
+				return ret;
+			/* ret counted the reads; the counts below use l[]. */
+			ret = 0;
+			for (i = 0; i < c && !r3; i++) {
+				if (l[i].where != DFG_PF_IN_CACHE) {
+					/* Own or replica after all. */
+					ret = hub_view_ref(e->own, ids[at + i],
+							   what, &ref);
+					if (ret)
+						return -EPROTO;
+					ret = sink(e, slot[at + i], ref.data,
+						   ref.len);
+				} else {
+					ret = tmp_room(e, l[i].len);
+					if (!ret)
+						ret = dfg_hub_cache_copy(e->hub,
+									&l[i],
+									e->tmp);
+					if (!ret)
+						ret = sink(e, slot[at + i],
+							   e->tmp, l[i].len);
+				}
+				if (ret)
+					break;
+			}
+			/* Bytes reused while copied: ask again (bounded). */
+			if (ret != -ESTALE || tries == 3)
+				break;
+		}
+		if (ret)
+			return ret;
+		for (i = 0; i < c; i++) {
+			uint64_t key = kkey(ids[at + i], what);
+
+			if (l[i].where != DFG_PF_IN_CACHE)
+				continue;
+			count_remote(e, key, l[i].hit, r3);
+			if (r3 && !map_slot(&e->r3_keys, key, &found))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Read @what of @n nodes: buffer, own, replica, else remote (one request
+ * for all of them). Each entry goes to @sink as (index, bytes). @demand:
+ * the pipeline's read (counted as local, replica, buffer hit), not a
+ * rule's. With @r3, only remote entries are requested (into the cache)
+ * and nothing reaches the sink.
+ */
+static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
+		 unsigned int what, sink_fn sink, bool demand, bool r3)
+{
+	struct dfg_hub_ref ref;
+	size_t i;
+	int ret;
+
+	e->miss_ids.n = 0;
+	e->miss_slot.n = 0;
+	for (i = 0; i < n; i++) {
+		const struct pbuf_ent *pe;
+		uint32_t s = (uint32_t)i;
+
+		if (e->id_end && ids[i] >= e->id_end)
+			return -ERANGE;
+		if (!r3) {
+			pe = pbuf_get(e, kkey(ids[i], what));
+			if (pe) {
+				e->st.buf_hits += demand;
+				ret = sink(e, s, pe->data, pe->len);
+				if (ret)
+					return ret;
+				continue;
+			}
+		}
+		if (!hub_view_ref(e->own, ids[i], what, &ref)) {
+			if (r3)
+				continue;
+			if (!demand)
+				;
+			else if (ref.where == DFG_PF_IN_PART)
+				e->st.local++;
+			else
+				e->st.replica++;
+			ret = sink(e, s, ref.data, ref.len);
+			if (ret)
+				return ret;
+			continue;
+		}
+		ret = vec_push(&e->miss_ids, &ids[i], 1);
+		if (!ret)
+			ret = vec_push(&e->miss_slot, &s, 1);
+		if (ret)
+			return ret;
+	}
+	return fetch_remote(e, what, sink, r3);
+}
+
+/* ---- sinks ---- */
+
+/* Neighbour lists into e->nb, for nbref[sink_base + i]. */
+static int sink_nbrs(struct dfg_hub_engine *e, uint32_t i, const void *p,
+		     uint32_t len)
+{
+	struct nbref *r = &VAT(&e->nbref, struct nbref, e->sink_base + i);
+
+	r->start = e->nb.n;
+	r->count = len / 8;
+	return vec_push(&e->nb, p, len / 8);
+}
+
+/* Attributes into the batch buffer, row i. */
+static int sink_attrs(struct dfg_hub_engine *e, uint32_t i, const void *p,
+		      uint32_t len)
+{
+	if (len != e->own->h->feat_bytes)
+		return -EPROTO;
+	memcpy(e->sink_dst + (size_t)i * len, p, len);
+	return 0;
+}
+
+/* Into the prefetch buffer: sink_ids[i] is the node. */
+static int sink_pbuf(struct dfg_hub_engine *e, uint32_t i, const void *p,
+		     uint32_t len)
+{
+	return pbuf_put(e, kkey(e->sink_ids[i], e->sink_what), p, len);
+}
+
+/* Rule reads into the buffer: @what of @n nodes (R1, R2, R4). */
+static int to_pbuf(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
+		   unsigned int what)
+{
+	e->sink_ids = ids;
+	e->sink_what = what;
+	return fetch(e, ids, n, what, sink_pbuf, false, false);
+}
+
+/* ---- neighbour acquisition ---- */
+
+/*
+ * Make sure the neighbour lists of @n nodes are in e->nb (one request for
+ * those not read yet in this batch).
+ */
+static int acquire(struct dfg_hub_engine *e, const uint64_t *ids, size_t n)
+{
+	size_t i, base = e->nbref.n;
+	struct nbref z = { 0 };
+	uint32_t *v;
+	bool found;
+	int ret;
+
+	e->ids.n = 0;
+	for (i = 0; i < n; i++) {
+		v = map_slot(&e->nb_idx, ids[i], &found);
+		if (!v)
+			return -ENOMEM;
+		if (found)
+			continue;
+		*v = (uint32_t)e->nbref.n;
+		ret = vec_push(&e->nbref, &z, 1);
+		if (!ret)
+			ret = vec_push(&e->ids, &ids[i], 1);
+		if (ret)
+			return ret;
+	}
+	e->sink_base = base;
+	/* e->ids is reused by nothing fetch() calls. */
+	return fetch(e, e->ids.p, e->ids.n, DFG_PF_NBRS, sink_nbrs, true,
+		     false);
+}
+
+/* The neighbours of @id (acquired): count, and a pointer into e->nb. */
+static const uint64_t *nbrs_of(const struct dfg_hub_engine *e, uint64_t id,
+			       uint32_t *count)
+{
+	const uint32_t *v = map_get(&e->nb_idx, id);
+	const struct nbref *r;
+
+	if (!v) {
+		*count = 0;
+		return NULL;
+	}
+	r = &VAT(&e->nbref, struct nbref, *v);
+	*count = r->count;
+	return &VAT(&e->nb, uint64_t, r->start);
+}
+
+/* ---- sampling ---- */
+
+struct cand {
+	double		key;
+	uint64_t	id;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static bool sorted_has(const uint64_t *a, uint32_t n, uint64_t id)
+{
+	uint32_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (a[mid] == id)
+			return true;
+		if (a[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* A number in (0, 1) from the slot's key and a candidate. */
+static double unit(const struct dfg_hub_engine *e, uint64_t batch,
+		   unsigned int hop, uint64_t slot, uint64_t id)
+{
+	uint64_t x = mix64(e->o.seed ^ 0x6a09e667f3bcc909ULL);
+
+	x = mix64(x ^ batch);
+	x = mix64(x ^ ((uint64_t)hop << 56 | slot));
+	x = mix64(x ^ id);
+	return ((double)(x >> 11) + 0.5) * 0x1p-53;
+}
+
+/*
+ * Sample the neighbours @nb (@deg of them) of the node in frontier slot
+ * @slot of hop @hop, whose root is @root (neighbours @rnb, @rdeg, sorted):
+ * all of them when the fan-out allows, else the fan-out's worth with the
+ * largest keys log(u) / w (Efraimidis and Spirakis: without replacement,
+ * each with probability in proportion to its weight w; w = 1 uniform,
+ * decay^(d - 1) by hop distance d). Appends to @out.
+ */
+static int sample(struct dfg_hub_engine *e, uint64_t batch, unsigned int hop,
+		  uint64_t slot, uint64_t root, const uint64_t *rnb,
+		  uint32_t rdeg, const uint64_t *nb, uint32_t deg,
+		  struct vec *out)
+{
+	uint32_t k = e->o.fanout[hop], i;
+	struct cand *c;
+	int ret = 0;
+
+	if (!k || deg <= k)
+		return vec_push(out, nb, deg);
+	c = malloc(deg * sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	for (i = 0; i < deg; i++) {
+		double w = 1, u = unit(e, batch, hop, slot, nb[i]);
+
+		if (e->o.flags & DFG_HUB_F_WEIGHTED) {
+			unsigned int d = nb[i] == root ? 0 :
+					 sorted_has(rnb, rdeg, nb[i]) ? 1 :
+					 hop + 1;
+
+			w = pow(e->o.decay, (double)d - 1);
+		}
+		c[i].key = log(u) / w;
+		c[i].id = nb[i];
+	}
+	qsort(c, deg, sizeof(*c), cand_cmp);
+	for (i = 0; i < k && !ret; i++)
+		ret = vec_push(out, &c[i].id, 1);
+	free(c);
+	return ret;
+}
+
+/* ---- rules ---- */
+
+static bool own_hub(const struct dfg_hub_engine *e, uint64_t id)
+{
+	return hub_view_is_hub(e->own, id);
+}
+
+/* R2: remote hubs next to own hub @h held in the replica, into the buffer. */
+static int rule_r2(struct dfg_hub_engine *e, uint64_t h)
+{
+	struct dfg_hub_ref ref;
+	const uint64_t *nb;
+	uint32_t i, n;
+	int ret;
+
+	if (hub_view_ref(e->own, h, DFG_PF_NBRS, &ref))
+		return 0;
+	nb = ref.data;
+	n = ref.len / 8;
+	e->ids.n = 0;
+	for (i = 0; i < n; i++) {
+		if (hub_view_own(e->own, nb[i]) || hub_view_rep(e->own, nb[i]) < 0)
+			continue;
+		ret = vec_push(&e->ids, &nb[i], 1);
+		if (ret)
+			return ret;
+	}
+	e->st.r2 += e->ids.n;
+	ret = to_pbuf(e, e->ids.p, e->ids.n, DFG_PF_NBRS);
+	if (!ret)
+		ret = to_pbuf(e, e->ids.p, e->ids.n, DFG_PF_ATTRS);
+	return ret;
+}
+
+/* Rules at root selection: R1, R2 (para. 76 variant), R4. */
+static int rules_root(struct dfg_hub_engine *e, uint64_t batch,
+		      unsigned int ri, uint64_t r)
+{
+	uint32_t n, i;
+	const uint64_t *nb;
+	struct vec tmp = VEC(uint64_t), hubs = VEC(uint64_t);
+	int ret = 0;
+
+	if (!hub_view_own(e->own, r))
+		return 0;
+	nb = nbrs_of(e, r, &n);
+	for (i = 0; i < n && !ret; i++)
+		if (own_hub(e, nb[i]))
+			ret = vec_push(&hubs, &nb[i], 1);
+	if (ret || !hubs.n)
+		goto out;
+	if (e->o.rules & DFG_HUB_R1) {
+		e->st.r1 += hubs.n;
+		ret = to_pbuf(e, hubs.p, hubs.n, DFG_PF_NBRS);
+		if (!ret)
+			ret = to_pbuf(e, hubs.p, hubs.n, DFG_PF_ATTRS);
+	}
+	if ((e->o.rules & DFG_HUB_R2) && (e->o.flags & DFG_HUB_F_R2_ON_ROOT))
+		for (i = 0; i < hubs.n && !ret; i++)
+			ret = rule_r2(e, VAT(&hubs, uint64_t, i));
+	if (!ret && (e->o.rules & DFG_HUB_R4)) {
+		/* nb stays valid: buffer reads do not touch e->nb. */
+		ret = sample(e, batch, 0, ri, r, nb, n, nb, n, &tmp);
+		if (!ret) {
+			e->st.r4 += tmp.n;
+			ret = to_pbuf(e, tmp.p, tmp.n, DFG_PF_ATTRS);
+		}
+	}
+out:
+	free(tmp.p);
+	free(hubs.p);
+	return ret;
+}
+
+/*
+ * R3 after hop @hop's sampling: remote hubs among the new frontier
+ * (e->next, parents in pairs[hop]) whose neighbours the next hop
+ * expands. Their lists are acquired (from the owner, or the replica), the
+ * next hop's sample of each computed, and those nodes' attributes (and
+ * lists, if expanded later) brought into the machine's cache.
+ */
+static int rule_r3(struct dfg_hub_engine *e, uint64_t batch, unsigned int hop)
+{
+	const uint64_t *pairs = e->pairs[hop].p, *front = e->front.p;
+	struct vec hubs = VEC(uint64_t), slots = VEC(uint64_t);
+	struct vec got = VEC(uint64_t);
+	size_t j;
+	int ret = 0;
+
+	for (j = 0; j < e->next.n && !ret; j++) {
+		uint64_t x = VAT(&e->next, uint64_t, j);
+		uint64_t parent = front[pairs[j] & 0xffffffffU];
+
+		if (hub_view_own(e->own, x))
+			continue;
+		if (!hub_view_own(e->own, parent) &&
+		    hub_view_rep(e->own, x) < 0)
+			continue;
+		ret = vec_push(&hubs, &x, 1);
+		if (!ret)
+			ret = vec_push(&slots, &(uint64_t){ j }, 1);
+	}
+	if (ret || !hubs.n)
+		goto out;
+	e->st.r3 += hubs.n;
+	ret = acquire(e, hubs.p, hubs.n);
+	for (j = 0; j < hubs.n && !ret; j++) {
+		uint64_t x = VAT(&hubs, uint64_t, j);
+		uint64_t slot = VAT(&slots, uint64_t, j);
+		uint64_t rid = e->roots[VAT(&e->nroot, uint32_t, slot)];
+		const uint64_t *nb, *rnb;
+		uint32_t n, rn;
+
+		/* The slot's root, for hop-distance weights. */
+		rnb = nbrs_of(e, rid, &rn);
+		nb = nbrs_of(e, x, &n);
+		ret = sample(e, batch, hop + 1, slot, rid, rnb, rn, nb, n,
+			     &got);
+	}
+	if (ret || !got.n)
+		goto out;
+	ret = fetch(e, got.p, got.n, DFG_PF_ATTRS, NULL, false, true);
+	if (!ret && hop + 2 < e->o.hops)
+		ret = fetch(e, got.p, got.n, DFG_PF_NBRS, NULL, false, true);
+out:
+	free(hubs.p);
+	free(slots.p);
+	free(got.p);
+	return ret;
+}
+
+/* ---- the pipeline ---- */
+
+/* Index of @id in the batch's nodes, added if new. */
+static int node_index(struct dfg_hub_engine *e, uint64_t id, uint32_t *idx)
+{
+	bool found;
+	uint32_t *v = map_slot(&e->node_idx, id, &found);
+
+	if (!v)
+		return -ENOMEM;
+	if (!found) {
+		if (e->nodes.n >= UINT32_MAX)
+			return -E2BIG;
+		*v = (uint32_t)e->nodes.n;
+		if (vec_push(&e->nodes, &id, 1))
+			return -ENOMEM;
+	}
+	*idx = *v;
+	return 0;
+}
+
+static void batch_reset(struct dfg_hub_engine *e)
+{
+	unsigned int h;
+
+	e->nb.n = 0;
+	e->nbref.n = 0;
+	e->nodes.n = 0;
+	map_clear(&e->nb_idx);
+	map_clear(&e->node_idx);
+	map_clear(&e->r3_keys);
+	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
+		e->pairs[h].n = 0;
+	e->front.n = 0;
+	e->froot.n = 0;
+}
+
+static size_t al8(size_t x)
+{
+	return (x + 7) & ~(size_t)7;
+}
+
+/* Hop @h: acquire the frontier's lists, sample each slot, run rules. */
+static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
+{
+	size_t s;
+	int ret;
+
+	ret = acquire(e, e->front.p, e->front.n);
+	if (ret)
+		return ret;
+	if (h == 0 && (e->o.rules & (DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4)))
+		for (s = 0; s < e->front.n; s++) {
+			ret = rules_root(e, batch, (unsigned int)s,
+					 VAT(&e->front, uint64_t, s));
+			if (ret)
+				return ret;
+		}
+	e->next.n = 0;
+	e->nroot.n = 0;
+	for (s = 0; s < e->front.n; s++) {
+		uint64_t x = VAT(&e->front, uint64_t, s);
+		uint32_t ri = VAT(&e->froot, uint32_t, s), n, rn, idx;
+		const uint64_t *nb = nbrs_of(e, x, &n);
+		const uint64_t *rnb = nbrs_of(e, e->roots[ri], &rn);
+		size_t before = e->next.n, c;
+
+		ret = sample(e, batch, h, s, e->roots[ri], rnb, rn, nb, n,
+			     &e->next);
+		for (c = before; c < e->next.n && !ret; c++) {
+			uint64_t y = VAT(&e->next, uint64_t, c);
+
+			if (e->id_end && y >= e->id_end)
+				return -ERANGE;
+			ret = node_index(e, y, &idx);
+			if (!ret)
+				ret = vec_push(&e->pairs[h],
+					       &(uint64_t){ (uint64_t)idx << 32 |
+							    (uint32_t)s }, 1);
+			if (!ret)
+				ret = vec_push(&e->nroot, &ri, 1);
+		}
+		if (ret)
+			return ret;
+	}
+	e->st.sampled += e->next.n;
+	/* R2 (claims 3/8): own hubs sampled one hop from the root. */
+	if (h == 0 && (e->o.rules & DFG_HUB_R2) &&
+	    !(e->o.flags & DFG_HUB_F_R2_ON_ROOT))
+		for (s = 0; s < e->next.n; s++) {
+			uint64_t y = VAT(&e->next, uint64_t, s);
+
+			if (hub_view_own(e->own, e->roots[VAT(&e->nroot,
+							    uint32_t, s)]) &&
+			    own_hub(e, y)) {
+				ret = rule_r2(e, y);
+				if (ret)
+					return ret;
+			}
+		}
+	if ((e->o.rules & DFG_HUB_R3) && h + 1 < e->o.hops) {
+		ret = rule_r3(e, batch, h);
+		if (ret)
+			return ret;
+	}
+	/* The children are the next hop's frontier. */
+	{
+		struct vec t = e->front;
+
+		e->front = e->next;
+		e->next = t;
+		t = e->froot;
+		e->froot = e->nroot;
+		e->nroot = t;
+	}
+	return 0;
+}
+
+int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
+		   unsigned int nroots, struct dfg_arena *arena, __u64 *off)
+{
+	size_t bytes, at, ab;
+	struct dfg_hub_batch *b;
+	uint32_t idx, i;
+	unsigned int h;
+	uint8_t *base;
+	__s64 o;
+	int ret;
+
+	if (!e || !roots || !nroots || !arena || !off)
+		return -EINVAL;
+	batch_reset(e);
+	e->roots = (const uint64_t *)roots;
+	for (i = 0; i < nroots; i++) {
+		if (e->id_end && roots[i] >= e->id_end)
+			return -ERANGE;
+		ret = node_index(e, roots[i], &idx);
+		if (!ret)
+			ret = vec_push(&e->front, &roots[i], 1);
+		if (!ret)
+			ret = vec_push(&e->froot, &i, 1);
+		if (ret)
+			return ret;
+	}
+	for (h = 0; h < e->o.hops; h++) {
+		ret = hop_run(e, batch, h);
+		if (ret)
+			return ret;
+	}
+
+	/* Encode: the layout of struct dfg_hub_batch. */
+	ab = e->own->h->feat_bytes;
+	bytes = al8(sizeof(*b)) + al8((size_t)nroots * 4) + e->nodes.n * 8;
+	for (h = 0; h < e->o.hops; h++)
+		bytes += e->pairs[h].n * 8;
+	bytes += al8(e->nodes.n * ab);
+	if (bytes > UINT32_MAX)
+		return -E2BIG;
+	o = dfg_buf_alloc(arena, bytes);
+	if (o < 0)
+		return (int)o;
+	base = dfg_arena_ptr(arena, (__u64)o, bytes);
+	if (!base)
+		return -EPROTO;
+	b = (struct dfg_hub_batch *)base;
+	memset(b, 0, sizeof(*b));
+	b->magic = DFG_HUB_BATCH_MAGIC;
+	b->bytes = (uint32_t)bytes;
+	b->batch = batch;
+	b->roots = nroots;
+	b->hops = e->o.hops;
+	b->attr_bytes = (uint32_t)ab;
+	b->nodes = (uint32_t)e->nodes.n;
+	at = al8(sizeof(*b));
+	b->roots_off = at;
+	for (i = 0; i < nroots; i++)
+		((uint32_t *)(base + at))[i] = *map_get(&e->node_idx, roots[i]);
+	memset(base + at + nroots * 4, 0, al8(nroots * 4) - nroots * 4);
+	at += al8((size_t)nroots * 4);
+	b->nodes_off = at;
+	memcpy(base + at, e->nodes.p, e->nodes.n * 8);
+	at += e->nodes.n * 8;
+	for (h = 0; h < e->o.hops; h++) {
+		const uint64_t *pr = e->pairs[h].p;
+		uint32_t *dst = (uint32_t *)(base + at);
+		size_t j;
+
+		b->edges[h] = (uint32_t)e->pairs[h].n;
+		b->hop_off[h] = at;
+		for (j = 0; j < e->pairs[h].n; j++) {
+			dst[2 * j] = (uint32_t)pr[j];
+			dst[2 * j + 1] = (uint32_t)(pr[j] >> 32);
+		}
+		at += e->pairs[h].n * 8;
+	}
+	b->attrs_off = at;
+	memset(base + at, 0, bytes - at);
+	/* Attributes of the sampled nodes only, straight into the buffer. */
+	e->sink_dst = base + at;
+	ret = fetch(e, e->nodes.p, e->nodes.n, DFG_PF_ATTRS, sink_attrs, true,
+		    false);
+	if (ret) {
+		dfg_buf_free(arena, (__u64)o);
+		return ret;
+	}
+	e->st.batches++;
+	e->st.roots += nroots;
+	e->st.nodes += e->nodes.n;
+	*off = (__u64)o;
+	return (int)bytes;
+}
+
+int dfg_hub_sample_send(struct dfg_hub_engine *e, __u64 batch,
+			const __u64 *roots, unsigned int nroots,
+			struct dfg_arena *arena, struct dfg_chan *chan)
+{
+	struct dfg_desc d;
+	__u64 off;
+	int ret, len;
+
+	if (!chan)
+		return -EINVAL;
+	len = dfg_hub_sample(e, batch, roots, nroots, arena, &off);
+	if (len < 0)
+		return len;
+	d = (struct dfg_desc){ .off = off, .len = (__u32)len, .tag = batch };
+	ret = dfg_chan_send(chan, &d, 1, 0);
+	if (ret < 0) {
+		dfg_buf_free(arena, off);
+		return ret;
+	}
+	return len;
+}

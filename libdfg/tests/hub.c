@@ -1,0 +1,510 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg host test: the access engine of patent 004 (libdfg/hub/) over
+ * partition files of small R-MAT graphs, without the module.
+ *
+ *   image		the PART_LOAD image of a partition file holds the
+ *			file's CSR, attributes (features + label) and replica
+ *   same_batches_*	with a fixed seed, the mini-batches are byte-identical
+ *			across no replication, replication, +R1/R2/R4, +R3
+ *			(uniform and weighted, both R2 variants, every
+ *			partition); a different seed changes them
+ *   rules_fire		each rule fires exactly where the patent says, counted
+ *			against what this test computes from the partition
+ *			file's own hub mask and replica and from the batch
+ *   replication_saves	replication and the rules cut remote reads, and what
+ *			rules prefetch is used
+ *   bad_input		roots out of range, files of different partitionings,
+ *			a partition twice
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <dfg/dfg.h>
+#include <dfg/hub.h>
+
+#include "gstore.h"
+
+#include "kselftest_harness.h"
+
+#define ARENA_BYTES	(64u << 20)
+#define BATCHES		12
+#define ROOTS		24
+
+/* Partition files of one R-MAT graph, in a scratch directory. */
+struct parts {
+	char		dir[64];
+	char		path[4][200];
+	const char	*paths[4];
+	unsigned int	k;
+};
+
+static void make_parts(struct __test_metadata *_metadata, struct parts *p,
+		       const char *tag, unsigned int scale, uint64_t seed,
+		       unsigned int k)
+{
+	struct dfg_gs_rmat rp = { .scale = scale, .edge_factor = 8,
+				  .seed = seed, .flags = DFG_GS_F_UNDIRECTED };
+	struct dfg_gs_part_opts o = { .k = k, .seed = 1 };
+	struct dfg_gs_part_result res;
+	struct dfg_gs_graph g = { 0 };
+	struct dfg_gs_err err;
+	char prefix[96];
+	uint32_t *part;
+	unsigned int i;
+
+	snprintf(p->dir, sizeof(p->dir), "/tmp/dfg-hub-%s.XXXXXX", tag);
+	ASSERT_NE(NULL, mkdtemp(p->dir));
+	ASSERT_EQ(0, dfg_gs_gen_rmat(&g, &rp, NULL, NULL, &err));
+	ASSERT_EQ(0, dfg_gs_make_attrs(&g, 6, DFG_GS_FEAT_F32, 5, seed, &err));
+	g.graph_id = dfg_gs_graph_id(&g);
+	part = calloc(g.n, sizeof(*part));
+	ASSERT_NE(NULL, part);
+	ASSERT_EQ(0, dfg_gs_assign(&g, &o, part, &err)) {
+		TH_LOG("%s", err.msg);
+	}
+	snprintf(prefix, sizeof(prefix), "%s/g", p->dir);
+	ASSERT_EQ(0, dfg_gs_write_parts(&g, part, &o, prefix, &res, &err)) {
+		TH_LOG("%s", err.msg);
+	}
+	free(res.part);
+	free(part);
+	dfg_gs_graph_free(&g);
+	p->k = k;
+	for (i = 0; i < k; i++) {
+		snprintf(p->path[i], sizeof(p->path[i]), "%s.%u.dfgg", prefix,
+			 i);
+		p->paths[i] = p->path[i];
+	}
+}
+
+static void rm_parts(struct parts *p)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", p->dir);
+	if (system(cmd))
+		fprintf(stderr, "# could not remove %s\n", p->dir);
+}
+
+/* An arena over plain memory with an allocator. */
+static struct dfg_arena *arena_new(struct __test_metadata *_metadata)
+{
+	struct dfg_arena *a;
+	void *mem = NULL;
+
+	ASSERT_EQ(0, posix_memalign(&mem, 4096, ARENA_BYTES));
+	ASSERT_EQ(0, dfg_arena_wrap(mem, ARENA_BYTES, 1, &a));
+	ASSERT_EQ(0, dfg_alloc_init(a));
+	return a;
+}
+
+static void arena_free(struct dfg_arena *a)
+{
+	void *mem = dfg_arena_base(a);
+
+	dfg_arena_unmap(a);
+	free(mem);
+}
+
+/* Roots of batch @b: mostly own nodes of @f, a few of anywhere. */
+static void roots_of(const struct dfg_gs_file *f, uint64_t b, __u64 *roots)
+{
+	uint64_t x = b * 0x9e3779b97f4a7c15ULL + 7;
+	unsigned int i;
+
+	for (i = 0; i < ROOTS; i++) {
+		x ^= x >> 29;
+		x *= 0xbf58476d1ce4e5b9ULL;
+		x ^= x >> 32;
+		if (i % 6 == 5)
+			roots[i] = x % f->hdr->nodes_global;
+		else
+			roots[i] = f->hdr->node_base + x % f->hdr->nodes_local;
+	}
+}
+
+/*
+ * Runs BATCHES batches on partition @part; writes each batch's bytes'
+ * hash to @hash and the counters to @st; calls @check on each batch.
+ */
+typedef void (*batch_check_fn)(struct __test_metadata *_metadata,
+			       const struct dfg_gs_file *f,
+			       const struct dfg_hub_batch *b,
+			       const struct dfg_hub_opts *o, void *arg);
+
+static void run(struct __test_metadata *_metadata, const struct parts *p,
+		unsigned int part, unsigned int load,
+		const struct dfg_hub_opts *o, uint64_t *hash,
+		struct dfg_hub_stats *st, batch_check_fn check, void *arg)
+{
+	struct dfg_hub_engine *e;
+	struct dfg_arena *a = arena_new(_metadata);
+	struct dfg_gs_file f;
+	struct dfg_gs_err gerr;
+	struct dfg_hub_err err;
+	__u64 roots[ROOTS], off;
+	uint64_t b;
+	int len;
+
+	ASSERT_EQ(0, dfg_gs_open(&f, p->paths[part], &gerr));
+	ASSERT_EQ(0, dfg_hub_engine_files(p->paths, p->k, part, load, o, &e,
+					  &err)) {
+		TH_LOG("%s", err.msg);
+	}
+	for (b = 0; b < BATCHES; b++) {
+		const struct dfg_hub_batch *hb;
+
+		roots_of(&f, b * 31 + part, roots);
+		len = dfg_hub_sample(e, b, roots, ROOTS, a, &off);
+		ASSERT_LT(0, len) {
+			TH_LOG("batch %llu: %s", (unsigned long long)b,
+			       strerror(-len));
+		}
+		hb = dfg_arena_ptr(a, off, len);
+		ASSERT_NE(NULL, hb);
+		ASSERT_EQ(DFG_HUB_BATCH_MAGIC, hb->magic);
+		ASSERT_EQ((uint32_t)len, hb->bytes);
+		hash[b] = dfg_gs_hash(0, hb, len);
+		if (check)
+			check(_metadata, &f, hb, o, arg);
+		ASSERT_EQ(0, dfg_buf_free(a, off));
+	}
+	dfg_hub_engine_stats(e, st);
+	dfg_hub_engine_free(e);
+	dfg_gs_close(&f);
+	arena_free(a);
+}
+
+TEST(image)
+{
+	struct parts p;
+	struct dfg_gs_file f;
+	struct dfg_gs_err gerr;
+	const struct dfg_part_hdr *h;
+	size_t len, row;
+	uint64_t i;
+	void *img;
+	uint8_t *b;
+
+	make_parts(_metadata, &p, "img", 9, 3, 2);
+	ASSERT_EQ(0, dfg_gs_open(&f, p.paths[1], &gerr));
+	ASSERT_EQ(0, dfg_hub_image(p.paths[1], 0, &img, &len, NULL));
+	h = img;
+	b = img;
+	EXPECT_EQ(DFG_PART_MAGIC, h->magic);
+	EXPECT_EQ(len, h->image_bytes);
+	EXPECT_EQ(f.hdr->node_base, h->node_first);
+	EXPECT_EQ(f.hdr->nodes_local, h->node_count);
+	EXPECT_EQ(f.hdr->rep_count, h->rep_count);
+	EXPECT_NE(0, h->rep_count);
+	row = 6 * 4;
+	EXPECT_EQ(row + 4, h->feat_bytes);
+	EXPECT_EQ(0, memcmp(b + h->row_off, f.row_ptr,
+			    (h->node_count + 1) * 8));
+	EXPECT_EQ(0, memcmp(b + h->col_off, f.col, h->col_count * 8));
+	EXPECT_EQ(0, memcmp(b + h->rep_ids_off, f.rep_id, h->rep_count * 8));
+	EXPECT_EQ(0, memcmp(b + h->rep_col_off, f.rep_col,
+			    h->rep_col_count * 8));
+	for (i = 0; i < h->node_count; i++) {
+		EXPECT_EQ(0, memcmp(b + h->feat_off + i * h->feat_bytes,
+				    (const uint8_t *)f.feat + i * row, row));
+		EXPECT_EQ(0, memcmp(b + h->feat_off + i * h->feat_bytes + row,
+				    &f.label[i], 4));
+	}
+	for (i = 0; i < h->rep_count; i++)
+		EXPECT_EQ(0, memcmp(b + h->rep_feat_off + i * h->feat_bytes,
+				    (const uint8_t *)f.rep_feat + i * row,
+				    row));
+	free(img);
+	/* Without the replica. */
+	ASSERT_EQ(0, dfg_hub_image(p.paths[1], DFG_HUB_LOAD_NO_REPLICA, &img,
+				   &len, NULL));
+	h = img;
+	EXPECT_EQ(0, h->rep_count);
+	EXPECT_EQ(0, h->rep_col_count);
+	free(img);
+	EXPECT_EQ(-EINVAL, dfg_hub_image(p.paths[1], 0x80, &img, &len, NULL));
+	dfg_gs_close(&f);
+	rm_parts(&p);
+}
+
+/* The four configurations of the patent's ablation. */
+static const struct {
+	const char	*name;
+	unsigned int	load, rules;
+} configs[] = {
+	{ "no replication",	DFG_HUB_LOAD_NO_REPLICA, 0 },
+	{ "replication",	0, 0 },
+	{ "+R1/R2/R4",		0, DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4 },
+	{ "+R3",		0, DFG_HUB_R_ALL },
+};
+
+#define NCONF	(sizeof(configs) / sizeof(configs[0]))
+
+/*
+ * Every partition, the four configurations, then three hops with every
+ * rule, then another seed, for one set of engine flags.
+ */
+static void same_batches(struct __test_metadata *_metadata,
+			 unsigned int flags)
+{
+	struct dfg_hub_stats st;
+	uint64_t ref[BATCHES], got[BATCHES], other[BATCHES];
+	struct parts p;
+	unsigned int part, c;
+
+	make_parts(_metadata, &p, "same", 9, 5, 3);
+	for (part = 0; part < p.k; part++) {
+		struct dfg_hub_opts o = {
+			.hops = 2, .fanout = { 10, 5 }, .seed = 42,
+			.flags = flags, .buf_entries = 64,
+		};
+
+		for (c = 0; c < NCONF; c++) {
+			o.rules = configs[c].rules;
+			run(_metadata, &p, part, configs[c].load, &o,
+			    c ? got : ref, &st, NULL, NULL);
+			if (c)
+				EXPECT_EQ(0, memcmp(ref, got, sizeof(ref))) {
+					TH_LOG("part %u flags %u: %s differs",
+					       part, flags, configs[c].name);
+				}
+		}
+		/* Three hops, all rules, another fan-out. */
+		o.hops = 3;
+		o.fanout[2] = 3;
+		o.rules = 0;
+		run(_metadata, &p, part, DFG_HUB_LOAD_NO_REPLICA, &o, ref, &st,
+		    NULL, NULL);
+		o.rules = DFG_HUB_R_ALL;
+		run(_metadata, &p, part, 0, &o, got, &st, NULL, NULL);
+		EXPECT_EQ(0, memcmp(ref, got, sizeof(ref)));
+		/* Another seed samples otherwise. */
+		o.seed = 43;
+		run(_metadata, &p, part, 0, &o, other, &st, NULL, NULL);
+		EXPECT_NE(0, memcmp(got, other, sizeof(got)));
+	}
+	rm_parts(&p);
+}
+
+TEST(same_batches_uniform)
+{
+	same_batches(_metadata, 0);
+}
+
+TEST(same_batches_weighted)
+{
+	same_batches(_metadata, DFG_HUB_F_WEIGHTED);
+}
+
+TEST(same_batches_r2_on_root)
+{
+	same_batches(_metadata, DFG_HUB_F_R2_ON_ROOT);
+}
+
+/* Expected firings, computed from the batch and the partition file. */
+struct expect {
+	uint64_t	r1, r2, r3, r4;
+};
+
+static bool file_hub(const struct dfg_gs_file *f, uint64_t id)
+{
+	uint64_t i = id - f->hdr->node_base;
+
+	return i < f->hdr->nodes_local && (f->hub_mask[i / 64] >> (i % 64) & 1);
+}
+
+static bool file_own(const struct dfg_gs_file *f, uint64_t id)
+{
+	return id - f->hdr->node_base < f->hdr->nodes_local;
+}
+
+static bool file_rep(const struct dfg_gs_file *f, uint64_t id)
+{
+	return bsearch(&id, f->rep_id, f->hdr->rep_count, 8,
+		       dfg_gs_cmp_u64) != NULL;
+}
+
+static void file_nbrs(const struct dfg_gs_file *f, uint64_t id,
+		      const uint64_t **nb, uint64_t *n)
+{
+	uint64_t i = id - f->hdr->node_base;
+
+	*nb = f->col + f->row_ptr[i];
+	*n = f->row_ptr[i + 1] - f->row_ptr[i];
+}
+
+static void expect_batch(struct __test_metadata *_metadata,
+			 const struct dfg_gs_file *f,
+			 const struct dfg_hub_batch *b,
+			 const struct dfg_hub_opts *o, void *arg)
+{
+	const uint8_t *base = (const uint8_t *)b;
+	const uint32_t *roots = (const void *)(base + b->roots_off);
+	const uint64_t *nodes = (const void *)(base + b->nodes_off);
+	const uint32_t *h0 = (const void *)(base + b->hop_off[0]);
+	const uint32_t *h1 = (const void *)(base + b->hop_off[1]);
+	struct expect *x = arg;
+	const uint64_t *nb, *nb2;
+	uint64_t n, n2, i, j;
+
+	for (i = 0; i < b->roots; i++) {
+		uint64_t r = nodes[roots[i]], hubs = 0, picked = 0;
+
+		if (!file_own(f, r))
+			continue;
+		file_nbrs(f, r, &nb, &n);
+		for (j = 0; j < n; j++)
+			hubs += file_hub(f, nb[j]);
+		if (!hubs)
+			continue;
+		x->r1 += hubs;
+		for (j = 0; j < b->edges[0]; j++)
+			picked += h0[2 * j] == i;
+		x->r4 += picked;
+	}
+	/* R2 (claims 3/8): own hubs sampled from an own root. */
+	for (j = 0; j < b->edges[0]; j++) {
+		uint64_t r = nodes[roots[h0[2 * j]]], c = nodes[h0[2 * j + 1]];
+
+		if (!file_own(f, r) || !file_hub(f, c))
+			continue;
+		file_nbrs(f, c, &nb2, &n2);
+		for (i = 0; i < n2; i++)
+			x->r2 += !file_own(f, nb2[i]) && file_rep(f, nb2[i]);
+	}
+	/* R3: remote hubs at hop 1, parent own or replicated. */
+	if (o->hops < 2)
+		return;
+	(void)h1;
+	for (j = 0; j < b->edges[0]; j++) {
+		uint64_t parent = nodes[roots[h0[2 * j]]];
+		uint64_t c = nodes[h0[2 * j + 1]];
+
+		if (file_own(f, c))
+			continue;
+		x->r3 += file_own(f, parent) || file_rep(f, c);
+	}
+}
+
+TEST(rules_fire)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 8, 4 }, .seed = 9 };
+	uint64_t hash[BATCHES];
+	struct dfg_hub_stats st;
+	struct expect x;
+	struct parts p;
+	unsigned int part, r;
+
+	make_parts(_metadata, &p, "rules", 10, 11, 2);
+	for (part = 0; part < p.k; part++)
+		for (r = 0; r <= 4; r++) {
+			o.rules = r < 4 ? 1U << r : DFG_HUB_R_ALL;
+			memset(&x, 0, sizeof(x));
+			run(_metadata, &p, part, 0, &o, hash, &st,
+			    expect_batch, &x);
+			EXPECT_EQ(o.rules & DFG_HUB_R1 ? x.r1 : 0, st.r1);
+			EXPECT_EQ(o.rules & DFG_HUB_R2 ? x.r2 : 0, st.r2);
+			EXPECT_EQ(o.rules & DFG_HUB_R3 ? x.r3 : 0, st.r3);
+			EXPECT_EQ(o.rules & DFG_HUB_R4 ? x.r4 : 0, st.r4);
+			/* Each one had something to do. */
+			if (o.rules & DFG_HUB_R1)
+				EXPECT_LT(0, st.r1);
+			if (o.rules & DFG_HUB_R2)
+				EXPECT_LT(0, st.r2);
+			if (o.rules & DFG_HUB_R3)
+				EXPECT_LT(0, st.r3);
+			if (o.rules & DFG_HUB_R4)
+				EXPECT_LT(0, st.r4);
+		}
+	rm_parts(&p);
+}
+
+TEST(replication_saves)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 10, 5 }, .seed = 1 };
+	struct dfg_hub_stats st[NCONF];
+	uint64_t hash[BATCHES];
+	struct parts p;
+	unsigned int c;
+
+	make_parts(_metadata, &p, "save", 10, 21, 2);
+	for (c = 0; c < NCONF; c++) {
+		o.rules = configs[c].rules;
+		run(_metadata, &p, 0, configs[c].load, &o, hash, &st[c], NULL,
+		    NULL);
+		TH_LOG("%-15s remote %llu calls %llu replica %llu buf %llu cache %llu r3_hits %llu",
+		       configs[c].name, (unsigned long long)st[c].remote,
+		       (unsigned long long)st[c].remote_calls,
+		       (unsigned long long)st[c].replica,
+		       (unsigned long long)st[c].buf_hits,
+		       (unsigned long long)st[c].cache_hits,
+		       (unsigned long long)st[c].r3_hits);
+	}
+	EXPECT_EQ(0, st[0].replica);
+	EXPECT_LT(0, st[1].replica);
+	EXPECT_LT(st[1].remote, st[0].remote);
+	EXPECT_EQ(0, st[1].buf_hits);
+	EXPECT_LT(0, st[2].buf_hits);
+	EXPECT_LT(0, st[3].r3_hits);
+	EXPECT_EQ(st[0].nodes, st[3].nodes);
+	EXPECT_EQ(st[0].sampled, st[3].sampled);
+	rm_parts(&p);
+}
+
+TEST(bad_input)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 4, 4 }, .seed = 1 };
+	struct dfg_hub_engine *e;
+	struct dfg_arena *a = arena_new(_metadata);
+	struct dfg_hub_err err;
+	struct parts p, q;
+	const char *mix[2];
+	__u64 roots[2], off;
+
+	make_parts(_metadata, &p, "bad1", 8, 1, 2);
+	make_parts(_metadata, &q, "bad2", 8, 2, 2);
+	ASSERT_EQ(0, dfg_hub_engine_files(p.paths, 2, 0, 0, &o, &e, &err));
+	roots[0] = 1;
+	roots[1] = dfg_hub_engine_nodes(e);
+	EXPECT_EQ(-ERANGE, dfg_hub_sample(e, 0, roots, 2, a, &off));
+	roots[1] = ~0ULL;
+	EXPECT_EQ(-ERANGE, dfg_hub_sample(e, 0, roots, 2, a, &off));
+	EXPECT_EQ(-EINVAL, dfg_hub_sample(e, 0, roots, 0, a, &off));
+	dfg_hub_engine_free(e);
+
+	/* A partition of another graph. */
+	mix[0] = p.paths[0];
+	mix[1] = q.paths[1];
+	EXPECT_EQ(-EXDEV, dfg_hub_engine_files(mix, 2, 0, 0, &o, &e, &err));
+	TH_LOG("%s", err.msg);
+	EXPECT_NE(NULL, strstr(err.msg, "different graphs"));
+	/* The same partition twice, and a missing one. */
+	mix[1] = p.paths[0];
+	EXPECT_EQ(-EXDEV, dfg_hub_engine_files(mix, 2, 0, 0, &o, &e, &err));
+	EXPECT_EQ(-EXDEV, dfg_hub_engine_files(p.paths, 1, 0, 0, &o, &e,
+					       &err));
+	/* Options. */
+	o.hops = 0;
+	EXPECT_EQ(-EINVAL, dfg_hub_engine_files(p.paths, 2, 0, 0, &o, &e,
+						&err));
+	o.hops = 1;
+	o.fanout[1] = 3;
+	EXPECT_EQ(-EINVAL, dfg_hub_engine_files(p.paths, 2, 0, 0, &o, &e,
+						&err));
+	o.fanout[1] = 0;
+	o.rules = 0x100;
+	EXPECT_EQ(-EINVAL, dfg_hub_engine_files(p.paths, 2, 0, 0, &o, &e,
+						&err));
+	rm_parts(&p);
+	rm_parts(&q);
+	arena_free(a);
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,134 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The access engine (libdfg/hub/, dfg graph serve | sample) on node0 of a
+# two-node rig (selftests/prefetch/rig.sh): a small R-MAT graph
+# partitioned K=2, partition 1 served by node1, partition 0 by node0,
+# which samples mini-batches through its module (PREFETCH over
+# dfg_rdma.ko for node1's nodes). The batches' digest must be the one the
+# engine computes over the two files without the module, in the four
+# configurations of patent 004's ablation: no replication, replication,
+# +R1/R2/R4, +R3. Then bad input: a partition of another graph (as a peer,
+# and to sample with), a root out of range. One TAP line per check.
+top=$(cd "$(dirname "$0")/../.." && pwd)
+BUILD=${BUILD:-$top/build}
+dfg=$BUILD/bin/dfg
+peer=node1
+PF_PEER=169.254.0.11
+ctl=/run/hub-test-ssh
+# Under the repository, which both nodes mount at the same path.
+dir=$BUILD/hub-rig
+peer_sh() {
+	ssh -o ControlMaster=auto -o ControlPath=$ctl -o ControlPersist=600 \
+		"$peer" "$@"
+}
+
+# check NAME CMD...: CMD exits 0.
+check() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "ok - $name"
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "not ok - $name"
+	fi
+}
+
+# fails NAME PATTERN CMD...: CMD exits 1 and says PATTERN.
+fails() {
+	local name=$1 pat=$2 out rc
+	shift 2
+	out=$("$@" 2>&1)
+	rc=$?
+	if [ "$rc" = 1 ] && grep -qF -- "$pat" <<<"$out"; then
+		echo "ok - $name"
+	else
+		echo "$out" | sed 's/^/# /'
+		echo "# exit $rc, want 1 and '$pat'"
+		echo "not ok - $name"
+	fi
+}
+
+opts=(--fanout 10,5 --batch 32 --batches 6 --seed 7)
+ko=${DFG_KO:-$top/dfg.ko}
+
+# fresh [--no-replica]: node0's modules reloaded (an empty cache, so that
+# every configuration reads from node1), its partition served with a
+# peer.
+fresh() {
+	rmmod dfg_rdma && rmmod dfg && insmod "$ko" &&
+		insmod "${ko%/*}/dfg_rdma.ko" &&
+		"$dfg" graph serve "$@" --peer "$PF_PEER" "$dir/p.0.dfgg"
+}
+# digest CMD...: the digest line of a sample run (empty on failure).
+digest() {
+	"$@" | sed -n 's/^digest //p'
+}
+
+rm -rf "$dir"
+mkdir -p "$dir"
+check "graphs made and partitioned" sh -c "
+	'$dfg' graph gen --scale 10 --seed 5 -q -o '$dir/g.dfgg' &&
+	'$dfg' graph partition -k 2 -q -o '$dir/p' '$dir/g.dfgg' &&
+	'$dfg' graph gen --scale 9 --seed 6 -q -o '$dir/h.dfgg' &&
+	'$dfg' graph partition -k 2 -q -o '$dir/h' '$dir/h.dfgg'"
+want=$(digest "$dfg" graph sample --files "${opts[@]}" "$dir/p.0.dfgg" \
+	"$dir/p.1.dfgg")
+echo "# digest over the files: $want"
+check "node1 serves partition 1" peer_sh "$dfg graph serve $dir/p.1.dfgg"
+
+# A partition of another graph as this machine's: node1's range is none
+# of its partitions'. The peer stays connected (the module has no
+# PEER_REMOVE), so the right partition is loaded without --peer below.
+fails "peer serving another graph's partition refused" \
+	"which is no other partition" \
+	"$dfg" graph serve --peer "$PF_PEER" "$dir/h.0.dfgg"
+
+check "node0 serves partition 0 without its replica, empty cache" \
+	fresh --no-replica
+got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
+check "no replication: the files' batches ($got)" test "$got" = "$want"
+
+for rules in none r1,r2,r4 all; do
+	check "node0 serves partition 0 with its replica, empty cache" fresh
+	out=$("$dfg" graph sample "${opts[@]}" --rules $rules "$dir/p.0.dfgg")
+	echo "$out" | sed 's/^/# /'
+	got=$(sed -n 's/^digest //p' <<<"$out")
+	check "replication, rules $rules: the files' batches" \
+		test "$got" = "$want"
+	check "replication, rules $rules: read from node1" \
+		grep -Eq '^local .* remote [1-9]|r3_nodes [1-9]' <<<"$out"
+done
+check "remote reads went through the cache" \
+	test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0
+
+# Each rule fired as often as over the files: firings depend on the graph
+# and the samples, not on where bytes came from (r3_nodes and r3_hits do).
+firings() {
+	"$@" | sed -n 's/^r1 \([0-9]*\) r2 \([0-9]*\) r3 \([0-9]*\) .* r4 \([0-9]*\)$/\1 \2 \3 \4/p'
+}
+fw=$(firings "$dfg" graph sample --files "${opts[@]}" --rules all \
+	"$dir/p.0.dfgg" "$dir/p.1.dfgg")
+fg=$(firings "$dfg" graph sample "${opts[@]}" --rules all "$dir/p.0.dfgg")
+echo "# r1 r2 r3 r4 over the files: $fw; served: $fg"
+check "rules fire as over the files" test -n "$fw" -a "$fw" = "$fg"
+
+fails "sampling with another graph's partition file refused" \
+	"the module serves nodes" \
+	"$dfg" graph sample "${opts[@]}" "$dir/h.0.dfgg"
+fails "a root out of range" "a node ID outside the graph" \
+	"$dfg" graph sample --roots 1,2,100000 "$dir/p.0.dfgg"
+
+# node1 goes away (its transport unloaded: the connection ends): nodes
+# only it holds fail at once and clearly, what the cache holds stays.
+check "node1 stops serving" peer_sh rmmod dfg_rdma
+t0=$SECONDS
+fails "a dead owner's nodes fail" "unreachable" \
+	"$dfg" graph sample --fanout 10,5 --batch 32 --batches 6 --seed 99 \
+	"$dir/p.0.dfgg"
+check "within 10 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 10
+got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
+check "cached batches still served after the owner died" \
+	test "$got" = "$want"
+rm -rf "$dir"
+echo "# hub checks done"
