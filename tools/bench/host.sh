@@ -71,9 +71,8 @@ if [ "${1:-}" = --guest ]; then
 fi
 
 # The hub benchmark needs the two-node rig: DFG_BENCH_ONLY=hub alone
-# boots it and runs tools/bench/hub.sh on node0. (The contention rule
-# then samples node0's qemu only: node1's counts as the host's other
-# load, so such a run is not published.)
+# boots it and runs tools/bench/hub.sh on node0. The contention rule then
+# counts every node's qemu as the run's own CPU time.
 vm_args=()
 if [ $# -eq 0 ]; then
 	if [ "${DFG_BENCH_ONLY:-}" = hub ]; then
@@ -90,14 +89,14 @@ host_stat() {
 		print t - $5 - $6, t }' /proc/stat
 }
 
-# The qemu process under process $1 (dfg-vm runs it through setpriv and
-# timeout), or nothing.
+# The qemu processes under process $1 (dfg-vm runs each node's through
+# setpriv and timeout), one pid a line, or nothing.
 find_qemu() {
 	ps -e -o pid=,ppid=,comm= | awk -v root="$1" '
 		{ parent[$1] = $2; comm[$1] = $3 }
 		END { for (p in comm) if (comm[p] ~ /^qemu-system/) {
 			for (q = p; q in parent && q != root && q > 1; q = parent[q]) ;
-			if (q == root) { print p; exit }
+			if (q == root) print p
 		} }'
 }
 
@@ -118,20 +117,41 @@ t0=$(date +%s.%N)
 	--timeout "${DFG_BENCH_VM_TIMEOUT:-10800}" -- \
 	"${env_args[@]}" "$here/host.sh" --guest "$@" &
 vm=$!
+# Every node's qemu is the run's own: their CPU time, summed, is taken out
+# of the host's. A node's last sample stands once its qemu has exited.
+nodes=1
+[ "${vm_args[*]}" = "--nodes 2" ] && nodes=2
+declare -A qstart qlast
 qemu= h0= q0= h1= q1= t1=
 while kill -0 "$vm" 2>/dev/null; do
 	if [ -z "$qemu" ]; then
-		qemu=$(find_qemu "$vm")
-		if [ -n "$qemu" ]; then
-			q0=$(proc_cpu "$qemu")
+		mapfile -t pids < <(find_qemu "$vm")
+		if [ "${#pids[@]}" -ge "$nodes" ]; then
+			qemu=${pids[*]}
+			for p in "${pids[@]}"; do
+				qstart[$p]=$(proc_cpu "$p")
+				qlast[$p]=${qstart[$p]}
+			done
 			h0=$(host_stat)
 			t0=$(date +%s.%N)
 		fi
-	elif c=$(proc_cpu "$qemu") && [ -n "$c" ]; then
-		# the last sample while qemu lives closes the interval
-		q1=$c
-		h1=$(host_stat)
-		t1=$(date +%s.%N)
+	else
+		alive=0
+		for p in $qemu; do
+			c=$(proc_cpu "$p") && [ -n "$c" ] || continue
+			qlast[$p]=$c
+			alive=1
+		done
+		if [ "$alive" = 1 ]; then
+			# the last sample while a qemu lives closes the interval
+			q0=0 q1=0
+			for p in $qemu; do
+				q0=$((q0 + ${qstart[$p]:-0}))
+				q1=$((q1 + ${qlast[$p]:-0}))
+			done
+			h1=$(host_stat)
+			t1=$(date +%s.%N)
+		fi
 	fi
 	sleep 1
 done
