@@ -39,7 +39,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "sys.h"
 
 /* Entries of a thread's wait ring: a few waits and the owner's requests. */
 #define DFG_WAIT_RING_ENTRIES	16

@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * libdfg internals shared by core/: the handle and errno-free system calls.
+ * libdfg's one library-wide private seam: the handle (struct dfg), the
+ * errno-free system calls, the one synchronous command call
+ * (dfg_sys_cmd()) and the thread's wait ring (dfg_sys_wait()). core/
+ * implements it; chan/ (arenas, regions, channels), coll/ (teams:
+ * kteam.c, team.c, alltoall.c, xport_shm.c) and sched/ include it, as
+ * "sys.h" through the library's -Icore, because every object file enters
+ * the module through these calls and nowhere else. It is the only header
+ * of one folder that others include by that path; any other seam is a
+ * header named for it in its own folder (DESIGN.md, "Layout"). Not
+ * installed.
  */
-#ifndef _DFG_CORE_INTERNAL_H
-#define _DFG_CORE_INTERNAL_H
+#ifndef _DFG_CORE_SYS_H
+#define _DFG_CORE_SYS_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -134,4 +143,4 @@ static inline void __dfg_sys_munmap(void *p, size_t len)
 	errno = saved;
 }
 
-#endif /* _DFG_CORE_INTERNAL_H */
+#endif /* _DFG_CORE_SYS_H */
