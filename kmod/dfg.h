@@ -333,6 +333,23 @@ int dfg_cmd_init(void);
 const char *dfg_cmd_name(unsigned int nr);
 long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags);
+
+/*
+ * DFG_FD_FOPS() - the file_operations of every dfg descriptor kind (an
+ * open /dev/dfg, a graph, a channel endpoint, a team member, a scheduler
+ * client): both command entry points of cmd.c, which read the kind from
+ * the struct dfg_fd at the head of private_data, and the kind's own
+ * @release and @mmap; /dev/dfg adds its .open. No position: lseek()
+ * returns 0 (noop_llseek).
+ */
+#define DFG_FD_FOPS(_release, _mmap)			\
+	.owner		= THIS_MODULE,			\
+	.release	= (_release),			\
+	.unlocked_ioctl	= dfg_ioctl,			\
+	.compat_ioctl	= compat_ptr_ioctl,		\
+	.uring_cmd	= dfg_uring_cmd,		\
+	.mmap		= (_mmap),			\
+	.llseek		= noop_llseek
 int dfg_cmd_copy_out(struct dfg_cmd_ctx *c);
 
 /* core.c: core command handlers (nr 0x00..0x0f) */
@@ -563,6 +580,7 @@ struct dfg_mem {
 
 int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages);
 void dfg_mem_free(struct dfg_mem *m);
+int dfg_mem_mmap(struct dfg_mem *m, struct vm_area_struct *vma);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 
 /* region.c: exported regions, their mmap and single copy */
