@@ -281,6 +281,45 @@ out_put_user:
 	return ret;
 }
 
+/* Page @vmf->pgoff of a dfg_mem mapped whole; the pte takes a reference. */
+static vm_fault_t dfg_mem_fault(struct vm_fault *vmf)
+{
+	struct dfg_mem *m = vmf->vma->vm_private_data;
+
+	if (vmf->pgoff >= m->nr_pages)
+		return VM_FAULT_SIGBUS;
+	vmf->page = m->pages[vmf->pgoff];
+	get_page(vmf->page);
+	return 0;
+}
+
+static const struct vm_operations_struct dfg_mem_vm_ops = {
+	.fault	= dfg_mem_fault,
+};
+
+/**
+ * dfg_mem_mmap() - map @m from offset 0 of a descriptor's own mmap
+ * @m: the pages of the object the descriptor holds (a channel's, a team's)
+ * @vma: the new mapping
+ *
+ * Shared only, offset 0, at most @m's length. The vma holds the file,
+ * which holds the object and so @m: @m outlives the mapping.
+ *
+ * Return: 0, or -EINVAL for another offset, a longer length or a private
+ * mapping.
+ */
+int dfg_mem_mmap(struct dfg_mem *m, struct vm_area_struct *vma)
+{
+	if (!(vma->vm_flags & VM_MAYSHARE))
+		return -EINVAL;
+	if (vma->vm_pgoff || vma_pages(vma) > m->nr_pages)
+		return -EINVAL;
+	dfg_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
+	vma->vm_private_data = m;
+	vma->vm_ops = &dfg_mem_vm_ops;
+	return 0;
+}
+
 /**
  * dfg_mem_free() - put the pages of @m and return its charges
  * @m: filled by a successful dfg_mem_alloc()

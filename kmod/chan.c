@@ -1043,22 +1043,6 @@ static int dfg_chan_ep_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Page @vmf->pgoff of the channel's memory; the pte takes a reference. */
-static vm_fault_t dfg_chan_fault(struct vm_fault *vmf)
-{
-	struct dfg_chan *ch = vmf->vma->vm_private_data;
-
-	if (vmf->pgoff >= ch->mem.nr_pages)
-		return VM_FAULT_SIGBUS;
-	vmf->page = ch->mem.pages[vmf->pgoff];
-	get_page(vmf->page);
-	return 0;
-}
-
-static const struct vm_operations_struct dfg_chan_vm_ops = {
-	.fault	= dfg_chan_fault,
-};
-
 /*
  * mmap(endpoint, 0, <= DFG_CHAN_MAP_SIZE), shared only: -EINVAL for
  * another offset, a longer length or MAP_PRIVATE. The vma holds the file,
@@ -1067,26 +1051,12 @@ static const struct vm_operations_struct dfg_chan_vm_ops = {
 static int dfg_chan_ep_mmap(struct file *file, struct vm_area_struct *vma)
 {
 	struct dfg_chan_ep *ep = file->private_data;
-	struct dfg_chan *ch = ep->ch;
 
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EINVAL;
-	if (vma->vm_pgoff || vma_pages(vma) > ch->mem.nr_pages)
-		return -EINVAL;
-	dfg_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_private_data = ch;
-	vma->vm_ops = &dfg_chan_vm_ops;
-	return 0;
+	return dfg_mem_mmap(&ep->ch->mem, vma);
 }
 
 static const struct file_operations dfg_chan_ep_fops = {
-	.owner		= THIS_MODULE,
-	.release	= dfg_chan_ep_release,
-	.unlocked_ioctl	= dfg_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.uring_cmd	= dfg_uring_cmd,
-	.mmap		= dfg_chan_ep_mmap,
-	.llseek		= noop_llseek,
+	DFG_FD_FOPS(dfg_chan_ep_release, dfg_chan_ep_mmap),
 };
 
 /* ------------------------------------------------------------------------

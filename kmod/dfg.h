@@ -104,18 +104,38 @@
  *			drains its readers, which take no lock.
  * dfg_pf_mutex	mutex (prefetch.c): peers and the transport
  *	-> dfg_pf_rwsem: replacing a dead peer, unregistering.
- *	-> a transport's connection setup and teardown (rdma_cm), which
- *			take none of ours but dfg_pf_lock, and
- *			dfg_pf_image_lock from a connection handler.
+ *	-> a transport's connection setup and teardown (rdma_cm, whose
+ *			handler_mutex the transport's cm handlers run under):
+ *			PEER_ADD waits there for the connection (the one
+ *			handler that sleeps by hand, see DESIGN.md), and the
+ *			handlers take only dfg_pf_lock (dfg_pf_peer_lost()),
+ *			dfg_rdma_conn.lock, dfg_rdma_lock and, serving,
+ *			dfg_pf_image_lock: never dfg_pf_mutex, so no handler
+ *			waits for a PEER_ADD that waits for it.
  *	-> mmap_lock: PEER_ADD copies its struct out.
  *	-> dfg_pf_lock: publishing a peer.
  * dfg_pf_rwsem		rwsem (prefetch.c), read by PREFETCH while it
  *			starts reads
  *	-> dfg_pf_lock: resolving.
- * dfg_pf_image_lock	mutex (prefetch.c), under mmap_lock (mmap)
+ *	-> dfg_rdma_conn.lock: a transport's ->read.
+ * dfg_pf_image_lock	mutex (prefetch.c), under mmap_lock (mmap) and a
+ *			transport's cm handler (serving an accepted
+ *			connection, dfg_pf_serve_get()); so nothing under it
+ *			touches user memory or waits for a connection.
  *	-> dfg_pf_lock: swapping the image.
+ * dfg_rdma_lock	mutex (rdma/dfg_rdma.c, dfg_rdma.ko): the served
+ *			connections' list and their ->dying; taken under
+ *			rdma_cm's handler_mutex (accepting, a disconnect
+ *			event) or alone (a connection's free work, the
+ *			module's exit); takes none of ours (queue_work()
+ *			only).
  * dfg_pf_lock		spinlock (prefetch.c), process context
  *	-> dfg_file.lock: completing a PREFETCH.
+ * dfg_rdma_conn.lock	spinlock (rdma/dfg_rdma.c), process context:
+ *			a connection's ->dead and ->closing; innermost, taken
+ *			under dfg_pf_rwsem (->read), dfg_pf_mutex (->connect,
+ *			->disconnect) or alone (cm handler, CQ work); dropped
+ *			before dfg_pf_peer_lost().
  * dfg_fb_mutex	mutex (feedback.c): the feedback registry; taken
  *			under dfg_graphs_lock (a graph's death),
  *			dfg_sched_mutex (a set entering or leaving its
@@ -313,6 +333,23 @@ int dfg_cmd_init(void);
 const char *dfg_cmd_name(unsigned int nr);
 long dfg_ioctl(struct file *file, unsigned int cmd, unsigned long arg);
 int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags);
+
+/*
+ * DFG_FD_FOPS() - the file_operations of every dfg descriptor kind (an
+ * open /dev/dfg, a graph, a channel endpoint, a team member, a scheduler
+ * client): both command entry points of cmd.c, which read the kind from
+ * the struct dfg_fd at the head of private_data, and the kind's own
+ * @release and @mmap; /dev/dfg adds its .open. No position: lseek()
+ * returns 0 (noop_llseek).
+ */
+#define DFG_FD_FOPS(_release, _mmap)			\
+	.owner		= THIS_MODULE,			\
+	.release	= (_release),			\
+	.unlocked_ioctl	= dfg_ioctl,			\
+	.compat_ioctl	= compat_ptr_ioctl,		\
+	.uring_cmd	= dfg_uring_cmd,		\
+	.mmap		= (_mmap),			\
+	.llseek		= noop_llseek
 int dfg_cmd_copy_out(struct dfg_cmd_ctx *c);
 
 /* core.c: core command handlers (nr 0x00..0x0f) */
@@ -548,6 +585,7 @@ struct dfg_mem {
 
 int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages);
 void dfg_mem_free(struct dfg_mem *m);
+int dfg_mem_mmap(struct dfg_mem *m, struct vm_area_struct *vma);
 int dfg_arena_create(struct dfg_cmd_ctx *c);
 
 /* region.c: exported regions, their mmap and single copy */

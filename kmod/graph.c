@@ -295,13 +295,7 @@ static int dfg_graph_fop_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 static const struct file_operations dfg_graph_fops = {
-	.owner		= THIS_MODULE,
-	.release	= dfg_graph_fop_release,
-	.unlocked_ioctl	= dfg_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.uring_cmd	= dfg_uring_cmd,
-	.mmap		= dfg_graph_fop_mmap,
-	.llseek		= noop_llseek,
+	DFG_FD_FOPS(dfg_graph_fop_release, dfg_graph_fop_mmap),
 };
 
 /*

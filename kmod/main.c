@@ -256,13 +256,8 @@ static int dfg_release(struct inode *inode, struct file *file)
 }
 
 static const struct file_operations dfg_fops = {
-	.owner		= THIS_MODULE,
+	DFG_FD_FOPS(dfg_release, dfg_pf_mmap),
 	.open		= dfg_open,
-	.release	= dfg_release,
-	.unlocked_ioctl	= dfg_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.uring_cmd	= dfg_uring_cmd,
-	.mmap		= dfg_pf_mmap,
 };
 
 static struct miscdevice dfg_misc = {

@@ -29,23 +29,22 @@
  *			read plus the issuer's; its waiter (wait.c) is on
  *			->waiters while armed.
  *
- * Locks (lock order: see dfg.h)
- *   dfg_pf_mutex	configuration: the peer table's changes, the
- *			transport. Taken in process context with none of ours
- *			held; PEER_ADD copies its struct out under it (so
- *			nothing under mmap_lock may take it).
+ * Locks (what each guards; what nests in what: the lock order table in
+ * dfg.h, the only place that says it)
+ *   dfg_pf_mutex	mutex, process context: configuration, the peer
+ *			table's changes and the transport; held across a
+ *			PEER_ADD's connection setup.
  *   dfg_pf_image_lock	mutex: which image is loaded and whether it is
- *			served. Taken under mmap_lock (mmap) and under a
- *			transport's connection handler, so nothing under it
- *			touches user memory or waits for a connection.
+ *			served (dfg_pf_served_users).
  *   dfg_pf_rwsem	read-held by a PREFETCH while it starts reads,
- *			write-held by unregistration (under dfg_pf_mutex), so
- *			the transport and its connections outlive every ->read.
+ *			write-held by unregistration and a dead peer's
+ *			replacement, so the transport and its connections
+ *			outlive every ->read.
  *   dfg_pf_lock	spinlock, process context only (transports complete
  *			from work items): the cache, the index, the counters,
- *			peers' ->up, requests' counts and their waiters (it is
- *			their owner lock, wait.c). Innermost but for
- *			dfg_file.lock, which completing a waiter takes.
+ *			the image pointers, peers' ->up and ->lost, requests'
+ *			counts and their waiters (it is their owner lock,
+ *			wait.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -394,6 +393,18 @@ static void dfg_pf_sync_done(struct dfg_pf_read *rd, int status)
 /*
  * Read peer @p's row section into p->row. A signal ends the wait, not the
  * read: the caller's disconnect drains it (p->sync outlives it).
+ *
+ * This wait, and dfg_rdma.ko's waits for the connection's steps, are the
+ * one place a handler sleeps by hand rather than through wait.c (DESIGN.md,
+ * "Adding a command"): PEER_ADD is one admin command that sets up a
+ * connection under dfg_pf_mutex, in several steps that each wait for a cm
+ * event or a completion within the caller's timeout, and it is flagged
+ * DFG_CMDF_SLEEP, so on io_uring it runs (and sleeps) in an io-wq worker,
+ * never parked. There is no condition for a waker to test under an owner
+ * lock and nothing to complete from another task, which is what a
+ * dfg_waiter is; and the interruptible sleep ends when io_uring cancels
+ * its worker (the submitter exits or its ring goes: io-wq signals the
+ * worker), as a signal ends it on ioctl.
  */
 static int dfg_pf_peer_dir(const struct dfg_pf_xport *xp,
 			   struct dfg_pf_peer *p, unsigned int tmo)

@@ -1102,13 +1102,7 @@ static int dfg_sched_mmap(struct file *file, struct vm_area_struct *vma)
 }
 
 static const struct file_operations dfg_sched_fops = {
-	.owner		= THIS_MODULE,
-	.release	= dfg_sched_release,
-	.unlocked_ioctl	= dfg_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.uring_cmd	= dfg_uring_cmd,
-	.mmap		= dfg_sched_mmap,
-	.llseek		= noop_llseek,
+	DFG_FD_FOPS(dfg_sched_release, dfg_sched_mmap),
 };
 
 /* ------------------------------------------------------------------------

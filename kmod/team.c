@@ -956,22 +956,6 @@ static int dfg_team_release(struct inode *inode, struct file *file)
 	return 0;
 }
 
-/* Page @vmf->pgoff of the control area; the pte takes a reference. */
-static vm_fault_t dfg_team_fault(struct vm_fault *vmf)
-{
-	struct dfg_team *t = vmf->vma->vm_private_data;
-
-	if (vmf->pgoff >= t->mem.nr_pages)
-		return VM_FAULT_SIGBUS;
-	vmf->page = t->mem.pages[vmf->pgoff];
-	get_page(vmf->page);
-	return 0;
-}
-
-static const struct vm_operations_struct dfg_team_vm_ops = {
-	.fault	= dfg_team_fault,
-};
-
 /*
  * mmap(member, 0, <= map_size), shared only: -EINVAL for another offset,
  * a longer length or MAP_PRIVATE; -ENOTCONN before the join completed.
@@ -984,24 +968,11 @@ static int dfg_team_mmap(struct file *file, struct vm_area_struct *vma)
 
 	if (!t)
 		return -ENOTCONN;
-	if (!(vma->vm_flags & VM_MAYSHARE))
-		return -EINVAL;
-	if (vma->vm_pgoff || vma_pages(vma) > t->mem.nr_pages)
-		return -EINVAL;
-	dfg_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
-	vma->vm_private_data = t;
-	vma->vm_ops = &dfg_team_vm_ops;
-	return 0;
+	return dfg_mem_mmap(&t->mem, vma);
 }
 
 static const struct file_operations dfg_team_fops = {
-	.owner		= THIS_MODULE,
-	.release	= dfg_team_release,
-	.unlocked_ioctl	= dfg_ioctl,
-	.compat_ioctl	= compat_ptr_ioctl,
-	.uring_cmd	= dfg_uring_cmd,
-	.mmap		= dfg_team_mmap,
-	.llseek		= noop_llseek,
+	DFG_FD_FOPS(dfg_team_release, dfg_team_mmap),
 };
 
 /* ------------------------------------------------------------------------

@@ -27,7 +27,8 @@
  * time until a dead peer's read fails is bounded by the ack timeout and
  * retry count (dfg_rdma.ack_timeout, DFG_RDMA_RETRY).
  *
- * Objects and locks
+ * Objects and locks (lock order: the table in kmod/dfg.h, which lists
+ * dfg_rdma_lock and dfg_rdma_conn.lock with dfg.ko's locks)
  *   dfg_rdma_srv	one accepted connection, on dfg_rdma_srvs under
  *			dfg_rdma_lock (mutex: the list, each ->dying); freed
  *			by its work on dfg_rdma_wq, queued once (->dying) by
@@ -509,6 +510,11 @@ static int dfg_rdma_conn_handler(struct rdma_cm_id *id,
 /*
  * Wait for @done until jiffies @end (interruptible: a connection may take
  * long, PEER_ADD's caller may give up). 0, -ETIMEDOUT or -EINTR.
+ *
+ * PEER_ADD's connection setup sleeps here by hand, not through dfg.ko's
+ * wait.c: see dfg_pf_peer_dir() in kmod/prefetch.c and DESIGN.md for why
+ * it is the one exception (a DFG_CMDF_SLEEP admin command, run by an
+ * io-wq worker on io_uring, whose cancellation interrupts this sleep).
  */
 static int dfg_rdma_wait(struct completion *done, unsigned long end)
 {

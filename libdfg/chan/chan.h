@@ -8,7 +8,7 @@
 
 #include <stdbool.h>
 
-#include "internal.h"
+#include "sys.h"
 
 /*
  * struct dfg_alloc_layout - where the allocator's parts are in an arena

@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "sys.h"
 #include "coll.h"
 #include "alltoall.h"
 

@@ -9,7 +9,7 @@
 
 #include <dfg/prep.h>
 
-#include "internal.h"
+#include "sys.h"
 #include "kteam.h"
 
 static __u64 kteam_offset(const struct dfg_kteam *kt, const uint32_t *word)

@@ -40,7 +40,7 @@
 
 #include <dfg/region.h>
 
-#include "internal.h"
+#include "sys.h"
 #include "coll.h"
 #include "kteam.h"
 

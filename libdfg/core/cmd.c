@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/ioctl.h>
 
-#include "internal.h"
+#include "sys.h"
 
 int dfg_sys_cmd(int fd, __u32 cmd_op, void *args)
 {

@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "sys.h"
 
 #ifndef LIBDFG_VERSION
 #error "LIBDFG_VERSION must be defined by the build"

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "sys.h"
 
 /*
  * Check @name as the module will (1..DFG_NAME_MAX-1 bytes of

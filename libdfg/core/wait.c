@@ -13,6 +13,23 @@
  * gets none, and neither does a thread whose ring cannot be made (io_uring
  * disabled, out of memory): their waits are ioctls, which behave the same.
  *
+ * Which path a wait takes. A lone wait, with nothing of the application on
+ * the thread's ring, is cheaper over ioctl on Linux 6.1: the ring adds an
+ * io_uring request's life (submission, io_uring_cmd_prep(), the parked
+ * waiter's allocation, the CQE post and the CQ wait) to the same sleep
+ * and wakeup, about 30% more kernel functions entered per round trip, and
+ * a slower parked round trip (README, "Command round trip"). Such a wait
+ * gains nothing from the ring: libdfg's own waits are one at a time and
+ * block until their own completion. So a thread's waits go through ioctl
+ * until the application takes the thread's ring with dfg_wait_ring(),
+ * and through the ring from then on (until a fork gives the child a ring
+ * of its own): then a library wait submits what the application queued
+ * and sleeps in the same io_uring_enter() as the application's requests.
+ * DFG_WAIT_URING (non-empty, not "0", read at a thread's first wait)
+ * sends every wait of the thread through the ring, shared or not (the tests and the benchmarks of the
+ * ring path); DFG_NO_URING, which wins over it, sends every wait through
+ * ioctl and gives no ring at all.
+ *
  * Fork: the child inherits the forking thread's pointer to a ring whose
  * memory and file it shares with the parent; using it would mix the two
  * processes' completions. A fork handler bumps a generation; a ring made
@@ -39,7 +56,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "internal.h"
+#include "sys.h"
 
 /* Entries of a thread's wait ring: a few waits and the owner's requests. */
 #define DFG_WAIT_RING_ENTRIES	16
@@ -66,6 +83,10 @@ static __thread struct dfg_wring *tls_wring;
 static __thread int tls_state;
 static __thread unsigned int tls_gen;
 static __thread int tls_err;	/* why WRING_OFF: -EOPNOTSUPP or -errno */
+/* dfg_wait_ring() gave the application tls_wring (in generation tls_gen). */
+static __thread bool tls_shared;
+/* DFG_WAIT_URING, read at the thread's first wait: 1 set, -1 not. */
+static __thread int tls_force;
 
 static pthread_once_t wring_once = PTHREAD_ONCE_INIT;
 static pthread_key_t wring_key;
@@ -100,12 +121,17 @@ static void wring_init_once(void)
 		       !pthread_atfork(NULL, NULL, wring_atfork_child);
 }
 
-/* DFG_NO_URING set to anything but "" or "0". */
-static bool wring_disabled(void)
+/* Environment variable @name set to anything but "" or "0". */
+static bool env_on(const char *name)
 {
-	const char *v = getenv("DFG_NO_URING");
+	const char *v = getenv(name);
 
 	return v && *v && !(v[0] == '0' && !v[1]);
+}
+
+static bool wring_disabled(void)
+{
+	return env_on("DFG_NO_URING");
 }
 
 /*
@@ -130,6 +156,7 @@ static struct io_uring *wring_get(void)
 		tls_wring = NULL;
 	}
 	tls_gen = gen;
+	tls_shared = false;
 	tls_state = WRING_OFF;
 	tls_err = -EOPNOTSUPP;
 	if (wring_disabled())
@@ -169,14 +196,30 @@ int dfg_wait_ring(struct io_uring **ringp)
 	ring = wring_get();
 	if (!ring)
 		return tls_err;
+	tls_shared = true;
 	*ringp = ring;
 	return 0;
+}
+
+/*
+ * The ring a library wait goes on, or NULL for ioctl: the thread's ring
+ * once the application shares it (or with DFG_WAIT_URING), see the top.
+ */
+static struct io_uring *wring_for_wait(void)
+{
+	unsigned int gen = __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
+
+	if (tls_shared && tls_gen == gen && tls_state == WRING_UP)
+		return &tls_wring->ring;
+	if (!tls_force)
+		tls_force = env_on("DFG_WAIT_URING") ? 1 : -1;
+	return tls_force > 0 ? wring_get() : NULL;
 }
 
 int dfg_sys_wait(int fd, __u32 cmd_op, void *args, void *retry, __u64 *res2,
 		 const struct dfg_intr *intr)
 {
-	struct io_uring *ring = wring_get();
+	struct io_uring *ring = wring_for_wait();
 	int ret;
 
 	if (ring) {

@@ -15,7 +15,7 @@
 #include <dfg/dfg.h>
 #include <dfg/sched.h>
 
-#include "internal.h"
+#include "sys.h"
 
 /**
  * struct dfg_set - a registered set

@@ -10,6 +10,7 @@
  * children's, so that a child's exit or death is its endpoint's last
  * reference.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -246,6 +247,14 @@ static void run_pingpong(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(chan, blocking_both_ways, 120)
 {
 	SKIP_IF_NO_CHAN();
+	run_pingpong(_metadata, self, 0);
+}
+
+/* The same with every wait of both processes on their thread's ring. */
+TEST_F_TIMEOUT(chan, uring_blocking_both_ways, 120)
+{
+	SKIP_IF_NO_CHAN();
+	ASSERT_EQ(0, setenv("DFG_WAIT_URING", "1", 1));
 	run_pingpong(_metadata, self, 0);
 }
 
@@ -869,7 +878,76 @@ static void run_signal_wait(struct __test_metadata *_metadata,
 TEST_F(chan, uring_signal_wait_goes_on)
 {
 	SKIP_IF_NO_CHAN();
+	ASSERT_EQ(0, setenv("DFG_WAIT_URING", "1", 1));
 	run_signal_wait(_metadata, self);
+}
+
+/* io_uring instances among this process's descriptors. */
+static int count_rings(void)
+{
+	char path[300], link[64];
+	struct dirent *e;
+	ssize_t len;
+	DIR *dir;
+	int n = 0;
+
+	dir = opendir("/proc/self/fd");
+	if (!dir)
+		return -1;
+	while ((e = readdir(dir))) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", e->d_name);
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
+			continue;
+		link[len] = '\0';
+		n += !strcmp(link, "anon_inode:[io_uring]");
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * A lone wait goes through ioctl (no ring is even made) until the thread
+ * takes its ring with dfg_wait_ring(); from then on its waits are SQEs on
+ * that ring, one each.
+ */
+TEST_F(chan, lone_wait_ioctl_until_ring_shared)
+{
+	struct dfg_chan *c, *p;
+	struct io_uring *ring;
+	struct dfg_desc d;
+	unsigned int tail;
+	int id, rings;
+	pid_t pid;
+
+	SKIP_IF_NO_CHAN();
+	ASSERT_EQ(0, unsetenv("DFG_WAIT_URING"));
+	id = open_pair(self, &c, &p);
+	ASSERT_LE(0, id);
+	rings = count_rings();
+	ASSERT_LE(0, rings);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		/* Each send once the parent is in the kernel. */
+		if (parks_reach(self, id, 1) || send_one(p, 60) ||
+		    parks_reach(self, id, 2) || send_one(p, 61))
+			_exit(1);
+		_exit(0);
+	}
+	dfg_chan_close(p);
+	dfg_chan_set_spin(c, 0);
+	EXPECT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	EXPECT_EQ(60, d.tag);
+	EXPECT_EQ(rings, count_rings());
+	ASSERT_EQ(0, dfg_wait_ring(&ring));
+	EXPECT_EQ(rings + 1, count_rings());
+	tail = ring->sq.sqe_tail;
+	EXPECT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
+	EXPECT_EQ(61, d.tag);
+	EXPECT_EQ(tail + 1, ring->sq.sqe_tail);
+	EXPECT_EQ(0, wait_ok(pid));
+	dfg_chan_close(c);
 }
 
 TEST_F(chan, no_uring_signal_wait_goes_on)

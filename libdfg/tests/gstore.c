@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg host test: the graph store (libdfg/graph/). Generation is
+ * libdfg host test: the graph store (libdfg/gstore/). Generation is
  * deterministic; imports read what they should and reject what they
  * should; files round-trip; partition files hold exactly the other
  * partitions' cut-edge endpoints, computed here independently from the
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../graph/gstore.h"
+#include "../gstore/gstore.h"
 
 #include "kselftest_harness.h"
 

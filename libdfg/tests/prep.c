@@ -245,7 +245,10 @@ static int inline_is(const struct slot *s, int fd, __u32 cmd_op,
 	       all_bytes(s->guard, sizeof(s->guard), GARBAGE);
 }
 
-/* An indirect command: addr/len of @args, no inline bytes. */
+/*
+ * An indirect command: addr/len of @args, no inline bytes. Its struct is
+ * larger than DFG_URING_INLINE_MAX, or (PEER_ADD) its results are in it.
+ */
 static int indirect_is(const struct slot *s, int fd, __u32 cmd_op,
 		       const void *args, size_t len)
 {
@@ -253,7 +256,7 @@ static int indirect_is(const struct slot *s, int fd, __u32 cmd_op,
 
 	return s->sqe.opcode == IORING_OP_URING_CMD && s->sqe.fd == fd &&
 	       s->sqe.cmd_op == cmd_op && header_clean(&s->sqe) &&
-	       len == _IOC_SIZE(cmd_op) && len > DFG_URING_INLINE_MAX &&
+	       len == _IOC_SIZE(cmd_op) &&
 	       cmd->flags == DFG_URING_F_INDIRECT && cmd->len == len &&
 	       cmd->addr == (__u64)(uintptr_t)args &&
 	       all_bytes(cmd->args, DFG_URING_INLINE_MAX, 0) &&
@@ -552,6 +555,85 @@ TEST(prep_sched_yield_exact)
 	dfg_prep_sched_yield(&s.sqe, 12, 4, DFG_YIELD_EOF);
 	EXPECT_TRUE(inline_is(&s, 12, DFG_IOC_SCHED_YIELD, &want,
 			      sizeof(want)));
+}
+
+TEST(prep_feedback_set_exact)
+{
+	struct dfg_feedback_set marks = {
+		.what = DFG_FB_CHAN_MARKS, .object = 7, .high = 48, .low = 16,
+	};
+	struct dfg_feedback_set graph = {
+		.what = DFG_FB_GRAPH, .stall_ms = 250, .period_ms = 1000,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_feedback_set(&s.sqe, 14, DFG_FB_CHAN_MARKS, 7, 48, 16, 0, 0);
+	EXPECT_TRUE(inline_is(&s, 14, DFG_IOC_FEEDBACK_SET, &marks,
+			      sizeof(marks)));
+	slot_init(&s);
+	dfg_prep_feedback_set(&s.sqe, 14, DFG_FB_GRAPH, 0, 0, 0, 250, 1000);
+	EXPECT_TRUE(inline_is(&s, 14, DFG_IOC_FEEDBACK_SET, &graph,
+			      sizeof(graph)));
+}
+
+TEST(prep_part_load_exact)
+{
+	static const char image[64];
+	struct dfg_part_load want = {
+		.addr = (__u64)(uintptr_t)image, .len = sizeof(image),
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_part_load(&s.sqe, 3, image, sizeof(image));
+	EXPECT_TRUE(inline_is(&s, 3, DFG_IOC_PART_LOAD, &want, sizeof(want)));
+}
+
+/* Fits inline, but its results come back in the struct: by address. */
+TEST(prep_peer_add_exact)
+{
+	static const unsigned char v4[4] = { 10, 0, 2, 15 };
+	static const unsigned char v6[16] = { 0xfe, 0x80, [15] = 1 };
+	struct dfg_peer_add a, want;
+	struct slot s;
+
+	_Static_assert(sizeof(struct dfg_peer_add) <= DFG_URING_INLINE_MAX,
+		       "peer_add would fit inline");
+	memset(&want, 0, sizeof(want));
+	want.family = AF_INET;
+	want.port = 18600;
+	want.timeout_ms = 2000;
+	memcpy(want.addr, v4, sizeof(v4));
+	slot_init(&s);
+	memset(&a, GARBAGE, sizeof(a));
+	dfg_prep_peer_add(&s.sqe, 3, &a, AF_INET, v4, 18600, 2000);
+	EXPECT_TRUE(indirect_is(&s, 3, DFG_IOC_PEER_ADD, &a, sizeof(a)));
+	EXPECT_EQ(0, memcmp(&want, &a, sizeof(a)));
+
+	memset(&want, 0, sizeof(want));
+	want.family = AF_INET6;
+	memcpy(want.addr, v6, sizeof(v6));
+	slot_init(&s);
+	memset(&a, GARBAGE, sizeof(a));
+	dfg_prep_peer_add(&s.sqe, 3, &a, AF_INET6, v6, 0, 0);
+	EXPECT_TRUE(indirect_is(&s, 3, DFG_IOC_PEER_ADD, &a, sizeof(a)));
+	EXPECT_EQ(0, memcmp(&want, &a, sizeof(a)));
+}
+
+TEST(prep_prefetch_exact)
+{
+	__u64 ids[3] = { 5, 900, 7 };
+	struct dfg_pf_loc out[6];
+	struct dfg_prefetch want = {
+		.ids = (__u64)(uintptr_t)ids, .out = (__u64)(uintptr_t)out,
+		.nr = 3, .what = DFG_PF_ALL,
+	};
+	struct slot s;
+
+	slot_init(&s);
+	dfg_prep_prefetch(&s.sqe, 3, ids, out, 3, DFG_PF_ALL);
+	EXPECT_TRUE(inline_is(&s, 3, DFG_IOC_PREFETCH, &want, sizeof(want)));
 }
 
 TEST_HARNESS_MAIN

@@ -137,7 +137,7 @@ static void *worker(void *arg)
 	}
 }
 
-TEST(pipeline)
+static void run_pipeline(struct __test_metadata *_metadata)
 {
 	const char *src_comps[] = { "gen", "tag" };
 	const char *dst_comps[] = { "sum" };
@@ -214,6 +214,20 @@ TEST(pipeline)
 	dfg_arena_unmap(p.arena);
 	close(gfd);
 	dfg_close(d);
+}
+
+/* The workers' NEXTs are lone waits: through ioctl. */
+TEST(pipeline)
+{
+	ASSERT_EQ(0, unsetenv("DFG_WAIT_URING"));
+	run_pipeline(_metadata);
+}
+
+/* The same with every NEXT and channel wait on the workers' rings. */
+TEST(pipeline_uring)
+{
+	ASSERT_EQ(0, setenv("DFG_WAIT_URING", "1", 1));
+	run_pipeline(_metadata);
 }
 
 TEST_HARNESS_MAIN

@@ -1,7 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The parked channel round trip over the thread's io_uring (libdfg's
-# default) against ioctl (DFG_NO_URING=1), run inside the test VM by
+# The parked channel round trip over the thread's io_uring
+# (DFG_WAIT_URING=1: libdfg's default for a thread whose ring the
+# application shares) against ioctl (DFG_NO_URING=1; what a lone wait
+# takes by default), run inside the test VM by
 # tools/bench/host.sh, which records the host's contention and publishes
 # to bench/results only from a quiet host:
 #
@@ -29,7 +31,8 @@ run() {	# run PATH ROUND
 	if [ "$1" = ioctl ]; then
 		DFG_NO_URING=1 build/bin/chan_bench -d "$tmp/$1$2" -b latency -r 3
 	else
-		env -u DFG_NO_URING build/bin/chan_bench -d "$tmp/$1$2" -b latency -r 3
+		env -u DFG_NO_URING DFG_WAIT_URING=1 \
+			build/bin/chan_bench -d "$tmp/$1$2" -b latency -r 3
 	fi >/dev/null
 }
 for r in $(seq 1 "$rounds"); do
@@ -51,7 +54,7 @@ done >>"$out"
 {
 echo "# Reproduce on the host, from the repository root:"
 echo "#   tools/bench/host.sh tools/bench/chan_wait_path.sh $rounds"
-echo "# (chan_bench's latency benchmark once over the thread's io_uring and once"
+echo "# (chan_bench's latency benchmark once over the thread's io_uring (DFG_WAIT_URING=1) and once"
 echo "# with DFG_NO_URING=1 per round, order alternating, each with its own pipe"
 echo "# baseline; ring_over_ioctl is taken within the round)"
 echo "date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"

@@ -451,15 +451,20 @@ static void wait_stop(struct wait_bench *w)
 
 /*
  * Threads for a wait method. A thread decides at its first wait whether
- * it has a ring, from DFG_NO_URING: set it before both start (no other
- * thread is running then).
+ * it has a ring, from DFG_NO_URING, and whether its lone waits use it,
+ * from DFG_WAIT_URING (the peer's waits on the go channel are lone: by
+ * default they would go through ioctl): set them before both start (no
+ * other thread is running then).
  */
 static int wait_start(struct wait_bench *w, int ring)
 {
-	if (ring)
+	if (ring) {
 		unsetenv("DFG_NO_URING");
-	else
+		setenv("DFG_WAIT_URING", "1", 1);
+	} else {
 		setenv("DFG_NO_URING", "1", 1);
+		unsetenv("DFG_WAIT_URING");
+	}
 	w->ring = ring;
 	w->busy = 0;
 	if (pthread_create(&w->peer, NULL, wait_peer, w))

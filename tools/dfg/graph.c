@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * dfg graph gen | import | partition | info: the graph store's command
- * line (libdfg/graph/ does the work; this file parses, reports progress
+ * line (libdfg/gstore/ does the work; this file parses, reports progress
  * and prints summaries).
  */
 #include <errno.h>

@@ -8,9 +8,10 @@
  * below in the order of its table, each built on dfg_prep_cmd() (inline
  * arguments: every command whose struct fits in DFG_URING_INLINE_MAX) or
  * dfg_prep_cmd_indirect() (the six whose struct does not: GET_INFO,
- * GRAPH_CREATE, GRAPH_ATTACH, GRAPH_INFO, TEAM_JOIN, SET_REGISTER; the
- * caller's struct must then stay valid until the CQE). Inline commands
- * copy nothing back: their outputs come in cqe->res and dfg_cqe_res2().
+ * GRAPH_CREATE, GRAPH_ATTACH, GRAPH_INFO, TEAM_JOIN, SET_REGISTER; and
+ * PEER_ADD, whose results are in its struct; the caller's struct must then
+ * stay valid until the CQE). Inline commands copy nothing back: their
+ * outputs come in cqe->res and dfg_cqe_res2().
  *
  * The SQE must come from a ring created with IORING_SETUP_SQE128 (see
  * dfg_queue_init()): the helpers clear and fill all 128 bytes of it, and
@@ -26,6 +27,8 @@
 
 #include <stdint.h>
 #include <string.h>
+
+#include <sys/socket.h>
 
 #include <liburing.h>
 #include <linux/dfg.h>
@@ -619,6 +622,126 @@ static inline void dfg_prep_sched_yield(struct io_uring_sqe *sqe,
 	y.id = id;
 	y.reason = reason;
 	dfg_prep_cmd(sqe, sched_fd, DFG_IOC_SCHED_YIELD, &y, sizeof(y));
+}
+
+/* ------------------------------------------------------------------------
+ * Feedback
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_feedback_set() - prepare DFG_IOC_FEEDBACK_SET, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @graph_fd:	graph descriptor opened for writing
+ * @what:	DFG_FB_CHAN_MARKS or DFG_FB_GRAPH
+ * @object:	CHAN_MARKS: the channel's id; GRAPH: 0
+ * @high:	CHAN_MARKS: the high fill mark (0 with @low 0: no marks)
+ * @low:	CHAN_MARKS: the low fill mark, < @high
+ * @stall_ms:	GRAPH: T of STARVED and BACKPRESSURED (0: the default)
+ * @period_ms:	GRAPH: period of the summary (0: none)
+ *
+ * The fields a kind does not use must be zero, as struct dfg_feedback_set
+ * says. cqe->res is 0 or -errno (-EINVAL, -ENOENT, -EACCES).
+ */
+static inline void dfg_prep_feedback_set(struct io_uring_sqe *sqe,
+					 int graph_fd, __u32 what,
+					 __u32 object, __u32 high, __u32 low,
+					 __u32 stall_ms, __u32 period_ms)
+{
+	struct dfg_feedback_set f;
+
+	memset(&f, 0, sizeof(f));
+	f.what = what;
+	f.object = object;
+	f.high = high;
+	f.low = low;
+	f.stall_ms = stall_ms;
+	f.period_ms = period_ms;
+	dfg_prep_cmd(sqe, graph_fd, DFG_IOC_FEEDBACK_SET, &f, sizeof(f));
+}
+
+/* ------------------------------------------------------------------------
+ * Partitions and hub-node prefetch
+ * ------------------------------------------------------------------------
+ */
+
+/**
+ * dfg_prep_part_load() - prepare DFG_IOC_PART_LOAD, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @fd:		file descriptor of /dev/dfg (CAP_SYS_ADMIN)
+ * @image:	the partition image (struct dfg_part_hdr first); the module
+ *		reads it when the command is issued, so it must stay valid
+ *		until the CQE
+ * @len:	its bytes
+ *
+ * cqe->res is 0 or -errno (-EINVAL, -EFBIG, -EBUSY, -EFAULT, -EPERM).
+ */
+static inline void dfg_prep_part_load(struct io_uring_sqe *sqe, int fd,
+				      const void *image, __u64 len)
+{
+	struct dfg_part_load l;
+
+	memset(&l, 0, sizeof(l));
+	l.addr = (__u64)(uintptr_t)image;
+	l.len = len;
+	dfg_prep_cmd(sqe, fd, DFG_IOC_PART_LOAD, &l, sizeof(l));
+}
+
+/**
+ * dfg_prep_peer_add() - prepare DFG_IOC_PEER_ADD (indirect)
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @fd:		file descriptor of /dev/dfg (CAP_SYS_ADMIN)
+ * @a:		argument struct, filled here; must stay valid until the CQE,
+ *		which writes @a->id, @a->node_first and @a->node_count back
+ * @family:	AF_INET or AF_INET6
+ * @addr:	the peer's address in network order: 4 bytes are copied for
+ *		AF_INET, 16 for any other @family
+ * @port:	the peer's port, host order (0: DFG_PF_PORT)
+ * @timeout_ms:	connection timeout (0: the module's 5000)
+ *
+ * The struct fits inline, but its results come back in it, so it travels
+ * by address. cqe->res is 0 or -errno (see DFG_IOC_PEER_ADD).
+ */
+static inline void dfg_prep_peer_add(struct io_uring_sqe *sqe, int fd,
+				     struct dfg_peer_add *a, __u16 family,
+				     const void *addr, __u16 port,
+				     __u32 timeout_ms)
+{
+	memset(a, 0, sizeof(*a));
+	a->family = family;
+	a->port = port;
+	a->timeout_ms = timeout_ms;
+	memcpy(a->addr, addr, family == AF_INET ? 4 : sizeof(a->addr));
+	dfg_prep_cmd_indirect(sqe, fd, DFG_IOC_PEER_ADD, a, sizeof(*a));
+}
+
+/**
+ * dfg_prep_prefetch() - prepare DFG_IOC_PREFETCH, inline
+ * @sqe:	SQE of an IORING_SETUP_SQE128 ring
+ * @fd:		file descriptor of /dev/dfg
+ * @ids:	@nr global node IDs; must stay valid until the CQE
+ * @out:	@nr entries per bit of @what (node i's DFG_PF_NBRS entry, then
+ *		its DFG_PF_ATTRS entry), written by the module; must stay
+ *		valid until the CQE
+ * @nr:		nodes, 1..DFG_PF_NR_MAX
+ * @what:	DFG_PF_NBRS, DFG_PF_ATTRS or both
+ *
+ * Completes once every read from a peer has landed in the cache. cqe->res
+ * is the number of entries read from peers, or -errno (see
+ * DFG_IOC_PREFETCH).
+ */
+static inline void dfg_prep_prefetch(struct io_uring_sqe *sqe, int fd,
+				     const __u64 *ids, struct dfg_pf_loc *out,
+				     __u32 nr, __u32 what)
+{
+	struct dfg_prefetch p;
+
+	memset(&p, 0, sizeof(p));
+	p.ids = (__u64)(uintptr_t)ids;
+	p.out = (__u64)(uintptr_t)out;
+	p.nr = nr;
+	p.what = what;
+	dfg_prep_cmd(sqe, fd, DFG_IOC_PREFETCH, &p, sizeof(p));
 }
 
 /**

@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
 /*
- * libdfg internals shared by core/: the handle and errno-free system calls.
+ * libdfg's one library-wide private seam: the handle (struct dfg), the
+ * errno-free system calls, the one synchronous command call
+ * (dfg_sys_cmd()) and the wait that picks ioctl or the thread's ring
+ * (dfg_sys_wait()). core/ implements it; chan/ (arenas, regions,
+ * channels), coll/ (teams: kteam.c, team.c, alltoall.c, xport_shm.c) and
+ * sched/ include it, as
+ * "sys.h" through the library's -Icore, because every object file enters
+ * the module through these calls and nowhere else. It is the only header
+ * of one folder that others include by that path; any other seam is a
+ * header named for it in its own folder (DESIGN.md, "Layout"). Not
+ * installed.
  */
-#ifndef _DFG_CORE_INTERNAL_H
-#define _DFG_CORE_INTERNAL_H
+#ifndef _DFG_CORE_SYS_H
+#define _DFG_CORE_SYS_H
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,11 +100,12 @@ int __dfg_ring_cmd(struct io_uring *ring, int fd, __u32 cmd_op, void *args,
 
 /*
  * dfg_sys_wait() - a command that may park (CHAN_WAIT, TEAM_WAIT,
- * SCHED_NEXT), on the calling thread's wait ring (core/wait.c), or through
- * dfg_sys_cmd() when the thread has none (DFG_NO_URING) or the module
- * refuses to park more (-EBUSY, dfg.max_parked; then @retry, if not NULL,
- * is sent through ioctl instead of @args: SCHED_NEXT gave its set back
- * before it tried to park).
+ * SCHED_NEXT), on the calling thread's wait ring (core/wait.c) once the
+ * application took it with dfg_wait_ring() (or under DFG_WAIT_URING), else
+ * through dfg_sys_cmd(): a lone wait costs less over ioctl on 6.1 (see
+ * core/wait.c). Also through ioctl when the module refuses to park more
+ * (-EBUSY, dfg.max_parked; then @retry, if not NULL, is sent instead of
+ * @args: SCHED_NEXT gave its set back before it tried to park).
  *
  * Inline on the ring: nothing is copied back into @args there; *@res2
  * gets the CQE's res2. Through ioctl @args is copied back and *@res2 is
@@ -134,4 +145,4 @@ static inline void __dfg_sys_munmap(void *p, size_t len)
 	errno = saved;
 }
 
-#endif /* _DFG_CORE_INTERNAL_H */
+#endif /* _DFG_CORE_SYS_H */
