@@ -4,8 +4,9 @@
  * errno-free system calls, the one synchronous command call
  * (dfg_sys_cmd()) and the wait that picks ioctl or the thread's ring
  * (dfg_sys_wait()). core/ implements it; chan/ (arenas, regions,
- * channels), coll/ (teams: kteam.c, team.c, alltoall.c, xport_shm.c) and
- * sched/ include it, as
+ * channels), coll/ (teams: kteam.c, team.c, alltoall.c, xport_shm.c),
+ * sched/, hub/ (PART_LOAD, PEER_ADD, PREFETCH) and run/exec.c (the plan's
+ * generation, FEEDBACK_SET) include it, as
  * "sys.h" through the library's -Icore, because every object file enters
  * the module through these calls and nowhere else. It is the only header
  * of one folder that others include by that path; any other seam is a

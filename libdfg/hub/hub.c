@@ -16,7 +16,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "internal.h"
+#include "sys.h"
 #include "hub_impl.h"
 
 int hub_fail(struct dfg_hub_err *err, int ret, const char *fmt, ...)

@@ -29,7 +29,7 @@
 
 #include <dfg/dfg.h>
 
-#include "internal.h"
+#include "sys.h"
 #include "run.h"
 #include "../comp/comp_run.h"
 
