@@ -50,6 +50,9 @@
  */
 #define DFG_STAGE_MAX		(256U << 10)
 
+/* Largest payload of an eager call message. */
+#define DFG_EAGER_MAX		(DFG_XPORT_MSG_MAX - 64)
+
 /* Exposures of user memory one call may make (dfg_cbufs_*). */
 #define DFG_CALL_EXPOSE_MAX	4
 

@@ -18,9 +18,6 @@
 
 #include "coll.h"
 
-/* Largest payload of an eager call message. */
-#define DFG_EAGER_MAX	(DFG_XPORT_MSG_MAX - 64)
-
 static unsigned int direct_others(const struct dfg_call *c,
 				  unsigned int *peers)
 {
