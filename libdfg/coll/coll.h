@@ -50,6 +50,9 @@
  */
 #define DFG_STAGE_MAX		(256U << 10)
 
+/* Largest payload of an eager call message. */
+#define DFG_EAGER_MAX		(DFG_XPORT_MSG_MAX - 64)
+
 /* Exposures of user memory one call may make (dfg_cbufs_*). */
 #define DFG_CALL_EXPOSE_MAX	4
 
@@ -375,6 +378,25 @@ int dfg_direct_reduce_scatter(struct dfg_call *c);
 int dfg_direct_allgather(struct dfg_call *c);
 int dfg_direct_broadcast(struct dfg_call *c);
 int dfg_coll_barrier(struct dfg_call *c);
+int dfg_inbox_allreduce(struct dfg_call *c);	/* also reduce */
+int dfg_inbox_reduce_scatter(struct dfg_call *c);
+int dfg_inbox_allgather(struct dfg_call *c);
+int dfg_inbox_broadcast(struct dfg_call *c);
+/*
+ * Does a call of @kind over a per-rank vector of @bytes (dfg_coll_pick()'s
+ * measure) fit @t's inbox slots?
+ */
+bool dfg_inbox_fits(const struct dfg_team *t, enum dfg_coll_kind kind,
+		    size_t bytes);
+/*
+ * Reduce block [@lo, @lo + @cnt) of every rank's input into @acc, in rank
+ * order. @inputs[r] points at rank r's data, or NULL (or @inputs NULL) to
+ * fetch it from @keys (landing in @land when the transport has no
+ * load/store).
+ */
+int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
+		       const struct dfg_ckeys *keys, size_t lo, size_t cnt,
+		       void *acc, void *land);
 /* Free the team's all-to-all state (dfg_team_leave()). */
 void dfg_a2a_free(struct dfg_team *t);
 

@@ -18,9 +18,6 @@
 
 #include "coll.h"
 
-/* Largest payload of an eager call message. */
-#define DFG_EAGER_MAX	(DFG_XPORT_MSG_MAX - 64)
-
 static unsigned int direct_others(const struct dfg_call *c,
 				  unsigned int *peers)
 {
@@ -54,14 +51,9 @@ static const void *direct_fetch(struct dfg_call *c, unsigned int peer,
 	return *err ? NULL : land;
 }
 
-/*
- * Reduce block [@lo, @lo + @cnt) of every rank's input into @acc, in rank
- * order. @inputs[r] points at rank r's data (eager), or NULL to fetch it
- * from @keys (landing in @land when the transport has no load/store).
- */
-static int direct_combine(struct dfg_call *c, const void *const *inputs,
-			  const struct dfg_ckeys *keys, size_t lo, size_t cnt,
-			  void *acc, void *land)
+int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
+		       const struct dfg_ckeys *keys, size_t lo, size_t cnt,
+		       void *acc, void *land)
 {
 	size_t e = c->esize;
 	int ret = 0;
@@ -112,8 +104,8 @@ static int direct_eager_reduce(struct dfg_call *c, bool all)
 			break;
 	}
 	if (!ret)
-		ret = direct_combine(c, inputs, NULL, 0, c->count, c->rbuf,
-				     NULL);
+		ret = dfg_direct_combine(c, inputs, NULL, 0, c->count,
+					 c->rbuf, NULL);
 	free(tmp);
 	return ret;
 }
@@ -147,8 +139,8 @@ int dfg_direct_allreduce(struct dfg_call *c)
 	if (ret)
 		goto out;
 	if (all || c->t->rank == root)
-		ret = direct_combine(c, NULL, keys, 0, c->count, b.extra,
-				     b.extra + bytes);
+		ret = dfg_direct_combine(c, NULL, keys, 0, c->count,
+					 b.extra, b.extra + bytes);
 	if (ret)
 		goto out;
 	if (all)
@@ -194,8 +186,8 @@ int dfg_direct_reduce_scatter(struct dfg_call *c)
 						    rc * e);
 		}
 		if (!ret)
-			ret = direct_combine(c, inputs, NULL, 0, rc, c->rbuf,
-					     NULL);
+			ret = dfg_direct_combine(c, inputs, NULL, 0, rc,
+						 c->rbuf, NULL);
 		free(tmp);
 		return ret;
 	}
@@ -206,8 +198,8 @@ int dfg_direct_reduce_scatter(struct dfg_call *c)
 	if (!ret)
 		ret = dfg_ckeys_xchg(c, &b.keys, peers, np, peers, np, keys);
 	if (!ret)
-		ret = direct_combine(c, NULL, keys, rank * rc, rc, b.extra,
-				     b.extra + rc * e);
+		ret = dfg_direct_combine(c, NULL, keys, rank * rc, rc,
+					 b.extra, b.extra + rc * e);
 	if (!ret)
 		ret = dfg_call_done(c, 1, peers, np, peers, np);
 	if (!ret)

@@ -15,14 +15,20 @@
  * struct dfg_coll_algodef - one algorithm of one collective
  * @name:	its name in DFG_COLL_ALGO; NULL: the collective has no such
  *		algorithm (dfg_coll_set_algo() refuses it)
- * @auto_max:	the automatic choice for a per-rank vector of n bytes is,
- *		of the collective's algorithms with @auto_max >= n, the one
+ * @auto_max:	the automatic choice for a per-rank vector of n bytes is
+ *		the inbox if n <= its @auto_max and the payload fits the
+ *		team's inbox slots (dfg_inbox_fits()), else, of the
+ *		collective's other algorithms with @auto_max >= n, the one
  *		with the smallest @auto_max; 0: only when forced
  * @run:	runs a call; NULL for all-to-all, whose two algorithms
  *		alltoall.c's engine runs
  *
- * Small vectors are latency-bound: one round in which every rank reads
- * what it needs directly (DIRECT) beats log2(N) dependent rounds. Above,
+ * Small vectors are latency-bound: one round in which every rank stores
+ * its payload into its peers' inbox slots (INBOX: no export, no key
+ * exchange, no DONE round) beats everything else while the payload fits a
+ * slot; where there is no inbox (the network transport, teams too large
+ * for one), one round in which every rank reads what it needs directly
+ * (DIRECT) beats log2(N) dependent rounds. Above,
  * patent 002's recursive halving moves and reduces (N-1)/N of the vector
  * per rank, like ring, in log2(N) instead of N-1 dependent rounds. All-to-
  * all always takes the tiles: blocks above the threshold go direct inside
@@ -41,6 +47,13 @@ struct dfg_coll_opdef {
 };
 
 #define SMALL	4096	/* bytes: direct below, recursive halving above */
+/*
+ * Bytes per rank up to which the inbox is taken where it fits: measured
+ * at N = 2 in the test VM (2 vCPUs), against the previous algorithm in
+ * the same job, the inbox won at every size up to its 16 KiB slots (see
+ * DESIGN.md, "Collectives: the inbox"), so this is the slot size.
+ */
+#define INBOX	(16U << 10)
 
 static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 	[DFG_COLL_ALLREDUCE] = { "allreduce", {
@@ -49,6 +62,8 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_RHALVING]	= { "rhalving", SIZE_MAX,
 					    dfg_rh_allreduce },
 		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allreduce },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+					    dfg_inbox_allreduce },
 	} },
 	/* the allreduce algorithms, the result kept on the root only */
 	[DFG_COLL_REDUCE] = { "reduce", {
@@ -56,6 +71,8 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 					    dfg_direct_allreduce },
 		[DFG_ALGO_RHALVING]	= { "rhalving", SIZE_MAX,
 					    dfg_rh_allreduce },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+					    dfg_inbox_allreduce },
 	} },
 	[DFG_COLL_REDUCE_SCATTER] = { "reduce_scatter", {
 		[DFG_ALGO_DIRECT]	= { "direct", SMALL,
@@ -64,15 +81,21 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 					    dfg_rh_reduce_scatter },
 		[DFG_ALGO_RING]		= { "ring", 0,
 					    dfg_ring_reduce_scatter },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+					    dfg_inbox_reduce_scatter },
 	} },
 	[DFG_COLL_ALLGATHER] = { "allgather", {
 		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
 					    dfg_direct_allgather },
 		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allgather },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+					    dfg_inbox_allgather },
 	} },
 	[DFG_COLL_BROADCAST] = { "broadcast", {
 		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
 					    dfg_direct_broadcast },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+					    dfg_inbox_broadcast },
 	} },
 	[DFG_COLL_ALLTOALL] = { "alltoall", {
 		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
@@ -96,10 +119,19 @@ enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 	size_t best_max = 0;
 	int i;
 
-	if (t->force[kind] != DFG_ALGO_AUTO)
+	/* A forced inbox that the payload does not fit: the table's choice. */
+	if (t->force[kind] == DFG_ALGO_INBOX &&
+	    dfg_inbox_fits(t, kind, bytes))
+		return DFG_ALGO_INBOX;
+	if (t->force[kind] != DFG_ALGO_AUTO &&
+	    t->force[kind] != DFG_ALGO_INBOX)
 		return t->force[kind];
+	if (a[DFG_ALGO_INBOX].name && bytes <= a[DFG_ALGO_INBOX].auto_max &&
+	    dfg_inbox_fits(t, kind, bytes))
+		return DFG_ALGO_INBOX;
 	for (i = DFG_ALGO_AUTO + 1; i < DFG_ALGO_NR; i++) {
-		if (!a[i].name || !a[i].auto_max || bytes > a[i].auto_max)
+		if (!a[i].name || !a[i].auto_max || bytes > a[i].auto_max ||
+		    i == DFG_ALGO_INBOX)
 			continue;
 		if (!best_max || a[i].auto_max < best_max) {
 			best = i;

@@ -23,6 +23,11 @@
  *			spin briefly, then sleep (a team WAIT)
  *  msg_send/recv	small eager messages through a per-pair mailbox
  *			(RDMA write into a pre-registered ring + credit)
+ *  inbox		small payloads: a slot per (source, destination,
+ *			call parity) that the source stores into and the
+ *			destination reads in place (shared memory only)
+ *  wait_begun		until a peer has begun a call (it no longer reads
+ *			the inbox slots of calls before it)
  *
  * Words: each rank owns DFG_XPORT_WORDS(size) 64-bit words, the first
  * size * DFG_XPORT_SLOTS its inbox (word src * DFG_XPORT_SLOTS + slot is
@@ -162,6 +167,16 @@ struct dfg_xport_ops {
 	/* Next message from @src into @buf: its length, or -EMSGSIZE. */
 	int	(*msg_recv)(struct dfg_xport *x, unsigned int src, void *buf,
 			    size_t cap);
+	/*
+	 * The inbox slot rank @src stores into for rank @dst in call @seq
+	 * (slots alternate between odd and even calls), its size into
+	 * *@size; NULL where the transport has no inbox (may be NULL).
+	 */
+	void	*(*inbox)(struct dfg_xport *x, unsigned int src,
+			  unsigned int dst, __u64 seq, size_t *size);
+	/* Until @peer has begun call @seq or a later one. */
+	int	(*wait_begun)(struct dfg_xport *x, unsigned int peer,
+			      __u64 seq);
 	/* This rank enters call @seq (sets x->seq, tells the peers). */
 	int	(*begin)(struct dfg_xport *x, __u64 seq);
 	/* Make the members' blocking operations of call @seq fail. */

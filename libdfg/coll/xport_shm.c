@@ -10,6 +10,9 @@
  *					on, current and aborted call
  *   __u64 words[size][WORDS(size)]	per rank: inbox and atomic words
  *   struct xshm_mbox[size][size]	mailbox [src][dst]
+ *   inbox[dst][src][2][slot]		per destination, source and call
+ *					parity: a slot of xshm_inbox_slot()
+ *					bytes (none in large teams)
  *
  * Waiting: a rank polls its word briefly, then sleeps on its doorbell (a
  * team WAIT) after publishing which word it sleeps on and looking once
@@ -18,6 +21,13 @@
  * sees the new value, or the notifier sees it sleeping there: no wakeup
  * is lost, and a store nobody sleeps on (a rank that is running, or one
  * that waits for another word) costs its notifier no system call.
+ *
+ * Inbox: the source stores a small payload into its slot for the
+ * destination and says so with a call message (coll/inbox.c); the
+ * destination reads it in place. The slot of call seq is reused by call
+ * seq + 2, which its source enters only once the destination began call
+ * seq + 1 (wait_begun(); begin rings a peer sleeping on that): by then
+ * the destination is done with call seq.
  *
  * When the team has more members than the machine has CPUs, the rank
  * everybody waits for is likely to wait for a CPU: polling would burn
@@ -50,6 +60,10 @@
 #define XSHM_SPIN_CROWDED	16
 #define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
 #define XSHM_MAPS_MAX		64
+/* Bytes of all inbox slots of a team, and the bounds of one slot. */
+#define XSHM_INBOX_BUDGET	(2U << 20)
+#define XSHM_INBOX_SLOT_MAX	(16U << 10)
+#define XSHM_INBOX_SLOT_MIN	(1U << 10)
 
 struct xshm_hdr {
 	__u64		reserved[8];
@@ -107,6 +121,8 @@ struct xshm_map {
  * @spin:	polls of a word before sleeping on it
  * @hdr, @ranks, @words, @boxes: the control area, parsed
  * @nwords:	words per rank
+ * @inbox:	the inbox slots (NULL: none)
+ * @slot:	bytes per inbox slot
  * @gen:	generation of the next key exposed
  * @tickets:	last get/put ticket
  * @arenas:	registered arena views (not owned)
@@ -123,6 +139,8 @@ struct xshm {
 	_Atomic __u64		*words;
 	struct xshm_mbox	*boxes;
 	unsigned int		nwords;
+	unsigned char		*inbox;
+	size_t			slot;
 	__u64			gen;
 	int			tickets;
 	struct dfg_arena	*arenas[DFG_TEAM_ARENAS_MAX];
@@ -143,11 +161,34 @@ static size_t xshm_words_bytes(unsigned int size)
 	return (b + 63) & ~(size_t)63;
 }
 
+/*
+ * Bytes of one inbox slot of a team of @size: the budget shared by the
+ * 2 * size * size slots, at most XSHM_INBOX_SLOT_MAX; 0 (no inbox) when
+ * that leaves less than XSHM_INBOX_SLOT_MIN.
+ */
+static size_t xshm_inbox_slot(unsigned int size)
+{
+	size_t b = XSHM_INBOX_BUDGET / (2 * (size_t)size * size);
+
+	if (b > XSHM_INBOX_SLOT_MAX)
+		b = XSHM_INBOX_SLOT_MAX;
+	return b < XSHM_INBOX_SLOT_MIN ? 0 : b & ~(size_t)63;
+}
+
+/* Control-area offset of the inbox: after the mailboxes, cache-aligned. */
+static size_t xshm_inbox_off(unsigned int size)
+{
+	size_t off = sizeof(struct xshm_hdr) +
+		     size * sizeof(struct xshm_rank) + xshm_words_bytes(size) +
+		     (size_t)size * size * sizeof(struct xshm_mbox);
+
+	return (off + 63) & ~(size_t)63;
+}
+
 size_t dfg_xport_shm_ctl_size(unsigned int size)
 {
-	return sizeof(struct xshm_hdr) + size * sizeof(struct xshm_rank) +
-	       xshm_words_bytes(size) +
-	       (size_t)size * size * sizeof(struct xshm_mbox);
+	return xshm_inbox_off(size) +
+	       2 * (size_t)size * size * xshm_inbox_slot(size);
 }
 
 static inline void xshm_relax(void)
@@ -403,11 +444,38 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 static int xshm_begin(struct dfg_xport *x, __u64 seq)
 {
 	struct xshm *s = to_xshm(x);
+	_Atomic __u64 *cur = &s->ranks[x->rank].cur_seq;
 
 	x->seq = seq;
-	atomic_store_explicit(&s->ranks[x->rank].cur_seq, seq,
-			      memory_order_release);
+	atomic_store_explicit(cur, seq, memory_order_release);
+	/* A peer may sleep in wait_begun() for this very store. */
+	if (s->inbox)
+		for (unsigned int r = 0; r < x->size; r++)
+			if (r != x->rank)
+				xshm_ring(s, r, cur);
 	return 0;
+}
+
+static void *xshm_inbox(struct dfg_xport *x, unsigned int src,
+			unsigned int dst, __u64 seq, size_t *size)
+{
+	struct xshm *s = to_xshm(x);
+	size_t i;
+
+	if (!s->inbox || s->no_ptr || src >= x->size || dst >= x->size)
+		return NULL;
+	i = ((size_t)dst * x->size + src) * 2 + (seq & 1);
+	*size = s->slot;
+	return s->inbox + i * s->slot;
+}
+
+static int xshm_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
+{
+	struct xshm *s = to_xshm(x);
+
+	if (peer >= x->size)
+		return -EINVAL;
+	return xshm_wait_u64(s, &s->ranks[peer].cur_seq, seq, peer, NULL);
 }
 
 static int xshm_abort(struct dfg_xport *x, __u64 seq)
@@ -709,6 +777,8 @@ static const struct dfg_xport_ops xshm_ops = {
 	.peek		= xshm_peek,
 	.msg_send	= xshm_msg_send,
 	.msg_recv	= xshm_msg_recv,
+	.inbox		= xshm_inbox,
+	.wait_begun	= xshm_wait_begun,
 	.begin		= xshm_begin,
 	.abort		= xshm_abort,
 	.broken		= xshm_broken,
@@ -744,6 +814,9 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->words = (_Atomic __u64 *)p;
 	p += xshm_words_bytes(size);
 	s->boxes = (struct xshm_mbox *)p;
+	s->slot = xshm_inbox_slot(size);
+	s->inbox = s->slot ? (unsigned char *)ctl + xshm_inbox_off(size) :
+			     NULL;
 	*out = &s->x;
 	return 0;
 }

@@ -296,6 +296,68 @@ TEST(halving_schedule)
 	}
 }
 
+/* A transport whose inbox slots hold 1 KiB, for the table's choice. */
+static void *tbl_inbox(struct dfg_xport *x, unsigned int src,
+		       unsigned int dst, __u64 seq, size_t *size)
+{
+	static unsigned char slot[1024];
+
+	(void)x; (void)src; (void)dst; (void)seq;
+	*size = sizeof(slot);
+	return slot;
+}
+
+static const struct dfg_xport_ops tbl_ops = { .inbox = tbl_inbox };
+
+TEST(table_inbox)
+{
+	struct dfg_xport x = { .ops = &tbl_ops, .size = 4 };
+	struct dfg_xport none = { .ops = &(struct dfg_xport_ops){ 0 },
+				  .size = 4 };
+	struct dfg_team t = { .size = 4, .x = &x };
+	enum dfg_coll_algo f[DFG_COLL_KIND_NR] = { 0 };
+	unsigned int segs = 0;
+
+	/* Where the payload fits a slot, the inbox; above, the others. */
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	EXPECT_EQ(DFG_ALGO_INBOX,
+		  dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 1024));
+	EXPECT_EQ(DFG_ALGO_DIRECT,
+		  dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 1025));
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_REDUCE, 1024));
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 1));
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_BROADCAST, 1));
+	/* reduce_scatter: a rank sends a quarter of the vector to each */
+	EXPECT_EQ(DFG_ALGO_INBOX,
+		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4096));
+	EXPECT_EQ(DFG_ALGO_RHALVING,
+		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4097));
+	/* all-to-all has no inbox algorithm */
+	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_INBOX));
+	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_BROADCAST, DFG_ALGO_INBOX));
+	/* Forced elsewhere: obeyed; forced inbox that does not fit: table. */
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
+	EXPECT_EQ(DFG_ALGO_RING, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_INBOX;
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	EXPECT_EQ(DFG_ALGO_RHALVING,
+		  dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 1 << 20));
+	/* No inbox in the transport, or a team of one: never. */
+	t.x = &none;
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	t.x = &x;
+	t.size = 1;
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_AUTO;
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+
+	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=inbox,broadcast=inbox",
+					 f, &segs));
+	EXPECT_EQ(DFG_ALGO_INBOX, f[DFG_COLL_ALLREDUCE]);
+	EXPECT_EQ(DFG_ALGO_INBOX, f[DFG_COLL_BROADCAST]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=inbox", f, &segs));
+}
+
 TEST(table)
 {
 	struct dfg_team t = { .size = 8 };
@@ -378,6 +440,8 @@ TEST(table)
 
 #define W_MAX		8
 #define MBOX_DEPTH	4
+/* Inbox slot bytes: small, so that some calls fit and others do not. */
+#define FX_SLOT		1024
 
 struct world {
 	unsigned int	size;
@@ -394,6 +458,7 @@ struct world {
 	_Atomic int	broken;
 	_Atomic int	exposed;
 	_Atomic __u32	bell[W_MAX];
+	unsigned char	inbox[W_MAX][W_MAX][2][FX_SLOT];
 };
 
 struct fx {
@@ -635,6 +700,20 @@ static int fx_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	return (size_t)len <= cap ? len : -EMSGSIZE;
 }
 
+static void *fx_inbox(struct dfg_xport *x, unsigned int src,
+		      unsigned int dst, __u64 seq, size_t *size)
+{
+	if (fx_w(x)->no_ptr || src >= x->size || dst >= x->size)
+		return NULL;
+	*size = FX_SLOT;
+	return fx_w(x)->inbox[dst][src][seq & 1];
+}
+
+static int fx_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
+{
+	return fx_wait_u64(x, &fx_w(x)->cur[peer], seq, peer, NULL);
+}
+
 static int fx_begin(struct dfg_xport *x, __u64 seq)
 {
 	x->seq = seq;
@@ -671,6 +750,7 @@ static const struct dfg_xport_ops fx_ops = {
 	.complete = fx_complete, .flush = fx_flush, .notify = fx_notify,
 	.fadd = fx_fadd, .wait = fx_wait, .peek = fx_peek,
 	.msg_send = fx_msg_send, .msg_recv = fx_msg_recv,
+	.inbox = fx_inbox, .wait_begun = fx_wait_begun,
 	.begin = fx_begin, .abort = fx_abort, .broken = fx_broken,
 	.release = fx_release,
 	.destroy = fx_destroy,
@@ -692,7 +772,7 @@ struct rank_ctx {
 };
 
 static const enum dfg_coll_algo red_algos[] = {
-	DFG_ALGO_RHALVING, DFG_ALGO_RING, DFG_ALGO_DIRECT,
+	DFG_ALGO_RHALVING, DFG_ALGO_RING, DFG_ALGO_DIRECT, DFG_ALGO_INBOX,
 };
 static const size_t counts[] = { 1, 3, 17, 100, 1000, 40000 };
 
@@ -717,7 +797,8 @@ static void *rank_main(void *arg)
 
 	for (unsigned int r = 0; r < n; r++)
 		in[r] = malloc(maxc * 8);
-	for (unsigned int ai = 0; ai < 3; ai++) {
+	for (unsigned int ai = 0; ai < sizeof(red_algos) /
+	     sizeof(red_algos[0]); ai++) {
 		enum dfg_coll_algo algo = red_algos[ai];
 
 		t->force[DFG_COLL_ALLREDUCE] = algo;
@@ -751,7 +832,16 @@ static void *rank_main(void *arg)
 							    dt, op);
 					if (ret)
 						fail(c, "allreduce", ret);
-					ref_reduce(algo, n, in, cnt, &red, ref);
+					/* a forced inbox may not fit */
+					if (algo == DFG_ALGO_INBOX && n > 1 &&
+					    t->x->ops->inbox &&
+					    !c->w->no_ptr &&
+					    (cnt * e <= FX_SLOT) !=
+					    (t->last[DFG_COLL_ALLREDUCE] ==
+					     DFG_ALGO_INBOX))
+						fail(c, "inbox not taken", 0);
+					ref_reduce(t->last[DFG_COLL_ALLREDUCE],
+						   n, in, cnt, &red, ref);
 					if (memcmp(ref, rbuf, cnt * e))
 						fail(c, "allreduce result", 0);
 					/* in place */
@@ -765,7 +855,7 @@ static void *rank_main(void *arg)
 					memset(rbuf, 0, cnt * e);
 					ret = dfg_reduce(t, sbuf, rbuf, cnt, dt,
 							 op, call % n);
-					ref_reduce(t->force[DFG_COLL_REDUCE],
+					ref_reduce(t->last[DFG_COLL_REDUCE],
 						   n, in, cnt, &red, ref);
 					if (ret || (c->rank == call % n &&
 						    memcmp(ref, rbuf, cnt * e)))
@@ -773,8 +863,9 @@ static void *rank_main(void *arg)
 					/* reduce_scatter of cnt per rank */
 					ret = dfg_reduce_scatter(t, sbuf, rbuf,
 								 cnt, dt, op);
-					ref_reduce(algo, n, in, cnt * n, &red,
-						   ref);
+					ref_reduce(t->last[
+						   DFG_COLL_REDUCE_SCATTER],
+						   n, in, cnt * n, &red, ref);
 					if (ret || memcmp(ref + c->rank * cnt *
 							  e, rbuf, cnt * e))
 						fail(c, "reduce_scatter", ret);

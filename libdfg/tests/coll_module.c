@@ -135,7 +135,7 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 {
 	static const enum dfg_coll_algo algos[] = {
 		DFG_ALGO_AUTO, DFG_ALGO_RHALVING, DFG_ALGO_RING,
-		DFG_ALGO_DIRECT,
+		DFG_ALGO_DIRECT, DFG_ALGO_INBOX,
 	};
 	size_t maxc = 70000 * n;
 	char *sbuf = malloc(maxc * 8), *rbuf = malloc(maxc * 8);
@@ -146,7 +146,8 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 	(void)arg;
 	for (unsigned int i = 0; i < n; i++)
 		in[i] = malloc(maxc * 8);
-	for (unsigned int ai = 0; ai < 4; ai++) {
+	for (unsigned int ai = 0; ai < sizeof(algos) / sizeof(algos[0]);
+	     ai++) {
 		enum dfg_coll_algo a = algos[ai];
 
 		CHECK(!dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, a));
@@ -180,6 +181,16 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 						   DFG_COLL_ALLREDUCE), n, in,
 						   cnt, &red, ref);
 					CHECK(!memcmp(ref, rbuf, cnt * e));
+					/*
+					 * the inbox where forced and fitting
+					 * (DFG_COLL_NOPTR hides it)
+					 */
+					CHECK(a != DFG_ALGO_INBOX || n < 2 ||
+					      getenv("DFG_COLL_NOPTR") ||
+					      (cnt * e <= (16U << 10)) ==
+					      (dfg_coll_last_algo(t,
+					       DFG_COLL_ALLREDUCE) ==
+					       DFG_ALGO_INBOX));
 					memcpy(rbuf, sbuf, cnt * e);
 					CHECK(!dfg_allreduce(t, DFG_IN_PLACE,
 							     rbuf, cnt, dt,
@@ -439,6 +450,20 @@ static int bad_args(struct dfg_team *t, unsigned int n, unsigned int r,
 		int ret = dfg_allreduce(t, s, d, 8 + r, DFG_INT32, DFG_SUM);
 
 		CHECK(ret == -EINVAL || ret == -EPROTO);
+	}
+	/*
+	 * ... also where rank 0's vector fits the inbox and the others'
+	 * take recursive halving through exported buffers.
+	 */
+	if (n > 1) {
+		int32_t *big = calloc(2 * 8192, sizeof(*big));
+		int ret;
+
+		CHECK(big);
+		ret = dfg_allreduce(t, big, big + 8192, r ? 8192 : 8,
+				    DFG_INT32, DFG_SUM);
+		CHECK(ret == -EINVAL || ret == -EPROTO);
+		free(big);
 	}
 	/*
 	 * Buffers outside this process's memory: the export fails

@@ -71,7 +71,7 @@ static inline void ref_reduce(enum dfg_coll_algo algo, unsigned int size,
 				dfg_reducer_run(red, o, o, (char *)in[(b + k) %
 						size] + lo * e, cnt);
 		}
-	} else if (algo == DFG_ALGO_DIRECT) {
+	} else if (algo == DFG_ALGO_DIRECT || algo == DFG_ALGO_INBOX) {
 		memcpy(out, in[0], count * e);
 		for (unsigned int r = 1; r < size; r++)
 			dfg_reducer_run(red, out, out, in[r], count);

@@ -195,6 +195,8 @@ enum dfg_coll_algo {
 	DFG_ALGO_RING,
 	DFG_ALGO_DIRECT,
 	DFG_ALGO_TILES,		/* patent 003: repacking tiles */
+	DFG_ALGO_INBOX,		/* small payloads through the team's
+				 * inbox slots: no export, one copy */
 	DFG_ALGO_NR,
 };
 

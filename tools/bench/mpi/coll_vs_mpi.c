@@ -62,6 +62,7 @@ static const char * const algo_names[DFG_ALGO_NR] = {
 	[DFG_ALGO_RING] = "ring",
 	[DFG_ALGO_DIRECT] = "direct",
 	[DFG_ALGO_TILES] = "tiles",
+	[DFG_ALGO_INBOX] = "inbox",
 };
 
 #define ROUNDS_MAX	64
