@@ -34,7 +34,7 @@ failed=
 run_one() {
 	local name=$1
 	shift
-	local rc pid
+	local rc pid t0
 
 	if [ -n "${DFG_TEST_FILTER:-}" ] &&
 	   ! [[ $name =~ $DFG_TEST_FILTER ]]; then
@@ -46,6 +46,7 @@ run_one() {
 	# it left stuck in the kernel must not hold the run open (as a pipe
 	# to tee would).
 	: >"$log"
+	t0=$SECONDS
 	timeout -k 10 "$tmo" "$@" >"$log" 2>&1 </dev/null &
 	pid=$!
 	tail -n +1 -s 0.2 -f --pid="$pid" "$log"
@@ -56,6 +57,8 @@ run_one() {
 		echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"
 		[ "$rc" = 0 ] && rc=1
 	fi
+	# The time per program shows where make check's minutes go.
+	echo "# selftests: $name: $((SECONDS - t0)) s"
 	case $rc in
 	0) echo "# selftests: $name: ok" ;;
 	4) echo "# selftests: $name: ok # SKIP" ;;
