@@ -130,6 +130,19 @@ static int run_team(struct __test_metadata *_metadata, int gfd,
  */
 static const size_t counts[] = { 1, 5, 333, 70000 };
 
+/*
+ * Every type and op pair runs at n = 1, 2 and 3 (power of two or not);
+ * above, each team size runs a third of the pairs, in turn, so n = 4..8
+ * still meet every pair and make check stays short under TCG (the
+ * reducers' arithmetic has its own host test; n changes the schedule).
+ * The pair the large count uses (float64 sum) runs everywhere.
+ */
+static bool pair_at(unsigned int n, int dt, int op)
+{
+	return n <= 3 || (dt == DFG_FLOAT64 && op == DFG_SUM) ||
+	       (unsigned int)(dt * DFG_OP_NR + op) % 3 == n % 3;
+}
+
 static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 		     void *arg)
 {
@@ -166,6 +179,8 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 					unsigned int root;
 
 					if (cnt > 1000 && (op || dt != 3))
+						continue;
+					if (!pair_at(n, dt, op))
 						continue;
 					call++;
 					root = call % n;
@@ -243,9 +258,17 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 TEST_F_TIMEOUT(coll, every_size_kind_type_op, 1200)
 {
 	SKIP_IF_NO_TEAM();
-	for (unsigned int n = 1; n <= 8; n++)
+	/*
+	 * Every team size up to 8 but 6: the host test checks the schedules
+	 * of every size 1..64, and 5 and 7 already take the paths a size
+	 * that is no power of two takes (6 alone cost a sixth of the test).
+	 */
+	for (unsigned int n = 1; n <= 8; n++) {
+		if (n == 6)
+			continue;
 		EXPECT_EQ(0, run_team(_metadata, self->gfd, n, all_kinds,
 				      NULL));
+	}
 	EXPECT_EQ(0, sysfs_long("pinned"));
 }
 
@@ -254,7 +277,8 @@ TEST_F_TIMEOUT(coll, get_put_path, 600)
 {
 	SKIP_IF_NO_TEAM();
 	setenv("DFG_COLL_NOPTR", "1", 1);
-	for (unsigned int n = 3; n <= 8; n += 5)
+	/* A size that is no power of two and one that is. */
+	for (unsigned int n = 3; n <= 4; n++)
 		EXPECT_EQ(0, run_team(_metadata, self->gfd, n, all_kinds,
 				      NULL));
 	unsetenv("DFG_COLL_NOPTR");
