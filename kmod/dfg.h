@@ -196,7 +196,7 @@
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
 				 DFG_F_CHAN | DFG_F_TEAM | \
 				 DFG_F_SCHED | DFG_F_PREFETCH | \
-				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN)
+				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN | DFG_F_PART_SET)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16

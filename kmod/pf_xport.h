@@ -34,6 +34,7 @@ struct dfg_pf_peer;
  * @col_count:	...
  * @feat_off:	...
  * @image_bytes: size of its image: every read stays below it
+ * @part_set:	its image's part_set (0: unknown)
  */
 struct dfg_pf_remote {
 	u64	node_first;
@@ -44,6 +45,7 @@ struct dfg_pf_remote {
 	u64	col_count;
 	u64	feat_off;
 	u64	image_bytes;
+	u64	part_set;
 };
 
 /**

@@ -186,6 +186,16 @@ static bool dfg_pf_row_ok(const u64 *row, u64 n, u64 cols)
 	return row[n] <= cols;
 }
 
+/*
+ * Are two images of one set of partitions (unknown sets always are)?
+ * Node IDs are renumbered per partitioning, so a peer of another set
+ * would answer for the same IDs with another node's data.
+ */
+static bool dfg_pf_same_set(u64 a, u64 b)
+{
+	return !a || !b || a == b;
+}
+
 static int dfg_pf_image_check(const void *img, u64 bytes)
 {
 	const struct dfg_part_hdr *h = img;
@@ -229,7 +239,9 @@ static int dfg_pf_image_check(const void *img, u64 bytes)
 int dfg_pf_part_load(struct dfg_cmd_ctx *c)
 {
 	struct dfg_part_load *a = c->args;
+	const struct dfg_part_hdr *h;
 	void *img, *old;
+	unsigned int i;
 	int ret;
 
 	if (a->flags || memchr_inv(a->reserved, 0, sizeof(a->reserved)) ||
@@ -247,6 +259,7 @@ int dfg_pf_part_load(struct dfg_cmd_ctx *c)
 	ret = dfg_pf_image_check(img, a->len);
 	if (ret)
 		goto out_free;
+	h = img;
 
 	mutex_lock(&dfg_pf_image_lock);
 	if (dfg_pf_served_users) {
@@ -255,6 +268,16 @@ int dfg_pf_part_load(struct dfg_cmd_ctx *c)
 		goto out_free;
 	}
 	spin_lock(&dfg_pf_lock);
+	for (i = 0; i < DFG_PF_PEERS_MAX; i++) {
+		const struct dfg_pf_peer *p = dfg_pf_peers[i];
+
+		if (p && !dfg_pf_same_set(p->r.part_set, h->part_set)) {
+			spin_unlock(&dfg_pf_lock);
+			mutex_unlock(&dfg_pf_image_lock);
+			ret = -EXDEV;
+			goto out_free;
+		}
+	}
 	old = dfg_pf_image;
 	dfg_pf_image = img;
 	dfg_pf_image_bytes = a->len;
@@ -467,15 +490,18 @@ static int dfg_pf_addr(const struct dfg_peer_add *a,
 }
 
 /*
- * May a peer serving @r be added? Not over the own range or a live peer's;
- * over a dead peer's exact range (*dead: its slot), which it replaces.
- * Under dfg_pf_mutex (the table) and dfg_pf_lock (the image, ->up).
+ * May a peer serving @r be added? Not one of another set of partitions,
+ * not over the own range or a live peer's; over a dead peer's exact range
+ * (*dead: its slot), which it replaces. Under dfg_pf_mutex (the table)
+ * and dfg_pf_lock (the image, ->up).
  */
 static int dfg_pf_range_check(const struct dfg_pf_remote *r, int *dead)
 {
 	unsigned int i;
 
 	*dead = -1;
+	if (dfg_pf_hdr && !dfg_pf_same_set(r->part_set, dfg_pf_hdr->part_set))
+		return -EXDEV;
 	if (dfg_pf_hdr && dfg_pf_overlap(r->node_first, r->node_count,
 					 dfg_pf_hdr->node_first,
 					 dfg_pf_hdr->node_count))
@@ -592,6 +618,17 @@ int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 	if (ret)
 		goto out_disconnect;
 	spin_lock(&dfg_pf_lock);
+	/*
+	 * A PART_LOAD since the range check may have brought an image of
+	 * another set: it checks the published peers under this lock, and
+	 * this one under the same lock, so one of the two refuses.
+	 */
+	if (dfg_pf_hdr && !dfg_pf_same_set(p->r.part_set,
+					   dfg_pf_hdr->part_set)) {
+		spin_unlock(&dfg_pf_lock);
+		ret = -EXDEV;
+		goto out_disconnect;
+	}
 	/* Up unless it died already: then its requests fail at once. */
 	p->up = !p->lost;
 	dfg_pf_peers[slot] = p;

@@ -70,7 +70,7 @@ MODULE_PARM_DESC(ack_timeout, "RC ack timeout exponent (4.096 us * 2^x)");
 
 #define DFG_RDMA_RETRY		3
 #define DFG_RDMA_MAGIC		0x48474644U	/* "DFGH" */
-#define DFG_RDMA_VERSION	1
+#define DFG_RDMA_VERSION	2	/* 2: the hello carries part_set */
 #define DFG_RDMA_CHUNKS_MAX	256
 #define DFG_RDMA_SGE		8	/* destination pages per READ */
 #define DFG_RDMA_SQ_DEPTH	1024
@@ -95,6 +95,7 @@ struct dfg_rdma_hello {
 	__le64	feat_off;
 	__le64	image_bytes;
 	__le64	chunk_bytes;
+	__le64	part_set;
 	struct dfg_rdma_chunk_wire chunk[];
 };
 
@@ -251,6 +252,7 @@ static void dfg_rdma_hello_fill(struct dfg_rdma_hello *h,
 	h->feat_off = cpu_to_le64(p->feat_off);
 	h->image_bytes = cpu_to_le64(p->image_bytes);
 	h->chunk_bytes = cpu_to_le64(chunk_bytes);
+	h->part_set = cpu_to_le64(p->part_set);
 }
 
 /* CONNECT_REQUEST: everything of a connection but the registrations. */
@@ -660,6 +662,7 @@ static int dfg_rdma_hello_parse(struct dfg_rdma_conn *c,
 	r->col_count = le64_to_cpu(h->col_count);
 	r->feat_off = le64_to_cpu(h->feat_off);
 	r->image_bytes = c->image_bytes;
+	r->part_set = le64_to_cpu(h->part_set);
 	return 0;
 }
 

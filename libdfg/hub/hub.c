@@ -90,6 +90,7 @@ int hub_image_of(const struct dfg_gs_file *f, unsigned int flags, void **img,
 		.col_count	= g->edges_local,
 		.rep_count	= rc,
 		.rep_col_count	= re,
+		.part_set	= g->part_set_id,
 	};
 	h->row_off = sect(&off, h->node_count + 1, 8);
 	h->col_off = sect(&off, h->col_count, 8);
@@ -144,6 +145,7 @@ int dfg_hub_part_load(struct dfg *d, const char *path, unsigned int flags,
 		      struct dfg_hub_err *err)
 {
 	struct dfg_part_load pl;
+	struct dfg_info info;
 	void *img;
 	size_t len;
 	int ret;
@@ -153,6 +155,12 @@ int dfg_hub_part_load(struct dfg *d, const char *path, unsigned int flags,
 	ret = dfg_hub_image(path, flags, &img, &len, err);
 	if (ret)
 		return ret;
+	/*
+	 * A module older than the part_set field takes it for a reserved
+	 * one (-EINVAL): it gets the image without it, and checks nothing.
+	 */
+	if (dfg_info(d, &info) || !(info.features & DFG_F_PART_SET))
+		((struct dfg_part_hdr *)img)->part_set = 0;
 	pl = (struct dfg_part_load){
 		.addr	= (uintptr_t)img,
 		.len	= len,
@@ -161,7 +169,9 @@ int dfg_hub_part_load(struct dfg *d, const char *path, unsigned int flags,
 	free(img);
 	if (ret < 0)
 		return hub_fail(err, ret, "%s: the module refused the partition: %s",
-				path, strerror(-ret));
+				path, ret == -EXDEV ?
+				"a connected peer serves a partition of another graph or partitioning" :
+				strerror(-ret));
 	return 0;
 }
 

@@ -77,11 +77,10 @@ want=$(digest "$dfg" graph sample --files "${opts[@]}" "$dir/p.0.dfgg" \
 echo "# digest over the files: $want"
 check "node1 serves partition 1" peer_sh "$dfg graph serve $dir/p.1.dfgg"
 
-# A partition of another graph as this machine's: node1's range is none
-# of its partitions'. The peer stays connected (the module has no
-# PEER_REMOVE), so the right partition is loaded without --peer below.
+# A partition of another graph as this machine's: the module refuses
+# node1 as a peer (its image's part_set differs) before connecting it.
 fails "peer serving another graph's partition refused" \
-	"which is no other partition" \
+	"serves a partition of another graph or partitioning" \
 	"$dfg" graph serve --peer "$PF_PEER" "$dir/h.0.dfgg"
 
 check "node0 serves partition 0 without its replica, empty cache" \

@@ -22,6 +22,8 @@
 #define PF_K		2
 #define PF_FEAT		24
 #define PF_DEG_MAX	8
+/* The set both nodes' images belong to (dfg_part_hdr.part_set). */
+#define PF_SET		0x5e7ULL
 
 static unsigned int pf_fails;
 
@@ -102,6 +104,7 @@ static void *pf_image(int part, size_t *len)
 	struct dfg_part_hdr h = {
 		.magic = DFG_PART_MAGIC, .version = DFG_PART_VERSION,
 		.node_first = first, .node_count = n, .feat_bytes = PF_FEAT,
+		.part_set = PF_SET,
 	};
 	void *img = NULL;
 	int pass;
@@ -328,9 +331,22 @@ static void pf_step_setup(int fd)
 	row[1] -= 1000;
 	pf_tap(pf_load(fd, img, len - 8) == -EINVAL,
 	       "image shorter than its header says: -EINVAL");
+	h->reserved[2] = 1;
+	pf_tap(pf_load(fd, img, len) == -EINVAL, "reserved set: -EINVAL");
+	h->reserved[2] = 0;
+
+	/* An image of another set of partitions: node1 is no peer of it. */
+	h->part_set = PF_SET + 1;
+	ret = pf_load(fd, img, len);
+	pf_tap(ret == 0, "partition 0 of another set loads (%d)", ret);
+	ret = pf_peer_add(fd, &a);
+	pf_tap(ret == -EXDEV, "PEER_ADD of a peer of another set: %d", ret);
+	pf_tap(!dfg_sysfs_read("prefetch/peers", buf, sizeof(buf)) &&
+	       !buf[0], "no peer after it: '%s'", buf);
+
+	h->part_set = PF_SET;
 	ret = pf_load(fd, img, len);
 	pf_tap(ret == 0, "partition 0 loads (%d)", ret);
-	free(img);
 
 	ret = pf_peer_add(fd, &a);
 	pf_tap(ret == 0 && a.node_first == pf_first(1) &&
@@ -345,6 +361,18 @@ static void pf_step_setup(int fd)
 	a.reserved[0] = 1;
 	pf_tap(sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a) == -EINVAL,
 	       "PEER_ADD with reserved set: -EINVAL");
+
+	/* With node1 connected, only images of its set load. */
+	h->part_set = PF_SET + 1;
+	ret = pf_load(fd, img, len);
+	pf_tap(ret == -EXDEV, "PART_LOAD of another set with a peer: %d", ret);
+	h->part_set = 0;
+	ret = pf_load(fd, img, len);
+	pf_tap(ret == 0, "PART_LOAD of an unknown set (%d)", ret);
+	h->part_set = PF_SET;
+	ret = pf_load(fd, img, len);
+	pf_tap(ret == 0, "PART_LOAD of the same set (%d)", ret);
+	free(img);
 }
 
 /* Step "fetch": remote misses then hits, local, replicas, bad input. */

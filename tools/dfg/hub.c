@@ -150,9 +150,13 @@ int dfg_graph_serve(int argc, char **argv)
 		}
 		ret = dfg_hub_peer_add(d, addr, port, tmo, &pi);
 		if (ret) {
-			dfg_tool_err("peer %s: %s%s", peers[i], strerror(-ret),
-				     ret == -ENODEV ?
-				     " (is dfg_rdma.ko loaded?)" : "");
+			if (ret == -EXDEV)
+				dfg_tool_err("peer %s serves a partition of another graph or partitioning than %s",
+					     peers[i], argv[optind]);
+			else
+				dfg_tool_err("peer %s: %s%s", peers[i],
+					     strerror(-ret), ret == -ENODEV ?
+					     " (is dfg_rdma.ko loaded?)" : "");
 			goto out;
 		}
 		if (!peer_range_ok(&f, pi.node_first, pi.node_count)) {

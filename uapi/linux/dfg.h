@@ -70,10 +70,12 @@
 #define DFG_F_PREFETCH		0x100ULL /* partitions, peers, prefetch */
 #define DFG_F_FEEDBACK		0x200ULL	/* feedback events, FEEDBACK_SET */
 #define DFG_F_PLAN_GEN		0x400ULL	/* FEEDBACK_SET DFG_FB_PLAN */
+#define DFG_F_PART_SET		0x800ULL	/* dfg_part_hdr.part_set */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
 				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
 				 DFG_F_TEAM | DFG_F_SCHED | DFG_F_PREFETCH | \
-				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN)
+				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN | \
+				 DFG_F_PART_SET)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -1046,6 +1048,15 @@ struct dfg_feedback_set {
  * @rep_col_count: entries of rep_col
  * @rep_feat_off: offset of rep_feat
  * @image_bytes: size of the whole image (== dfg_part_load.len)
+ * @part_set:	identity of the set of partitions this image is one of
+ *		(`dfg graph partition` writes a hash of the graph, K and
+ *		the assignment of nodes to partitions); 0: unknown, never
+ *		compared. Node IDs are renumbered per partitioning, so two
+ *		images of different sets must not serve each other:
+ *		PEER_ADD refuses a peer whose nonzero @part_set differs
+ *		from the loaded image's, and PART_LOAD an image whose
+ *		nonzero @part_set differs from a peer's, with -EXDEV
+ *		(DFG_F_PART_SET)
  * @reserved:	zero
  */
 struct dfg_part_hdr {
@@ -1066,7 +1077,8 @@ struct dfg_part_hdr {
 	__u64	rep_col_count;
 	__u64	rep_feat_off;
 	__u64	image_bytes;
-	__u64	reserved[4];
+	__u64	part_set;
+	__u64	reserved[3];
 };
 
 #define DFG_PART_FEAT_MAX	65536
@@ -1104,7 +1116,8 @@ struct dfg_pf_cache_hdr {
  * image (magic, version, offsets, row not monotone, rep_ids not strictly
  * increasing or inside the own range), flags or reserved; -EFBIG larger
  * than dfg.pf_max_part_mb; -EBUSY a partition is loaded and still in use
- * (served to peers, or prefetch peers connected); -EFAULT.
+ * (served to peers, or prefetch peers connected); -EXDEV its part_set
+ * differs from a connected peer's; -EFAULT.
  */
 #define DFG_IOC_PART_LOAD	_IOWR(DFG_IOC_MAGIC, 0x80, struct dfg_part_load)
 
@@ -1117,7 +1130,8 @@ struct dfg_pf_cache_hdr {
  * transport module loaded; -EINVAL family, flags, reserved, a range that
  * overlaps the own one or a peer's (-EEXIST); -ENOSPC DFG_PF_PEERS_MAX
  * peers; -ETIMEDOUT, -ECONNREFUSED (the peer serves no partition),
- * -EHOSTUNREACH, -ENETUNREACH from the connection.
+ * -EHOSTUNREACH, -ENETUNREACH from the connection; -EXDEV the peer's
+ * partition belongs to another set than the loaded one (part_set).
  */
 #define DFG_IOC_PEER_ADD	_IOWR(DFG_IOC_MAGIC, 0x81, struct dfg_peer_add)
 
