@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg run: one set instance, in its own process.
+ * libdfg run: one set instance, in a process of its own or in a worker
+ * pool (pool.c) with others.
  *
  * Members call each other directly: the emit hook of a member looks up
  * the flows on the output port and, for a flow inside the set, calls the
@@ -16,12 +17,15 @@
  * Every producer ends its stream with RUN_D_EOF, so a stream that ends
  * without it means a dead upstream process.
  *
- * The worker loop asks the scheduling point (sched.c) for its set, runs
- * one quantum (queued output first, then the roots' run() and the
- * channels' descriptors, each bounded), and yields. Queued descriptors
- * that do not fit their channel wait in a FIFO; beyond RUN_PEND_MAX the
- * worker blocks in the channel, which is the backpressure inside a
- * single compute() call that emits a lot (a sort's shutdown).
+ * A worker asks the scheduling point (sched.c) for a set, runs one
+ * quantum of it (rt_set_step(): queued output first, then the roots'
+ * run() and the channels' descriptors, each bounded), and yields; in a
+ * process of its own the one worker loop (worker()) has one set to ask
+ * for, in a pool each worker thread gets any of the pool's. Queued
+ * descriptors that do not fit their channel wait in a FIFO; beyond
+ * RUN_PEND_MAX the worker blocks in the channel, which is the
+ * backpressure inside a single compute() call that emits a lot (a sort's
+ * shutdown); a pool's worker lends its place meanwhile (pool.c).
  *
  * Boundary flows are in port.c (channels) and spool.c (between
  * phases), checkpoints in ckpt.c.
