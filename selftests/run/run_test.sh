@@ -50,7 +50,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..41"
+echo "1..42"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -142,6 +142,24 @@ for w in 1 2; do
 	check "40 sets on $w worker(s): exit $rc, output = seq, one process" \
 		"[ $rc = 0 ] && cmp -s g40.out g40.ref && grep -q '^summary: 1 processes for 40 sets' g40.log && grep -q '^summary: worker pool: $w workers ran 40 set instances' g40.log"
 done
+
+# A sort's shutdown sends 50000 elements in one compute() call, far
+# more than its channel and queue hold: on a single worker, the worker
+# blocks in the channel and lends its place to a spare, which runs the
+# writer.
+cat >bigsort.dot <<'G'
+digraph bigsort {
+	gen  [type=generate, count=50000, pattern="k{}"];
+	s    [type=sort];
+	out  [type=write_lines, file="bigsort.out"];
+	gen -> s -> out;
+}
+G
+seq 0 49999 | sed 's/^/k/' | sort >bigsort.ref
+timeout 600 "$dfg" run -q --no-fold --workers 1 bigsort.dot
+rc=$?
+check "sort of 50000 unfolded on 1 worker (a spare stands in): exit $rc, output = sort" \
+	"[ $rc = 0 ] && cmp -s bigsort.out bigsort.ref"
 
 # Two phases: phase 1 starts once phase 0 has ended, the flows between
 # them are spooled (far more than a channel holds), straight and
