@@ -296,14 +296,18 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 	/* every endpoint is open before any process runs */
 	run_barrier(ready_fd, go_fd);
 	if (r) {
-		if (i)
+		if (i) {
 			p.sets[i - 1].st->state = RUN_S_FAILED;
-		else if (n)
+		} else if (n) {
 			/* before any set: say it for the first */
-			snprintf(env->sstats[env->g->sstat[items[0].set] +
-					     items[0].inst].msg,
-				 DFG_COMP_ERRMSG_MAX, "worker pool: %s",
-				 strerror(-r));
+			struct run_set_stats *st = &env->sstats[
+				env->g->sstat[items[0].set] + items[0].inst];
+
+			snprintf(st->comp, sizeof(st->comp), "worker pool");
+			snprintf(st->msg, sizeof(st->msg),
+				 "kernel set scheduler: %s", strerror(-r));
+			st->state = RUN_S_FAILED;
+		}
 		own = true;
 		goto out;
 	}
@@ -317,8 +321,10 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 		p.target = p.nthreads;
 	pthread_mutex_unlock(&p.lock);
 	if (!p.nthreads) {
+		snprintf(p.sets[0].st->comp, sizeof(p.sets[0].st->comp),
+			 "worker pool");
 		snprintf(p.sets[0].st->msg, DFG_COMP_ERRMSG_MAX,
-			 "worker pool: threads: %s", strerror(-r));
+			 "threads: %s", strerror(-r));
 		p.sets[0].st->state = RUN_S_FAILED;
 		own = true;
 		goto out;
@@ -343,8 +349,11 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 		s->st->state = s->err ? RUN_S_FAILED : RUN_S_DONE;
 	}
 	if (p.err && !own && !peer) {
+		snprintf(p.sets[0].st->comp, sizeof(p.sets[0].st->comp),
+			 "worker pool");
 		snprintf(p.sets[0].st->msg, DFG_COMP_ERRMSG_MAX,
-			 "worker pool: scheduler: %s", strerror(-p.err));
+			 "kernel set scheduler: %s", strerror(-p.err));
+		p.sets[0].st->state = RUN_S_FAILED;
 		own = true;
 	}
 out:
