@@ -81,6 +81,9 @@ struct dfg_flow_typeinfo;
  * @info for type @type; 0 or -ENOENT. */
 int comp_flow_typeinfo(const char *type, struct dfg_flow_typeinfo *info);
 
+/* Instances of @t may run in a worker pool with other sets (registry.c). */
+bool comp_type_poolable(const struct dfg_comp_type *t);
+
 /*
  * dfg_emit() for libdfg's own callers (the built-ins' per-element paths):
  * the same checks and result, without a call into the exported symbol.

@@ -79,6 +79,25 @@ static int builtins_locked(void)
 	return 0;
 }
 
+/*
+ * Whether instances of @t may share a process with other sets (a worker
+ * pool of dfg run): the built-ins, which keep no state outside their
+ * instance, but exec (it forks and waits for its children). A type of a
+ * plugin or of the application may crash, or keep state of its own:
+ * each set that has one runs in a process of its own.
+ */
+bool comp_type_poolable(const struct dfg_comp_type *t)
+{
+	unsigned int i;
+
+	if (t == &comp_exec)
+		return false;
+	for (i = 0; i < sizeof(builtins) / sizeof(builtins[0]); i++)
+		if (builtins[i] == t)
+			return true;
+	return false;
+}
+
 /* Whether @t is a type the executor can drive; the reason in @err. */
 static int type_check(const struct dfg_comp_type *t, char *err, size_t len)
 {

@@ -4,8 +4,10 @@
  *
  * dfg_run() loads and checks the graph, plans it, creates the kernel
  * objects (graph, arena, channels), lays out the shared stats area, forks
- * one process per set instance, phase by phase, opens the start barrier
- * once every process has opened its channels, then watches the processes
+ * phase by phase a worker pool for the set instances that may share a
+ * process (pool.c) and one process for each other set instance (set.c),
+ * opens the start barrier once every process has opened its channels,
+ * then watches the processes
  * through pidfds (past the descriptor limit, by a wait4() sweep): a
  * process that fails or dies stops the graph (the others are killed and
  * reaped; the kernel graph dies with its last descriptor). It prints a
@@ -13,6 +15,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -81,6 +84,7 @@ struct run_ctx {
 	bool			spool_made;	/* we created spool_dir */
 	__u64			t0;
 	struct run_replan	*rp;		/* NULL: no re-planning */
+	unsigned int		workers;	/* of a pool */
 	unsigned int		plan_flags;
 	__u64			progress_ns;	/* last progress */
 	/* the figures of earlier generations' stats areas */
@@ -310,11 +314,13 @@ static int kernel_objects(struct run_ctx *x)
 	return 0;
 }
 
-/* One running set instance, seen from the coordinator. */
+/* One running set instance, or a worker pool, seen from the coordinator. */
 struct proc {
 	pid_t		pid;
 	int		pidfd;
-	unsigned int	set, inst;
+	unsigned int	set, inst;	/* a pool's: its first */
+	struct run_item	*items;		/* a pool's set instances; NULL: one */
+	unsigned int	nitems;
 	bool		reaped;
 	bool		killed;		/* by us, after the graph failed */
 	int		status;
@@ -355,9 +361,9 @@ static void kill_all(struct proc *p, unsigned int n)
 		}
 }
 
+/* In the child forked for p[@n]: run it, exit. */
 static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
-		       int ready_rd, int go_rd, int go_wr, unsigned int set,
-		       unsigned int inst)
+		       int ready_rd, int go_rd, int go_wr)
 {
 	unsigned int i;
 	int r;
@@ -371,8 +377,49 @@ static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
 	close(go_wr);
 	if (getppid() == 1)
 		_exit(RUN_EXIT_FAILED);
-	r = run_set_main(&x->env, set, inst, x->ready_wr, go_rd);
+	if (p[n].items)
+		r = run_pool_main(&x->env, p[n].items, p[n].nitems,
+				  x->workers, x->ready_wr, go_rd);
+	else
+		r = run_set_main(&x->env, p[n].set, p[n].inst, x->ready_wr,
+				 go_rd);
 	_exit(r);
+}
+
+/*
+ * Whether set @s runs in its own process: with DFG_RUN_ISOLATE, or when a
+ * member's type may not share one (comp_type_poolable()).
+ */
+static bool set_isolated(const struct run_ctx *x, unsigned int s)
+{
+	const struct dfg_plan_set *ps = &x->g.plan->sets[s];
+	unsigned int i;
+
+	if (x->o->flags & DFG_RUN_ISOLATE)
+		return true;
+	for (i = 0; i < ps->nmembers; i++)
+		if (!comp_type_poolable(x->g.types[ps->members[i]]))
+			return true;
+	return false;
+}
+
+/* Why a process that exited with RUN_EXIT_FAILED failed: its stats. */
+static const struct run_set_stats *proc_failure(const struct run_ctx *x,
+						 const struct proc *p)
+{
+	const struct run_set_stats *ss;
+	unsigned int i;
+
+	if (!p->items)
+		return &x->env.sstats[x->g.sstat[p->set] + p->inst];
+	for (i = 0; i < p->nitems; i++) {
+		ss = &x->env.sstats[x->g.sstat[p->items[i].set] +
+				    p->items[i].inst];
+		if (ss->state == RUN_S_FAILED && ss->msg[0] &&
+		    !(ss->flags & RUN_SF_PEER))
+			return ss;
+	}
+	return &x->env.sstats[x->g.sstat[p->set] + p->inst];
 }
 
 /*
@@ -422,8 +469,9 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 		     struct dfg_run_summary *sum)
 {
 	const struct dfg_plan *plan = x->g.plan;
-	unsigned int n = 0, i, k, ready = 0, live, unwatched = 0;
+	unsigned int n = 0, i, k, ready = 0, live, unwatched = 0, npool = 0;
 	int go[2] = { -1, -1 }, rdy[2] = { -1, -1 }, r = 0;
+	struct run_item *items = NULL;
 	struct pollfd *pfd = NULL;
 	struct proc *p = NULL;
 	bool go_open = true, peer_only = false, replan = false;
@@ -434,37 +482,64 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 
 	for (k = 0; k < ph->nsets; k++)
 		n += plan->sets[ph->sets[k]].degree;
-	p = calloc(n, sizeof(*p));
-	pfd = calloc(n + 1, sizeof(*pfd));
-	if (!p || !pfd || pipe2(go, O_CLOEXEC) || pipe2(rdy, O_CLOEXEC)) {
+	p = calloc(n + 1, sizeof(*p));
+	pfd = calloc(n + 2, sizeof(*pfd));
+	items = calloc(n + 1, sizeof(*items));
+	if (!p || !pfd || !items || pipe2(go, O_CLOEXEC) ||
+	    pipe2(rdy, O_CLOEXEC)) {
 		r = -ENOMEM;
 		goto out;
 	}
 	x->ready_wr = rdy[1];
-	for (i = 0; i < n; i++)
-		p[i].pidfd = -1;
-	raise_nofile(n);
-	i = 0;
+	/* the pool first (p[0]), then a process per isolated instance */
 	for (k = 0; k < ph->nsets; k++) {
 		unsigned int s = ph->sets[k], inst;
 
+		if (set_isolated(x, s))
+			continue;
+		for (inst = 0; inst < plan->sets[s].degree; inst++) {
+			items[npool].set = s;
+			items[npool++].inst = inst;
+		}
+	}
+	i = 0;
+	if (npool) {
+		p[0].items = items;
+		p[0].nitems = npool;
+		p[0].set = items[0].set;
+		p[0].inst = items[0].inst;
+		i = 1;
+	}
+	for (k = 0; k < ph->nsets; k++) {
+		unsigned int s = ph->sets[k], inst;
+
+		if (!set_isolated(x, s))
+			continue;
 		for (inst = 0; inst < plan->sets[s].degree; inst++, i++) {
 			p[i].set = s;
 			p[i].inst = inst;
-			fflush(NULL);
-			p[i].pid = fork();
-			if (p[i].pid == 0)
-				child_exit(x, p, i, rdy[0], go[0], go[1], s,
-					   inst);
-			if (p[i].pid < 0) {
-				r = fork_failed(x, errno, i, n);
-				kill_all(p, i);
-				n = i;
-				goto reap;
-			}
-			p[i].pidfd = (int)syscall(SYS_pidfd_open, p[i].pid, 0);
-			unwatched += p[i].pidfd < 0;
 		}
+	}
+	n = i;
+	for (i = 0; i < n; i++)
+		p[i].pidfd = -1;
+	raise_nofile(n + npool);
+	if ((x->workers < npool ? x->workers : npool) > sum->workers)
+		sum->workers = x->workers < npool ? x->workers : npool;
+	sum->pooled += npool;
+	for (i = 0; i < n; i++) {
+		fflush(NULL);
+		p[i].pid = fork();
+		if (p[i].pid == 0)
+			child_exit(x, p, i, rdy[0], go[0], go[1]);
+		if (p[i].pid < 0) {
+			r = fork_failed(x, errno, i, n);
+			kill_all(p, i);
+			n = i;
+			goto reap;
+		}
+		p[i].pidfd = (int)syscall(SYS_pidfd_open, p[i].pid, 0);
+		unwatched += p[i].pidfd < 0;
 	}
 	close(rdy[1]);
 	rdy[1] = -1;
@@ -546,11 +621,17 @@ reap:
 			if (p[i].killed)
 				continue;	/* our doing, not a cause */
 			if (!r || peer_only || (r == -EIO && WIFSIGNALED(st))) {
-				struct run_set_stats *ss = &x->env.sstats[
-					x->g.sstat[p[i].set] + p[i].inst];
+				const struct run_set_stats *ss =
+					proc_failure(x, &p[i]);
 				const char *sname = plan->sets[p[i].set].name;
 
-				if (WIFSIGNALED(st))
+				if (WIFSIGNALED(st) && p[i].items)
+					r = fail(x, -ECHILD,
+						 "worker pool of %u set instances (pid %d) killed by signal %d (%s)",
+						 p[i].nitems, p[i].pid,
+						 WTERMSIG(st),
+						 strsignal(WTERMSIG(st)));
+				else if (WIFSIGNALED(st))
 					r = fail(x, -ECHILD,
 						 "set %s instance %u (pid %d) killed by signal %d (%s)",
 						 sname, p[i].inst, p[i].pid,
@@ -559,6 +640,10 @@ reap:
 				else if (ss->msg[0] && (!r || peer_only))
 					r = fail(x, -EIO, "%s: %s", ss->comp,
 						 ss->msg);
+				else if ((!r || peer_only) && p[i].items)
+					r = fail(x, -ECHILD,
+						 "worker pool of %u set instances exited with status %d",
+						 p[i].nitems, WEXITSTATUS(st));
 				else if (!r || peer_only)
 					r = fail(x, -ECHILD,
 						 "set %s instance %u exited with status %d",
@@ -608,6 +693,7 @@ out:
 	}
 	free(p);
 	free(pfd);
+	free(items);
 	return r;
 }
 
@@ -617,14 +703,20 @@ static void print_plan(const struct run_ctx *x)
 	const struct dfg_flow *fg = x->g.fg;
 	unsigned int s, i;
 
-	say(x, "plan: %u components in %u sets, %u processes%s\n",
+	say(x, "plan: %u components in %u sets, %u set instances%s\n",
 	    fg->ncomps, plan->nsets, plan->ninstances,
 	    plan->folded ? "" : " (not folded)");
+	if (x->o->flags & DFG_RUN_ISOLATE)
+		say(x, "mode: a process per set instance (--isolate)\n");
+	else
+		say(x, "mode: a worker pool of %u workers per phase; a process of its own for a set with a plugin or exec component\n",
+		    x->workers);
 	for (s = 0; s < plan->nsets; s++) {
 		const struct dfg_plan_set *ps = &plan->sets[s];
 
-		say(x, "  set %s (degree %u, phase %u):", ps->name, ps->degree,
-		    ps->phase);
+		say(x, "  set %s (degree %u, phase %u%s):", ps->name,
+		    ps->degree, ps->phase,
+		    set_isolated(x, s) ? ", own process" : "");
 		for (i = 0; i < ps->nmembers; i++)
 			say(x, " %s", fg->comps[ps->members[i]].name);
 		say(x, "\n");
@@ -652,6 +744,11 @@ static void print_summary(const struct run_ctx *x,
 	    (unsigned long long)sum->processes, (unsigned long long)sum->sets,
 	    (double)sum->start_ns / 1e9, (double)sum->cpu_ns / 1e9,
 	    (unsigned long long)sum->ctx_switches);
+	if (sum->pooled)
+		say(x, "summary: worker pool: %llu workers ran %llu set instances, %llu set instances in processes of their own\n",
+		    (unsigned long long)sum->workers,
+		    (unsigned long long)sum->pooled,
+		    (unsigned long long)(plan->ninstances - sum->pooled));
 	if (x->rp && (sum->replans || sum->refused))
 		say(x, "summary: %llu re-plans (generation %u), %llu refused, "
 		    "pause of the stopped sets %.3f ms in all, %.3f ms at most\n",
@@ -834,6 +931,18 @@ static int replan_switch(struct run_ctx *x)
 	return r;
 }
 
+/* One worker per CPU this process may run on. */
+static unsigned int run_default_workers(void)
+{
+	cpu_set_t set;
+	int n;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return 1;
+	n = CPU_COUNT(&set);
+	return n > 0 ? (unsigned int)n : 1;
+}
+
 int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	    struct dfg_run_summary *sum)
 {
@@ -855,21 +964,26 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	 * may end before the re-plan figures */
 	if (!opts)
 		sum_len = offsetof(struct dfg_run_summary, replans);
-	if (x.o->size == DFG_RUN_OPTS_SIZE_V0) {
+	if (x.o->size == DFG_RUN_OPTS_SIZE_V0 ||
+	    x.o->size == DFG_RUN_OPTS_SIZE_V1) {
 		/* an older caller: what it lacks is zero */
-		memcpy(&o_full, x.o, DFG_RUN_OPTS_SIZE_V0);
+		memcpy(&o_full, x.o, x.o->size);
 		o_full.size = sizeof(o_full);
+		sum_len = x.o->size == DFG_RUN_OPTS_SIZE_V0 ?
+			  offsetof(struct dfg_run_summary, replans) :
+			  offsetof(struct dfg_run_summary, workers);
 		x.o = &o_full;
-		sum_len = offsetof(struct dfg_run_summary, replans);
 	}
 	if (!dot_path || x.o->size != sizeof(*x.o) ||
-	    x.o->flags & ~DFG_RUN_FLAGS_ALL) {
+	    x.o->flags & ~DFG_RUN_FLAGS_ALL ||
+	    x.o->workers > DFG_RUN_WORKERS_MAX) {
 		r = fail(&x, -EINVAL, "invalid arguments");
 		goto out;
 	}
 	if (x.o->err && x.o->errlen)
 		x.o->err[0] = '\0';
 	x.t0 = run_now_ns();
+	x.workers = x.o->workers ? x.o->workers : run_default_workers();
 	r = load(&x, dot_path, &fg);
 	if (r)
 		goto out;

@@ -6,7 +6,8 @@
  * element is the buffer this set received and is working on, unchanged,
  * that buffer is forwarded instead of copied. Queued descriptors that do
  * not fit their channel wait in a FIFO; beyond RUN_PEND_MAX the worker
- * blocks in the channel. Inputs deliver what the channels bring, hold
+ * blocks in the channel (a worker of a pool lends its place meanwhile,
+ * rt_block_begin()). Inputs deliver what the channels bring, hold
  * back a source that reached a checkpoint, and end an input when each of
  * its producers has sent RUN_D_EOF.
  */
@@ -32,30 +33,47 @@ unsigned int rt_prod_of(const struct rt_set *s,
 	return f->kind == DFG_FLOW_STRAIGHT ? 0 : s->inst;
 }
 
-/* Send what is queued for channel @j; block only if @block. */
+/*
+ * Send what is queued for channel @j; block only if @block, and then
+ * only after a send that would not block found the channel full.
+ */
 int rt_out_flush(struct rt_set *s, struct rt_out *o, unsigned int j,
 		 bool block)
 {
 	struct run_fifo *q = &o->pend[j];
+	bool blocking = false;
+	int r = 0;
 
 	if (!o->ch)
 		return 0;
 	while (run_fifo_len(q)) {
 		unsigned int n = run_fifo_span(q, RUN_SEND_BATCH);
-		int r = dfg_chan_send(o->ch[j], run_fifo_peek(q), n,
-				      block ? 0 : DFG_CHAN_NONBLOCK);
 
-		if (r == -EAGAIN)
-			return 0;
-		if (r < 0)
-			return rt_fail(s, r, dfg_comp_name(s->m[0].c),
-				       "sending to '%s': %s",
-				       s->env->g->fg->comps[o->f->dst].name,
-				       strerror(-r));
+		r = dfg_chan_send(o->ch[j], run_fifo_peek(q), n,
+				  blocking ? 0 : DFG_CHAN_NONBLOCK);
+		if (r == -EAGAIN && block && !blocking) {
+			rt_block_begin(s);
+			blocking = true;
+			continue;
+		}
+		if (r == -EAGAIN) {
+			r = 0;
+			break;
+		}
+		if (r < 0) {
+			r = rt_fail(s, r, dfg_comp_name(s->m[0].c),
+				    "sending to '%s': %s",
+				    s->env->g->fg->comps[o->f->dst].name,
+				    strerror(-r));
+			break;
+		}
 		run_fifo_drop(q, (unsigned int)r);
 		s->st->boundary_out += (unsigned int)r;
+		r = 0;
 	}
-	return 0;
+	if (blocking)
+		rt_block_end(s);
+	return r;
 }
 
 static int out_queue(struct rt_set *s, struct rt_out *o, unsigned int j,
@@ -113,13 +131,19 @@ static int elem_buf(struct rt_set *s, const struct dfg_elem *e, __u64 *off)
 		unsigned int i, j;
 
 		if (++tries > 2000)
-			return -ENOMEM;
+			break;
+		if (tries == 1)
+			rt_block_begin(s);
 		for (i = 0; i < s->nr_out; i++)
 			for (j = 0; j < s->out[i].nr; j++)
 				if (rt_out_flush(s, &s->out[i], j, false))
-					return s->err;
+					b = s->err;
+		if (b != -ENOMEM)
+			break;
 		usleep(1000);
 	}
+	if (tries)
+		rt_block_end(s);
 	if (b < 0)
 		return (int)b;
 	p = dfg_arena_ptr(a, (__u64)b, e->len);

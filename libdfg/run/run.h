@@ -4,8 +4,11 @@
  *
  *   exec.c   the coordinator: plan to run graph, kernel objects, processes,
  *            failure handling, progress and summary
- *   set.c    one set instance in its own process: members, emit hooks,
- *            root pump, the worker loop (set.h: what its files share)
+ *   set.c    one set instance: members, emit hooks, root pump, one
+ *            quantum; the worker loop of a set in its own process
+ *            (set.h: what its files share)
+ *   pool.c   a worker pool: one process that runs many set instances
+ *            with a few worker threads asking the module which runs next
  *   port.c   its boundary flows on channels, out and in
  *   spool.c  its boundary flows into a later phase, spool files
  *   ckpt.c   its checkpoints
@@ -46,10 +49,15 @@ enum {
 	RUN_S_FAILED,
 };
 
+/* run_set_stats.flags */
+#define RUN_SF_PEER	1U	/* failed only because another set did */
+
 /* Per set instance, in the shared stats area. */
 struct run_set_stats {
 	__u32	state;
-	__s32	pid;
+	__s32	pid;			/* its process, or its pool's */
+	__u32	flags;			/* RUN_SF_* */
+	__u32	pad;
 	__u64	runs;			/* quanta run */
 	__u64	parks;			/* waits for the scheduler */
 	__u64	boundary_out;		/* descriptors sent */
@@ -132,6 +140,22 @@ struct run_spool_rec {
  */
 int run_set_main(const struct run_env *env, unsigned int set,
 		 unsigned int inst, int ready_fd, int go_fd);
+
+/* A set instance, for the pool. */
+struct run_item {
+	unsigned int	set, inst;
+};
+
+/*
+ * pool.c: run the @n set instances @items in this process with
+ * @workers worker threads (spares join them while one blocks in a
+ * channel); @ready_fd, @go_fd: the start barrier. Returns the exit
+ * status: 0, RUN_EXIT_FAILED (a set of the pool failed: its stats say
+ * why) or RUN_EXIT_PEER.
+ */
+int run_pool_main(const struct run_env *env, const struct run_item *items,
+		  unsigned int n, unsigned int workers, int ready_fd,
+		  int go_fd);
 
 /* exec.c */
 __u64 run_now_ns(void);

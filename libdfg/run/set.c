@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
- * libdfg run: one set instance, in its own process.
+ * libdfg run: one set instance, in a process of its own or in a worker
+ * pool (pool.c) with others.
  *
  * Members call each other directly: the emit hook of a member looks up
  * the flows on the output port and, for a flow inside the set, calls the
@@ -16,12 +17,15 @@
  * Every producer ends its stream with RUN_D_EOF, so a stream that ends
  * without it means a dead upstream process.
  *
- * The worker loop asks the scheduling point (sched.c) for its set, runs
- * one quantum (queued output first, then the roots' run() and the
- * channels' descriptors, each bounded), and yields. Queued descriptors
- * that do not fit their channel wait in a FIFO; beyond RUN_PEND_MAX the
- * worker blocks in the channel, which is the backpressure inside a
- * single compute() call that emits a lot (a sort's shutdown).
+ * A worker asks the scheduling point (sched.c) for a set, runs one
+ * quantum of it (rt_set_step(): queued output first, then the roots'
+ * run() and the channels' descriptors, each bounded), and yields; in a
+ * process of its own the one worker loop (worker()) has one set to ask
+ * for, in a pool each worker thread gets any of the pool's. Queued
+ * descriptors that do not fit their channel wait in a FIFO; beyond
+ * RUN_PEND_MAX the worker blocks in the channel, which is the
+ * backpressure inside a single compute() call that emits a lot (a sort's
+ * shutdown); a pool's worker lends its place meanwhile (pool.c).
  *
  * Boundary flows are in port.c (channels) and spool.c (between
  * phases), checkpoints in ckpt.c.
@@ -45,18 +49,33 @@
 #define RUN_PRIORITY		(DFG_SET_PRIO_MAX / 2)
 #define RUN_PROF_US		5000	/* SIGPROF sampling period */
 
-/* The member running now, for SIGPROF sampling and the scheduler. */
-static struct rt_set *prof_set;
-volatile int rt_prof_active = -1;
+/*
+ * The set the thread runs now, for SIGPROF sampling: ITIMER_PROF counts
+ * the process's CPU time and its signal goes to the thread that used it,
+ * which samples the member its own set calls (rt_set.prof_active). Read
+ * in the signal handler: initial-exec, never allocated on first use.
+ */
+static __thread struct rt_set *prof_set
+	__attribute__((tls_model("initial-exec")));
 
 static void prof_tick(int sig)
 {
-	int i = rt_prof_active;
+	struct rt_set *s = prof_set;
+	int i;
 
 	(void)sig;
-	if (prof_set && i >= 0 && (unsigned int)i < prof_set->nr_m)
-		__atomic_fetch_add(&prof_set->m[i].st->samples, 1,
+	if (!s)
+		return;
+	i = s->prof_active;
+	if (i >= 0 && (unsigned int)i < s->nr_m)
+		__atomic_fetch_add(&s->m[i].st->samples, 1,
 				   __ATOMIC_RELAXED);
+}
+
+/* The calling thread runs @s from now on (NULL: none). */
+void rt_set_prof(struct rt_set *s)
+{
+	prof_set = s;
 }
 
 int rt_fail(struct rt_set *s, int err, const char *comp,
@@ -490,9 +509,12 @@ static int quantum(struct rt_set *s, unsigned long budget)
 }
 
 /* The module's page shows what the shared stats area counts. */
-static void publish(struct rt_set *s)
+void rt_set_publish(struct rt_set *s)
 {
 	unsigned int i;
+
+	if (!s->page)
+		return;
 
 	for (i = 0; i < s->nr_m; i++) {
 		struct dfg_set_comp_stats *p = &s->page->comps[i];
@@ -530,6 +552,38 @@ static long sched_next(struct rt_set *s, unsigned int reason)
 	return q ? (long)q : RUN_QUANTUM;
 }
 
+static int already_done(struct rt_set *s);
+
+int rt_set_step(struct rt_set *s, unsigned long budget)
+{
+	int r;
+
+	if (!s->started) {
+		s->started = true;
+		if (s->env->resume_seq && s->env->state_dir &&
+		    run_state_is_done(s->env->state_dir, s->set, s->inst,
+				      s->env->resume_seq) > 0) {
+			r = already_done(s);
+			if (!r)
+				s->done = true;
+			return r ? r : DFG_YIELD_EOF;
+		}
+		s->st->state = RUN_S_RUNNING;
+		r = init_members(s);
+		if (r)
+			return r;
+	}
+	if (!s->st->runs)
+		s->st->started_ns = run_now_ns();
+	s->st->runs++;
+	r = quantum(s, budget);
+	if (r == DFG_YIELD_INPUT_EMPTY || r == DFG_YIELD_OUTPUT_FULL)
+		s->st->parks++;
+	if (r == DFG_YIELD_EOF)
+		s->done = true;
+	return r;
+}
+
 static int worker(struct rt_set *s)
 {
 	unsigned int reason = 0;
@@ -537,7 +591,7 @@ static int worker(struct rt_set *s)
 	int r;
 
 	for (;;) {
-		publish(s);
+		rt_set_publish(s);
 		q = sched_next(s, reason);
 		if (q == 0)
 			return 0;
@@ -550,21 +604,16 @@ static int worker(struct rt_set *s)
 		if (q < 0)
 			return rt_fail(s, (int)q, dfg_comp_name(s->m[0].c),
 				       "scheduler: %s", strerror((int)-q));
-		if (!s->st->runs)
-			s->st->started_ns = run_now_ns();
-		s->st->runs++;
-		r = quantum(s, (unsigned long)q);
+		r = rt_set_step(s, (unsigned long)q);
 		if (r < 0) {
 			sched_next(s, DFG_YIELD_ERROR);
 			return r;
 		}
-		if (r == DFG_YIELD_INPUT_EMPTY || r == DFG_YIELD_OUTPUT_FULL)
-			s->st->parks++;
 		reason = (unsigned int)r;
 	}
 }
 
-static void teardown(struct rt_set *s)
+void rt_set_close(struct rt_set *s)
 {
 	unsigned int i, j;
 
@@ -602,7 +651,12 @@ static void teardown(struct rt_set *s)
 	free(s->m);
 	free(s->in);
 	free(s->out);
-	dfg_sched_detach(s->sched);
+	if (s->own_sched)
+		dfg_sched_detach(s->sched);
+	s->m = NULL;
+	s->in = NULL;
+	s->out = NULL;
+	s->nr_m = s->nr_in = s->nr_out = 0;
 }
 
 /* A set that finished before the resume point: only end its streams. */
@@ -623,7 +677,8 @@ static int already_done(struct rt_set *s)
 	return 0;
 }
 
-static void start_profiling(struct rt_set *s)
+/* SIGPROF sampling of the process's CPU time (prof_tick()). */
+void rt_start_profiling(void)
 {
 	struct itimerval it = {
 		.it_interval = { .tv_usec = RUN_PROF_US },
@@ -632,7 +687,6 @@ static void start_profiling(struct rt_set *s)
 	struct sigaction sa = { .sa_handler = prof_tick,
 				.sa_flags = SA_RESTART };
 
-	prof_set = s;
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGPROF, &sa, NULL) == 0)
 		setitimer(ITIMER_PROF, &it, NULL);
@@ -656,7 +710,7 @@ static void name_copy(char *dst, const char *src)
 }
 
 /* Register with the kernel set scheduler: channels, members' names. */
-static int sched_open(struct rt_set *s)
+static int sched_open(struct rt_set *s, struct dfg_sched *sched)
 {
 	struct dfg_set_desc d = {
 		/* spooled inputs are work of its own, as a root's */
@@ -709,7 +763,13 @@ static int sched_open(struct rt_set *s)
 	d.inputs = ins;
 	d.nr_outputs = n;
 	d.outputs = outs;
-	r = dfg_sched_attach(s->env->graph_fd, &s->sched);
+	r = 0;
+	if (sched) {
+		s->sched = sched;
+	} else {
+		r = dfg_sched_attach(s->env->graph_fd, &s->sched);
+		s->own_sched = !r;
+	}
 	if (!r)
 		r = dfg_set_register(s->sched, &d, &s->kset);
 	if (!r)
@@ -722,27 +782,39 @@ out:
 	return r;
 }
 
+int rt_set_open(struct rt_set *s, const struct run_env *env,
+		unsigned int set, unsigned int inst, struct dfg_sched *sched,
+		struct run_pool *pool)
+{
+	int r;
+
+	memset(s, 0, sizeof(*s));
+	s->env = env;
+	s->ps = &env->g->plan->sets[set];
+	s->set = set;
+	s->inst = inst;
+	s->st = &env->sstats[env->g->sstat[set] + inst];
+	s->pool = pool;
+	s->prof_active = -1;
+	s->st->pid = getpid();
+	r = setup(s);
+	if (!r) {
+		r = sched_open(s, sched);
+		if (r)
+			rt_fail(s, r, dfg_comp_name(s->m[0].c),
+				"kernel set scheduler: %s", strerror(-r));
+	}
+	return r;
+}
+
 int run_set_main(const struct run_env *env, unsigned int set,
 		 unsigned int inst, int ready_fd, int go_fd)
 {
-	struct rt_set s = {
-		.env = env,
-		.ps = &env->g->plan->sets[set],
-		.set = set,
-		.inst = inst,
-		.st = &env->sstats[env->g->sstat[set] + inst],
-	};
+	struct rt_set s;
 	bool skip = false;
 	int r;
 
-	s.st->pid = getpid();
-	r = setup(&s);
-	if (!r) {
-		r = sched_open(&s);
-		if (r)
-			rt_fail(&s, r, dfg_comp_name(s.m[0].c),
-				"kernel set scheduler: %s", strerror(-r));
-	}
+	r = rt_set_open(&s, env, set, inst, NULL, NULL);
 	/* every endpoint is open before any process runs */
 	run_barrier(ready_fd, go_fd);
 	if (!r && env->resume_seq && env->state_dir)
@@ -755,7 +827,9 @@ int run_set_main(const struct run_env *env, unsigned int set,
 			r = sched_next(&s, 0) < 0 ||
 			    sched_next(&s, DFG_YIELD_EOF) < 0 ? -EIO : 0;
 	} else if (!r) {
-		start_profiling(&s);
+		rt_start_profiling();
+		rt_set_prof(&s);
+		s.started = true;
 		s.st->state = RUN_S_RUNNING;
 		r = init_members(&s);
 		if (r)
@@ -764,8 +838,10 @@ int run_set_main(const struct run_env *env, unsigned int set,
 			r = worker(&s);
 	}
 	s.st->state = r ? RUN_S_FAILED : RUN_S_DONE;
-	prof_set = NULL;
-	teardown(&s);
+	if (s.peer_failed)
+		s.st->flags |= RUN_SF_PEER;
+	rt_set_prof(NULL);
+	rt_set_close(&s);
 	if (r)
 		return s.peer_failed ? RUN_EXIT_PEER : RUN_EXIT_FAILED;
 	return 0;

@@ -24,6 +24,7 @@
 
 struct rt_set;
 struct rt_out;
+struct run_pool;
 
 /* One flow on an output port: a member of the set, or a boundary. */
 struct rt_edge {
@@ -94,10 +95,14 @@ struct rt_set {
 	struct rt_out		*out;
 	unsigned int		nr_out;
 	struct run_set_stats	*st;
-	struct dfg_sched	*sched;		/* this process's client */
+	struct dfg_sched	*sched;		/* its scheduler client */
+	bool			own_sched;	/* @sched is this set's alone */
+	struct run_pool		*pool;		/* NULL: a process of its own */
 	struct dfg_set		*kset;		/* the set, registered */
 	struct dfg_set_page	*page;		/* its shared page */
 	bool			done;		/* yielded EOF */
+	bool			started;	/* pool: init (or skip) done */
+	volatile int		prof_active;	/* member called now, -1 */
 
 	/* the buffer being worked on, while its compute() runs */
 	const void		*cur_data;
@@ -112,13 +117,10 @@ struct rt_set {
 	bool			peer_failed;	/* stopped by another's failure */
 };
 
-/* The member called now (-1: none), for SIGPROF sampling (set.c). */
-extern volatile int rt_prof_active;
-
 /* The member called now (-1: none), for SIGPROF and the module. */
 static inline void set_active(struct rt_set *s, int idx)
 {
-	rt_prof_active = idx;
+	s->prof_active = idx;
 	if (s->page)
 		dfg_set_enter(s->page, idx < 0 ? DFG_SET_COMP_NONE :
 			      (unsigned int)idx);
@@ -143,7 +145,7 @@ static inline int rt_deliver(struct rt_member *t, unsigned int port,
 			     const struct dfg_elem *e)
 {
 	struct rt_set *s = t->set;
-	int prev = rt_prof_active, r;
+	int prev = s->prof_active, r;
 
 	t->st->in_elems++;
 	t->st->in_bytes += e->len;
@@ -153,6 +155,45 @@ static inline int rt_deliver(struct rt_member *t, unsigned int port,
 	if (__builtin_expect(r < 0, 0) && !s->failed)
 		s->failed = t;
 	return r;
+}
+
+/*
+ * set.c: a set instance, in a process of its own (run_set_main()) or one
+ * of many in a worker pool (pool.c). open() builds it and registers it
+ * with @sched; step() runs one quantum of at most @budget elements (the
+ * first one of a pool's set also initialises it, or only ends its streams
+ * when it finished before the resume point) and returns how the set
+ * yields (DFG_YIELD_*) or -errno, after which it must be given back with
+ * DFG_YIELD_ERROR; publish() copies its counts to the module's page.
+ */
+int rt_set_open(struct rt_set *s, const struct run_env *env,
+		unsigned int set, unsigned int inst, struct dfg_sched *sched,
+		struct run_pool *pool);
+int rt_set_step(struct rt_set *s, unsigned long budget);
+void rt_set_publish(struct rt_set *s);
+void rt_set_close(struct rt_set *s);
+void rt_set_prof(struct rt_set *s);
+void rt_start_profiling(void);
+
+/*
+ * pool.c: a worker about to block in a channel while it holds @s's set
+ * (a full channel inside one compute() call, a full arena) lends its
+ * place in the pool to a spare worker, so that the set it waits for can
+ * run, and takes it back after.
+ */
+void run_pool_lend(struct run_pool *p);
+void run_pool_reclaim(struct run_pool *p);
+
+static inline void rt_block_begin(struct rt_set *s)
+{
+	if (s->pool)
+		run_pool_lend(s->pool);
+}
+
+static inline void rt_block_end(struct rt_set *s)
+{
+	if (s->pool)
+		run_pool_reclaim(s->pool);
 }
 
 /* port.c */

@@ -741,8 +741,9 @@ TEST_F_TIMEOUT(rp, kill_at_commit_then_resume, 300)
 	ASSERT_EQ(0, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
 			     sizeof(err)))
 		TH_LOG("%s", err);
-	/* gen+key, cnt+fix x4, out */
-	EXPECT_EQ(6, sum.processes);
+	/* gen+key, cnt+fix x4, out: 6 set instances, in one worker pool */
+	EXPECT_EQ(6, sum.pooled);
+	EXPECT_EQ(1, sum.processes);
 	EXPECT_TRUE(same_output(self));
 }
 

@@ -190,7 +190,7 @@ G
 "$BUILD/bin/dfg" run -q --stats-json "$work/stats.json" "$work/copy.dot" \
 	>"$work/run.out" 2>&1
 check "dfg run --stats-json: the summary (3 elements, 2 components)" \
-	"jq -e '.elements == 3 and .components == 2 and .processes >= 1 and .wall_ns > 0 and (.graph | endswith(\"copy.dot\"))' '$work/stats.json' >/dev/null" \
+	"jq -e '.elements == 3 and .components == 2 and .processes >= 1 and .workers == 1 and .pooled == 1 and .wall_ns > 0 and (.graph | endswith(\"copy.dot\"))' '$work/stats.json' >/dev/null" \
 	"$work/run.out"
 check "dfg run --stats-json: no temporary file left" \
 	"[ ! -e '$work/stats.json.tmp' ]"

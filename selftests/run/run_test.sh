@@ -2,6 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0
 # dfg run, end to end, in the test VM (TAP output):
 #   tools/vm/dfg-vm -- build/selftests/run/run_test.sh
+# The graphs run in the default mode (a worker pool per phase, whose
+# threads ask the kernel set scheduler for the next set) and again with
+# --isolate (a process per set instance) and with a pool of 1 and of 2
+# workers; a 40-set graph runs with 1 and 2 workers (sets outnumbering
+# workers); killing the pool process, or a set process, stops the graph
+# cleanly and --resume goes on from the last checkpoint.
 # DFG_RUN_SHORT=N sets how many short graphs the leak test runs (300: one
 # takes 0.25-0.55 s under TCG, nearly all of it starting the dfg process
 # (dynamic loading, parsing; `dfg plan` alone is two thirds of it), and
@@ -44,7 +50,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..20"
+echo "1..42"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -74,6 +80,16 @@ mv wf.out wf.folded
 "$dfg" run -q --no-fold wf.dot
 check "word frequency, unfolded: exit 0" "[ $? = 0 ]"
 check "folded and unfolded give the same output" "cmp -s wf.out wf.folded"
+# the same in every mode: a process per set, pools of 1 and 2 workers
+for mode in --isolate "--workers 1" "--workers 2"; do
+	for fold in "" --no-fold; do
+		rm -f wf.out
+		"$dfg" run -q $mode $fold wf.dot
+		rc=$?
+		check "word frequency, $mode ${fold:-folded}: exit $rc, output = coreutils" \
+			"[ $rc = 0 ] && cmp -s wf.out wf.ref"
+	done
+done
 
 # 10 light components, round robin into 2 ways and back.
 cat >light.dot <<'G'
@@ -96,6 +112,54 @@ check "10-component pipeline, unfolded: output = seq" "cmp -s light.out light.re
 rm -f light.out
 "$dfg" run -q light.dot
 check "10-component pipeline, folded: output = seq" "cmp -s light.out light.ref"
+for mode in --isolate "--workers 1" "--workers 2"; do
+	rm -f light.out
+	"$dfg" run -q --no-fold $mode light.dot
+	check "10-component pipeline, unfolded, $mode: output = seq" \
+		"cmp -s light.out light.ref"
+done
+
+# 40 sets (unfolded: one per component), more than the workers: each
+# worker asks the module for the next runnable set.
+{
+	echo 'digraph g40 {'
+	echo '	g [type=generate, count=20000, pattern="x {}"];'
+	prev=g
+	for i in $(seq 1 38); do
+		echo "	m$i [type=map, expr=\"\$0\"];"
+		echo "	$prev -> m$i;"
+		prev=m$i
+	done
+	echo '	o [type=write_lines, file="g40.out"];'
+	echo "	$prev -> o;"
+	echo '}'
+} >g40.dot
+seq 0 19999 | sed 's/^/x /' >g40.ref
+for w in 1 2; do
+	rm -f g40.out
+	"$dfg" run -v --no-fold --workers $w g40.dot 2>g40.log
+	rc=$?
+	check "40 sets on $w worker(s): exit $rc, output = seq, one process" \
+		"[ $rc = 0 ] && cmp -s g40.out g40.ref && grep -q '^summary: 1 processes for 40 sets' g40.log && grep -q '^summary: worker pool: $w workers ran 40 set instances' g40.log"
+done
+
+# A sort's shutdown sends 50000 elements in one compute() call, far
+# more than its channel and queue hold: on a single worker, the worker
+# blocks in the channel and lends its place to a spare, which runs the
+# writer.
+cat >bigsort.dot <<'G'
+digraph bigsort {
+	gen  [type=generate, count=50000, pattern="k{}"];
+	s    [type=sort];
+	out  [type=write_lines, file="bigsort.out"];
+	gen -> s -> out;
+}
+G
+seq 0 49999 | sed 's/^/k/' | sort >bigsort.ref
+timeout 600 "$dfg" run -q --no-fold --workers 1 bigsort.dot
+rc=$?
+check "sort of 50000 unfolded on 1 worker (a spare stands in): exit $rc, output = sort" \
+	"[ $rc = 0 ] && cmp -s bigsort.out bigsort.ref"
 
 # Two phases: phase 1 starts once phase 0 has ended, the flows between
 # them are spooled (far more than a channel holds), straight and
@@ -119,8 +183,13 @@ TMPDIR=$work "$dfg" run -v phases.dot 2>ph.log
 rc=$?
 check "two phases: exit 0, 60000 elements spooled across ($rc)" \
 	"[ $rc = 0 ] && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted"
-check "two phases: 5 processes, spool files removed" \
-	"grep -q '^summary: 5 processes' ph.log && ! ls -d dfg-spool-* 2>/dev/null"
+check "two phases: a pool per phase, spool files removed" \
+	"grep -q '^summary: 2 processes' ph.log && ! ls -d dfg-spool-* 2>/dev/null"
+rm -f ph.a.out ph.b.out
+TMPDIR=$work "$dfg" run -v --isolate phases.dot 2>ph.log
+rc=$?
+check "two phases, --isolate: exit $rc, same output, 5 processes" \
+	"[ $rc = 0 ] && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted && grep -q '^summary: 5 processes' ph.log"
 rm -f ph.a.out ph.b.out
 "$dfg" run -q --checkpoint-every 7000 --state-dir ph.state phases.dot
 rc=$?
@@ -141,6 +210,37 @@ rc=$?
 seq 0 999 | sed 's/^/nop /' >plug.ref
 check "plugin component: exit $rc, output = rot13 reference" \
 	"[ $rc = 0 ] && cmp -s plug.out plug.ref"
+# a mix: the plugin's set in processes of its own, the others in the pool
+cat >plug2.dot <<'EOF2'
+digraph plug2 {
+	gen [type=generate, count=1000, pattern="abc {}"];
+	m   [type=map, expr="$0"];
+	r   [type=rot13, degree=2];
+	out [type=write_lines, file="plug2.out"];
+	gen -> m;
+	m -> r [flow=roundrobin];
+	r -> out [flow=gather];
+}
+EOF2
+"$dfg" run -v --plugin "$BUILD/lib/dfg/plugins/uniq.so" plug2.dot 2>plug2.log
+rc=$?
+sort plug.ref >plug.sorted
+check "plugin sets in their own processes beside the pool: exit $rc, same lines" \
+	"[ $rc = 0 ] && sort plug2.out | cmp -s - plug.sorted && grep -q '^summary: 3 processes' plug2.log && grep -q 'ran 2 set instances, 2 set instances in processes of their own' plug2.log"
+# an exec component (it forks): its set has a process of its own too
+cat >ex.dot <<'G'
+digraph ex {
+	gen [type=generate, count=3000, pattern="item {}"];
+	cat [type=exec, cmd="cat"];
+	out [type=write_lines, file="ex.out"];
+	gen -> cat -> out;
+}
+G
+"$dfg" run -v ex.dot 2>ex.log
+rc=$?
+seq 0 2999 | sed 's/^/item /' >ex.ref
+check "exec component: exit $rc, output = seq, its set in a process of its own" \
+	"[ $rc = 0 ] && cmp -s ex.out ex.ref && grep -q 'own process' ex.log"
 
 # A component error: a numeric sort of words.
 cat >bad.dot <<'G'
@@ -157,6 +257,14 @@ rc=$?
 check "component error: nonzero exit" "[ $rc = 1 ]"
 check "component error: names the component ($err)" \
 	"echo \"\$err\" | grep -q 'num: .*not an integer'"
+err=$("$dfg" run -q --isolate bad.dot 2>&1)
+rc=$?
+check "component error, --isolate: names the component ($err)" \
+	"[ $rc = 1 ] && echo \"\$err\" | grep -q 'num: .*not an integer'"
+err=$("$dfg" run -q --no-fold --workers 1 bad.dot 2>&1)
+rc=$?
+check "component error, unfolded on 1 worker: names the component ($err)" \
+	"[ $rc = 1 ] && echo \"\$err\" | grep -q 'num: .*not an integer'"
 
 # A malformed graph: rejected before anything runs.
 printf 'digraph m {\n a [type=generate, count=10, bogus=1];\n b [type=write_lines, file="m.out"];\n a -> b;\n}\n' >m.dot
@@ -165,7 +273,8 @@ rc=$?
 check "malformed graph: rejected, nothing ran ($err)" \
 	"[ $rc = 1 ] && [ ! -e m.out ] && echo \"\$err\" | grep -q 'm.dot:2'"
 
-# A killed worker process fails the graph, the others exit.
+# A killed worker process (the pool; with --isolate a set's) fails the
+# graph, the others exit.
 cat >long.dot <<'G'
 digraph long {
 	gen [type=generate, count=100000000];
@@ -175,18 +284,20 @@ digraph long {
 	f -> out [flow=roundrobin];
 }
 G
-"$dfg" run -q --no-fold long.dot 2>kill.err &
-pid=$!
-sleep 2
-victim=$(pgrep -P $pid | tail -n 1)
-kill -9 "$victim"
-timeout 30 tail --pid=$pid -f /dev/null
-wait $pid
-rc=$?
-check "killed worker: the run fails ($(cat kill.err))" \
-	"[ $rc = 1 ] && grep -q 'killed by signal 9' kill.err"
-sleep 0.5
-check "killed worker: nothing left behind" no_leftovers
+for mode in "--workers 2" --isolate; do
+	"$dfg" run -q --no-fold $mode long.dot 2>kill.err &
+	pid=$!
+	sleep 2
+	victim=$(pgrep -P $pid | tail -n 1)
+	kill -9 "$victim"
+	timeout 30 tail --pid=$pid -f /dev/null
+	wait $pid
+	rc=$?
+	check "killed worker, $mode: the run fails ($(cat kill.err))" \
+		"[ $rc = 1 ] && grep -q 'killed by signal 9' kill.err"
+	sleep 0.5
+	check "killed worker, $mode: nothing left behind" no_leftovers
+done
 
 # Checkpoints: kill the whole run mid-way, resume, same output.
 "$dfg" run -q --checkpoint-every 3000 --state-dir ck.state wf.dot
@@ -202,6 +313,24 @@ ls ck.state >ck.files 2>&1
 "$dfg" run -q --resume --checkpoint-every 3000 --state-dir ck.state wf.dot
 rc=$?
 check "resume after kill: exit 0, same output ($(grep -c ckpt ck.files) checkpoint files)" \
+	"[ $rc = 0 ] && grep -q ckpt ck.files && cmp -s wf.out wf.ck-ref"
+# The pool process alone killed mid-run: the run stops, resume goes on.
+rm -rf ck.state
+"$dfg" run -q --no-fold --workers 1 --checkpoint-every 3000 --state-dir ck.state wf.dot 2>kill.err &
+pid=$!
+wait_file ck.state 's0.0.2.ckpt'
+kill -9 $(pgrep -P $pid)
+timeout 30 tail --pid=$pid -f /dev/null
+wait $pid
+rc=$?
+check "pool killed in a checkpointing run: the run fails ($(cat kill.err))" \
+	"[ $rc = 1 ] && grep -q 'worker pool of .* killed by signal 9' kill.err"
+sleep 0.5
+check "pool killed: nothing left behind" no_leftovers
+ls ck.state >ck.files 2>&1
+"$dfg" run -q --no-fold --workers 2 --resume --checkpoint-every 3000 --state-dir ck.state wf.dot
+rc=$?
+check "resume after the pool's death: exit 0, same output ($(grep -c ckpt ck.files) checkpoint files)" \
 	"[ $rc = 0 ] && grep -q ckpt ck.files && cmp -s wf.out wf.ck-ref"
 
 # The same across phases: killed while phase 1 reads the spools.

@@ -10,7 +10,7 @@
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
 # DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll) runs
-# only those. The hub benchmark runs on the two-node rig instead
+# only those (flow: flow_hop, run_flow and run_pool). The hub benchmark runs on the two-node rig instead
 # (DFG_BENCH_ONLY=hub alone: tools/bench/host.sh runs tools/bench/hub.sh).
 set -u
 
@@ -238,6 +238,108 @@ run_flow() {
 	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd,png}, ${name}_{rounds,ratios}.csv"
 }
 
+# run_pool: the worker pool (dfg run's default: one process whose worker
+# threads ask the kernel set scheduler for the next set) against a process
+# per set instance (--isolate), on jobs of more sets than the VM has
+# vCPUs: the light job unfolded (10 sets), the word-frequency job folded
+# (fortunes corpus; its sets and the 3-way count) and a 40-set chain
+# (generate, 38 maps, write_lines, unfolded). In each round both modes run
+# once, the first of them turning round by round; each output is checked
+# against the other mode's. Per run: elements/s and context switches per
+# element from dfg run's summary (getrusage of all its processes: for the
+# pool its threads). Ratios within a round: pool over isolate for the
+# throughput, isolate over pool for the context switches (> 1: the pool
+# is better in both). Writes run_pool_rounds.csv (every run) and
+# run_pool.csv (per job: the medians of each mode, the ratios' median
+# [min, max] and every round's).
+run_pool() {
+	local name=run_pool dfg=$BUILD/bin/dfg work n=200000 n40=40000
+	local reps=${DFG_BENCH_REPS:-5} job mode rep k i prev
+	local jobs="light wordfreq g40" modes=(pool isolate) args
+	work=$BUILD/bench-run-pool
+	[ -n "$quick" ] && n=20000 && n40=4000 && reps=2
+	[ -x "$dfg" ] || { echo "bench: no $dfg (make tools)" >&2; return 1; }
+	rm -rf "$work" && mkdir -p "$work" || return 1
+	cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') \
+		>"$work/freq.txt"
+	sed -e "s|build/wordfreq/corpus.txt|freq.txt|" \
+	    -e "s|build/wordfreq/wordfreq.out|wordfreq.out|" \
+		"$top/examples/wordfreq/wordfreq.dot" >"$work/wordfreq.dot"
+	{
+		echo "digraph light {"
+		echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
+		for i in 1 2 3 4; do
+			echo "  f$i [type=filter, expr=\"1\"]; m$i [type=map, expr=\"\$0\"];"
+		done
+		echo "  out [type=write_lines, file=\"light.out\"];"
+		echo "  gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;"
+		echo "}"
+	} >"$work/light.dot"
+	{
+		echo "digraph g40 {"
+		echo "  gen [type=generate, count=$n40, pattern=\"x {}\"];"
+		prev=gen
+		for i in $(seq 38); do
+			echo "  m$i [type=map, expr=\"\$0\"]; $prev -> m$i;"
+			prev=m$i
+		done
+		echo "  out [type=write_lines, file=\"g40.out\"]; $prev -> out;"
+		echo "}"
+	} >"$work/g40.dot"
+	echo "# bench: $name"
+	echo "job,round,mode,elements,seconds,elem_per_s,ctxsw_per_elem,processes,workers" >"$out/${name}_rounds.csv"
+	for job in $jobs; do
+		for rep in $(seq 0 $((reps - 1))); do
+			for k in 0 1; do
+				mode=${modes[$(((rep + k) % 2))]}
+				args=()
+				[ $job != wordfreq ] && args+=(--no-fold)
+				[ $mode = isolate ] && args+=(--isolate)
+				(cd "$work" && "$dfg" run "${args[@]}" "$job.dot" 2>"$job.$mode.log") ||
+					{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
+				mv "$work/$job.out" "$work/$job.$mode.out" || return 1
+				awk -v job=$job -v mode=$mode -v rep=$rep '
+					/^summary: [0-9]+ elements/ { el = $2; t = $7 }
+					/^summary: [0-9]+ processes/ { p = $2; cs = $(NF - 2) }
+					/^summary: worker pool:/ { w = $4 }
+					END { printf "%s,%d,%s,%d,%.4f,%.0f,%.6f,%d,%d\n", job, rep, mode, el, t, el / t, cs / el, p, w }' \
+					"$work/$job.$mode.log" >>"$out/${name}_rounds.csv"
+			done
+			cmp -s "$work/$job.pool.out" "$work/$job.isolate.out" ||
+				{ echo "bench: $job: the pool and --isolate wrote different output" >&2; return 1; }
+		done
+	done
+	awk -F, '
+		function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
+		function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+		NR > 1 { tp[$1, $2, $3] = $6; cs[$1, $2, $3] = $7; pr[$1, $3] = $8; if ($3 == "pool") wk[$1] = $9
+			if (!($1 in seen)) { seen[$1] = 1; jobs[++nj] = $1 } if ($2 + 1 > nr[$1]) nr[$1] = $2 + 1 }
+		END {
+			print "job,rounds,workers,processes_pool,processes_isolate,elem_per_s_pool,elem_per_s_isolate,ctxsw_per_elem_pool,ctxsw_per_elem_isolate,throughput_ratio_median,throughput_ratio_min,throughput_ratio_max,ctxsw_ratio_median,ctxsw_ratio_min,ctxsw_ratio_max,throughput_ratio_per_round,ctxsw_ratio_per_round"
+			for (i = 1; i <= nj; i++) {
+				j = jobs[i]; k = 0; at = ""; ac = ""
+				for (r = 0; r < nr[j]; r++) {
+					k++
+					a[k] = tp[j, r, "pool"]; b[k] = tp[j, r, "isolate"]
+					c[k] = cs[j, r, "pool"]; d[k] = cs[j, r, "isolate"]
+					q[k] = a[k] / b[k]; x[k] = c[k] > 0 ? d[k] / c[k] : 0
+					at = at (at == "" ? "" : " ") sprintf("%.2f", q[k])
+					ac = ac (ac == "" ? "" : " ") sprintf("%.2f", x[k])
+				}
+				sort(a, k); sort(b, k); sort(c, k); sort(d, k); sort(q, k); sort(x, k)
+				printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.6f,%.6f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s\n", j, k, wk[j], pr[j, "pool"], pr[j, "isolate"],
+					med(a, k), med(b, k), med(c, k), med(d, k), med(q, k), q[1], q[k], med(x, k), x[1], x[k], at, ac
+			} }' "$out/${name}_rounds.csv" >"$out/$name.csv" || return 1
+	{
+		repro flow run_pool
+		echo "command: tools/bench/run.sh: dfg run [--isolate] light.dot (--no-fold, n=$n), wordfreq.dot (folded, fortunes), g40.dot (--no-fold, n=$n40); $reps rounds, order turning"
+		echo "method: interleaved; per round each mode once, the first turning round by round, outputs compared; ratios within a round (throughput pool/isolate, context switches per element isolate/pool), median [min, max] over the rounds"
+		describe_machine
+	} >"$out/$name.cmd"
+	column -s, -t "$out/$name.csv" 2>/dev/null || cat "$out/$name.csv"
+	echo "# bench: $name -> ${out#"$top"/}/$name.{csv,cmd}, ${name}_rounds.csv"
+}
+
 # run_flow_hop: the in-set hop. The same chain of N pass-through
 # components (map expr="$0"; N = 0 1 2 5 10 20) between generate and
 # write_lines, folded into one set by dfg run, against flow_loop, which
@@ -426,6 +528,10 @@ want() {
 fail=0
 if want roundtrip; then run_bench cmd_roundtrip $quick || fail=1; fi
 if want chan; then run_chan $quick || fail=1; fi
-if want flow; then run_flow_hop || fail=1; run_flow || fail=1; fi
+if want flow; then
+	run_flow_hop || fail=1
+	run_flow || fail=1
+	run_pool || fail=1
+fi
 if want coll; then run_coll || fail=1; fi
 exit "$fail"

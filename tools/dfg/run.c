@@ -99,6 +99,8 @@ int dfg_cmd_run(int argc, char **argv)
 		{ "rules", required_argument, NULL, 'R' },
 		{ "explain", no_argument, NULL, 'E' },
 		{ "replan-every", required_argument, NULL, 'M' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "isolate", no_argument, NULL, 'i' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -176,17 +178,40 @@ int dfg_cmd_run(int argc, char **argv)
 				return DFG_EXIT_USAGE;
 			o.replan_ms = num;
 			break;
+		case 'w':
+			if (dfg_tool_parse_uint("--workers", optarg, 1,
+						DFG_RUN_WORKERS_MAX, &num))
+				return DFG_EXIT_USAGE;
+			o.workers = num;
+			break;
+		case 'i':
+			o.flags |= DFG_RUN_ISOLATE;
+			break;
 		case 'h':
 			printf("usage: dfg run GRAPH.dot [--no-fold] [--plugin SO]... [--resume]\n"
 			       "           [--checkpoint-every N] [--state-dir DIR] [--progress] [-q] [-v]\n"
 			       "           [--stats-json FILE] [--rules FILE]... [--explain]\n"
-			       "           [--replan-every MS]\n");
+			       "           [--replan-every MS] [--workers N | --isolate]\n"
+			       "\n"
+			       "Which mode runs: by default a worker pool per phase, one process whose\n"
+			       "N worker threads (--workers N, default one per CPU this process may run\n"
+			       "on) ask the kernel set scheduler for the next runnable set and run it for\n"
+			       "a quantum; sets may outnumber workers. A set with a plugin's component\n"
+			       "(it may crash) or an exec component (it forks) runs in a process of its\n"
+			       "own beside the pool. --isolate runs every set instance in a process of\n"
+			       "its own (the mode of dfg 0.8 and before). -v prints the mode and which\n"
+			       "sets have their own process.\n");
 			free(ra.files);
 			return DFG_EXIT_OK;
 		default:
 			free(ra.files);
 			return DFG_EXIT_USAGE;
 		}
+	}
+	if (o.workers && (o.flags & DFG_RUN_ISOLATE)) {
+		dfg_tool_err("run: --workers sizes the pool, which --isolate does not use");
+		free(ra.files);
+		return DFG_EXIT_USAGE;
 	}
 	if (optind != argc - 1) {
 		dfg_tool_err("run: one graph file expected");

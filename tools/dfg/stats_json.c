@@ -30,6 +30,8 @@ static void put_summary(struct json *j, const char *graph,
 	json_u64(j, "start_ns", s->start_ns);
 	json_u64(j, "cpu_ns", s->cpu_ns);
 	json_u64(j, "ctx_switches", s->ctx_switches);
+	json_u64(j, "workers", s->workers);
+	json_u64(j, "pooled", s->pooled);
 	json_obj_end(j);
 	json_finish(j);
 }

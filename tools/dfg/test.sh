@@ -186,6 +186,18 @@ for v in -1 10x '' ' 5' +5 0 18446744073709551616; do
 	check "checkpoint_every_'$v'" 2 "--checkpoint-every: " \
 		-- "$dfg" run --checkpoint-every "$v" "$g"
 done
+for v in 0 -1 -3 abc 2x '' 1025; do
+	check "workers_'$v'" 2 "--workers: " \
+		-- "$dfg" run --workers "$v" "$g"
+done
+check workers_zero_says_range 2 "--workers: '0' is out of range (1 to 1024)" \
+	-- "$dfg" run --workers 0 "$g"
+check workers_negative_says_digits 2 "--workers: not a number: '-1' (digits only, 1 to 1024)" \
+	-- "$dfg" run --workers -1 "$g"
+check workers_with_isolate 2 "run: --workers sizes the pool, which --isolate does not use" \
+	-- "$dfg" run --workers 2 --isolate "$g"
+check run_help_says_mode 0 "--isolate runs every set instance in a process of" \
+	-- "$dfg" run --help
 
 # A plugin without declarations loads, with a warning; the example
 # plugin declares its parameters, checked like the built-ins'.

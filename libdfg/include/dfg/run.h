@@ -11,15 +11,25 @@
  *    flow links instance i to instance i, a repartitioning flow (hash,
  *    round-robin, broadcast, gather) gives each downstream instance j one
  *    channel with a producer slot per upstream instance;
- *  - one process per set instance (N for an N-way set), forked from the
- *    caller; inside it the members of the set call each other's compute()
- *    with the same element (no copy, no queue), and elements that leave
- *    the set go into arena buffers whose descriptors cross the channels (a
- *    received element passed on unchanged is forwarded, not copied);
- *  - each process registers its set with the kernel set scheduler and its
- *    worker thread runs it when the module says it is runnable, for a
- *    bounded quantum (one thread: the module never hands a set to two
- *    workers at once, and a process runs one set instance);
+ *  - a worker pool per phase: one process, forked from the caller, that
+ *    registers the phase's set instances (N for an N-way set) with the
+ *    kernel set scheduler through one client and runs them with
+ *    @workers threads (default: one per CPU the caller may run on,
+ *    sched_getaffinity(2)); each thread asks the module for the next
+ *    runnable set, runs it for a bounded quantum and gives it back with
+ *    the reason it stopped (quantum, input empty, output full, end), and
+ *    the module wakes a waiting set when its channel changes. The module
+ *    never hands a set to two workers at once. Threads, not processes: a
+ *    set's state lives in the address space that set it up;
+ *  - a process of its own for each instance of a set that must not share
+ *    one: a set with a component of a plugin or of the application (it
+ *    may crash or keep global state) or an exec component (it forks), and
+ *    every set with DFG_RUN_ISOLATE (the process-per-set mode of earlier
+ *    versions); its one worker thread runs it the same way;
+ *  - inside a set the members call each other's compute() with the same
+ *    element (no copy, no queue), and elements that leave the set go into
+ *    arena buffers whose descriptors cross the channels (a received
+ *    element passed on unchanged is forwarded, not copied);
  *  - phases run one after another: the processes of phase p+1 start once
  *    every process of phase p has ended; a flow from one phase to a later
  *    one is spooled (the upstream phase writes it to files, one per
@@ -41,8 +51,8 @@
  * that all sets completed; the output is that of an uninterrupted run.
  *
  * Failure: a component error stops the graph; dfg_run() returns -EIO and
- * the message is "<component>: <text>". A process that dies stops the
- * graph the same way (-ECHILD): the other processes are killed and
+ * the message is "<component>: <text>". A process that dies (a set's, or
+ * a worker pool's) stops the graph the same way (-ECHILD): the other processes are killed and
  * reaped, the kernel graph goes with its last descriptor. Malformed graphs
  * fail before anything runs (-EINVAL, the message names file, line and
  * attribute).
@@ -68,8 +78,10 @@ struct dfg_replanner;
 #define DFG_RUN_RESUME		(1U << 1)	/* from the last checkpoint */
 #define DFG_RUN_VERBOSE		(1U << 2)	/* plan and per-set detail */
 #define DFG_RUN_PROGRESS	(1U << 3)	/* a progress line each second */
+#define DFG_RUN_ISOLATE		(1U << 4)	/* a process per set instance */
 #define DFG_RUN_FLAGS_ALL	(DFG_RUN_NO_FOLD | DFG_RUN_RESUME | \
-				 DFG_RUN_VERBOSE | DFG_RUN_PROGRESS)
+				 DFG_RUN_VERBOSE | DFG_RUN_PROGRESS | \
+				 DFG_RUN_ISOLATE)
 
 /**
  * struct dfg_run_opts - how to run a graph
@@ -85,11 +97,15 @@ struct dfg_replanner;
  *		(<dfg/replan.h>); NULL: the plan stays as built. Edits apply at
  *		checkpoint blips, so they need @checkpoint_every
  * @replan_ms:	evaluation period; 0: 100 ms
+ * @reserved0:	ignored (the tail padding of older versions)
+ * @workers:	worker threads of each pool, 0: one per CPU the caller
+ *		may run on; never more than the pool's set instances
  *
  * A caller built against the header before @replanner passes the shorter
  * size; the fields it lacks read as zero, and struct dfg_run_summary is
  * filled up to @replans only (as it is when @opts is NULL: nothing
- * re-plans then).
+ * re-plans then). One built before @workers passes
+ * DFG_RUN_OPTS_SIZE_V1, and gets the summary up to @workers.
  */
 struct dfg_run_opts {
 	unsigned int	size;
@@ -101,10 +117,17 @@ struct dfg_run_opts {
 	size_t		errlen;
 	const struct dfg_replanner *replanner;
 	unsigned int	replan_ms;
+	unsigned int	reserved0;
+	unsigned int	workers;
 };
+
+/* The most workers a pool takes (struct dfg_run_opts.workers). */
+#define DFG_RUN_WORKERS_MAX	1024
 
 /* The size of struct dfg_run_opts before @replanner (libdfg 0.7). */
 #define DFG_RUN_OPTS_SIZE_V0	offsetof(struct dfg_run_opts, replanner)
+/* ... and before @workers (libdfg 0.9). */
+#define DFG_RUN_OPTS_SIZE_V1	offsetof(struct dfg_run_opts, workers)
 
 /**
  * struct dfg_run_summary - figures of a finished run
@@ -112,7 +135,8 @@ struct dfg_run_opts {
  * @bytes:	their bytes
  * @boundary:	elements that crossed a channel or a spool file
  * @forwarded:	of those, buffers forwarded without a copy
- * @processes:	processes used (one per set instance)
+ * @processes:	processes used: a worker pool per phase, one per
+ *		isolated set instance
  * @sets:	sets in the plan
  * @components:	components in the graph
  * @wall_ns:	from the plan to the last process reaped
@@ -125,6 +149,10 @@ struct dfg_run_opts {
  *		the first of them stopping at the blip to the last new one
  *		running
  * @pause_max_ns: the longest of those pauses
+ * @workers:	worker threads of the largest pool (spares that stood in
+ *		for blocked workers not counted); 0: no pool ran
+ * @pooled:	set instances run by worker pools (the others each had a
+ *		process)
  */
 struct dfg_run_summary {
 	__u64	elements;
@@ -142,6 +170,8 @@ struct dfg_run_summary {
 	__u64	refused;
 	__u64	pause_ns;
 	__u64	pause_max_ns;
+	__u64	workers;
+	__u64	pooled;
 };
 
 /**
