@@ -295,8 +295,9 @@ static int dfg_a2a_run(struct dfg_call *c, struct a2a_call *ac, bool joined)
 	bool talk = !joined && dfg_inbox_fits(c->t, DFG_COLL_ALLTOALL, 0);
 	struct dfg_a2a *a = NULL;
 	struct dfg_xport *x = c->x;
-	int heard = 0, ret;
+	int heard = 0, ret, op;
 	unsigned int ev;
+	size_t count;
 
 	if (talk) {
 		ret = dfg_a2a_tell(c);
@@ -312,7 +313,17 @@ static int dfg_a2a_run(struct dfg_call *c, struct a2a_call *ac, bool joined)
 		if (ret)
 			return ret;
 	}
+	/*
+	 * The key exchange's messages carry no arguments: ranks whose
+	 * blocks or paths differ set the engine up together all the same.
+	 */
+	count = c->count;
+	op = c->op;
+	c->count = 0;
+	c->op = 0;
 	ret = dfg_a2a_get(c, &a);
+	c->count = count;
+	c->op = op;
 	if (ret) {
 		if (c->t->a2a && ret != -EPROTO)
 			c->t->a2a->broken = true;

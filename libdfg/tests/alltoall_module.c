@@ -567,7 +567,7 @@ static int rank_bad(struct dfg_team *t, unsigned int n, unsigned int r,
 {
 	size_t c[MAXN] = { 0 }, d[MAXN] = { 0 };
 	uint8_t *sbuf = calloc(MAXN, 20000), *rbuf = malloc(MAXN * 20000);
-	int ret = -ENOMEM;
+	int ret = -ENOMEM, step = 0;
 
 	(void)arg;
 	if (!sbuf || !rbuf)
@@ -578,24 +578,30 @@ static int rank_bad(struct dfg_team *t, unsigned int n, unsigned int r,
 	 * (messages heard before the key exchange), later once more.
 	 */
 	ret = -EPROTO;
+	step++;
 	if (dfg_alltoall(t, sbuf, rbuf, r == 0 ? 20000 : 8) != -EINVAL)
 		goto out;
 	/* Rank 0's block differs, all on the inbox. */
+	step++;
 	if (dfg_alltoall(t, sbuf, rbuf, r == 0 ? 16 : 8) != -EINVAL)
 		goto out;
 	/* Rank 1's block takes the engine, with the engine set up. */
+	step++;
 	if (n > 1 && dfg_alltoall(t, sbuf, rbuf, r == 1 ? 20000 : 500) !=
 	    -EINVAL)
 		goto out;
 	/* Same block, rank 0 forced onto the engine: the paths disagree. */
+	step++;
 	if (dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, r == 0 ? DFG_ALGO_TILES :
 			      DFG_ALGO_AUTO) ||
 	    dfg_alltoall(t, sbuf, rbuf, 8) != -EINVAL ||
 	    dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO))
 		goto out;
 	/* Rank 2 passes no buffer (the engine with nothing), inbox size. */
+	step++;
 	if (dfg_alltoall(t, sbuf, r == 2 ? NULL : rbuf, 8) != -EINVAL)
 		goto out;
+	step++;
 	ret = one_call(t, n, r, 8, 0, 64, 0);
 	if (ret)
 		goto out;
@@ -605,21 +611,28 @@ static int rank_bad(struct dfg_team *t, unsigned int n, unsigned int r,
 		c[j] = 4;
 		d[j] = 4 * j;
 	}
+	step++;
 	if (dfg_alltoallv(t, sbuf, r == 1 ? NULL : c, d, rbuf, c, d) !=
 	    -EINVAL)
 		goto out;
 	/* Zero-length blocks everywhere. */
+	step++;
 	ret = dfg_alltoall(t, sbuf, rbuf, 0);
 	if (ret)
 		goto out;
 	ret = -EPROTO;
+	step++;
 	if (dfg_alltoall(NULL, sbuf, rbuf, 8) != -EINVAL)
 		goto out;
 	/* The team still works. */
+	step++;
 	ret = one_call(t, n, r, 9, 1, 0, 1);
 	if (!ret)
 		ret = one_call(t, n, r, 10, 0, 1000, 0);
 out:
+	if (ret)
+		fprintf(stderr, "rank %u: bad_arguments step %d: %d\n", r,
+			step, ret);
 	free(sbuf);
 	free(rbuf);
 	return ret;
