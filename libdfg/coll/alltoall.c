@@ -248,14 +248,82 @@ static int dfg_a2a_get(struct dfg_call *c, struct dfg_a2a **out)
 	return 0;
 }
 
-static int dfg_a2a_run(struct dfg_call *c, struct a2a_call *ac)
+/* An engine call's message (op 0, no payload) to every peer. */
+static int dfg_a2a_tell(struct dfg_call *c)
 {
+	unsigned int n = c->t->size, rank = c->t->rank;
+	int ret = 0;
+
+	for (unsigned int i = 1; i < n && !ret; i++)
+		ret = dfg_call_send(c, (rank + i) % n, NULL, 0);
+	return ret;
+}
+
+/*
+ * Every peer's message of this call: 0, -EINVAL when one disagrees
+ * (arguments, or it took the inbox), or the transport's failure.
+ */
+static int dfg_a2a_hear(struct dfg_call *c)
+{
+	unsigned int n = c->t->size, rank = c->t->rank;
+	int ret, err = 0;
+
+	for (unsigned int i = 1; i < n; i++) {
+		ret = dfg_call_recv(c, (rank + n - i) % n, NULL, 0);
+		if (ret && ret != -EINVAL)
+			return ret;
+		if (ret && !err)
+			err = ret;
+	}
+	return err;
+}
+
+/*
+ * Run @ac on the engine. Where the team has inbox slots, a fixed all-to-
+ * all whose block fits takes the inbox (inbox.c), so the members must
+ * agree on the path before anyone touches the engine's shared words: an
+ * engine call there tells every peer so with a call message before it
+ * starts and hears theirs after it ends (sent at their start: no wait),
+ * or, at the team's first engine call, before it starts, since the key
+ * exchange follows in the same mailboxes. A rank on the inbox that hears
+ * an engine message joins the engine with nothing to send (@joined: it
+ * sent and heard its messages already), so that every rank ends, with
+ * -EINVAL. Teams without an inbox exchange nothing more.
+ */
+static int dfg_a2a_run(struct dfg_call *c, struct a2a_call *ac, bool joined)
+{
+	bool talk = !joined && dfg_inbox_fits(c->t, DFG_COLL_ALLTOALL, 0);
 	struct dfg_a2a *a = NULL;
 	struct dfg_xport *x = c->x;
+	int heard = 0, ret, op;
 	unsigned int ev;
-	int ret;
+	size_t count;
 
+	if (talk) {
+		ret = dfg_a2a_tell(c);
+		if (!ret && !c->t->a2a) {
+			talk = false;
+			ret = heard = dfg_a2a_hear(c);
+			if (ret == -EINVAL) {
+				ret = 0;
+				if (!ac->err)
+					ac->err = -EINVAL;
+			}
+		}
+		if (ret)
+			return ret;
+	}
+	/*
+	 * The key exchange's messages carry no arguments: ranks whose
+	 * blocks or paths differ set the engine up together all the same.
+	 */
+	count = c->count;
+	op = c->op;
+	c->count = 0;
+	c->op = 0;
 	ret = dfg_a2a_get(c, &a);
+	c->count = count;
+	c->op = op;
 	if (ret) {
 		if (c->t->a2a && ret != -EPROTO)
 			c->t->a2a->broken = true;
@@ -280,7 +348,9 @@ static int dfg_a2a_run(struct dfg_call *c, struct a2a_call *ac)
 	}
 	/* The protocol ran to its end: nobody waits for us, no abort. */
 	c->started = false;
-	return ac->err;
+	if (talk)
+		heard = dfg_a2a_hear(c);
+	return heard && heard != -EINVAL ? heard : ac->err ? ac->err : heard;
 }
 
 static bool dfg_a2a_span_ok(const size_t *counts, const size_t *displs,
@@ -309,12 +379,30 @@ int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, block);
 	if (ret)
 		return ret;
+	c.count = block;
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	if (block > SIZE_MAX / t->size || sbuf == DFG_IN_PLACE ||
 	    (block && (!sbuf || !rbuf)))
 		ac.err = -EINVAL;
-	ret = dfg_a2a_run(&c, &ac);
+	if (c.algo == DFG_ALGO_INBOX && !ac.err) {
+		bool engine;
+
+		c.sbuf = sbuf;
+		c.rbuf = rbuf;
+		c.op = DFG_A2A_OP_INBOX;
+		ret = dfg_inbox_alltoall(&c, &engine);
+		if (engine) {
+			/* A peer took the engine: its arguments differ. */
+			ac.err = -EINVAL;
+			ret = dfg_a2a_run(&c, &ac, true);
+		}
+		return dfg_call_end(&c, ret);
+	}
+	/* Unusable arguments take part through the engine (see above). */
+	if (c.algo == DFG_ALGO_INBOX)
+		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_TILES;
+	ret = dfg_a2a_run(&c, &ac, false);
 	return dfg_call_end(&c, ret);
 }
 
@@ -332,6 +420,9 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
 	if (ret)
 		return ret;
+	/* Per-peer counts: always the engine. */
+	if (c.algo == DFG_ALGO_INBOX)
+		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_TILES;
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	ac.scounts = scounts;
@@ -346,6 +437,6 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 		ac.err = -EINVAL;
 		ac.scounts = ac.sdispls = ac.rcounts = ac.rdispls = zero;
 	}
-	ret = dfg_a2a_run(&c, &ac);
+	ret = dfg_a2a_run(&c, &ac, false);
 	return dfg_call_end(&c, ret);
 }

@@ -233,6 +233,9 @@ int dfg_call_send(struct dfg_call *c, unsigned int peer, const void *buf,
 		  size_t len);
 int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
 		  size_t len);
+/* dfg_call_recv(), and the sender's op into *@op once its header came. */
+int dfg_call_recv_op(struct dfg_call *c, unsigned int src, void *buf,
+		     size_t len, int *op);
 
 /*
  * The team's scratch, at least @size bytes (grown, and re-exposed under a
@@ -382,6 +385,14 @@ int dfg_inbox_allreduce(struct dfg_call *c);	/* also reduce */
 int dfg_inbox_reduce_scatter(struct dfg_call *c);
 int dfg_inbox_allgather(struct dfg_call *c);
 int dfg_inbox_broadcast(struct dfg_call *c);
+/*
+ * Fixed-block all-to-all through the inbox (c->count: the block). Its
+ * call messages carry op DFG_A2A_OP_INBOX, an engine call's (alltoall.c)
+ * op 0: *@engine tells that a peer took the engine in this call (its
+ * arguments disagree: -EINVAL), which the caller must then join.
+ */
+#define DFG_A2A_OP_INBOX	1
+int dfg_inbox_alltoall(struct dfg_call *c, bool *engine);
 /*
  * Does a call of @kind over a per-rank vector of @bytes (dfg_coll_pick()'s
  * measure) fit @t's inbox slots?

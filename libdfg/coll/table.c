@@ -20,8 +20,9 @@
  *		team's inbox slots (dfg_inbox_fits()), else, of the
  *		collective's other algorithms with @auto_max >= n, the one
  *		with the smallest @auto_max; 0: only when forced
- * @run:	runs a call; NULL for all-to-all, whose two algorithms
- *		alltoall.c's engine runs
+ * @run:	runs a call; NULL for all-to-all, which alltoall.c runs
+ *		(tiles and direct on its engine, the inbox through
+ *		dfg_inbox_alltoall())
  *
  * Small vectors are latency-bound: one round in which every rank stores
  * its payload into its peers' inbox slots (INBOX: no export, no key
@@ -31,8 +32,9 @@
  * (DIRECT) beats log2(N) dependent rounds. Above,
  * patent 002's recursive halving moves and reduces (N-1)/N of the vector
  * per rank, like ring, in log2(N) instead of N-1 dependent rounds. All-to-
- * all always takes the tiles: blocks above the threshold go direct inside
- * them.
+ * all with fixed blocks that fit a slot takes the inbox too (a block per
+ * peer, one message per pair, no shared words); above, the tiles: blocks
+ * above the threshold go direct inside them.
  */
 struct dfg_coll_algodef {
 	const char	*name;
@@ -97,9 +99,11 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
 					    dfg_inbox_broadcast },
 	} },
+	/* fixed blocks only: alltoallv always takes the engine */
 	[DFG_COLL_ALLTOALL] = { "alltoall", {
 		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
 		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX, NULL },
 	} },
 };
 

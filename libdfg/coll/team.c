@@ -372,6 +372,12 @@ int dfg_call_send(struct dfg_call *c, unsigned int peer, const void *buf,
 int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
 		  size_t len)
 {
+	return dfg_call_recv_op(c, src, buf, len, NULL);
+}
+
+int dfg_call_recv_op(struct dfg_call *c, unsigned int src, void *buf,
+		     size_t len, int *op)
+{
 	struct dfg_stash *st = &c->t->stash[src];
 	unsigned char msg[DFG_XPORT_MSG_MAX];
 	struct dfg_call_hdr h, mine;
@@ -403,6 +409,8 @@ int dfg_call_recv(struct dfg_call *c, unsigned int src, void *buf,
 	dfg_call_fill_hdr(c, &mine);
 	if (h.kind != mine.kind)
 		return -EPROTO;
+	if (op)
+		*op = h.op;
 	if (h.dtype != mine.dtype || h.count != mine.count ||
 	    h.op != mine.op || h.root != mine.root)
 		return -EINVAL;

@@ -73,14 +73,23 @@ struct xshm_hdr {
  * Per rank: @doorbell as above; @sleep_on, 1 + the control-area offset
  * of the word it sleeps on (0: not sleeping); @cur_seq, the call it is
  * in (stored at begin); @aborted_seq, the last call it aborted.
+ *
+ * @sleep_on has a cache line of its own: every notification and every
+ * begin loads the peer's, and the peer stores it only around a sleep, so
+ * a running peer's stays in the loader's cache; next to @cur_seq, which
+ * its owner stores at every call, it was a miss per call and peer.
  */
 struct xshm_rank {
 	_Atomic __u32	doorbell;
-	_Atomic __u32	sleep_on;
+	__u32		pad0;
 	_Atomic __u64	cur_seq;
 	_Atomic __u64	aborted_seq;
-	__u64		pad[5];
+	__u64		pad1[5];
+	_Atomic __u32	sleep_on;
+	__u32		pad2[15];
 };
+
+_Static_assert(sizeof(struct xshm_rank) == 128, "two cache lines");
 
 struct xshm_msg {
 	__u32		len;

@@ -332,9 +332,11 @@ TEST(table_inbox)
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4096));
 	EXPECT_EQ(DFG_ALGO_RHALVING,
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4097));
-	/* all-to-all has no inbox algorithm */
-	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
-	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_INBOX));
+	/* all-to-all: a block that fits a slot, the inbox; above, tiles */
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1024));
+	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1025));
+	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_INBOX));
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_BROADCAST, DFG_ALGO_INBOX));
 	/* Forced elsewhere: obeyed; forced inbox that does not fit: table. */
 	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
@@ -355,7 +357,9 @@ TEST(table_inbox)
 					 f, &segs));
 	EXPECT_EQ(DFG_ALGO_INBOX, f[DFG_COLL_ALLREDUCE]);
 	EXPECT_EQ(DFG_ALGO_INBOX, f[DFG_COLL_BROADCAST]);
-	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=inbox", f, &segs));
+	EXPECT_EQ(0, dfg_coll_parse_algo("alltoall=inbox", f, &segs));
+	EXPECT_EQ(DFG_ALGO_INBOX, f[DFG_COLL_ALLTOALL]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=ring", f, &segs));
 }
 
 TEST(table)
