@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -113,6 +114,7 @@ struct dfg_rules {
 
 	char			*last_refusal;	/* the executor's last "why" */
 	struct dfg_rules_stats	st;
+	bool			log;		/* DFG_REPLAN_LOG: decisions */
 };
 
 static void warnf(struct dfg_rules *r, const char *fmt, ...)
@@ -794,6 +796,7 @@ int dfg_rules_new(struct dfg_rules **rp, unsigned int flags)
 		return -ENOMEM;
 	r->flags = flags;
 	r->max_firings = DFG_RULES_MAX_FIRINGS;
+	r->log = getenv("DFG_REPLAN_LOG") != NULL;
 	r->firing = -1;
 	r->env = CreateEnvironment();
 	if (!r->env) {
@@ -1926,10 +1929,35 @@ int dfg_rules_eval(struct dfg_rules *r, const struct dfg_run_view *view,
 	return eval_local(r, view, pe, pn, edits, n);
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+/*
+ * With DFG_REPLAN_LOG set, every evaluation that decides a change says
+ * on stderr when (the view's CLOCK_MONOTONIC), how long the step took
+ * and whether the plan store answered it (tools/bench/rules.sh reads
+ * these lines; dfg_run() adds its own, see libdfg/run/replan.c).
+ */
 static int replanner_eval(void *ctx, const struct dfg_run_view *view,
 			  const struct dfg_plan_edit **edits, unsigned int *n)
 {
-	return dfg_rules_eval(ctx, view, edits, n);
+	struct dfg_rules *r = ctx;
+	unsigned long long hits = r ? r->st.store_hits : 0;
+	__u64 t0 = mono_ns();
+	int ret = dfg_rules_eval(ctx, view, edits, n);
+
+	if (!ret && r->log && *n)
+		fprintf(stderr, "replan-log: rules gen=%u view_ns=%llu "
+			"eval_ns=%llu edits=%u store=%d\n", view->generation,
+			(unsigned long long)view->now_ns,
+			(unsigned long long)(mono_ns() - t0), *n,
+			r->st.store_hits > hits);
+	return ret;
 }
 
 static void replanner_applied(void *ctx, unsigned int generation, int err,

@@ -77,8 +77,11 @@ struct run_replan {
 	unsigned int		ncomps;
 	struct dfg_run_view_comp *past;
 	struct dfg_run_view_comp *view;
+	__u64			*skew_prev;	/* per instance: in_elems at
+						 * the last view, this plan */
 
 	__u64			replans, refused, pause_ns, pause_max_ns;
+	bool			log;		/* DFG_REPLAN_LOG */
 };
 
 /* ---- The journal: generations and their edits ------------------------ */
@@ -817,6 +820,7 @@ int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
 	x->period_ns = (__u64)(o->replan_ms ? o->replan_ms : RUN_REPLAN_MS) *
 		       1000000ULL;
 	x->next_ns = run_now_ns() + x->period_ns;
+	x->log = getenv("DFG_REPLAN_LOG") != NULL;
 	x->ckpt = state_dir && o->checkpoint_every;
 	if (state_dir) {
 		n = snprintf(x->root, sizeof(x->root), "%s", state_dir);
@@ -886,6 +890,7 @@ void run_replan_free(struct run_replan *x)
 	free(x->pend_text);
 	free(x->past);
 	free(x->view);
+	free(x->skew_prev);
 	free(x);
 }
 
@@ -922,6 +927,10 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 	const struct dfg_flow *fg = g->fg;
 	unsigned int c, i;
 
+	if (!x->skew_prev)	/* a new plan's stats area starts at 0 */
+		x->skew_prev = calloc(g->nr_comp_stats + 1, sizeof(__u64));
+	if (!x->skew_prev)
+		return -ENOMEM;
 	if (!x->view) {
 		x->ncomps = fg->ncomps;
 		x->view = calloc(fg->ncomps + 1, sizeof(*x->view));
@@ -946,11 +955,25 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			if (cs[i].in_elems > max)
 				max = cs[i].in_elems;
 		}
-		/* skew: of this plan's instances, fed by a hash flow; even
-		 * until they get elements */
+		/* skew: of this plan's instances, fed by a hash flow, over
+		 * the elements since the last view (a shift in the keys
+		 * shows at once); even until they get elements */
 		v->key_skew = 0;
 		if (keyed_by(fg, c))
 			v->key_skew = sum ? (double)max * d / (double)sum : 1.0;
+		for (i = 0, sum = max = 0; v->key_skew && i < d; i++) {
+			__u64 *pv = &x->skew_prev[g->cstat[c] + i];
+			/* counters that restarted (the plan refused at the
+			 * carry runs again from K) count from 0 */
+			__u64 w = cs[i].in_elems >= *pv ?
+				  cs[i].in_elems - *pv : cs[i].in_elems;
+
+			*pv = cs[i].in_elems;
+			sum += w;
+			max = w > max ? w : max;
+		}
+		if (v->key_skew && sum)
+			v->key_skew = (double)max * d / (double)sum;
 	}
 	return 0;
 }
@@ -965,6 +988,8 @@ void run_replan_retire(struct run_replan *x, const struct run_graph *g,
 		return;
 	for (c = 0; c < x->ncomps; c++)
 		x->past[c] = x->view[c];
+	free(x->skew_prev);
+	x->skew_prev = NULL;
 }
 
 /* The checkpoint every instance has taken, or 0 if one is not running. */
@@ -1008,6 +1033,15 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 	x->starting = false;
 	if (!last)
 		return;
+	if (x->log)	/* the first and the last new set's first quantum */
+		for (i = 0, p = last; i < g->nr_set_stats; i++)
+			if (env->sstats[i].started_ns &&
+			    env->sstats[i].started_ns < p)
+				p = env->sstats[i].started_ns;
+	if (x->log)
+		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu\n",
+			x->generation, (unsigned long long)x->stop_ns,
+			(unsigned long long)p, (unsigned long long)last);
 	p = last > x->stop_ns ? last - x->stop_ns : 0;
 	x->pause_ns += p;
 	if (p > x->pause_max_ns)

@@ -772,6 +772,63 @@ TEST_F(rules, default_rules_one_step)
 	world_fini(&w4);
 }
 
+/*
+ * CPU hotplug: 2 CPUs, part at degree 2; one goes offline: part fits on
+ * the one left, once; it comes back: part gets its second instance back,
+ * once; two more come: one instance per CPU.
+ */
+static void set_cpus(struct __test_metadata *_metadata, struct dfg_rules *r,
+		     unsigned int cpus)
+{
+	const struct dfg_rules_system sys = {
+		.cpus = cpus, .numa = 1, .mem_avail = 1ULL << 30,
+	};
+
+	ASSERT_EQ(0, dfg_rules_set_system(r, &sys));
+}
+
+TEST_F(rules, default_rules_cpu_hotplug)
+{
+	struct world w1;
+
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	set_cpus(_metadata, self->r, 2);
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	EXPECT_STREQ("2", dfg_rules_var(self->r, "cpus_seen"));
+	/* CPU 1 offline */
+	set_cpus(_metadata, self->r, 1);
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_EQ(DFG_EDIT_DEGREE, self->e[0].op);
+	EXPECT_STREQ("part", self->e[0].comp);
+	EXPECT_EQ(1, self->e[0].degree);
+	EXPECT_STREQ("1", dfg_rules_var(self->r, "cpus_seen"));
+	/* the new plan: nothing more to do, even with the skew of 1 */
+	ASSERT_EQ(0, world_init(&w1, 1));
+	w1.view.now_ns = self->w.view.now_ns;
+	w1.comps[ci(&w1, "part")].key_skew = 1.0;
+	ASSERT_EQ(0, eval(self->r, &w1, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	ASSERT_EQ(0, eval(self->r, &w1, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	/* CPU 1 back */
+	set_cpus(_metadata, self->r, 2);
+	ASSERT_EQ(0, eval(self->r, &w1, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_STREQ("part", self->e[0].comp);
+	EXPECT_EQ(2, self->e[0].degree);
+	EXPECT_STREQ("2", dfg_rules_var(self->r, "cpus_seen"));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	set_cpus(_metadata, self->r, 4);
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_EQ(4, self->e[0].degree);
+	EXPECT_STREQ("4", dfg_rules_var(self->r, "cpus_seen"));
+	world_fini(&w1);
+}
+
 /* Rates go on across a new graph of the same components (a new plan). */
 TEST_F(rules, rates_across_plans)
 {

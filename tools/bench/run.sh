@@ -9,8 +9,9 @@
 #   <name>.cmd   the command that reproduces them, kernel and CPU
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
-# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll) runs
-# only those. The hub benchmark runs on the two-node rig instead
+# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll,
+# rules) runs only those; rules is tools/bench/rules.sh (the rule
+# interpreter's shifting scenarios). The hub benchmark runs on the two-node rig instead
 # (DFG_BENCH_ONLY=hub alone: tools/bench/host.sh runs tools/bench/hub.sh).
 set -u
 
@@ -418,6 +419,9 @@ run_coll() {
 	return "$rc"
 }
 
+# shellcheck source=tools/bench/rules.sh
+. "$here/rules.sh"
+
 # Is benchmark $1 selected (DFG_BENCH_ONLY)?
 want() {
 	[ -z "${DFG_BENCH_ONLY:-}" ] || [[ ",$DFG_BENCH_ONLY," == *",$1,"* ]]
@@ -428,4 +432,5 @@ if want roundtrip; then run_bench cmd_roundtrip $quick || fail=1; fi
 if want chan; then run_chan $quick || fail=1; fi
 if want flow; then run_flow_hop || fail=1; run_flow || fail=1; fi
 if want coll; then run_coll || fail=1; fi
+if want rules; then run_rules || fail=1; fi
 exit "$fail"
