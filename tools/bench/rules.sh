@@ -175,8 +175,9 @@ rules_one() {
 					if (b < 0) b = end
 					el = (hi - lo) / 34
 				}
+				rate = b > a ? el / ((b - a) / 1e9) : 0
 				printf "%s,%s,%d,%d,%d,%.0f,%.3f,%.0f\n", scen, cfg, deg, rep, p, el,
-					(b - a) / 1e9, b > a ? el / ((b - a) / 1e9) : 0 >>phases
+					(b - a) / 1e9, rate >>phases
 			}
 			printf "%s,%s,%d,%d,%d,%d,%.3f,%s\n", scen, cfg, deg, rep, rc, ok,
 				(end - start) / 1e9, acts >>runs
@@ -185,12 +186,18 @@ rules_one() {
 	awk -v scen="$scen" -v cfg="$cfg" -v rep="$rep" -v per="$rules_period" \
 	    -v t0="$t0" -v n="$rules_nelem" -v np="$rules_np" \
 	    -v t1="$rules_t1" -v t2="$rules_t2" '
+		FNR == NR { t[++k] = $1; s[k] = $2; next }
+		!pts { pts = 1	# when the output passed the first line of each phase
+			for (q = 1; q < np; q++) { hi = int(n * q / np) * 34; pt[q] = 1e30
+				for (j = 1; j <= k; j++) if (s[j] > hi) { pt[q] = t[j] - t0; break } } }
 		/^replan-log: rules / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			view = d["view_ns"]; ev = d["eval_ns"]; st = d["store"]; ne = d["edits"]; next }
 		/^replan-log: run / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			c++
-			ph = (scen == "cpu" || scen == "kill") ?
-				(view - t0 < t1 * 1e9 ? 1 : (view - t0 < t2 * 1e9 ? 2 : 3)) : 0
+			# the phase the deciding evaluation fell in
+			dt = view - t0; ph = 3
+			if (scen == "cpu" || scen == "kill") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
+			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
 			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%d,%d,%s\n", scen, cfg, rep, c, d["gen"],
 				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
 				(d["last_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, st, ne, ph
@@ -198,7 +205,7 @@ rules_one() {
 		/^re-plan: generation/ { gen = $3 }
 		/^  set .*work/ && gen { sub(/.*degree /, ""); sub(/,.*/, ""); degs = degs " " $0; gen = 0 }
 		END { if (degs != "") print scen "," cfg "," rep ",degrees:" degs >"/dev/stderr" }' \
-		"$rw/run.log" >>"$rw/raw_changes.csv" 2>>"$rw/degrees.txt"
+		"$rw/watch.log" "$rw/run.log" >>"$rw/raw_changes.csv" 2>>"$rw/degrees.txt"
 	echo "# rules: $scen $cfg degree $deg rep $rep: exit $rc, output $([ $ok = 1 ] && echo ok || echo WRONG) $acts"
 	[ "$ok" = 1 ]
 }
@@ -228,8 +235,10 @@ run_rules() {
 		heavy) rules_np=2; rules_input heavy "$rules_nelem" "$rw/in.txt" ;;
 		cpu | kill)
 			rules_np=3
-			if [ "$scen" = cpu ] && ! [ -w /sys/devices/system/cpu/cpu1/online ]; then
-				echo "# rules: cpu: no hotpluggable CPU 1, skipped"
+			# CPU hotplug only in the test VM (never the host's CPUs)
+			if [ "$scen" = cpu ] && { [ -z "${DFG_VM:-}" ] ||
+			   ! [ -w /sys/devices/system/cpu/cpu1/online ]; }; then
+				echo "# rules: cpu: not in the test VM, or no hotpluggable CPU 1: skipped"
 				continue
 			fi
 			rules_input uniform "$rules_nelem" "$rw/in.txt" ;;
@@ -287,15 +296,16 @@ run_rules() {
 				for (j = 1; j <= k; j++) { a[j] = rx[key, j]; b[j] = pz[key, j]; c[j] = rl[key, j] }
 				srt(a, k); srt(b, k); srt(c, k); sm = 0
 				for (j = 1; j <= ns[key]; j++) if (se[key, j] > sm) sm = se[key, j]
-				dk = s SUBSEP "fixed" SUBSEP 2
-				printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", f[1], f[2], f[3], nr[ids[i]], bad[ids[i]], m[ids[i]],
-					(dk in m) && m[ids[i]] > 0 ? sprintf("%.2f", m[dk] / m[ids[i]]) : "",
-					(s in best) && m[ids[i]] > 0 ? sprintf("%.2f", best[s] / m[ids[i]]) : "", bd[s],
-					f[2] == "rules" ? sprintf("%.1f", k / nr[ids[i]]) : "",
-					k ? sprintf("%.1f", med(a, k)) : "", k ? sprintf("%.1f", pct(a, k, 0.99)) : "",
-					k ? sprintf("%.1f", med(c, k)) : "",
-					k ? sprintf("%.1f", med(b, k)) : "", k ? sprintf("%.1f", pct(b, k, 0.99)) : "",
-					ns[key], ns[key] ? sprintf("%.3f", sm) : "" }
+				dk = s SUBSEP "fixed" SUBSEP 2; mi = m[ids[i]]
+				vd = ((dk in m) && mi > 0) ? sprintf("%.2f", m[dk] / mi) : ""
+				vb = ((s in best) && mi > 0) ? sprintf("%.2f", best[s] / mi) : ""
+				cr = f[2] == "rules" ? sprintf("%.1f", k / nr[ids[i]]) : ""
+				r1 = k ? sprintf("%.1f", med(a, k)) : ""; r2 = k ? sprintf("%.1f", pct(a, k, 0.99)) : ""
+				r3 = k ? sprintf("%.1f", med(c, k)) : ""
+				p1 = k ? sprintf("%.1f", med(b, k)) : ""; p2 = k ? sprintf("%.1f", pct(b, k, 0.99)) : ""
+				sx = ns[key] ? sprintf("%.3f", sm) : ""
+				printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", f[1], f[2], f[3], nr[ids[i]], bad[ids[i]], mi,
+					vd, vb, bd[s], cr, r1, r2, r3, p1, p2, ns[key], sx }
 		}' "$out/rules_runs.csv" "$out/rules_changes.csv" >"$out/rules_summary.csv" || fail=1
 	{
 		repro rules run_rules
