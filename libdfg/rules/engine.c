@@ -115,6 +115,7 @@ struct dfg_rules {
 	char			*last_refusal;	/* the executor's last "why" */
 	struct dfg_rules_stats	st;
 	bool			log;		/* DFG_REPLAN_LOG: decisions */
+	__u64			lookup_ns;	/* the last eval's store lookup */
 };
 
 static void warnf(struct dfg_rules *r, const char *fmt, ...)
@@ -1787,6 +1788,14 @@ static void episode_add(struct dfg_rules *r, unsigned long long key)
 		warnf(r, "plan store: cannot write the decision");
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
 /* The core of an evaluation, facts already in place. */
 static int decide(struct dfg_rules *r)
 {
@@ -1798,9 +1807,12 @@ static int decide(struct dfg_rules *r)
 	r->eval_err = 0;
 	r->rules_changed = false;
 	r->st.evals++;
+	r->lookup_ns = 0;
 	if (r->store) {
 		const struct dfg_plan_edit *se;
 		unsigned int sn, i;
+		__u64 t0 = mono_ns();
+		int got;
 
 		key = signature(r);
 		if (!key) {
@@ -1808,7 +1820,9 @@ static int decide(struct dfg_rules *r)
 			r->ep_open = false;
 			return 0;
 		}
-		if (!rl_store_get(r->store, key, &se, &sn)) {
+		got = rl_store_get(r->store, key, &se, &sn);
+		r->lookup_ns = mono_ns() - t0;	/* signature and lookup */
+		if (!got) {
 			for (i = 0; i < sn && !r->eval_err; i++)
 				r->eval_err = push_edit(r, &se[i]);
 			clear_agenda(r);
@@ -1929,18 +1943,12 @@ int dfg_rules_eval(struct dfg_rules *r, const struct dfg_run_view *view,
 	return eval_local(r, view, pe, pn, edits, n);
 }
 
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 /*
  * With DFG_REPLAN_LOG set, every evaluation that decides a change says
  * on stderr when (the view's CLOCK_MONOTONIC), how long the step took
- * and whether the plan store answered it (tools/bench/rules.sh reads
+ * (all of it, and the signature and store lookup alone: the rest is
+ * turning the view and the module's events into facts), and whether
+ * the plan store answered it (tools/bench/rules.sh reads
  * these lines; dfg_run() adds its own, see libdfg/run/replan.c).
  */
 static int replanner_eval(void *ctx, const struct dfg_run_view *view,
@@ -1953,9 +1961,10 @@ static int replanner_eval(void *ctx, const struct dfg_run_view *view,
 
 	if (!ret && r->log && *n)
 		fprintf(stderr, "replan-log: rules gen=%u view_ns=%llu "
-			"eval_ns=%llu edits=%u store=%d\n", view->generation,
-			(unsigned long long)view->now_ns,
-			(unsigned long long)(mono_ns() - t0), *n,
+			"eval_ns=%llu lookup_ns=%llu edits=%u store=%d\n",
+			view->generation, (unsigned long long)view->now_ns,
+			(unsigned long long)(mono_ns() - t0),
+			(unsigned long long)r->lookup_ns, *n,
 			r->st.store_hits > hits);
 	return ret;
 }

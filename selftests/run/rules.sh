@@ -82,18 +82,24 @@ ref() {
 		for (k in c) printf \"%s\\t%d\\n\", k, c[k] }" | sort -t"$(printf '\t')" -k1,1 >"$3"
 }
 
+# The default rules with hot_unfold off: the decisions checked here are
+# the ones the test provokes (unfolding a CPU-heavy map is right, but
+# would come at a time of its own).
+echo 'var unfold_cpu_share = 2' >quiet.rules
+
 # --- 1. CPU hotplug --------------------------------------------------------
 N=1500000
 job hot $N '$0 % 1000'
 ref $N '(NR - 1) % 1000' hot.ref
 # only in the test VM: never the CPUs of the machine running it
 if [ -z "${DFG_VM:-}" ] || [ "$(nproc)" -lt 2 ] || [ ! -w $cpu1 ]; then
-	for t in "exit 0" "refolded to degree 1" "back to degree 2" "output = reference" "no re-plan refused"; do
+	for t in "exit 0" "refolded to degree 1" "back to degree 2" "output = reference" "two changes, none refused"; do
 		skip "cpu hotplug: $t" "not in the test VM, or no hotpluggable CPU 1"
 	done
 else
-	DFG_REPLAN_LOG=1 "$dfg" run -v --rules default --checkpoint-every 20000 \
-		--replan-every 100 --state-dir hot.state hot.dot >hot.log 2>&1 &
+	DFG_REPLAN_LOG=1 "$dfg" run -v --rules default --rules quiet.rules \
+		--explain --checkpoint-every 20000 --replan-every 100 \
+		--state-dir hot.state hot.dot >hot.log 2>&1 &
 	pid=$!
 	# running: the first checkpoint is taken
 	wait_line hot.log 120 '^plan:' && sleep 2
@@ -105,14 +111,15 @@ else
 	wait_line hot.log 120 '^re-plan: generation 2 '
 	wait $pid
 	rc=$?
-	grep -E '^(re-plan|summary|replan-log|dfg|rules)' hot.log | sed 's/^/# /'
+	grep -E '^(re-plan|  set|summary|replan-log|dfg|rules|rule|  change)' hot.log | sed 's/^/# /'
 	check "cpu hotplug: exit 0 ($rc)" "[ $rc = 0 ]"
 	check "cpu hotplug: refolded to degree 1 ($(degree_at hot.log 1))" \
 		"[ \"\$(degree_at hot.log 1)\" = 1 ]"
 	check "cpu hotplug: back to degree 2 ($(degree_at hot.log 2))" \
 		"[ \"\$(degree_at hot.log 2)\" = 2 ]"
 	check "cpu hotplug: output = reference" "cmp -s hot.out hot.ref"
-	check "cpu hotplug: no re-plan refused" "! grep -q 'refused' hot.log"
+	check "cpu hotplug: two changes, none refused" \
+		"grep -q '^summary: 2 re-plans (generation 2), 0 refused' hot.log"
 fi
 
 # --- 2. skew, and the plan store on the second run ---------------------------
@@ -123,8 +130,9 @@ job skew $N "$skewkey"
 ref $N '(NR - 1 < 200000 ? (NR - 1) % 1000 : ((NR - 1) % 10 < 8 ? 7 : (NR - 1) % 1000))' skew.ref
 rm -rf skew.state
 for run in 1 2; do
-	DFG_REPLAN_LOG=1 "$dfg" run -v --rules default --checkpoint-every 20000 \
-		--replan-every 100 --state-dir skew.state skew.dot >skew$run.log 2>&1
+	DFG_REPLAN_LOG=1 "$dfg" run -v --rules default --rules quiet.rules \
+		--checkpoint-every 20000 --replan-every 100 \
+		--state-dir skew.state skew.dot >skew$run.log 2>&1
 	rc=$?
 	grep -E '^(re-plan: gen|summary: .*re-plan|replan-log|dfg|rules)' skew$run.log | sed "s/^/# run $run: /"
 	check "skew run $run: exit 0, output = reference" \
@@ -181,8 +189,8 @@ for b in 1 2; do
 done
 check "invalid action 1: degree 0 refused by the rules, with a warning" \
 	"grep -q 'rules: .*refused: degree count' bad1.log"
-check "invalid action 2: the executor refuses a source's degree" \
-	"grep -q \"'gen' is a source\" bad2.log && grep -q 'refused' bad2.log"
+check "invalid action 2: the executor refuses the change (a source's degree)" \
+	"grep -q 'the executor refused the plan change (generation 0 stays)' bad2.log"
 
 echo "# Totals: pass:$((n - fails - skips)) fail:$fails xfail:0 xpass:0 skip:$skips error:0"
 [ "$fails" = 0 ]

@@ -25,10 +25,13 @@
 #           checkpoint: the time of both is the figure
 #   store   the skew scenario again on the plan store the first rules run
 #           filled: the steps, and how long a store-served step took
+#           (eval_ms: the whole evaluation, turning the view and the
+#           module's events into facts included; lookup_ms: the
+#           signature and the SQLite lookup alone)
 #
 # Times come from tools/bench/rules_watch.c ($BUILD/bin/rules_watch) (the output's size over
 # CLOCK_MONOTONIC) and from dfg's DFG_REPLAN_LOG lines (libdfg/rules,
-# libdfg/run/replan.c): "rules gen=G view_ns=T eval_ns=E edits=N store=S"
+# libdfg/run/replan.c): "rules gen=G view_ns=T eval_ns=E lookup_ns=L edits=N store=S"
 # when an evaluation decides, "run gen=G stop_ns= first_ns= last_ns="
 # when the new plan's sets all ran. The metric crossed its threshold
 # between the evaluation before the deciding one and the deciding one:
@@ -191,16 +194,16 @@ rules_one() {
 			for (q = 1; q < np; q++) { hi = int(n * q / np) * 34; pt[q] = 1e30
 				for (j = 1; j <= k; j++) if (s[j] > hi) { pt[q] = t[j] - t0; break } } }
 		/^replan-log: rules / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
-			view = d["view_ns"]; ev = d["eval_ns"]; st = d["store"]; ne = d["edits"]; next }
+			view = d["view_ns"]; ev = d["eval_ns"]; lk = d["lookup_ns"]; st = d["store"]; ne = d["edits"]; next }
 		/^replan-log: run / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			c++
 			# the phase the deciding evaluation fell in
 			dt = view - t0; ph = 3
 			if (scen == "cpu" || scen == "kill") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
 			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
-			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%d,%d,%s\n", scen, cfg, rep, c, d["gen"],
+			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s\n", scen, cfg, rep, c, d["gen"],
 				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
-				(d["last_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, st, ne, ph
+				(d["last_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph
 		}
 		/^re-plan: generation/ { gen = $3 }
 		/^  set .*work/ && gen { sub(/.*degree /, ""); sub(/,.*/, ""); degs = degs " " $0; gen = 0 }
@@ -227,7 +230,7 @@ run_rules() {
 	rules_every=$((rules_nelem / 100))
 	echo "scenario,config,degree,rep,exit,output_ok,seconds,actions" >"$rw/raw_runs.csv"
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
-	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,from_store,edits,phase" >"$rw/raw_changes.csv"
+	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
 	for scen in skew heavy cpu kill; do
 		case $scen in
@@ -284,9 +287,9 @@ run_rules() {
 		FILENAME ~ /runs/ && FNR > 1 && $2 != "probe" { id = $1 SUBSEP $2 SUBSEP $3; if (!(id in nr)) ids[++ni] = id
 			nr[id]++; tm[id, nr[id]] = $7; bad[id] += !$6; runs[$1 SUBSEP $2]++ }
 		FILENAME ~ /changes/ && FNR > 1 { key = $1 SUBSEP $2; nc[key]++; rx[key, nc[key]] = $6; rl[key, nc[key]] = $7
-			pz[key, nc[key]] = $8; if ($10) { ns[key]++; se[key, ns[key]] = $9 } }
+			pz[key, nc[key]] = $8; if ($11) { ns[key]++; se[key, ns[key]] = $9; sl[key, ns[key]] = $10 } }
 		END {
-			print "scenario,config,degree,runs,wrong_outputs,seconds_median,vs_default_fixed,vs_best_fixed,best_fixed_degree,changes_per_run,reaction_ub_ms_median,reaction_ub_ms_p99,reaction_lb_ms_median,pause_ms_median,pause_ms_p99,store_steps,store_eval_ms_max"
+			print "scenario,config,degree,runs,wrong_outputs,seconds_median,vs_default_fixed,vs_best_fixed,best_fixed_degree,changes_per_run,reaction_ub_ms_median,reaction_ub_ms_p99,reaction_lb_ms_median,pause_ms_median,pause_ms_p99,store_steps,store_eval_ms_max,store_lookup_ms_max"
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP); k = nr[ids[i]]
 				for (j = 1; j <= k; j++) a[j] = tm[ids[i], j]; srt(a, k); m[ids[i]] = med(a, k) }
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP)
@@ -295,7 +298,8 @@ run_rules() {
 				key = f[1] SUBSEP f[2]; k = nc[key] + 0
 				for (j = 1; j <= k; j++) { a[j] = rx[key, j]; b[j] = pz[key, j]; c[j] = rl[key, j] }
 				srt(a, k); srt(b, k); srt(c, k); sm = 0
-				for (j = 1; j <= ns[key]; j++) if (se[key, j] > sm) sm = se[key, j]
+				sl0 = 0
+				for (j = 1; j <= ns[key]; j++) { if (se[key, j] > sm) sm = se[key, j]; if (sl[key, j] > sl0) sl0 = sl[key, j] }
 				dk = s SUBSEP "fixed" SUBSEP 2; mi = m[ids[i]]
 				vd = ((dk in m) && mi > 0) ? sprintf("%.2f", m[dk] / mi) : ""
 				vb = ((s in best) && mi > 0) ? sprintf("%.2f", best[s] / mi) : ""
@@ -303,7 +307,7 @@ run_rules() {
 				r1 = k ? sprintf("%.1f", med(a, k)) : ""; r2 = k ? sprintf("%.1f", pct(a, k, 0.99)) : ""
 				r3 = k ? sprintf("%.1f", med(c, k)) : ""
 				p1 = k ? sprintf("%.1f", med(b, k)) : ""; p2 = k ? sprintf("%.1f", pct(b, k, 0.99)) : ""
-				sx = ns[key] ? sprintf("%.3f", sm) : ""
+				sx = ns[key] ? sprintf("%.3f,%.3f", sm, sl0) : ","
 				printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", f[1], f[2], f[3], nr[ids[i]], bad[ids[i]], mi,
 					vd, vb, bd[s], cr, r1, r2, r3, p1, p2, ns[key], sx }
 		}' "$out/rules_runs.csv" "$out/rules_changes.csv" >"$out/rules_summary.csv" || fail=1
