@@ -53,6 +53,9 @@
 
 #define RUN_REPLAN_MS		100
 #define RUN_JOURNAL		"replan"
+/* elements in a window of key skew: a backlog of one channel is a small
+ * part of it */
+#define RUN_SKEW_WINDOW		2048
 
 struct run_replan {
 	const struct dfg_replanner *rp;
@@ -78,7 +81,9 @@ struct run_replan {
 	struct dfg_run_view_comp *past;
 	struct dfg_run_view_comp *view;
 	__u64			*skew_prev;	/* per instance: in_elems at
-						 * the last view, this plan */
+						 * the window's start, this plan */
+	double			*skew_last;	/* per component: the last
+						 * full window's skew */
 
 	__u64			replans, refused, pause_ns, pause_max_ns;
 	bool			log;		/* DFG_REPLAN_LOG */
@@ -891,6 +896,7 @@ void run_replan_free(struct run_replan *x)
 	free(x->past);
 	free(x->view);
 	free(x->skew_prev);
+	free(x->skew_last);
 	free(x);
 }
 
@@ -927,9 +933,11 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 	const struct dfg_flow *fg = g->fg;
 	unsigned int c, i;
 
-	if (!x->skew_prev)	/* a new plan's stats area starts at 0 */
+	if (!x->skew_prev) {	/* a new plan's stats area starts at 0 */
 		x->skew_prev = calloc(g->nr_comp_stats + 1, sizeof(__u64));
-	if (!x->skew_prev)
+		x->skew_last = calloc(fg->ncomps + 1, sizeof(double));
+	}
+	if (!x->skew_prev || !x->skew_last)
 		return -ENOMEM;
 	if (!x->view) {
 		x->ncomps = fg->ncomps;
@@ -942,7 +950,8 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 		struct dfg_run_view_comp *v = &x->view[c];
 		const struct run_comp_stats *cs = &env->cstats[g->cstat[c]];
 		unsigned int d = fg->comps[c].degree;
-		__u64 max = 0, sum = 0;
+		__u64 wmax, wsum;
+		bool all;
 
 		*v = x->past[c];
 		for (i = 0; i < d; i++) {
@@ -951,29 +960,32 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			v->out_elems += cs[i].out_elems;
 			v->out_bytes += cs[i].out_bytes;
 			v->cpu_samples += cs[i].samples;
-			sum += cs[i].in_elems;
-			if (cs[i].in_elems > max)
-				max = cs[i].in_elems;
 		}
 		/* skew: of this plan's instances, fed by a hash flow, over
-		 * the elements since the last view (a shift in the keys
-		 * shows at once); even until they get elements */
+		 * the last window of RUN_SKEW_WINDOW elements or more that
+		 * every instance took part in (a shift in the keys shows at
+		 * once; an instance starting late, or catching up on its
+		 * channel, does not); even until the first such window */
 		v->key_skew = 0;
-		if (keyed_by(fg, c))
-			v->key_skew = sum ? (double)max * d / (double)sum : 1.0;
-		for (i = 0, sum = max = 0; v->key_skew && i < d; i++) {
-			__u64 *pv = &x->skew_prev[g->cstat[c] + i];
+		if (!keyed_by(fg, c))
+			continue;
+		for (i = 0, wsum = wmax = 0, all = true; i < d; i++) {
+			__u64 in = cs[i].in_elems;
+			__u64 pv = x->skew_prev[g->cstat[c] + i];
 			/* counters that restarted (the plan refused at the
 			 * carry runs again from K) count from 0 */
-			__u64 w = cs[i].in_elems >= *pv ?
-				  cs[i].in_elems - *pv : cs[i].in_elems;
+			__u64 w = in >= pv ? in - pv : in;
 
-			*pv = cs[i].in_elems;
-			sum += w;
-			max = w > max ? w : max;
+			all &= in > 0;
+			wsum += w;
+			wmax = w > wmax ? w : wmax;
 		}
-		if (v->key_skew && sum)
-			v->key_skew = (double)max * d / (double)sum;
+		if (all && wsum >= RUN_SKEW_WINDOW)
+			x->skew_last[c] = (double)wmax * d / (double)wsum;
+		if (!all || wsum >= RUN_SKEW_WINDOW)
+			for (i = 0; i < d; i++)
+				x->skew_prev[g->cstat[c] + i] = cs[i].in_elems;
+		v->key_skew = x->skew_last[c] ? x->skew_last[c] : 1.0;
 	}
 	return 0;
 }
@@ -989,7 +1001,9 @@ void run_replan_retire(struct run_replan *x, const struct run_graph *g,
 	for (c = 0; c < x->ncomps; c++)
 		x->past[c] = x->view[c];
 	free(x->skew_prev);
+	free(x->skew_last);
 	x->skew_prev = NULL;
+	x->skew_last = NULL;
 }
 
 /* The checkpoint every instance has taken, or 0 if one is not running. */

@@ -55,6 +55,11 @@ degree_at() {
 		/^  set .*: .*count/ && cur + 0 == g { sub(/.*degree /, ""); sub(/,.*/, ""); print; exit }' "$1"
 }
 
+# The degrees of set "count" in log $1, plan after plan: "2 1 2".
+degrees() {
+	awk '/^  set .*: .*count/ { sub(/.*degree /, ""); sub(/,.*/, ""); printf "%s%s", s, $0; s = " " }' "$1"
+}
+
 cd "$work" || exit 1
 echo "TAP version 13"
 echo "1..17"
@@ -101,22 +106,23 @@ else
 		--explain --checkpoint-every 20000 --replan-every 100 \
 		--state-dir hot.state hot.dot >hot.log 2>&1 &
 	pid=$!
-	# running: the first checkpoint is taken
+	# running: past the plan, then CPU 1 out until the rules refolded
+	# the count (the explained change, then the re-plan after it)
 	wait_line hot.log 120 '^plan:' && sleep 2
 	echo 0 >$cpu1
 	echo "# CPU 1 offline at $(date +%T.%N)"
-	wait_line hot.log 120 '^re-plan: generation 1 '
+	wait_line hot.log 120 '^  change degree count 1' &&
+		wait_line hot.log 120 '^re-plan: generation 1 '
 	echo 1 >$cpu1
 	echo "# CPU 1 online at $(date +%T.%N)"
-	wait_line hot.log 120 '^re-plan: generation 2 '
 	wait $pid
 	rc=$?
 	grep -E '^(re-plan|  set|summary|replan-log|dfg|rules|rule|  change)' hot.log | sed 's/^/# /'
 	check "cpu hotplug: exit 0 ($rc)" "[ $rc = 0 ]"
-	check "cpu hotplug: refolded to degree 1 ($(degree_at hot.log 1))" \
-		"[ \"\$(degree_at hot.log 1)\" = 1 ]"
-	check "cpu hotplug: back to degree 2 ($(degree_at hot.log 2))" \
-		"[ \"\$(degree_at hot.log 2)\" = 2 ]"
+	check "cpu hotplug: refolded to degree 1 ($(degrees hot.log))" \
+		"[ \"\$(degrees hot.log)\" = '2 1 2' ] || [ \"\$(degrees hot.log)\" = '2 1' ]"
+	check "cpu hotplug: back to degree 2 ($(degrees hot.log))" \
+		"[ \"\$(degrees hot.log)\" = '2 1 2' ]"
 	check "cpu hotplug: output = reference" "cmp -s hot.out hot.ref"
 	check "cpu hotplug: two changes, none refused" \
 		"grep -q '^summary: 2 re-plans (generation 2), 0 refused' hot.log"

@@ -80,9 +80,10 @@ int dfg_plan_edit_apply(const struct dfg_flow *fg, const struct dfg_plan *plan,
  * @in_elems, @in_bytes, @out_elems, @out_bytes: flows through its ports
  * @cpu_samples: the module's profiling ticks while it ran
  * @key_skew:	for a component fed by a hash flow: the busiest instance's
- *		share of its input over the mean share (1.0: even), over
- *		the elements since the last view (dfg_run()'s: this plan's
- *		instances); else 0
+ *		share of its input over the mean share (1.0: even); else 0.
+ *		dfg_run()'s: over this plan's instances, in the last window
+ *		of at least 2048 elements that every instance took part in
+ *		(1.0 until the first)
  */
 struct dfg_run_view_comp {
 	__u64	in_elems, in_bytes;
