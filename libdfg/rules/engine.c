@@ -135,6 +135,29 @@ static void warnf(struct dfg_rules *r, const char *fmt, ...)
 		fprintf(stderr, "dfg rules: %s\n", msg);
 }
 
+static void refusef(struct dfg_rules *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A refusal is said once while it stays the same (rules that keep
+ * matching ask again at every evaluation); a change of the rules, or a
+ * change the executor applied, lets it be said again.
+ */
+static void refusef(struct dfg_rules *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->last_refusal && !strcmp(r->last_refusal, msg))
+		return;
+	warnf(r, "%s", msg);
+	free(r->last_refusal);
+	r->last_refusal = strdup(msg);
+}
+
 /* FNV-1a, for signatures */
 static unsigned long long hash_str(unsigned long long h, const char *s)
 {
@@ -235,6 +258,10 @@ static void rehash_rules(struct dfg_rules *r)
 		if (r->rules[i].built)
 			h ^= hash_body(hash_str(0, r->rules[i].r.name),
 				       r->rules[i].r.body);
+	if (h != r->rules_hash) {	/* new rules: say refusals again */
+		free(r->last_refusal);
+		r->last_refusal = NULL;
+	}
 	r->rules_hash = h;
 }
 
@@ -1649,9 +1676,9 @@ static int edit_check(struct dfg_rules *r, const struct dfg_plan_edit *e,
 
 	if (c < 0) {
 		if (say)
-			warnf(r, "refused: %s %s: no component '%s' in the "
-			      "graph; the plan stays", edit_name(e->op),
-			      e->comp, e->comp);
+			refusef(r, "refused: %s %s: no component '%s' in the "
+				"graph; the plan stays", edit_name(e->op),
+				e->comp, e->comp);
 		return -EINVAL;
 	}
 	fc = &v->fg->comps[c];
@@ -1659,25 +1686,25 @@ static int edit_check(struct dfg_rules *r, const struct dfg_plan_edit *e,
 	case DFG_EDIT_DEGREE:
 		if (!e->degree || e->degree > DFG_FLOW_MAX_DEGREE) {
 			if (say)
-				warnf(r, "refused: degree %s: not a degree in "
-				      "1..%u; the plan stays", e->comp,
-				      DFG_FLOW_MAX_DEGREE);
+				refusef(r, "refused: degree %s: not a degree in "
+					"1..%u; the plan stays", e->comp,
+					DFG_FLOW_MAX_DEGREE);
 			return -EINVAL;
 		}
 		return fc->degree != e->degree;
 	case DFG_EDIT_SUBSTITUTE:
 		if (!e->type || !*e->type) {
 			if (say)
-				warnf(r, "refused: substitute %s: no type; "
-				      "the plan stays", e->comp);
+				refusef(r, "refused: substitute %s: no type; "
+					"the plan stays", e->comp);
 			return -EINVAL;
 		}
 		return strcmp(fc->type, e->type) != 0;
 	case DFG_EDIT_PARAM:
 		if (!e->key || !*e->key) {
 			if (say)
-				warnf(r, "refused: param %s: no parameter "
-				      "name; the plan stays", e->comp);
+				refusef(r, "refused: param %s: no parameter "
+					"name; the plan stays", e->comp);
 			return -EINVAL;
 		}
 		p = dfg_flow_param(fc, e->key);

@@ -82,8 +82,11 @@ struct run_replan {
 	struct dfg_run_view_comp *view;
 	__u64			*skew_prev;	/* per instance: in_elems at
 						 * the window's start, this plan */
-	double			*skew_last;	/* per component: the last
-						 * full window's skew */
+	struct run_skew {		/* per component */
+		double		last;		/* the last full window's */
+		unsigned int	busy;		/* its busiest instance */
+		double		shown;		/* in the view */
+	}			*skew;
 
 	__u64			replans, refused, pause_ns, pause_max_ns;
 	bool			log;		/* DFG_REPLAN_LOG */
@@ -896,7 +899,7 @@ void run_replan_free(struct run_replan *x)
 	free(x->past);
 	free(x->view);
 	free(x->skew_prev);
-	free(x->skew_last);
+	free(x->skew);
 	free(x);
 }
 
@@ -935,9 +938,9 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 
 	if (!x->skew_prev) {	/* a new plan's stats area starts at 0 */
 		x->skew_prev = calloc(g->nr_comp_stats + 1, sizeof(__u64));
-		x->skew_last = calloc(fg->ncomps + 1, sizeof(double));
+		x->skew = calloc(fg->ncomps + 1, sizeof(*x->skew));
 	}
-	if (!x->skew_prev || !x->skew_last)
+	if (!x->skew_prev || !x->skew)
 		return -ENOMEM;
 	if (!x->view) {
 		x->ncomps = fg->ncomps;
@@ -950,6 +953,7 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 		struct dfg_run_view_comp *v = &x->view[c];
 		const struct run_comp_stats *cs = &env->cstats[g->cstat[c]];
 		unsigned int d = fg->comps[c].degree;
+		unsigned int busy;
 		__u64 wmax, wsum;
 		bool all;
 
@@ -962,14 +966,14 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			v->cpu_samples += cs[i].samples;
 		}
 		/* skew: of this plan's instances, fed by a hash flow, over
-		 * the last window of RUN_SKEW_WINDOW elements or more that
-		 * every instance took part in (a shift in the keys shows at
-		 * once; an instance starting late, or catching up on its
-		 * channel, does not); even until the first such window */
+		 * the last windows of RUN_SKEW_WINDOW elements or more that
+		 * every instance took part in (a shift in the keys shows
+		 * within two; an instance starting late does not); even
+		 * until the first two */
 		v->key_skew = 0;
 		if (!keyed_by(fg, c))
 			continue;
-		for (i = 0, wsum = wmax = 0, all = true; i < d; i++) {
+		for (i = 0, wsum = wmax = 0, all = true, busy = 0; i < d; i++) {
 			__u64 in = cs[i].in_elems;
 			__u64 pv = x->skew_prev[g->cstat[c] + i];
 			/* counters that restarted (the plan refused at the
@@ -978,14 +982,31 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 
 			all &= in > 0;
 			wsum += w;
-			wmax = w > wmax ? w : wmax;
+			if (w > wmax) {
+				wmax = w;
+				busy = i;
+			}
 		}
-		if (all && wsum >= RUN_SKEW_WINDOW)
-			x->skew_last[c] = (double)wmax * d / (double)wsum;
+		if (all && wsum >= RUN_SKEW_WINDOW) {
+			/*
+			 * Keys that hash unevenly keep one instance the
+			 * busiest; an instance that was descheduled, then
+			 * works off its channel's backlog, takes turns with
+			 * the others: skewed only when the same instance
+			 * led two windows, by the lesser of the two.
+			 */
+			double w = (double)wmax * d / (double)wsum;
+			struct run_skew *k = &x->skew[c];
+
+			k->shown = k->last && k->busy == busy ?
+				   (w < k->last ? w : k->last) : 1.0;
+			k->last = w;
+			k->busy = busy;
+		}
 		if (!all || wsum >= RUN_SKEW_WINDOW)
 			for (i = 0; i < d; i++)
 				x->skew_prev[g->cstat[c] + i] = cs[i].in_elems;
-		v->key_skew = x->skew_last[c] ? x->skew_last[c] : 1.0;
+		v->key_skew = x->skew[c].shown ? x->skew[c].shown : 1.0;
 	}
 	return 0;
 }
@@ -1001,9 +1022,9 @@ void run_replan_retire(struct run_replan *x, const struct run_graph *g,
 	for (c = 0; c < x->ncomps; c++)
 		x->past[c] = x->view[c];
 	free(x->skew_prev);
-	free(x->skew_last);
+	free(x->skew);
 	x->skew_prev = NULL;
-	x->skew_last = NULL;
+	x->skew = NULL;
 }
 
 /* The checkpoint every instance has taken, or 0 if one is not running. */

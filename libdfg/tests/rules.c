@@ -581,6 +581,30 @@ TEST_F(rules, invalid_edits_are_refused)
 	EXPECT_EQ(5, st.refused);
 }
 
+/* A refusal the rules ask for at every evaluation is said once. */
+TEST_F(rules, refusal_said_once)
+{
+	struct dfg_rules_stats st;
+	unsigned int p = ci(&self->w, "part"), i;
+
+	ASSERT_EQ(0, load(self->r, "rule z when comp ?c type == count, "
+			  "in_elems > 0 do degree ?c 0 end", NULL));
+	for (i = 1; i <= 3; i++) {
+		self->w.comps[p].in_elems = 1000 * i;	/* fires again */
+		ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+		EXPECT_EQ(0, self->n);
+	}
+	EXPECT_EQ(1, self->warns.n) TH_LOG("%s", self->warns.buf);
+	ASSERT_EQ(0, dfg_rules_stats(self->r, &st));
+	EXPECT_EQ(3, st.refused);
+	/* new rules: said again */
+	ASSERT_EQ(0, load(self->r, "rule y when comp ?c type == out "
+			  "do set $y = 1 end", NULL));
+	self->w.comps[p].in_elems = 5000;
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(2, self->warns.n) TH_LOG("%s", self->warns.buf);
+}
+
 TEST_F(rules, warn_action)
 {
 	ASSERT_EQ(0, dfg_rules_assert_var(self->r, "s", "text"));
