@@ -214,7 +214,7 @@ rules_one() {
 }
 
 run_rules() {
-	local name=rules dfg=$BUILD/bin/dfg rw reps scen d r fail=0
+	local dfg=$BUILD/bin/dfg rw reps scen d r fail=0
 	local rules_nelem rules_np rules_every rules_period=100 rules_t1=0 rules_t2=0
 	# the guest's /tmp is a tmpfs: the inputs (up to 80 MB) stay off 9p
 	rw=${TMPDIR:-/tmp}/dfg-bench-rules
@@ -275,7 +275,8 @@ run_rules() {
 			done
 		fi
 	done
-	LC_ALL=C sort -t, -k1,1 -k2,2 -k3,3n -k4,4n "$rw/raw_runs.csv" | awk 'NR == 1 || !/^scenario/' >"$out/rules_runs.csv"
+	{ head -n 1 "$rw/raw_runs.csv"; tail -n +2 "$rw/raw_runs.csv" |
+		LC_ALL=C sort -t, -k1,1 -k2,2 -k3,3n -k4,4n; } >"$out/rules_runs.csv"
 	cp "$rw/raw_phases.csv" "$out/rules_phases.csv"
 	cp "$rw/raw_changes.csv" "$out/rules_changes.csv"
 	# per scenario and config: median seconds; the best fixed degree;
