@@ -2001,6 +2001,8 @@ static void replanner_applied(void *ctx, unsigned int generation, int err,
 {
 	struct dfg_rules *r = ctx;
 
+	if (r->store)	/* a hit that served it: counted now, off its path */
+		rl_store_count_hit(r->store);
 	if (!err) {
 		free(r->last_refusal);
 		r->last_refusal = NULL;

@@ -1076,10 +1076,16 @@ TEST_F(rules, plan_store_records)
 					       &seen));
 	EXPECT_EQ(-EINVAL, dfg_plan_store_each(s, 0, NULL, NULL));
 
-	/* another handle served from it: a hit, seen by this one */
+	/* another handle served from it: a hit, counted once that handle
+	 * is past the decision (not on its path: here, closed), seen by
+	 * this one */
 	ASSERT_EQ(0, new_run(dir, &r2));
 	ASSERT_EQ(0, skewed_eval(r2, 2, 3, &self->e, &self->n, &d, NULL));
 	EXPECT_EQ(4, d);
+	memset(&seen, 0, sizeof(seen));
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_EQ(0, seen.hits);
+	dfg_rules_free(r2);
 	memset(&seen, 0, sizeof(seen));
 	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
 	EXPECT_EQ(1, seen.created);
@@ -1090,7 +1096,6 @@ TEST_F(rules, plan_store_records)
 	EXPECT_EQ(-ENOENT, dfg_plan_store_each(s, seen.id, count_rec, &seen));
 	EXPECT_EQ(0, dfg_plan_store_forget(s, 0));
 	/* forgotten: the next run decides again, with its rules */
-	dfg_rules_free(r2);
 	ASSERT_EQ(0, new_run(dir, &r2));
 	ASSERT_EQ(0, skewed_eval(r2, 2, 3, &self->e, &self->n, &d, NULL));
 	EXPECT_EQ(4, d);
