@@ -53,9 +53,12 @@
 
 #define RUN_REPLAN_MS		100
 #define RUN_JOURNAL		"replan"
-/* elements in a window of key skew: a backlog of one channel is a small
- * part of it */
-#define RUN_SKEW_WINDOW		2048
+/*
+ * Elements per instance in a window of key skew: a channel's backlog
+ * (RUN_CHAN_DEPTH, 1024) a slow instance works off is at most a quarter
+ * of its share, so uniform keys never look skewed past 1.2 or so.
+ */
+#define RUN_SKEW_WINDOW		4096
 
 struct run_replan {
 	const struct dfg_replanner *rp;
@@ -966,10 +969,10 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			v->cpu_samples += cs[i].samples;
 		}
 		/* skew: of this plan's instances, fed by a hash flow, over
-		 * the last windows of RUN_SKEW_WINDOW elements or more that
-		 * every instance took part in (a shift in the keys shows
-		 * within two; an instance starting late does not); even
-		 * until the first two */
+		 * the last windows of RUN_SKEW_WINDOW elements or more per
+		 * instance, every instance taking part (a shift in the keys
+		 * shows within two; an instance starting late does not);
+		 * even until the first two */
 		v->key_skew = 0;
 		if (!keyed_by(fg, c))
 			continue;
@@ -987,7 +990,7 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 				busy = i;
 			}
 		}
-		if (all && wsum >= RUN_SKEW_WINDOW) {
+		if (all && wsum >= (__u64)RUN_SKEW_WINDOW * d) {
 			/*
 			 * Keys that hash unevenly keep one instance the
 			 * busiest; an instance that was descheduled, then
@@ -1003,7 +1006,7 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			k->last = w;
 			k->busy = busy;
 		}
-		if (!all || wsum >= RUN_SKEW_WINDOW)
+		if (!all || wsum >= (__u64)RUN_SKEW_WINDOW * d)
 			for (i = 0; i < d; i++)
 				x->skew_prev[g->cstat[c] + i] = cs[i].in_elems;
 		v->key_skew = x->skew[c].shown ? x->skew[c].shown : 1.0;
