@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <dirent.h>
 
@@ -113,6 +114,8 @@ struct dfg_rules {
 
 	char			*last_refusal;	/* the executor's last "why" */
 	struct dfg_rules_stats	st;
+	bool			log;		/* DFG_REPLAN_LOG: decisions */
+	__u64			lookup_ns;	/* the last eval's store lookup */
 };
 
 static void warnf(struct dfg_rules *r, const char *fmt, ...)
@@ -130,6 +133,29 @@ static void warnf(struct dfg_rules *r, const char *fmt, ...)
 		r->warn(r->warn_arg, msg);
 	else
 		fprintf(stderr, "dfg rules: %s\n", msg);
+}
+
+static void refusef(struct dfg_rules *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * A refusal is said once while it stays the same (rules that keep
+ * matching ask again at every evaluation); a change of the rules, or a
+ * change the executor applied, lets it be said again.
+ */
+static void refusef(struct dfg_rules *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (r->last_refusal && !strcmp(r->last_refusal, msg))
+		return;
+	warnf(r, "%s", msg);
+	free(r->last_refusal);
+	r->last_refusal = strdup(msg);
 }
 
 /* FNV-1a, for signatures */
@@ -232,6 +258,10 @@ static void rehash_rules(struct dfg_rules *r)
 		if (r->rules[i].built)
 			h ^= hash_body(hash_str(0, r->rules[i].r.name),
 				       r->rules[i].r.body);
+	if (h != r->rules_hash) {	/* new rules: say refusals again */
+		free(r->last_refusal);
+		r->last_refusal = NULL;
+	}
 	r->rules_hash = h;
 }
 
@@ -794,6 +824,7 @@ int dfg_rules_new(struct dfg_rules **rp, unsigned int flags)
 		return -ENOMEM;
 	r->flags = flags;
 	r->max_firings = DFG_RULES_MAX_FIRINGS;
+	r->log = getenv("DFG_REPLAN_LOG") != NULL;
 	r->firing = -1;
 	r->env = CreateEnvironment();
 	if (!r->env) {
@@ -1645,9 +1676,9 @@ static int edit_check(struct dfg_rules *r, const struct dfg_plan_edit *e,
 
 	if (c < 0) {
 		if (say)
-			warnf(r, "refused: %s %s: no component '%s' in the "
-			      "graph; the plan stays", edit_name(e->op),
-			      e->comp, e->comp);
+			refusef(r, "refused: %s %s: no component '%s' in the "
+				"graph; the plan stays", edit_name(e->op),
+				e->comp, e->comp);
 		return -EINVAL;
 	}
 	fc = &v->fg->comps[c];
@@ -1655,25 +1686,25 @@ static int edit_check(struct dfg_rules *r, const struct dfg_plan_edit *e,
 	case DFG_EDIT_DEGREE:
 		if (!e->degree || e->degree > DFG_FLOW_MAX_DEGREE) {
 			if (say)
-				warnf(r, "refused: degree %s: not a degree in "
-				      "1..%u; the plan stays", e->comp,
-				      DFG_FLOW_MAX_DEGREE);
+				refusef(r, "refused: degree %s: not a degree in "
+					"1..%u; the plan stays", e->comp,
+					DFG_FLOW_MAX_DEGREE);
 			return -EINVAL;
 		}
 		return fc->degree != e->degree;
 	case DFG_EDIT_SUBSTITUTE:
 		if (!e->type || !*e->type) {
 			if (say)
-				warnf(r, "refused: substitute %s: no type; "
-				      "the plan stays", e->comp);
+				refusef(r, "refused: substitute %s: no type; "
+					"the plan stays", e->comp);
 			return -EINVAL;
 		}
 		return strcmp(fc->type, e->type) != 0;
 	case DFG_EDIT_PARAM:
 		if (!e->key || !*e->key) {
 			if (say)
-				warnf(r, "refused: param %s: no parameter "
-				      "name; the plan stays", e->comp);
+				refusef(r, "refused: param %s: no parameter "
+					"name; the plan stays", e->comp);
 			return -EINVAL;
 		}
 		p = dfg_flow_param(fc, e->key);
@@ -1784,6 +1815,14 @@ static void episode_add(struct dfg_rules *r, unsigned long long key)
 		warnf(r, "plan store: cannot write the decision");
 }
 
+static __u64 mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
 /* The core of an evaluation, facts already in place. */
 static int decide(struct dfg_rules *r)
 {
@@ -1795,9 +1834,12 @@ static int decide(struct dfg_rules *r)
 	r->eval_err = 0;
 	r->rules_changed = false;
 	r->st.evals++;
+	r->lookup_ns = 0;
 	if (r->store) {
 		const struct dfg_plan_edit *se;
 		unsigned int sn, i;
+		__u64 t0 = mono_ns();
+		int got;
 
 		key = signature(r);
 		if (!key) {
@@ -1805,7 +1847,9 @@ static int decide(struct dfg_rules *r)
 			r->ep_open = false;
 			return 0;
 		}
-		if (!rl_store_get(r->store, key, &se, &sn)) {
+		got = rl_store_get(r->store, key, &se, &sn);
+		r->lookup_ns = mono_ns() - t0;	/* signature and lookup */
+		if (!got) {
 			for (i = 0; i < sn && !r->eval_err; i++)
 				r->eval_err = push_edit(r, &se[i]);
 			clear_agenda(r);
@@ -1926,10 +1970,30 @@ int dfg_rules_eval(struct dfg_rules *r, const struct dfg_run_view *view,
 	return eval_local(r, view, pe, pn, edits, n);
 }
 
+/*
+ * With DFG_REPLAN_LOG set, every evaluation that decides a change says
+ * on stderr when (the view's CLOCK_MONOTONIC), how long the step took
+ * (all of it, and the signature and store lookup alone: the rest is
+ * turning the view and the module's events into facts), and whether
+ * the plan store answered it (tools/bench/rules.sh reads
+ * these lines; dfg_run() adds its own, see libdfg/run/replan.c).
+ */
 static int replanner_eval(void *ctx, const struct dfg_run_view *view,
 			  const struct dfg_plan_edit **edits, unsigned int *n)
 {
-	return dfg_rules_eval(ctx, view, edits, n);
+	struct dfg_rules *r = ctx;
+	unsigned long long hits = r ? r->st.store_hits : 0;
+	__u64 t0 = mono_ns();
+	int ret = dfg_rules_eval(ctx, view, edits, n);
+
+	if (!ret && r->log && *n)
+		fprintf(stderr, "replan-log: rules gen=%u view_ns=%llu "
+			"eval_ns=%llu lookup_ns=%llu edits=%u store=%d\n",
+			view->generation, (unsigned long long)view->now_ns,
+			(unsigned long long)(mono_ns() - t0),
+			(unsigned long long)r->lookup_ns, *n,
+			r->st.store_hits > hits);
+	return ret;
 }
 
 static void replanner_applied(void *ctx, unsigned int generation, int err,
@@ -1937,6 +2001,8 @@ static void replanner_applied(void *ctx, unsigned int generation, int err,
 {
 	struct dfg_rules *r = ctx;
 
+	if (r->store)	/* a hit that served it: counted now, off its path */
+		rl_store_count_hit(r->store);
 	if (!err) {
 		free(r->last_refusal);
 		r->last_refusal = NULL;

@@ -71,6 +71,8 @@ extern const char *const rl_templates[];
  */
 int rl_store_get(struct dfg_plan_store *s, unsigned long long key,
 		 const struct dfg_plan_edit **edits, unsigned int *n);
+/* Counts the last hit in the store (done by the next get, and close). */
+void rl_store_count_hit(struct dfg_plan_store *s);
 /*
  * Stores @n edits under @key (not 0), with the graph's name and the
  * conditions in words for people; @n 0 forgets @key. 0 or -errno.

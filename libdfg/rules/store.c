@@ -83,6 +83,8 @@ struct dfg_plan_store {
 	sqlite3		*db;
 	sqlite3_stmt	*q[Q_NR];
 	struct edits	last;	/* rl_store_get()'s answer, until the next */
+	unsigned long long hit;	/* its key, not yet counted (0: none) */
+	long long	hit_at;	/* when it was served */
 };
 
 /* SQLite's result codes as -errno. */
@@ -370,6 +372,7 @@ void dfg_plan_store_close(struct dfg_plan_store *s)
 
 	if (!s)
 		return;
+	rl_store_count_hit(s);
 	for (i = 0; i < Q_NR; i++)
 		sqlite3_finalize(s->q[i]);
 	sqlite3_close(s->db);
@@ -377,22 +380,37 @@ void dfg_plan_store_close(struct dfg_plan_store *s)
 	free(s);
 }
 
+/*
+ * Counts the last hit (a write transaction): after the decision it
+ * served, at the next lookup or at close, not on the decision's path.
+ * A hit the statistics miss is no reason to fail anything.
+ */
+void rl_store_count_hit(struct dfg_plan_store *s)
+{
+	sqlite3_stmt *hit = s->q[Q_HIT];
+
+	if (!s->hit)
+		return;
+	sqlite3_bind_int64(hit, 1, (sqlite3_int64)s->hit);
+	sqlite3_bind_int64(hit, 2, (sqlite3_int64)s->hit_at);
+	sqlite3_step(hit);
+	sqlite3_reset(hit);
+	s->hit = 0;
+}
+
 int rl_store_get(struct dfg_plan_store *s, unsigned long long key,
 		 const struct dfg_plan_edit **edits, unsigned int *n)
 {
-	sqlite3_stmt *hit = s->q[Q_HIT];
 	int ret;
 
+	rl_store_count_hit(s);
 	ret = read_edits(s, (sqlite3_int64)key, &s->last);
 	if (ret)
 		return ret;
 	if (!s->last.n)
 		return -ENOENT;
-	/* a hit the statistics miss is no reason to fail the decision */
-	sqlite3_bind_int64(hit, 1, (sqlite3_int64)key);
-	sqlite3_bind_int64(hit, 2, (sqlite3_int64)time(NULL));
-	sqlite3_step(hit);
-	sqlite3_reset(hit);
+	s->hit = key;
+	s->hit_at = (long long)time(NULL);
 	*edits = s->last.v;
 	*n = s->last.n;
 	return 0;

@@ -53,6 +53,12 @@
 
 #define RUN_REPLAN_MS		100
 #define RUN_JOURNAL		"replan"
+/*
+ * Elements per instance in a window of key skew: a channel's backlog
+ * (RUN_CHAN_DEPTH, 1024) a slow instance works off is at most a quarter
+ * of its share, so uniform keys never look skewed past 1.2 or so.
+ */
+#define RUN_SKEW_WINDOW		4096
 
 struct run_replan {
 	const struct dfg_replanner *rp;
@@ -77,8 +83,16 @@ struct run_replan {
 	unsigned int		ncomps;
 	struct dfg_run_view_comp *past;
 	struct dfg_run_view_comp *view;
+	__u64			*skew_prev;	/* per instance: in_elems at
+						 * the window's start, this plan */
+	struct run_skew {		/* per component */
+		double		last;		/* the last full window's */
+		unsigned int	busy;		/* its busiest instance */
+		double		shown;		/* in the view */
+	}			*skew;
 
 	__u64			replans, refused, pause_ns, pause_max_ns;
+	bool			log;		/* DFG_REPLAN_LOG */
 };
 
 /* ---- The journal: generations and their edits ------------------------ */
@@ -817,6 +831,7 @@ int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
 	x->period_ns = (__u64)(o->replan_ms ? o->replan_ms : RUN_REPLAN_MS) *
 		       1000000ULL;
 	x->next_ns = run_now_ns() + x->period_ns;
+	x->log = getenv("DFG_REPLAN_LOG") != NULL;
 	x->ckpt = state_dir && o->checkpoint_every;
 	if (state_dir) {
 		n = snprintf(x->root, sizeof(x->root), "%s", state_dir);
@@ -886,6 +901,8 @@ void run_replan_free(struct run_replan *x)
 	free(x->pend_text);
 	free(x->past);
 	free(x->view);
+	free(x->skew_prev);
+	free(x->skew);
 	free(x);
 }
 
@@ -922,6 +939,12 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 	const struct dfg_flow *fg = g->fg;
 	unsigned int c, i;
 
+	if (!x->skew_prev) {	/* a new plan's stats area starts at 0 */
+		x->skew_prev = calloc(g->nr_comp_stats + 1, sizeof(__u64));
+		x->skew = calloc(fg->ncomps + 1, sizeof(*x->skew));
+	}
+	if (!x->skew_prev || !x->skew)
+		return -ENOMEM;
 	if (!x->view) {
 		x->ncomps = fg->ncomps;
 		x->view = calloc(fg->ncomps + 1, sizeof(*x->view));
@@ -933,7 +956,9 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 		struct dfg_run_view_comp *v = &x->view[c];
 		const struct run_comp_stats *cs = &env->cstats[g->cstat[c]];
 		unsigned int d = fg->comps[c].degree;
-		__u64 max = 0, sum = 0;
+		unsigned int busy;
+		__u64 wmax, wsum;
+		bool all;
 
 		*v = x->past[c];
 		for (i = 0; i < d; i++) {
@@ -942,15 +967,49 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 			v->out_elems += cs[i].out_elems;
 			v->out_bytes += cs[i].out_bytes;
 			v->cpu_samples += cs[i].samples;
-			sum += cs[i].in_elems;
-			if (cs[i].in_elems > max)
-				max = cs[i].in_elems;
 		}
-		/* skew: of this plan's instances, fed by a hash flow; even
-		 * until they get elements */
+		/* skew: of this plan's instances, fed by a hash flow, over
+		 * the last windows of RUN_SKEW_WINDOW elements or more per
+		 * instance, every instance taking part (a shift in the keys
+		 * shows within two; an instance starting late does not);
+		 * even until the first two */
 		v->key_skew = 0;
-		if (keyed_by(fg, c))
-			v->key_skew = sum ? (double)max * d / (double)sum : 1.0;
+		if (!keyed_by(fg, c))
+			continue;
+		for (i = 0, wsum = wmax = 0, all = true, busy = 0; i < d; i++) {
+			__u64 in = cs[i].in_elems;
+			__u64 pv = x->skew_prev[g->cstat[c] + i];
+			/* counters that restarted (the plan refused at the
+			 * carry runs again from K) count from 0 */
+			__u64 w = in >= pv ? in - pv : in;
+
+			all &= in > 0;
+			wsum += w;
+			if (w > wmax) {
+				wmax = w;
+				busy = i;
+			}
+		}
+		if (all && wsum >= (__u64)RUN_SKEW_WINDOW * d) {
+			/*
+			 * Keys that hash unevenly keep one instance the
+			 * busiest; an instance that was descheduled, then
+			 * works off its channel's backlog, takes turns with
+			 * the others: skewed only when the same instance
+			 * led two windows, by the lesser of the two.
+			 */
+			double w = (double)wmax * d / (double)wsum;
+			struct run_skew *k = &x->skew[c];
+
+			k->shown = k->last && k->busy == busy ?
+				   (w < k->last ? w : k->last) : 1.0;
+			k->last = w;
+			k->busy = busy;
+		}
+		if (!all || wsum >= (__u64)RUN_SKEW_WINDOW * d)
+			for (i = 0; i < d; i++)
+				x->skew_prev[g->cstat[c] + i] = cs[i].in_elems;
+		v->key_skew = x->skew[c].shown ? x->skew[c].shown : 1.0;
 	}
 	return 0;
 }
@@ -965,6 +1024,10 @@ void run_replan_retire(struct run_replan *x, const struct run_graph *g,
 		return;
 	for (c = 0; c < x->ncomps; c++)
 		x->past[c] = x->view[c];
+	free(x->skew_prev);
+	free(x->skew);
+	x->skew_prev = NULL;
+	x->skew = NULL;
 }
 
 /* The checkpoint every instance has taken, or 0 if one is not running. */
@@ -1008,6 +1071,15 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 	x->starting = false;
 	if (!last)
 		return;
+	if (x->log)	/* the first and the last new set's first quantum */
+		for (i = 0, p = last; i < g->nr_set_stats; i++)
+			if (env->sstats[i].started_ns &&
+			    env->sstats[i].started_ns < p)
+				p = env->sstats[i].started_ns;
+	if (x->log)
+		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu\n",
+			x->generation, (unsigned long long)x->stop_ns,
+			(unsigned long long)p, (unsigned long long)last);
 	p = last > x->stop_ns ? last - x->stop_ns : 0;
 	x->pause_ns += p;
 	if (p > x->pause_max_ns)

@@ -581,6 +581,30 @@ TEST_F(rules, invalid_edits_are_refused)
 	EXPECT_EQ(5, st.refused);
 }
 
+/* A refusal the rules ask for at every evaluation is said once. */
+TEST_F(rules, refusal_said_once)
+{
+	struct dfg_rules_stats st;
+	unsigned int p = ci(&self->w, "part"), i;
+
+	ASSERT_EQ(0, load(self->r, "rule z when comp ?c type == count, "
+			  "in_elems > 0 do degree ?c 0 end", NULL));
+	for (i = 1; i <= 3; i++) {
+		self->w.comps[p].in_elems = 1000 * i;	/* fires again */
+		ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+		EXPECT_EQ(0, self->n);
+	}
+	EXPECT_EQ(1, self->warns.n) TH_LOG("%s", self->warns.buf);
+	ASSERT_EQ(0, dfg_rules_stats(self->r, &st));
+	EXPECT_EQ(3, st.refused);
+	/* new rules: said again */
+	ASSERT_EQ(0, load(self->r, "rule y when comp ?c type == out "
+			  "do set $y = 1 end", NULL));
+	self->w.comps[p].in_elems = 5000;
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(2, self->warns.n) TH_LOG("%s", self->warns.buf);
+}
+
 TEST_F(rules, warn_action)
 {
 	ASSERT_EQ(0, dfg_rules_assert_var(self->r, "s", "text"));
@@ -770,6 +794,63 @@ TEST_F(rules, default_rules_one_step)
 	ASSERT_EQ(0, eval(self->r, &w4, &self->e, &self->n));
 	EXPECT_EQ(0, self->n);
 	world_fini(&w4);
+}
+
+/*
+ * CPU hotplug: 2 CPUs, part at degree 2; one goes offline: part fits on
+ * the one left, once; it comes back: part gets its second instance back,
+ * once; two more come: one instance per CPU.
+ */
+static void set_cpus(struct __test_metadata *_metadata, struct dfg_rules *r,
+		     unsigned int cpus)
+{
+	const struct dfg_rules_system sys = {
+		.cpus = cpus, .numa = 1, .mem_avail = 1ULL << 30,
+	};
+
+	ASSERT_EQ(0, dfg_rules_set_system(r, &sys));
+}
+
+TEST_F(rules, default_rules_cpu_hotplug)
+{
+	struct world w1;
+
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	set_cpus(_metadata, self->r, 2);
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	EXPECT_STREQ("2", dfg_rules_var(self->r, "cpus_seen"));
+	/* CPU 1 offline */
+	set_cpus(_metadata, self->r, 1);
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_EQ(DFG_EDIT_DEGREE, self->e[0].op);
+	EXPECT_STREQ("part", self->e[0].comp);
+	EXPECT_EQ(1, self->e[0].degree);
+	EXPECT_STREQ("1", dfg_rules_var(self->r, "cpus_seen"));
+	/* the new plan: nothing more to do, even with the skew of 1 */
+	ASSERT_EQ(0, world_init(&w1, 1));
+	w1.view.now_ns = self->w.view.now_ns;
+	w1.comps[ci(&w1, "part")].key_skew = 1.0;
+	ASSERT_EQ(0, eval(self->r, &w1, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	ASSERT_EQ(0, eval(self->r, &w1, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	/* CPU 1 back */
+	set_cpus(_metadata, self->r, 2);
+	ASSERT_EQ(0, eval(self->r, &w1, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_STREQ("part", self->e[0].comp);
+	EXPECT_EQ(2, self->e[0].degree);
+	EXPECT_STREQ("2", dfg_rules_var(self->r, "cpus_seen"));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	set_cpus(_metadata, self->r, 4);
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_EQ(4, self->e[0].degree);
+	EXPECT_STREQ("4", dfg_rules_var(self->r, "cpus_seen"));
+	world_fini(&w1);
 }
 
 /* Rates go on across a new graph of the same components (a new plan). */
@@ -995,10 +1076,16 @@ TEST_F(rules, plan_store_records)
 					       &seen));
 	EXPECT_EQ(-EINVAL, dfg_plan_store_each(s, 0, NULL, NULL));
 
-	/* another handle served from it: a hit, seen by this one */
+	/* another handle served from it: a hit, counted once that handle
+	 * is past the decision (not on its path: here, closed), seen by
+	 * this one */
 	ASSERT_EQ(0, new_run(dir, &r2));
 	ASSERT_EQ(0, skewed_eval(r2, 2, 3, &self->e, &self->n, &d, NULL));
 	EXPECT_EQ(4, d);
+	memset(&seen, 0, sizeof(seen));
+	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
+	EXPECT_EQ(0, seen.hits);
+	dfg_rules_free(r2);
 	memset(&seen, 0, sizeof(seen));
 	ASSERT_EQ(0, dfg_plan_store_each(s, 0, count_rec, &seen));
 	EXPECT_EQ(1, seen.created);
@@ -1009,7 +1096,6 @@ TEST_F(rules, plan_store_records)
 	EXPECT_EQ(-ENOENT, dfg_plan_store_each(s, seen.id, count_rec, &seen));
 	EXPECT_EQ(0, dfg_plan_store_forget(s, 0));
 	/* forgotten: the next run decides again, with its rules */
-	dfg_rules_free(r2);
 	ASSERT_EQ(0, new_run(dir, &r2));
 	ASSERT_EQ(0, skewed_eval(r2, 2, 3, &self->e, &self->n, &d, NULL));
 	EXPECT_EQ(4, d);

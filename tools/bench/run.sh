@@ -9,8 +9,10 @@
 #   <name>.cmd   the command that reproduces them, kernel and CPU
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
-# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll) runs
-# only those (flow: flow_hop, run_flow and run_pool). The hub benchmark runs on the two-node rig instead
+# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll,
+# rules) runs only those (flow: flow_hop, run_flow and run_pool; rules:
+# tools/bench/rules.sh, the rule interpreter's shifting scenarios). The
+# hub benchmark runs on the two-node rig instead
 # (DFG_BENCH_ONLY=hub alone: tools/bench/host.sh runs tools/bench/hub.sh).
 set -u
 
@@ -520,6 +522,9 @@ run_coll() {
 	return "$rc"
 }
 
+# shellcheck source=tools/bench/rules.sh
+. "$here/rules.sh"
+
 # Is benchmark $1 selected (DFG_BENCH_ONLY)?
 want() {
 	[ -z "${DFG_BENCH_ONLY:-}" ] || [[ ",$DFG_BENCH_ONLY," == *",$1,"* ]]
@@ -534,4 +539,5 @@ if want flow; then
 	run_pool || fail=1
 fi
 if want coll; then run_coll || fail=1; fi
+if want rules; then run_rules || fail=1; fi
 exit "$fail"

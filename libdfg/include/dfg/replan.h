@@ -80,7 +80,11 @@ int dfg_plan_edit_apply(const struct dfg_flow *fg, const struct dfg_plan *plan,
  * @in_elems, @in_bytes, @out_elems, @out_bytes: flows through its ports
  * @cpu_samples: the module's profiling ticks while it ran
  * @key_skew:	for a component fed by a hash flow: the busiest instance's
- *		share of its input over the mean share (1.0: even); else 0
+ *		share of its input over the mean share (1.0: even); else 0.
+ *		dfg_run()'s: over this plan's instances, in windows of at
+ *		least 4096 elements per instance, all taking part: the
+ *		lesser of the last two when the same instance led both,
+ *		else (and until then) 1.0
  */
 struct dfg_run_view_comp {
 	__u64	in_elems, in_bytes;

@@ -218,7 +218,9 @@ void dfg_plan_store_close(struct dfg_plan_store *s);
  * @graph:	the name of the graph it was decided on ("" unnamed)
  * @conditions:	the rules that fired and the facts they matched, in words
  * @created:	when it was stored, @used: last stored or served (Unix s)
- * @hits:	times it was served from the store
+ * @hits:	times it was served from the store (counted once the
+ *		interpreter that served it is past the decision: applied or
+ *		refused, its next lookup, or closed; not on its path)
  * @edits:	the decision, @nedits of them
  * All pointers are valid during the callback only.
  */

@@ -1,0 +1,332 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The rule interpreter's benchmark (DFG_BENCH_ONLY=rules), sourced by
+# tools/bench/run.sh (its describe_machine, repro, $out, $quick, $BUILD):
+# scenarios whose conditions shift while dfg run runs, each run with the
+# default rule set (--rules default), as the same job on its fixed
+# default plan, and on every fixed plan of a few degrees (the best of
+# them, in hindsight, is marked per scenario). Per run and phase the
+# throughput; per plan change the reaction time and the pause; per shift
+# the plan changes; a second run on the same plan store.
+#
+# The job: read -hash($3)-> work (map, degree 2) -gather-> out. Input
+# lines "P IIIIIIIII KKKK payload" (phase, index, key, lowercase
+# letters); work checks the payload for 16 pairs of letters, so its
+# cost grows with the payload, and writes a fixed-width line per input
+# (34 bytes), so the output's size says how far the run is.
+#
+#   skew    keys uniform over 1000, then Zipf(1.5) over 64 hot keys, then
+#           the hot set moved by 500 keys (one third each)
+#   heavy   payload 32 bytes, then 512 (half each)
+#   cpu     CPU 1 offline at 1/3 of the fixed run's time, back at 2/3
+#           (phases by time; needs a hotpluggable CPU 1, else skipped)
+#   kill    a work instance killed (SIGKILL) at 1/3 of the time: the run
+#           fails; --resume (same rules) finishes it from the last
+#           checkpoint: the time of both is the figure
+#   store   the skew scenario again on the plan store the first rules run
+#           filled: the steps, and how long a store-served step took
+#           (eval_ms: the whole evaluation, turning the view and the
+#           module's events into facts included; lookup_ms: the
+#           signature and the SQLite lookup alone)
+#
+# Times come from tools/bench/rules_watch.c ($BUILD/bin/rules_watch) (the output's size over
+# CLOCK_MONOTONIC) and from dfg's DFG_REPLAN_LOG lines (libdfg/rules,
+# libdfg/run/replan.c): "rules gen=G view_ns=T eval_ns=E lookup_ns=L edits=N store=S"
+# when an evaluation decides, "run gen=G stop_ns= first_ns= last_ns="
+# when the new plan's sets all ran. The metric crossed its threshold
+# between the evaluation before the deciding one and the deciding one:
+# reaction_ub_ms is from the one before (view_ns - period), reaction_lb
+# from the deciding one, both to the first element on the new plan (the
+# first new set's first quantum); pause_ms from the sets stopping to the
+# last new set running.
+#
+# Files: rules_runs.csv (per run), rules_phases.csv (per run and phase),
+# rules_changes.csv (per plan change), rules_summary.csv (per scenario
+# and config: medians, p99), rules.cmd.
+
+# Elements per scenario run. 100000: about 1.5 h for the whole suite in
+# the TCG guest at 3 rounds (53 runs). DFG_BENCH_QUICK's 30000 checks the
+# script only: its phases are too short for dfg_run()'s key skew windows
+# (4096 elements per instance, two of them), so skew goes unseen.
+rules_n() {
+	if [ -n "$quick" ]; then echo 30000; else echo 100000; fi
+}
+
+# rules_input KIND N FILE: the input of a scenario (awk, seeded).
+rules_input() {
+	awk -v kind="$1" -v n="$2" 'BEGIN {
+		srand(14)
+		for (j = 0; j < 4096; j++) pool = pool sprintf("%c", 97 + int(rand() * 26))
+		# Zipf(1.5) over 64 ranks: the CDF
+		for (k = 1; k <= 64; k++) { z += 1 / k ^ 1.5; cdf[k] = z }
+		for (k = 1; k <= 64; k++) cdf[k] /= z
+		for (i = 0; i < n; i++) {
+			len = 128
+			if (kind == "skew") {
+				ph = 1 + int(3 * i / n)
+				if (ph == 1) key = int(rand() * 1000)
+				else {
+					u = rand(); lo = 1; hi = 64
+					while (lo < hi) { m = int((lo + hi) / 2); if (cdf[m] < u) lo = m + 1; else hi = m }
+					key = (lo - 1 + (ph == 3 ? 500 : 0)) % 1000
+				}
+			} else if (kind == "heavy") {
+				ph = 1 + int(2 * i / n); key = int(rand() * 1000)
+				len = ph == 1 ? 32 : 512
+			} else {
+				ph = 1; key = int(rand() * 1000)
+			}
+			s = substr(pool, 1 + int(rand() * (4096 - len)), len)
+			printf "%d %09d %04d %s\n", ph, i, key, s
+		}
+	}' >"$3"
+}
+
+# rules_job FILE DEGREE: the job, work at DEGREE.
+rules_job() {
+	local e='$1 . " " . $2 . " " . $3 . " "' p
+	for p in ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe; do
+		e="$e . (contains(\$4, \"$p\") ? \"1\" : \"0\")"
+	done
+	e=${e//\"/\\\"}
+	cat >"$1" <<G
+digraph rules_bench {
+	read [type=read_lines, file="in.txt"];
+	work [type=map, degree=$2, expr="$e"];
+	out  [type=write_lines, file="out.txt"];
+	read -> work [flow=hash, key="\$3"];
+	work -> out [flow=gather];
+}
+G
+}
+
+# rules_one SCEN CONFIG DEGREE REP [ARGS...]: one run of the job in
+# $rw; appends to the raw files. CONFIG: rules (with ARGS) or fixed.
+# The cpu and kill scenarios act at $rules_t1 and $rules_t2 (seconds).
+rules_one() {
+	local scen=$1 cfg=$2 deg=$3 rep=$4 pid wpid rc t0 acts=
+	shift 4
+	rules_job "$rw/job.dot" "$deg"
+	rm -f "$rw/out.txt"
+	# the rules' plan store stays for the store scenario only
+	local sd=state_fixed
+	[ "$cfg" = rules ] && sd=state_rules
+	[ "$scen" = store ] || rm -rf "${rw:?}/$sd"
+	(cd "$rw" && DFG_REPLAN_LOG=1 exec "$dfg" run -v --state-dir "$sd" \
+		--checkpoint-every "$rules_every" "$@" job.dot) \
+		>"$rw/run.log" 2>&1 &
+	pid=$!
+	"$rw/rules_watch" "$rw/out.txt" 20 "$pid" >"$rw/watch.log" &
+	wpid=$!
+	if { [ "$scen" = cpu ] || [ "$scen" = kill ]; } && [ "$cfg" != probe ]; then
+		sleep "$rules_t1"
+		if [ "$scen" = cpu ]; then
+			echo 0 >/sys/devices/system/cpu/cpu1/online && acts="offline"
+			sleep "$(awk -v a="$rules_t2" -v b="$rules_t1" 'BEGIN { print a - b }')"
+			echo 1 >/sys/devices/system/cpu/cpu1/online && acts="$acts online"
+		else
+			local victim
+			victim=$(pgrep -P "$pid" | head -n 1)
+			[ -n "$victim" ] && kill -9 "$victim" && acts="killed"
+		fi
+	fi
+	wait "$pid"
+	rc=$?
+	wait "$wpid"
+	if [ "$scen" = kill ] && [ "$rc" != 0 ]; then
+		# the run failed on the dead worker: resume it
+		cp "$rw/run.log" "$rw/run1.log"
+		(cd "$rw" && DFG_REPLAN_LOG=1 exec "$dfg" run -v --state-dir "$sd" \
+			--checkpoint-every "$rules_every" --resume "$@" job.dot) \
+			>"$rw/run.log" 2>&1 &
+		pid=$!
+		"$rw/rules_watch" "$rw/out.txt" 20 "$pid" >>"$rw/watch.log" &
+		wpid=$!
+		wait "$pid"
+		rc=$?
+		wait "$wpid"
+		cat "$rw/run1.log" "$rw/run.log" >"$rw/run2.log"
+		mv "$rw/run2.log" "$rw/run.log"
+		acts="$acts resumed"
+	fi
+	t0=$(awk 'NR == 1 { print $1 }' "$rw/watch.log")
+	local ok=0
+	if [ "$rc" = 0 ] && sort "$rw/out.txt" | cmp -s - "$rw/ref.txt"; then ok=1; fi
+	# per phase: the first sample where the output passed the phase's
+	# first line; the last sample ends the last phase
+	awk -v scen="$scen" -v cfg="$cfg" -v deg="$deg" -v rep="$rep" \
+	    -v n="$rules_nelem" -v np="$rules_np" -v t1="$rules_t1" -v t2="$rules_t2" \
+	    -v ok="$ok" -v rc="$rc" -v acts="$acts" \
+	    -v runs="$rw/raw_runs.csv" -v phases="$rw/raw_phases.csv" '
+		{ t[++k] = $1; s[k] = $2 }
+		END {
+			start = t[1]; end = t[k]
+			for (p = 1; p <= np; p++) {
+				if (scen == "cpu" || scen == "kill") {
+					a = start + (p == 1 ? 0 : (p == 2 ? t1 : t2)) * 1e9
+					b = p == np ? end : start + (p == 1 ? t1 : t2) * 1e9
+					ea = -1; eb = -1
+					for (j = 1; j <= k; j++) {
+						if (ea < 0 && t[j] >= a) ea = s[j] / 34
+						if (eb < 0 && t[j] >= b) eb = s[j] / 34
+					}
+					if (eb < 0) eb = s[k] / 34
+					el = eb - ea
+				} else {
+					lo = int(n * (p - 1) / np) * 34; hi = int(n * p / np) * 34
+					a = -1; b = -1
+					for (j = 1; j <= k; j++) {
+						if (a < 0 && s[j] > lo) a = t[j - 1 > 0 ? j - 1 : 1]
+						if (b < 0 && s[j] >= hi) b = t[j]
+					}
+					if (b < 0) b = end
+					el = (hi - lo) / 34
+				}
+				rate = b > a ? el / ((b - a) / 1e9) : 0
+				printf "%s,%s,%d,%d,%d,%.0f,%.3f,%.0f\n", scen, cfg, deg, rep, p, el,
+					(b - a) / 1e9, rate >>phases
+			}
+			printf "%s,%s,%d,%d,%d,%d,%.3f,%s\n", scen, cfg, deg, rep, rc, ok,
+				(end - start) / 1e9, acts >>runs
+		}' "$rw/watch.log"
+	# plan changes: the deciding evaluation, then the new plan running
+	awk -v scen="$scen" -v cfg="$cfg" -v rep="$rep" -v per="$rules_period" \
+	    -v t0="$t0" -v n="$rules_nelem" -v np="$rules_np" \
+	    -v t1="$rules_t1" -v t2="$rules_t2" '
+		FNR == NR { t[++k] = $1; s[k] = $2; next }
+		!pts { pts = 1	# when the output passed the first line of each phase
+			for (q = 1; q < np; q++) { hi = int(n * q / np) * 34; pt[q] = 1e30
+				for (j = 1; j <= k; j++) if (s[j] > hi) { pt[q] = t[j] - t0; break } } }
+		/^replan-log: rules / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
+			view = d["view_ns"]; ev = d["eval_ns"]; lk = d["lookup_ns"]; st = d["store"]; ne = d["edits"]; next }
+		/^replan-log: run / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
+			c++
+			# the phase the deciding evaluation fell in
+			dt = view - t0; ph = 3
+			if (scen == "cpu" || scen == "kill") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
+			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
+			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s\n", scen, cfg, rep, c, d["gen"],
+				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
+				(d["last_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph
+		}
+		/^re-plan: generation/ { gen = $3 }
+		/^  set .*work/ && gen { sub(/.*degree /, ""); sub(/,.*/, ""); degs = degs " " $0; gen = 0 }
+		END { if (degs != "") print scen "," cfg "," rep ",degrees:" degs >"/dev/stderr" }' \
+		"$rw/watch.log" "$rw/run.log" >>"$rw/raw_changes.csv" 2>>"$rw/degrees.txt"
+	echo "# rules: $scen $cfg degree $deg rep $rep: exit $rc, output $([ $ok = 1 ] && echo ok || echo WRONG) $acts"
+	[ "$ok" = 1 ]
+}
+
+run_rules() {
+	local dfg=$BUILD/bin/dfg rw reps scen d r fail=0
+	local rules_nelem rules_np rules_every rules_period=100 rules_t1=0 rules_t2=0
+	# the guest's /tmp is a tmpfs: the inputs (up to 80 MB) stay off 9p
+	rw=${TMPDIR:-/tmp}/dfg-bench-rules
+	reps=${DFG_BENCH_REPS:-3}
+	[ -n "$quick" ] && reps=1
+	if [ ! -x "$BUILD/bin/rules_watch" ] || [ ! -x "$dfg" ]; then
+		echo "bench: rules: no $BUILD/bin/rules_watch or dfg (make tools)" >&2
+		return 1
+	fi
+	rm -rf "$rw" && mkdir -p "$rw" || return 1
+	cp "$BUILD/bin/rules_watch" "$rw/" || return 1
+	rules_nelem=$(rules_n)
+	rules_every=$((rules_nelem / 100))
+	echo "scenario,config,degree,rep,exit,output_ok,seconds,actions" >"$rw/raw_runs.csv"
+	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
+	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase" >"$rw/raw_changes.csv"
+	: >"$rw/degrees.txt"
+	for scen in skew heavy cpu kill; do
+		case $scen in
+		skew) rules_np=3; rules_input skew "$rules_nelem" "$rw/in.txt" ;;
+		heavy) rules_np=2; rules_input heavy "$rules_nelem" "$rw/in.txt" ;;
+		cpu | kill)
+			rules_np=3
+			# CPU hotplug only in the test VM (never the host's CPUs)
+			if [ "$scen" = cpu ] && { [ -z "${DFG_VM:-}" ] ||
+			   ! [ -w /sys/devices/system/cpu/cpu1/online ]; }; then
+				echo "# rules: cpu: not in the test VM, or no hotpluggable CPU 1: skipped"
+				continue
+			fi
+			rules_input uniform "$rules_nelem" "$rw/in.txt" ;;
+		esac
+		# the reference: what work writes, sorted
+		awk '{ l = $1 " " $2 " " $3 " "
+			n = split("ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe", p, " ")
+			for (i = 1; i <= n; i++) l = l (index($4, p[i]) ? "1" : "0")
+			print l }' "$rw/in.txt" | LC_ALL=C sort >"$rw/ref.txt"
+		if [ "$scen" = cpu ] || [ "$scen" = kill ]; then
+			# act at 1/3 and 2/3 of a fixed run's time
+			rules_t1=0 rules_t2=0
+			rules_one "$scen" probe 2 0 || fail=1
+			rules_t1=$(awk -F, -v s="$scen" '$1 == s && $2 == "probe" { printf "%.2f", $7 / 3 }' "$rw/raw_runs.csv")
+			rules_t2=$(awk -F, -v s="$scen" '$1 == s && $2 == "probe" { printf "%.2f", 2 * $7 / 3 }' "$rw/raw_runs.csv")
+		fi
+		for r in $(seq "$reps"); do
+			# interleaved: rules, then the fixed plans, turning
+			rules_one "$scen" rules 2 "$r" --rules default \
+				--replan-every "$rules_period" || fail=1
+			for d in 1 2 4; do
+				rules_one "$scen" fixed "$d" "$r" || fail=1
+			done
+		done
+		if [ "$scen" = skew ]; then
+			# the plan store: the same again on the store the last
+			# rules run filled (its state directory)
+			for r in $(seq "$reps"); do
+				rules_one store rules 2 "$r" --rules default \
+					--replan-every "$rules_period" || fail=1
+			done
+		fi
+	done
+	{ head -n 1 "$rw/raw_runs.csv"; tail -n +2 "$rw/raw_runs.csv" |
+		LC_ALL=C sort -t, -k1,1 -k2,2 -k3,3n -k4,4n; } >"$out/rules_runs.csv"
+	cp "$rw/raw_phases.csv" "$out/rules_phases.csv"
+	cp "$rw/raw_changes.csv" "$out/rules_changes.csv"
+	# per scenario and config: median seconds; the best fixed degree;
+	# reaction and pause median and p99; changes per run
+	awk -F, '
+		function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
+		function pct(a, k, q,   i) { i = int(q * k + 0.999999); if (i < 1) i = 1; if (i > k) i = k; return a[i] }
+		function srt(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+		FILENAME ~ /runs/ && FNR > 1 && $2 != "probe" { id = $1 SUBSEP $2 SUBSEP $3; if (!(id in nr)) ids[++ni] = id
+			nr[id]++; tm[id, nr[id]] = $7; bad[id] += !$6; runs[$1 SUBSEP $2]++ }
+		FILENAME ~ /changes/ && FNR > 1 { key = $1 SUBSEP $2; nc[key]++; rx[key, nc[key]] = $6; rl[key, nc[key]] = $7
+			pz[key, nc[key]] = $8; if ($11) { ns[key]++; se[key, ns[key]] = $9; sl[key, ns[key]] = $10 } }
+		END {
+			print "scenario,config,degree,runs,wrong_outputs,seconds_median,vs_default_fixed,vs_best_fixed,best_fixed_degree,changes_per_run,reaction_ub_ms_median,reaction_ub_ms_p99,reaction_lb_ms_median,pause_ms_median,pause_ms_p99,store_steps,store_eval_ms_max,store_lookup_ms_max"
+			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP); k = nr[ids[i]]
+				for (j = 1; j <= k; j++) a[j] = tm[ids[i], j]; srt(a, k); m[ids[i]] = med(a, k) }
+			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP)
+				if (f[2] == "fixed" && (!(f[1] in best) || m[ids[i]] < best[f[1]])) { best[f[1]] = m[ids[i]]; bd[f[1]] = f[3] } }
+			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP); s = f[1] == "store" ? "skew" : f[1]
+				key = f[1] SUBSEP f[2]; k = nc[key] + 0
+				for (j = 1; j <= k; j++) { a[j] = rx[key, j]; b[j] = pz[key, j]; c[j] = rl[key, j] }
+				srt(a, k); srt(b, k); srt(c, k); sm = 0
+				sl0 = 0
+				for (j = 1; j <= ns[key]; j++) { if (se[key, j] > sm) sm = se[key, j]; if (sl[key, j] > sl0) sl0 = sl[key, j] }
+				dk = s SUBSEP "fixed" SUBSEP 2; mi = m[ids[i]]
+				vd = ((dk in m) && mi > 0) ? sprintf("%.2f", m[dk] / mi) : ""
+				vb = ((s in best) && mi > 0) ? sprintf("%.2f", best[s] / mi) : ""
+				cr = f[2] == "rules" ? sprintf("%.1f", k / nr[ids[i]]) : ""
+				r1 = k ? sprintf("%.1f", med(a, k)) : ""; r2 = k ? sprintf("%.1f", pct(a, k, 0.99)) : ""
+				r3 = k ? sprintf("%.1f", med(c, k)) : ""
+				p1 = k ? sprintf("%.1f", med(b, k)) : ""; p2 = k ? sprintf("%.1f", pct(b, k, 0.99)) : ""
+				sx = ns[key] ? sprintf("%.3f,%.3f", sm, sl0) : ","
+				printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", f[1], f[2], f[3], nr[ids[i]], bad[ids[i]], mi,
+					vd, vb, bd[s], cr, r1, r2, r3, p1, p2, ns[key], sx }
+		}' "$out/rules_runs.csv" "$out/rules_changes.csv" >"$out/rules_summary.csv" || fail=1
+	{
+		repro rules run_rules
+		echo "# which ran:"
+		echo "command: tools/bench/run.sh (tools/bench/rules.sh): dfg run -v --checkpoint-every $rules_every --state-dir DIR job.dot [--rules default --replan-every $rules_period], work at degree 2 (rules, default fixed plan) and 1, 2, 4 (fixed plans; the best in hindsight per scenario), $reps rounds interleaved, $rules_nelem elements per run, DFG_REPLAN_LOG=1"
+		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at ${rules_t1:-?} s, back at ${rules_t2:-?} s), kill (a work instance SIGKILLed at 1/3, then --resume), store (skew again on the filled plan store)"
+		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
+		echo "not measured: memory pressure forcing an external sort (dfg has no external sort component)"
+		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"
+		describe_machine
+	} >"$out/rules.cmd"
+	column -s, -t "$out/rules_summary.csv" 2>/dev/null || cat "$out/rules_summary.csv"
+	echo "# bench: rules -> ${out#"$top"/}/rules_{runs,phases,changes,summary}.csv, rules.cmd"
+	return "$fail"
+}
