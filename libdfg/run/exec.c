@@ -906,18 +906,18 @@ static int replan_switch(struct run_ctx *x)
 		dfg_flow_free((struct dfg_flow *)x->g.fg);
 		x->g.fg = nfg;
 		x->g.plan = nplan;
-		if (x->o->flags & DFG_RUN_VERBOSE) {
-			say(x, "re-plan: generation %u from checkpoint %llu\n",
-			    run_replan_generation(x->rp),
-			    (unsigned long long)seq);
-			print_plan(x);
-		}
 	}
 	x->env.resume_seq = seq;
 	x->env.state_dir = run_replan_dir(x->rp);
 	r = layout(x);
 	if (!r)
 		r = check_comps(x);
+	/* After check_comps(): print_plan() asks the members' types. */
+	if (!r && nfg && (x->o->flags & DFG_RUN_VERBOSE)) {
+		say(x, "re-plan: generation %u from checkpoint %llu\n",
+		    run_replan_generation(x->rp), (unsigned long long)seq);
+		print_plan(x);
+	}
 	if (!r)
 		r = kernel_objects(x);
 	if (r && x->o->err && !x->o->err[0])
