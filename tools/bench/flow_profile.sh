@@ -10,20 +10,13 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$top/build}
 dfg=$BUILD/bin/dfg
 n=${1:-400000}
+# shellcheck source=tools/bench/light_dot.sh
+. "$top/tools/bench/light_dot.sh"
 command -v perf >/dev/null || { echo "flow_profile: no perf (linux-perf)" >&2; exit 1; }
 work=$(mktemp -d /tmp/dfg-flow-profile.XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
-{
-	echo "digraph light {"
-	echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
-	for i in 1 2 3 4; do
-		echo "  f$i [type=filter, expr=\"1\"]; m$i [type=map, expr=\"\$0\"];"
-	done
-	echo "  out [type=write_lines, file=\"light.out\"];"
-	echo "  gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;"
-	echo "}"
-} >light.dot
+light_dot "$n" >light.dot
 perf record -q -e cpu-clock -F 2000 -o perf.data -- "$dfg" run light.dot \
 	>run.log 2>&1 || { cat run.log; exit 1; }
 [ "$(wc -l <light.out)" = "$n" ] || { echo "flow_profile: wrong output" >&2; exit 1; }

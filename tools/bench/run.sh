@@ -147,16 +147,7 @@ run_flow() {
 	cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') \
 		>"$work/corpus.txt"
 	for k in $(seq 10); do cat "$work/corpus.txt"; done >"$work/corpus10.txt"
-	{
-		echo "digraph light {"
-		echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
-		for i in 1 2 3 4; do
-			echo "  f$i [type=filter, expr=\"1\"]; m$i [type=map, expr=\"\$0\"];"
-		done
-		echo "  out [type=write_lines, file=\"light.out\"];"
-		echo "  gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;"
-		echo "}"
-	} >"$work/light.dot"
+	light_dot "$n" >"$work/light.dot"
 	for job in wordfreq wordfreq10; do
 		sed -e "s|build/wordfreq/corpus.txt|${job#word}.txt|" \
 		    -e "s|build/wordfreq/wordfreq.out|$job.out|" \
@@ -267,16 +258,7 @@ run_pool() {
 	sed -e "s|build/wordfreq/corpus.txt|freq.txt|" \
 	    -e "s|build/wordfreq/wordfreq.out|wordfreq.out|" \
 		"$top/examples/wordfreq/wordfreq.dot" >"$work/wordfreq.dot"
-	{
-		echo "digraph light {"
-		echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
-		for i in 1 2 3 4; do
-			echo "  f$i [type=filter, expr=\"1\"]; m$i [type=map, expr=\"\$0\"];"
-		done
-		echo "  out [type=write_lines, file=\"light.out\"];"
-		echo "  gen -> f1 -> m1 -> f2 -> m2 -> f3 -> m3 -> f4 -> m4 -> out;"
-		echo "}"
-	} >"$work/light.dot"
+	light_dot "$n" >"$work/light.dot"
 	{
 		echo "digraph g40 {"
 		echo "  gen [type=generate, count=$n40, pattern=\"x {}\"];"
@@ -524,6 +506,8 @@ run_coll() {
 
 # shellcheck source=tools/bench/rules.sh
 . "$here/rules.sh"
+# shellcheck source=tools/bench/light_dot.sh
+. "$here/light_dot.sh"
 
 # Is benchmark $1 selected (DFG_BENCH_ONLY)?
 want() {
