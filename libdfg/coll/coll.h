@@ -113,6 +113,12 @@ struct dfg_zombie {
  * @zombies, @nr_zombies, @cap_zombies: exposures of failed calls
  * @tainted:	a call failed since the last successful barrier: the
  *		scratch, if replaced, becomes a zombie
+ * @hier:	a team that spans machines with several members on some:
+ *		its node and leaders' teams (hier.c), else NULL
+ * @outer:	a sub-team of a hierarchy: which call of its team (kind,
+ *		root) it serves now; travels in call messages, so members
+ *		that disagree on the root (which the sub-call itself may
+ *		not see) fail with -EINVAL. 0 elsewhere.
  */
 struct dfg_team {
 	int			graph_fd;
@@ -131,7 +137,69 @@ struct dfg_team {
 	unsigned int		cap_zombies;
 	bool			tainted;
 	struct dfg_a2a		*a2a;
+	struct dfg_hier		*hier;
+	__u64			outer;
 };
+
+/*
+ * struct dfg_hier - the hierarchy of a team across machines (hier.c)
+ * @node:	the kernel team of this machine's members (owned), NULL when
+ *		this rank is alone on its machine
+ * @lead:	the leaders' team (owned) over the team's transport, NULL
+ *		unless this rank is its machine's leader (lowest rank)
+ * @nodes:	machines
+ * @node_of:	per rank, its machine, numbered by their leaders' ranks
+ * @lrank:	per rank, its rank in its machine's node team
+ * @leader:	per machine, its leader's rank
+ * @nsize:	per machine, its members
+ * @tmp, @tmp_size: private memory of the calls
+ */
+struct dfg_hier {
+	struct dfg_team	*node;
+	struct dfg_team	*lead;
+	unsigned int	nodes;
+	unsigned int	*node_of;
+	unsigned int	*lrank;
+	unsigned int	*leader;
+	unsigned int	*nsize;
+	void		*tmp;
+	size_t		tmp_size;
+};
+
+/*
+ * A team's common part: rank, size, DFG_COLL_ALGO, the stash; no
+ * transport yet (team.c).
+ */
+int dfg_team_new(unsigned int size, unsigned int rank, struct dfg_team **out);
+/* Revoke the exposures of failed calls: no member is in one any more. */
+void dfg_team_zombies_free(struct dfg_team *t);
+
+/*
+ * The hierarchy of @t: @key[r] is the same for ranks on one machine;
+ * @node, this machine's kernel team (NULL when this rank is alone on it),
+ * passes to the hierarchy (and is left by dfg_hier_free()) on success.
+ * The leaders' team is made over @t's transport, without communication.
+ * -EINVAL unless there are at least 2 machines and one has 2 ranks, or
+ * @node does not match @key.
+ */
+int dfg_hier_setup(struct dfg_team *t, const unsigned int *key,
+		   struct dfg_team *node, struct dfg_hier **out);
+/* Leave the sub-teams (before the team's transport goes), free @h. */
+void dfg_hier_free(struct dfg_hier *h);
+/* After a successful barrier of the team: the sub-teams' zombies go. */
+void dfg_hier_clean(struct dfg_hier *h);
+/* 0, or the node team's -EOWNERDEAD / -ECANCELED. */
+int dfg_hier_broken(struct dfg_hier *h);
+/*
+ * Form the hierarchy of network team @t (team.c's dfg_team_join_net()):
+ * the machines from the transport's boot ids, a kernel team per machine
+ * with several ranks, two more rounds of @ag. 0 with t->hier NULL where
+ * there is no hierarchy (one machine, one rank per machine, or some
+ * machine without dfg.ko: every rank agrees); -errno only for @ag's
+ * failures.
+ */
+int dfg_hier_form(struct dfg_team *t, dfg_allgather_fn ag, void *arg,
+		  int timeout_ms);
 
 /*
  * Element types and reductions. A reducer computes @dst = @a (op) @b
@@ -385,6 +453,9 @@ int dfg_inbox_allreduce(struct dfg_call *c);	/* also reduce */
 int dfg_inbox_reduce_scatter(struct dfg_call *c);
 int dfg_inbox_allgather(struct dfg_call *c);
 int dfg_inbox_broadcast(struct dfg_call *c);
+int dfg_hier_allreduce(struct dfg_call *c);	/* also reduce */
+int dfg_hier_reduce_scatter(struct dfg_call *c);
+int dfg_hier_broadcast(struct dfg_call *c);
 /*
  * Fixed-block all-to-all through the inbox (c->count: the block). Its
  * call messages carry op DFG_A2A_OP_INBOX, an engine call's (alltoall.c)

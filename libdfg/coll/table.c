@@ -35,6 +35,13 @@
  * all with fixed blocks that fit a slot takes the inbox too (a block per
  * peer, one message per pair, no shared words); above, the tiles: blocks
  * above the threshold go direct inside them.
+ *
+ * HIER (hier.c) exists only on a team that spans machines with several
+ * members on some machine (t->hier): there it is the choice at every
+ * size, since every other algorithm would send the members of one
+ * machine to each other through the network transport (its auto_max of 0
+ * keeps it out of the size rule); forced on a team without the
+ * hierarchy, the table chooses as if not forced.
  */
 struct dfg_coll_algodef {
 	const char	*name;
@@ -66,6 +73,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allreduce },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
 					    dfg_inbox_allreduce },
+		[DFG_ALGO_HIER]		= { "hier", 0, dfg_hier_allreduce },
 	} },
 	/* the allreduce algorithms, the result kept on the root only */
 	[DFG_COLL_REDUCE] = { "reduce", {
@@ -75,6 +83,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 					    dfg_rh_allreduce },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
 					    dfg_inbox_allreduce },
+		[DFG_ALGO_HIER]		= { "hier", 0, dfg_hier_allreduce },
 	} },
 	[DFG_COLL_REDUCE_SCATTER] = { "reduce_scatter", {
 		[DFG_ALGO_DIRECT]	= { "direct", SMALL,
@@ -85,6 +94,8 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 					    dfg_ring_reduce_scatter },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
 					    dfg_inbox_reduce_scatter },
+		[DFG_ALGO_HIER]		= { "hier", 0,
+					    dfg_hier_reduce_scatter },
 	} },
 	[DFG_COLL_ALLGATHER] = { "allgather", {
 		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
@@ -98,6 +109,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 					    dfg_direct_broadcast },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
 					    dfg_inbox_broadcast },
+		[DFG_ALGO_HIER]		= { "hier", 0, dfg_hier_broadcast },
 	} },
 	/* fixed blocks only: alltoallv always takes the engine */
 	[DFG_COLL_ALLTOALL] = { "alltoall", {
@@ -128,14 +140,19 @@ enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 	    dfg_inbox_fits(t, kind, bytes))
 		return DFG_ALGO_INBOX;
 	if (t->force[kind] != DFG_ALGO_AUTO &&
-	    t->force[kind] != DFG_ALGO_INBOX)
+	    t->force[kind] != DFG_ALGO_INBOX &&
+	    t->force[kind] != DFG_ALGO_HIER)
 		return t->force[kind];
+	if (t->hier && a[DFG_ALGO_HIER].name &&
+	    (t->force[kind] == DFG_ALGO_AUTO ||
+	     t->force[kind] == DFG_ALGO_HIER))
+		return DFG_ALGO_HIER;
 	if (a[DFG_ALGO_INBOX].name && bytes <= a[DFG_ALGO_INBOX].auto_max &&
 	    dfg_inbox_fits(t, kind, bytes))
 		return DFG_ALGO_INBOX;
 	for (i = DFG_ALGO_AUTO + 1; i < DFG_ALGO_NR; i++) {
 		if (!a[i].name || !a[i].auto_max || bytes > a[i].auto_max ||
-		    i == DFG_ALGO_INBOX)
+		    i == DFG_ALGO_INBOX || i == DFG_ALGO_HIER)
 			continue;
 		if (!best_max || a[i].auto_max < best_max) {
 			best = i;

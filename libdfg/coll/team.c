@@ -20,6 +20,7 @@
  * struct dfg_call_hdr - leads every message of a call
  * @seq, @kind:	the call: a peer in another call is a protocol error
  * @dtype, @op, @root, @count: the arguments every member must agree on
+ * @outer:	a sub-team's: the team's call it serves (struct dfg_team)
  */
 struct dfg_call_hdr {
 	__u64	seq;
@@ -28,12 +29,13 @@ struct dfg_call_hdr {
 	__u64	count;
 	__s32	op;
 	__u32	root;
+	__u64	outer;
 };
 
 #define DFG_CALL_PAYLOAD_MAX	(DFG_XPORT_MSG_MAX - sizeof(struct dfg_call_hdr))
 
 /* What every team starts with: rank, size, DFG_COLL_ALGO, the stash. */
-static int dfg_team_new(unsigned int size, unsigned int rank,
+int dfg_team_new(unsigned int size, unsigned int rank,
 			struct dfg_team **out)
 {
 	const char *env = getenv("DFG_COLL_ALGO");
@@ -96,6 +98,11 @@ int dfg_team_join_net(unsigned int size, unsigned int rank,
 	if (ret) {
 		free(t->stash);
 		free(t);
+		return ret;
+	}
+	ret = dfg_hier_form(t, ag, arg, ms);
+	if (ret) {
+		dfg_team_leave(t);
 		return ret;
 	}
 	*out = t;
@@ -172,7 +179,7 @@ static void dfg_zombie_add(struct dfg_team *t, struct dfg_xkey *key,
 	t->zombies[t->nr_zombies++] = (struct dfg_zombie){ *key, mem, len };
 }
 
-static void dfg_zombies_free(struct dfg_team *t)
+void dfg_team_zombies_free(struct dfg_team *t)
 {
 	while (t->nr_zombies) {
 		struct dfg_zombie *z = &t->zombies[--t->nr_zombies];
@@ -222,9 +229,11 @@ int dfg_team_leave(struct dfg_team *t)
 		t->scratch.mem = NULL;
 		t->scratch.size = 0;
 	}
+	/* The leaders' team exposes through our transport: first. */
+	dfg_hier_free(t->hier);
 	dfg_a2a_free(t);
 	dfg_scratch_free(t);
-	dfg_zombies_free(t);
+	dfg_team_zombies_free(t);
 	free(t->zombies);
 	t->x->ops->destroy(t->x);
 	ret = 0;
@@ -312,6 +321,8 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 {
 	int ret = t->x->ops->broken(t->x);
 
+	if (!ret)
+		ret = dfg_hier_broken(t->hier);
 	*c = (struct dfg_call){ .t = t, .x = t->x, .kind = kind };
 	if (ret)
 		return ret;
@@ -351,6 +362,7 @@ static void dfg_call_fill_hdr(const struct dfg_call *c,
 	*h = (struct dfg_call_hdr){
 		.seq = c->seq, .kind = c->kind, .dtype = c->dtype,
 		.count = c->count, .op = c->op, .root = c->root,
+		.outer = c->t->outer,
 	};
 }
 
@@ -412,7 +424,7 @@ int dfg_call_recv_op(struct dfg_call *c, unsigned int src, void *buf,
 	if (op)
 		*op = h.op;
 	if (h.dtype != mine.dtype || h.count != mine.count ||
-	    h.op != mine.op || h.root != mine.root)
+	    h.op != mine.op || h.root != mine.root || h.outer != mine.outer)
 		return -EINVAL;
 	if ((size_t)n != sizeof(h) + len)
 		return -EPROTO;
@@ -613,9 +625,11 @@ int dfg_barrier(struct dfg_team *t)
 	 * more: its exposures can go.
 	 */
 	if (!ret && t->nr_zombies)
-		dfg_zombies_free(t);
+		dfg_team_zombies_free(t);
 	else if (!ret)
 		t->tainted = false;
+	if (!ret)
+		dfg_hier_clean(t->hier);
 	return ret;
 }
 

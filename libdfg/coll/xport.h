@@ -256,5 +256,14 @@ int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a);
 int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 			 dfg_allgather_fn ag, void *arg, int timeout_ms,
 			 struct dfg_xport **out);
+/*
+ * What rank @rank told at creation: its machine into *@node (a string of
+ * less than DFG_XPORT_NODE_MAX bytes, equal for ranks on one machine, ""
+ * when unknown), its random token into *@token. -EINVAL when @x is not
+ * this transport.
+ */
+#define DFG_XPORT_NODE_MAX	48
+int dfg_xport_ucx_node(struct dfg_xport *x, unsigned int rank,
+		       const char **node, __u64 *token);
 
 #endif /* _DFG_COLL_XPORT_H */

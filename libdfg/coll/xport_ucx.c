@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -78,6 +79,9 @@ struct xucx_kent {
 /*
  * What one rank tells the others at creation, followed by its control
  * area's rkey, its worker address and its liveness worker address.
+ * @node: its machine (the kernel's boot id, or DFG_TEAM_NODE), and
+ * @token: a random number, which names its machine's kernel team when it
+ * is that machine's leader (hier.c).
  */
 struct xucx_boot {
 	__u64	ctl;
@@ -85,6 +89,8 @@ struct xucx_boot {
 	__u32	alen;
 	__u32	llen;
 	__u32	pad;
+	char	node[DFG_XPORT_NODE_MAX];
+	__u64	token;
 };
 
 /*
@@ -159,6 +165,9 @@ struct xucx {
 	__s64			live_ns;
 	int			broken;
 	unsigned int		nr_eps;
+	/* Every rank's machine and token (struct xucx_boot). */
+	char			(*node)[DFG_XPORT_NODE_MAX];
+	__u64			*token;
 };
 
 static inline struct xucx *to_xucx(struct dfg_xport *x)
@@ -972,6 +981,8 @@ static void xucx_destroy(struct dfg_xport *x)
 	free(s->peer_rkey);
 	free(s->sent);
 	free(s->sent_abort);
+	free(s->node);
+	free(s->token);
 	free(s);
 }
 
@@ -1165,6 +1176,42 @@ static int xucx_ctl(struct xucx *s)
 	return 0;
 }
 
+/*
+ * This machine, for the hierarchy: DFG_TEAM_NODE when set (tests make one
+ * machine look like several), else the kernel's boot id; "" when neither
+ * is there (the rank is then a machine of its own).
+ */
+static void xucx_node_id(char id[DFG_XPORT_NODE_MAX])
+{
+	const char *env = getenv("DFG_TEAM_NODE");
+	FILE *f;
+
+	memset(id, 0, DFG_XPORT_NODE_MAX);
+	if (env) {
+		snprintf(id, DFG_XPORT_NODE_MAX, "env:%s", env);
+		return;
+	}
+	f = fopen("/proc/sys/kernel/random/boot_id", "re");
+	if (!f)
+		return;
+	if (!fgets(id, DFG_XPORT_NODE_MAX, f))
+		id[0] = '\0';
+	id[strcspn(id, "\n")] = '\0';
+	fclose(f);
+}
+
+int dfg_xport_ucx_node(struct dfg_xport *x, unsigned int rank,
+		       const char **node, __u64 *token)
+{
+	struct xucx *s = to_xucx(x);
+
+	if (x->ops != &xucx_ops || rank >= x->size)
+		return -EINVAL;
+	*node = s->node[rank];
+	*token = s->token[rank];
+	return 0;
+}
+
 /* Exchange worker addresses and control keys; connect to every rank. */
 static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 {
@@ -1195,8 +1242,10 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 	s->peer_rkey = calloc(n, sizeof(*s->peer_rkey));
 	s->sent = calloc((size_t)n * DFG_XPORT_SLOTS, sizeof(*s->sent));
 	s->sent_abort = calloc(n, sizeof(*s->sent_abort));
+	s->node = calloc(n, sizeof(*s->node));
+	s->token = calloc(n, sizeof(*s->token));
 	if (!lens || !s->eps || !s->peer_ctl || !s->peer_rkey || !s->sent ||
-	    !s->sent_abort)
+	    !s->sent_abort || !s->node || !s->token)
 		goto out;
 	lens[s->x.rank] = blen;
 	ret = ag(&lens[s->x.rank], lens, sizeof(*lens), arg);
@@ -1213,6 +1262,10 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 		.ctl = (uintptr_t)s->ctl, .rlen = rlen, .alen = alen,
 		.llen = llen,
 	};
+	xucx_node_id(b.node);
+	if (getrandom(&b.token, sizeof(b.token), 0) != sizeof(b.token))
+		b.token = (__u64)getpid() << 32 ^ (__u64)xucx_now_ns(
+			CLOCK_REALTIME);
 	memcpy(mine, &b, sizeof(b));
 	memcpy(mine + sizeof(b), rbuf, rlen);
 	memcpy(mine + sizeof(b) + rlen, addr, alen);
@@ -1237,6 +1290,9 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 			goto out;
 		}
 		s->peer_ctl[r] = b.ctl;
+		b.node[DFG_XPORT_NODE_MAX - 1] = '\0';
+		memcpy(s->node[r], b.node, sizeof(b.node));
+		s->token[r] = b.token;
 		ep.address = (const ucp_address_t *)(e + sizeof(b) + b.rlen);
 		if (ucp_ep_create(s->w, &ep, &s->eps[r]) != UCS_OK) {
 			ret = -ECONNREFUSED;

@@ -787,6 +787,18 @@ static void fail(struct rank_ctx *c, const char *what, int ret)
 			 what, ret);
 }
 
+/* A rank's inputs of every rank, and its own buffers. */
+static void free_bufs(unsigned int n, void **in, char *sbuf, char *rbuf,
+		      char *ref)
+{
+	for (unsigned int r = 0; r < n; r++)
+		free(in[r]);
+	free(in);
+	free(sbuf);
+	free(rbuf);
+	free(ref);
+}
+
 /* Every member runs the same sequence; each checks its own results. */
 static void *rank_main(void *arg)
 {
@@ -953,12 +965,7 @@ static void *rank_main(void *arg)
 	if (ret || memcmp(ref, rbuf, 80))
 		fail(c, "allreduce after errors", ret);
 
-	for (unsigned int r = 0; r < n; r++)
-		free(in[r]);
-	free(in);
-	free(sbuf);
-	free(rbuf);
-	free(ref);
+	free_bufs(n, in, sbuf, rbuf, ref);
 	return NULL;
 }
 
@@ -1031,6 +1038,322 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
 	free(w);
 }
 
+/* ------------------------------------------------------------------------
+ * The hierarchy (coll/hier.c) over in-process machines
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * A rank of a team spread over "machines": the team's transport is @c's
+ * (one world, late or not), its machine's node team another world's.
+ * @key: per rank, its machine; @victim: the rank that dies in the last
+ * call (-1: none).
+ */
+struct hrank {
+	struct rank_ctx		c;
+	struct world		*nw;
+	struct fx		nfx;
+	unsigned int		m;
+	unsigned int		lr;
+	const unsigned int	*key;
+	int			victim;
+};
+
+static const enum dfg_coll_kind hier_kinds[] = {
+	DFG_COLL_ALLREDUCE, DFG_COLL_REDUCE, DFG_COLL_REDUCE_SCATTER,
+	DFG_COLL_BROADCAST,
+};
+
+static bool hier_used(struct dfg_team *t, enum dfg_coll_kind kind)
+{
+	return dfg_coll_last_algo(t, kind) == DFG_ALGO_HIER;
+}
+
+/* What the victim's death looks like to the others: both worlds broken. */
+static void hier_die(struct hrank *h)
+{
+	usleep(200 * 1000);
+	atomic_store(&h->c.w->broken, 1);
+	atomic_store(&h->nw->broken, 1);
+	for (unsigned int r = 0; r < W_MAX; r++) {
+		fx_ring(h->c.w, r);
+		fx_ring(h->nw, r);
+	}
+}
+
+static void *hier_main(void *arg)
+{
+	struct hrank *h = arg;
+	struct rank_ctx *c = &h->c;
+	struct dfg_team *t = &c->t, *nt = NULL;
+	unsigned int n = t->size, call = 0;
+	size_t maxc = 40000 * n;
+	void **in = calloc(n, sizeof(*in));
+	char *sbuf = malloc(maxc * 8), *rbuf = malloc(maxc * 8);
+	char *ref = malloc(maxc * 8);
+	int ret;
+
+	for (unsigned int r = 0; r < n; r++)
+		in[r] = malloc(maxc * 8);
+	if (h->m > 1) {
+		ret = dfg_team_new(h->m, h->lr, &nt);
+		if (ret) {
+			fail(c, "node team", ret);
+			goto out;
+		}
+		nt->x = &h->nfx.x;
+	}
+	ret = dfg_hier_setup(t, h->key, nt, &t->hier);
+	if (ret) {
+		fail(c, "dfg_hier_setup", ret);
+		if (nt)
+			dfg_team_leave(nt);
+		goto out;
+	}
+	for (int dt = 0; dt < DFG_DTYPE_NR; dt++) {
+		for (int op = 0; op < DFG_OP_NR; op++) {
+			for (size_t ci = 0; ci < sizeof(counts) /
+			     sizeof(counts[0]); ci++) {
+				size_t cnt = counts[ci], e;
+				struct dfg_reducer red;
+
+				if (cnt > 1000 && (op || dt != DFG_FLOAT64))
+					continue;
+				dfg_reducer_get(op, dt, &red);
+				e = red.esize;
+				call++;
+				for (unsigned int r = 0; r < n; r++)
+					ref_fill(in[r], cnt * n, dt, r, call);
+				memcpy(sbuf, in[c->rank], cnt * n * e);
+				ref_hier(n, h->key, in, cnt, &red, ref);
+				ret = dfg_allreduce(t, sbuf, rbuf, cnt, dt, op);
+				if (ret || memcmp(ref, rbuf, cnt * e))
+					fail(c, "hier allreduce", ret);
+				memcpy(rbuf, in[c->rank], cnt * e);
+				ret = dfg_allreduce(t, DFG_IN_PLACE, rbuf, cnt,
+						    dt, op);
+				if (ret || memcmp(ref, rbuf, cnt * e))
+					fail(c, "hier allreduce in place", ret);
+				/* every root, and in place at the root */
+				for (unsigned int root = 0; root < n; root++) {
+					bool ip = (call + root) & 1;
+
+					memcpy(rbuf, in[c->rank], cnt * e);
+					ret = dfg_reduce(t, ip ? DFG_IN_PLACE :
+							 sbuf, rbuf, cnt, dt,
+							 op, root);
+					if (ret || (c->rank == root &&
+						    memcmp(ref, rbuf, cnt * e)))
+						fail(c, "hier reduce", ret);
+				}
+				ref_hier(n, h->key, in, cnt * n, &red, ref);
+				ret = dfg_reduce_scatter(t, sbuf, rbuf, cnt, dt,
+							 op);
+				if (ret || memcmp(ref + c->rank * cnt * e, rbuf,
+						  cnt * e))
+					fail(c, "hier reduce_scatter", ret);
+				memcpy(rbuf, in[c->rank], cnt * n * e);
+				ret = dfg_reduce_scatter(t, DFG_IN_PLACE, rbuf,
+							 cnt, dt, op);
+				if (ret || memcmp(ref + c->rank * cnt * e, rbuf,
+						  cnt * e))
+					fail(c, "hier reduce_scatter in place",
+					     ret);
+			}
+		}
+	}
+	for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+		size_t b = counts[ci] * 4;
+
+		call++;
+		for (unsigned int r = 0; r < n; r++)
+			ref_fill(in[r], counts[ci], DFG_INT32, r, call);
+		for (unsigned int root = 0; root < n; root++) {
+			memcpy(rbuf, in[c->rank], b);
+			ret = dfg_broadcast(t, rbuf, b, root);
+			if (ret || memcmp(rbuf, in[root], b))
+				fail(c, "hier broadcast", ret);
+		}
+	}
+	for (size_t k = 0; k < sizeof(hier_kinds) / sizeof(hier_kinds[0]);
+	     k++)
+		if (!hier_used(t, hier_kinds[k]))
+			fail(c, "hier not chosen", hier_kinds[k]);
+	/* Mismatched counts: an error everywhere, nobody hangs... */
+	ret = dfg_allreduce(t, sbuf, rbuf, 64 + c->rank, DFG_INT32, DFG_SUM);
+	if (ret != -EINVAL && ret != -EPROTO)
+		fail(c, "hier mismatched count", ret);
+	/* ... and the team goes on. */
+	ret = dfg_barrier(t);
+	if (ret)
+		fail(c, "barrier after errors", ret);
+	{
+		struct dfg_reducer red;
+
+		dfg_reducer_get(DFG_SUM, DFG_FLOAT64, &red);
+		for (unsigned int r = 0; r < n; r++)
+			ref_fill(in[r], 100, DFG_FLOAT64, r, 0);
+		ref_hier(n, h->key, in, 100, &red, ref);
+		ret = dfg_allreduce(t, in[c->rank], rbuf, 100, DFG_FLOAT64,
+				    DFG_SUM);
+		if (ret || memcmp(ref, rbuf, 800) ||
+		    !hier_used(t, DFG_COLL_ALLREDUCE))
+			fail(c, "hier allreduce after errors", ret);
+	}
+	/* A member dies while the others are in a call: all fail. */
+	if (h->victim >= 0) {
+		if (c->rank == (unsigned int)h->victim) {
+			hier_die(h);
+		} else {
+			ret = dfg_allreduce(t, sbuf, rbuf, 1000, DFG_FLOAT64,
+					    DFG_SUM);
+			if (ret != -EOWNERDEAD)
+				fail(c, "survivor's error", ret);
+			if (dfg_barrier(t) != -EOWNERDEAD)
+				fail(c, "broken for good", 0);
+		}
+	}
+	dfg_hier_free(t->hier);
+	t->hier = NULL;
+out:
+	free_bufs(n, in, sbuf, rbuf, ref);
+	return NULL;
+}
+
+/* @n ranks on machines @key (late: the network transport completes late). */
+static void run_hier(struct __test_metadata *_metadata, unsigned int n,
+		     const unsigned int *key, bool late, int victim)
+{
+	struct world *w = calloc(1, sizeof(*w));
+	struct world *nw = calloc(n, sizeof(*nw));
+	struct hrank *h = calloc(n, sizeof(*h));
+	pthread_t th[W_MAX];
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(NULL, nw);
+	ASSERT_NE(NULL, h);
+	w->size = n;
+	/* The network: no load/store, no inbox. */
+	w->no_ptr = true;
+	for (unsigned int r = 0; r < n; r++) {
+		struct rank_ctx *c = &h[r].c;
+
+		for (unsigned int q = 0; q < n; q++) {
+			if (key[q] != key[r])
+				continue;
+			if (q < r)
+				h[r].lr++;
+			h[r].m++;
+		}
+		h[r].nw = &nw[key[r]];
+		h[r].nw->size = h[r].m;
+		h[r].nfx = (struct fx){
+			.x = { .ops = &fx_ops, .rank = h[r].lr,
+			       .size = h[r].m },
+			.w = h[r].nw,
+		};
+		h[r].key = key;
+		h[r].victim = victim;
+		c->w = w;
+		c->rank = r;
+		c->fx = (struct fx){
+			.x = { .ops = &fx_ops, .rank = r, .size = n },
+			.w = w,
+		};
+		c->t = (struct dfg_team){
+			.rank = r, .size = n, .x = &c->fx.x, .graph_fd = -1,
+		};
+		if (late) {
+			late_init(&c->late, &c->fx.x, n * 1000 + r);
+			c->t.x = &c->late.x;
+		}
+		c->t.stash = calloc(n, sizeof(*c->t.stash));
+	}
+	for (unsigned int r = 0; r < n; r++)
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, hier_main, &h[r]));
+	for (unsigned int r = 0; r < n; r++)
+		pthread_join(th[r], NULL);
+	for (unsigned int r = 0; r < n; r++) {
+		struct rank_ctx *c = &h[r].c;
+
+		EXPECT_EQ(0, c->failures) TH_LOG("n=%u late=%d victim=%d: %s",
+						 n, late, victim, c->msg);
+		if (c->t.scratch.mem) {
+			fx_unexpose(&c->fx.x, &c->t.scratch.key);
+			munmap(c->t.scratch.mem, c->t.scratch.size);
+		}
+		free(c->t.stash);
+		if (late) {
+			EXPECT_EQ(0, c->late.nr);
+			late_destroy(&c->late.x);
+		}
+	}
+	/* Every exposure undone, the sub-teams' too (not after a death). */
+	if (victim < 0) {
+		EXPECT_EQ(0, atomic_load(&w->exposed));
+		for (unsigned int k = 0; k < n; k++)
+			EXPECT_EQ(0, atomic_load(&nw[k].exposed));
+	}
+	free(h);
+	free(nw);
+	free(w);
+}
+
+/* Machines of 2 and 2, 2 and 3 interleaved, and 3, 1 and 2 (fold). */
+static const unsigned int hier_2x2[] = { 0, 0, 1, 1 };
+static const unsigned int hier_mix[] = { 0, 1, 0, 1, 1 };
+static const unsigned int hier_3[] = { 0, 0, 0, 1, 2, 2 };
+
+TEST(hier_setup)
+{
+	static const unsigned int flat[] = { 0, 1, 2, 3 };
+	static const unsigned int one[] = { 0, 0, 0, 0 };
+	struct world *w = calloc(1, sizeof(*w));
+	struct fx fx = { .x = { .ops = &fx_ops, .rank = 1, .size = 4 },
+			 .w = w };
+	struct dfg_team t = { .rank = 1, .size = 4, .x = &fx.x };
+	enum dfg_coll_algo f[DFG_COLL_KIND_NR] = { 0 };
+	struct dfg_hier *hh = NULL;
+	unsigned int segs = 0;
+	struct dfg_team *nt;
+
+	/* Rank 1 of 2x2: not a leader, node rank 1 of 2. */
+	ASSERT_NE(NULL, w);
+	w->size = 4;
+	w->no_ptr = true;	/* the network: no inbox */
+	ASSERT_EQ(0, dfg_team_new(2, 1, &nt));
+	nt->x = &fx.x;
+	EXPECT_EQ(-EINVAL, dfg_hier_setup(&t, flat, NULL, &hh));
+	EXPECT_EQ(-EINVAL, dfg_hier_setup(&t, one, nt, &hh));
+	EXPECT_EQ(-EINVAL, dfg_hier_setup(&t, hier_2x2, NULL, &hh));
+	ASSERT_EQ(0, dfg_hier_setup(&t, hier_2x2, nt, &hh));
+	EXPECT_EQ(2, hh->nodes);
+	EXPECT_EQ(NULL, hh->lead);
+	EXPECT_EQ(2, hh->leader[1]);
+	EXPECT_EQ(1, hh->lrank[3]);
+	/* The choice: hier where it exists, whatever the size. */
+	t.hier = hh;
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_BROADCAST,
+					       SIZE_MAX));
+	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 8));
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
+	EXPECT_EQ(DFG_ALGO_RING, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	dfg_hier_free(hh);
+	/* Forced where there is no hierarchy: the table's choice. */
+	t.hier = NULL;
+	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_HIER;
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_REDUCE_SCATTER,
+					DFG_ALGO_HIER));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_HIER));
+	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=hier,broadcast=hier",
+					 f, &segs));
+	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BROADCAST]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allgather=hier", f, &segs));
+	free(w);
+}
+
 /*
  * Every algorithm of every collective for N = 1..8 threads. Each takes
  * some 3.5 s of CPU (sanitized); with the host's 2 CPUs at load 13 that
@@ -1068,6 +1391,32 @@ TEST_F_TIMEOUT(world, algorithms_late, 120)
 {
 	for (unsigned int n = 1; n <= W_MAX; n++)
 		run_world(_metadata, n, true, true);
+}
+
+TEST_F_TIMEOUT(world, hier, 300)
+{
+	run_hier(_metadata, 4, hier_2x2, false, -1);
+	run_hier(_metadata, 5, hier_mix, false, -1);
+	run_hier(_metadata, 6, hier_3, false, -1);
+}
+
+/* The leaders' transport completing late and out of order. */
+TEST_F_TIMEOUT(world, hier_late, 300)
+{
+	run_hier(_metadata, 4, hier_2x2, true, -1);
+	run_hier(_metadata, 6, hier_3, true, -1);
+}
+
+/*
+ * A member dies while the others wait for it in a hierarchical call: a
+ * non-leader (its node's leader and the other machine's members learn it
+ * through their own team or an abort), then a leader.
+ */
+TEST_F_TIMEOUT(world, hier_death, 120)
+{
+	run_hier(_metadata, 4, hier_2x2, false, 3);
+	run_hier(_metadata, 4, hier_2x2, false, 2);
+	run_hier(_metadata, 5, hier_mix, true, 0);
 }
 
 TEST_HARNESS_MAIN

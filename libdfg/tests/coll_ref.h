@@ -8,6 +8,8 @@
  *    virtual ranks, lower rank on the left;
  *  - ring: block b along the chain b + 1, b + 2, ..., b;
  *  - direct: rank order, ((x0 op x1) op x2) ...
+ *  - hier: each machine's members in rank order, then recursive halving
+ *    over the machines numbered by their lowest rank (ref_hier()).
  */
 #ifndef _DFG_TESTS_COLL_REF_H
 #define _DFG_TESTS_COLL_REF_H
@@ -98,6 +100,37 @@ static inline void ref_reduce(enum dfg_coll_algo algo, unsigned int size,
 			free(v[u]);
 		free(v);
 	}
+}
+
+/*
+ * @out = reduce in the hierarchy's order (coll/hier.c); @key[r] is the
+ * same for the ranks on one machine.
+ */
+static inline void ref_hier(unsigned int size, const unsigned int *key,
+			    void *const *in, size_t count,
+			    const struct dfg_reducer *red, void *out)
+{
+	void **part = calloc(size, sizeof(*part));
+	unsigned int *first = calloc(size, sizeof(*first));
+	unsigned int nodes = 0, k;
+
+	for (unsigned int r = 0; r < size; r++) {
+		for (k = 0; k < nodes; k++)
+			if (key[first[k]] == key[r])
+				break;
+		if (k < nodes) {
+			dfg_reducer_run(red, part[k], part[k], in[r], count);
+			continue;
+		}
+		first[nodes] = r;
+		part[nodes] = malloc(count * red->esize + 1);
+		memcpy(part[nodes++], in[r], count * red->esize);
+	}
+	ref_reduce(DFG_ALGO_RHALVING, nodes, part, count, red, out);
+	for (k = 0; k < nodes; k++)
+		free(part[k]);
+	free(part);
+	free(first);
 }
 
 /* The reduce-scatter orders: rh and direct as the reductions; ring too. */

@@ -197,6 +197,9 @@ enum dfg_coll_algo {
 	DFG_ALGO_TILES,		/* patent 003: repacking tiles */
 	DFG_ALGO_INBOX,		/* small payloads through the team's
 				 * inbox slots: no export, one copy */
+	DFG_ALGO_HIER,		/* across machines: each machine's members
+				 * through shared memory, its lowest rank
+				 * across the network */
 	DFG_ALGO_NR,
 };
 

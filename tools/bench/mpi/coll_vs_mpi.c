@@ -63,6 +63,7 @@ static const char * const algo_names[DFG_ALGO_NR] = {
 	[DFG_ALGO_DIRECT] = "direct",
 	[DFG_ALGO_TILES] = "tiles",
 	[DFG_ALGO_INBOX] = "inbox",
+	[DFG_ALGO_HIER] = "hier",
 };
 
 #define ROUNDS_MAX	64

@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * libdfg collectives: the hierarchy of a team that spans machines
+ * (DFG_ALGO_HIER).
+ *
+ * The members on one machine form a kernel team of their own (the node
+ * team: shared memory, xport_shm.c), and each machine's lowest rank, its
+ * leader, is a member of the leaders' team, which reaches the other
+ * leaders over the team's own network transport: no new connection, a
+ * view of the team's transport that renames ranks (sub_ops below). A
+ * reduction is then the node's reduction into its leader, the leaders'
+ * recursive halving across machines, and the node's broadcast from its
+ * leader; a broadcast goes to the root's leader, across the leaders, and
+ * down each node.
+ *
+ * Reduction order (the serial reference's, tests/coll_ref.h ref_hier()):
+ * each node combines its members in rank order, ((x_a op x_b) op x_c)...
+ * (the node team's inbox or direct algorithm, both in that order); the
+ * nodes' partial results are then combined by recursive halving over the
+ * nodes numbered by their leaders' ranks (fold, balanced tree, lower on
+ * the left).
+ *
+ * Sequence numbers: every member makes the same calls on the parent team,
+ * but not every member makes the same calls on the sub-teams (a rank whose
+ * node failed skips the leaders' step). So each sub-call takes its number
+ * from the parent call: the leaders' call is parent call S itself (its
+ * words are the parent's, and the parent makes no other use of them in
+ * S), the node's calls are 2S and 2S + 1. A member that fails aborts the
+ * node's 2S + 1, so its node's members waiting in either fail at once,
+ * and the parent call S, which is the leaders' call.
+ *
+ * Messages: the leaders' team reads the parent's per-pair mailboxes, so a
+ * message of a later call that one of them receives early must be found
+ * by whichever team makes that call: the stash moves between the two
+ * teams around every leaders' call.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include <dfg/dfg.h>
+#include <dfg/graph.h>
+
+#include "coll.h"
+
+/*
+ * struct xsub - a view of a transport for a subset of its ranks
+ * @x:		sub-ranks 0..size-1
+ * @up:		the parent's transport (not owned)
+ * @map:	sub-rank -> parent rank
+ */
+struct xsub {
+	struct dfg_xport	x;
+	struct dfg_xport	*up;
+	unsigned int		*map;
+};
+
+static inline struct xsub *to_xsub(struct dfg_xport *x)
+{
+	return (struct xsub *)x;
+}
+
+/* The parent's word of our word @word (inbox words renamed, atomics kept). */
+static unsigned int sub_word(struct xsub *s, unsigned int word)
+{
+	unsigned int n = s->x.size * DFG_XPORT_SLOTS;
+
+	if (word < n)
+		return dfg_xport_inbox(s->map[word / DFG_XPORT_SLOTS],
+				       word % DFG_XPORT_SLOTS);
+	return dfg_xport_atomic(s->up, word - n);
+}
+
+static int sub_expose(struct dfg_xport *x, const void *addr, size_t len,
+		      unsigned int flags, struct dfg_xkey *key)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->expose(s->up, addr, len, flags, key);
+}
+
+static void sub_unexpose(struct dfg_xport *x, struct dfg_xkey *key)
+{
+	struct xsub *s = to_xsub(x);
+
+	s->up->ops->unexpose(s->up, key);
+}
+
+static void *sub_peer_ptr(struct dfg_xport *x, unsigned int peer,
+			  const struct dfg_xkey *key, size_t off, size_t len,
+			  int *err)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->peer_ptr(s->up, s->map[peer], key, off, len, err);
+}
+
+static int sub_get(struct dfg_xport *x, unsigned int peer,
+		   const struct dfg_xkey *key, size_t off, void *local,
+		   const struct dfg_xkey *lkey, size_t len)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->get(s->up, s->map[peer], key, off, local, lkey,
+			       len);
+}
+
+static int sub_put(struct dfg_xport *x, unsigned int peer,
+		   const struct dfg_xkey *key, size_t off, const void *local,
+		   const struct dfg_xkey *lkey, size_t len)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->put(s->up, s->map[peer], key, off, local, lkey,
+			       len);
+}
+
+static int sub_complete(struct dfg_xport *x, int ticket)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->complete(s->up, ticket);
+}
+
+static int sub_flush(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->flush(s->up);
+}
+
+static int sub_notify(struct dfg_xport *x, unsigned int peer,
+		      unsigned int slot, __u64 value)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->notify(s->up, s->map[peer], slot, value);
+}
+
+static int sub_fadd(struct dfg_xport *x, unsigned int peer, unsigned int idx,
+		    __u64 add, __u64 *old)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->fadd(s->up, s->map[peer], idx, add, old);
+}
+
+static int sub_wait(struct dfg_xport *x, unsigned int word, __u64 value,
+		    __u64 *now)
+{
+	struct xsub *s = to_xsub(x);
+
+	if (word >= DFG_XPORT_WORDS(x->size))
+		return -EINVAL;
+	return s->up->ops->wait(s->up, sub_word(s, word), value, now);
+}
+
+static __u64 sub_peek(struct dfg_xport *x, unsigned int word)
+{
+	struct xsub *s = to_xsub(x);
+
+	if (word >= DFG_XPORT_WORDS(x->size))
+		return 0;
+	return s->up->ops->peek(s->up, sub_word(s, word));
+}
+
+static int sub_msg_send(struct dfg_xport *x, unsigned int peer,
+			const void *buf, size_t len)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->msg_send(s->up, s->map[peer], buf, len);
+}
+
+static int sub_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
+			size_t cap)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->msg_recv(s->up, s->map[src], buf, cap);
+}
+
+static void *sub_inbox(struct dfg_xport *x, unsigned int src,
+		       unsigned int dst, __u64 seq, size_t *size)
+{
+	struct xsub *s = to_xsub(x);
+
+	if (!s->up->ops->inbox)
+		return NULL;
+	return s->up->ops->inbox(s->up, s->map[src], s->map[dst], seq, size);
+}
+
+static int sub_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->wait_begun(s->up, s->map[peer], seq);
+}
+
+static int sub_begin(struct dfg_xport *x, __u64 seq)
+{
+	struct xsub *s = to_xsub(x);
+
+	x->seq = seq;
+	return s->up->ops->begin(s->up, seq);
+}
+
+static int sub_abort(struct dfg_xport *x, __u64 seq)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->abort(s->up, seq);
+}
+
+static int sub_broken(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->broken(s->up);
+}
+
+static void sub_release(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	s->up->ops->release(s->up);
+}
+
+static void sub_destroy(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	free(s->map);
+	free(s);
+}
+
+static const struct dfg_xport_ops sub_ops = {
+	.name = "sub", .expose = sub_expose, .unexpose = sub_unexpose,
+	.peer_ptr = sub_peer_ptr, .get = sub_get, .put = sub_put,
+	.complete = sub_complete, .flush = sub_flush, .notify = sub_notify,
+	.fadd = sub_fadd, .wait = sub_wait, .peek = sub_peek,
+	.msg_send = sub_msg_send, .msg_recv = sub_msg_recv,
+	.inbox = sub_inbox, .wait_begun = sub_wait_begun,
+	.begin = sub_begin, .abort = sub_abort, .broken = sub_broken,
+	.release = sub_release, .destroy = sub_destroy,
+};
+
+/* The sub-teams run what the hierarchy asks of them, nothing forced. */
+static void hier_sub_defaults(struct dfg_team *sub, const struct dfg_team *t)
+{
+	for (int k = 0; k < DFG_COLL_KIND_NR; k++)
+		sub->force[k] = DFG_ALGO_AUTO;
+	sub->segments = t->segments;
+}
+
+int dfg_hier_setup(struct dfg_team *t, const unsigned int *key,
+		   struct dfg_team *node, struct dfg_hier **out)
+{
+	unsigned int n = t->size, me = t->rank, k;
+	struct dfg_hier *h;
+	struct xsub *s;
+	int ret = -ENOMEM;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->node_of = calloc(n, sizeof(*h->node_of));
+	h->lrank = calloc(n, sizeof(*h->lrank));
+	h->leader = calloc(n, sizeof(*h->leader));
+	h->nsize = calloc(n, sizeof(*h->nsize));
+	if (!h->node_of || !h->lrank || !h->leader || !h->nsize)
+		goto err;
+	/* Nodes numbered by their lowest rank, ranks within by rank. */
+	for (unsigned int r = 0; r < n; r++) {
+		for (k = 0; k < h->nodes; k++)
+			if (key[h->leader[k]] == key[r])
+				break;
+		if (k == h->nodes)
+			h->leader[h->nodes++] = r;
+		h->node_of[r] = k;
+		h->lrank[r] = h->nsize[k]++;
+	}
+	ret = -EINVAL;
+	k = h->node_of[me];
+	if (h->nodes < 2 || h->nodes == n ||
+	    (h->nsize[k] > 1) != !!node ||
+	    (node && (node->size != h->nsize[k] ||
+		      node->rank != h->lrank[me])))
+		goto err;
+	h->node = node;
+	if (h->leader[k] == me) {
+		ret = -ENOMEM;
+		s = calloc(1, sizeof(*s));
+		if (!s)
+			goto err;
+		s->map = calloc(h->nodes, sizeof(*s->map));
+		if (!s->map) {
+			free(s);
+			goto err;
+		}
+		memcpy(s->map, h->leader, h->nodes * sizeof(*s->map));
+		s->up = t->x;
+		s->x = (struct dfg_xport){ .ops = &sub_ops, .rank = k,
+					   .size = h->nodes };
+		ret = dfg_team_new(h->nodes, k, &h->lead);
+		if (ret) {
+			sub_destroy(&s->x);
+			goto err;
+		}
+		h->lead->x = &s->x;
+		hier_sub_defaults(h->lead, t);
+	}
+	if (node)
+		hier_sub_defaults(node, t);
+	*out = h;
+	return 0;
+err:
+	h->node = NULL;
+	dfg_hier_free(h);
+	return ret;
+}
+
+void dfg_hier_free(struct dfg_hier *h)
+{
+	if (!h)
+		return;
+	if (h->lead)
+		dfg_team_leave(h->lead);
+	if (h->node)
+		dfg_team_leave(h->node);
+	free(h->tmp);
+	free(h->node_of);
+	free(h->lrank);
+	free(h->leader);
+	free(h->nsize);
+	free(h);
+}
+
+void dfg_hier_clean(struct dfg_hier *h)
+{
+	if (!h)
+		return;
+	if (h->lead)
+		dfg_team_zombies_free(h->lead);
+	if (h->node)
+		dfg_team_zombies_free(h->node);
+}
+
+int dfg_hier_broken(struct dfg_hier *h)
+{
+	return h && h->node ? h->node->x->ops->broken(h->node->x) : 0;
+}
+
+/*
+ * This machine's graph, made by its leader (@lead) or attached by name;
+ * the graph descriptor or -errno.
+ */
+static int hier_graph(const char *name, bool lead)
+{
+	struct dfg *d;
+	int g;
+
+	g = dfg_open(&d, DFG_OPEN_NO_RING);
+	if (g)
+		return g;
+	g = lead ? dfg_graph_create(d, name, 0600, DFG_GRAPH_O_CLOEXEC) :
+		   dfg_graph_attach(d, name, DFG_GRAPH_O_CLOEXEC);
+	dfg_close(d);
+	return g;
+}
+
+/* Everyone's @mine (0 or -errno): the first failure anywhere, or 0. */
+static int hier_agree(struct dfg_team *t, dfg_allgather_fn ag, void *arg,
+		      int mine, int *worst)
+{
+	__s32 v = mine, *all = calloc(t->size, sizeof(*all));
+	int ret;
+
+	if (!all)
+		return -ENOMEM;
+	ret = ag(&v, all, sizeof(v), arg);
+	*worst = 0;
+	for (unsigned int r = 0; !ret && r < t->size && !*worst; r++)
+		*worst = all[r];
+	free(all);
+	return ret;
+}
+
+/*
+ * key[r]: the lowest rank on rank r's machine; *@nodes: machines. A rank
+ * whose machine is unknown ("") is a machine of its own.
+ */
+static int hier_keys(struct dfg_team *t, unsigned int *key,
+		     unsigned int *nodes)
+{
+	const char *a, *b;
+	__u64 token;
+	int ret;
+
+	*nodes = 0;
+	for (unsigned int r = 0; r < t->size; r++) {
+		ret = dfg_xport_ucx_node(t->x, r, &a, &token);
+		if (ret)
+			return ret;
+		key[r] = r;
+		for (unsigned int q = 0; *a && q < r; q++) {
+			ret = dfg_xport_ucx_node(t->x, q, &b, &token);
+			if (ret)
+				return ret;
+			if (!strcmp(a, b)) {
+				key[r] = key[q];
+				break;
+			}
+		}
+		*nodes += key[r] == r;
+	}
+	return 0;
+}
+
+int dfg_hier_form(struct dfg_team *t, dfg_allgather_fn ag, void *arg,
+		  int timeout_ms)
+{
+	unsigned int n = t->size, me = t->rank, m = 0, lr = 0, nodes;
+	struct dfg_team *node = NULL;
+	char name[DFG_NAME_MAX];
+	int g = -1, st = 0, worst, ret;
+	unsigned int *key;
+	const char *id;
+	__u64 token;
+
+	key = calloc(n, sizeof(*key));
+	if (!key)
+		return -ENOMEM;
+	ret = hier_keys(t, key, &nodes);
+	/* The hierarchy needs 2 machines, and 2 ranks on one of them. */
+	if (ret || nodes < 2 || nodes == n)
+		goto out;
+	for (unsigned int r = 0; r < n; r++) {
+		if (key[r] != key[me])
+			continue;
+		if (r == me)
+			lr = m;
+		m++;
+	}
+	/* The machine's kernel team: in a graph named by its leader. */
+	ret = dfg_xport_ucx_node(t->x, key[me], &id, &token);
+	if (ret)
+		goto out;
+	snprintf(name, sizeof(name), "dfg-node-%016llx-%u",
+		 (unsigned long long)token, key[me]);
+	if (m > 1 && me == key[me]) {
+		g = hier_graph(name, true);
+		st = g < 0 ? g : 0;
+	}
+	/* Every graph exists (or every rank knows one does not). */
+	ret = hier_agree(t, ag, arg, st, &worst);
+	if (ret || worst)
+		goto out;
+	if (m > 1 && me != key[me]) {
+		g = hier_graph(name, false);
+		st = g < 0 ? g : 0;
+	}
+	if (!st && m > 1)
+		st = dfg_team_join(g, "node", m, lr, timeout_ms, &node);
+	if (!st) {
+		st = dfg_hier_setup(t, key, node, &t->hier);
+		if (!st)
+			node = NULL;
+	}
+	/* All ranks have the hierarchy, or none: a flat team. */
+	ret = hier_agree(t, ag, arg, st, &worst);
+	if (ret || worst) {
+		dfg_hier_free(t->hier);
+		t->hier = NULL;
+	}
+out:
+	if (node)
+		dfg_team_leave(node);
+	/* The node team holds the graph: ours goes. */
+	if (g >= 0)
+		close(g);
+	free(key);
+	return ret;
+}
+
+/* At least @len bytes of private memory (not exposed). */
+static void *hier_tmp(struct dfg_hier *h, size_t len)
+{
+	if (len > h->tmp_size) {
+		void *p = malloc(len);
+
+		if (!p)
+			return NULL;
+		free(h->tmp);
+		h->tmp = p;
+		h->tmp_size = len;
+	}
+	return h->tmp;
+}
+
+/* Messages of later calls go where the next caller will look. */
+static void hier_stash_move(struct dfg_team *from, struct dfg_team *to,
+			    const unsigned int *from_rank,
+			    const unsigned int *to_rank, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct dfg_stash *a = &from->stash[from_rank ?
+						   from_rank[i] : i];
+		struct dfg_stash *b = &to->stash[to_rank ? to_rank[i] : i];
+
+		if (a->valid && !b->valid) {
+			*b = *a;
+			a->valid = false;
+		}
+	}
+}
+
+/* What a sub-call tells of its parent call: kind and root. */
+static __u64 hier_outer(const struct dfg_call *c)
+{
+	return (__u64)(c->kind + 1) << 32 | c->root;
+}
+
+/* Number the next node call 2S + @phase. */
+static struct dfg_team *hier_node(struct dfg_call *c, unsigned int phase)
+{
+	struct dfg_team *node = c->t->hier->node;
+
+	node->seq = 2 * c->seq + phase - 1;
+	node->outer = hier_outer(c);
+	return node;
+}
+
+/* The leaders' call is the parent's call S. */
+static struct dfg_team *hier_lead_begin(struct dfg_call *c)
+{
+	struct dfg_hier *h = c->t->hier;
+
+	h->lead->seq = c->seq - 1;
+	h->lead->outer = hier_outer(c);
+	hier_stash_move(c->t, h->lead, h->leader, NULL, h->nodes);
+	return h->lead;
+}
+
+static int hier_lead_end(struct dfg_call *c, int ret)
+{
+	struct dfg_hier *h = c->t->hier;
+
+	hier_stash_move(h->lead, c->t, NULL, h->leader, h->nodes);
+	return ret;
+}
+
+/*
+ * A failed step: the node's members that wait for us in this call's node
+ * calls (or will) fail now; the leaders wait on parent words, which
+ * dfg_call_end() aborts. A death is the reason to report.
+ */
+static int hier_fail(struct dfg_call *c, int ret)
+{
+	struct dfg_hier *h = c->t->hier;
+	int b;
+
+	if (h->node)
+		h->node->x->ops->abort(h->node->x, 2 * c->seq + 1);
+	b = c->x->ops->broken(c->x);
+	if (!b)
+		b = dfg_hier_broken(h);
+	return b ? b : ret;
+}
+
+static int hier_done(struct dfg_call *c, int ret)
+{
+	return ret ? hier_fail(c, ret) : 0;
+}
+
+/*
+ * The node's members in rank order into @dst on the leader (@src: ours;
+ * @dst unused elsewhere). The node team's algorithm is chosen for its
+ * order: the inbox where the vector fits it, else direct.
+ */
+static int hier_node_reduce(struct dfg_call *c, const void *src, void *dst,
+			    size_t count)
+{
+	struct dfg_hier *h = c->t->hier;
+	struct dfg_team *node;
+	bool lead = h->leader[h->node_of[c->t->rank]] == c->t->rank;
+
+	if (!h->node) {
+		if (dst != src)
+			memcpy(dst, src, count * c->esize);
+		return 0;
+	}
+	node = hier_node(c, 0);
+	node->force[DFG_COLL_REDUCE] =
+		dfg_inbox_fits(node, DFG_COLL_REDUCE, count * c->esize) ?
+		DFG_ALGO_INBOX : DFG_ALGO_DIRECT;
+	if (!lead)
+		return dfg_reduce(node, src, NULL, count, c->dtype, c->op, 0);
+	return dfg_reduce(node, src == dst ? DFG_IN_PLACE : src, dst, count,
+			  c->dtype, c->op, 0);
+}
+
+/*
+ * The leaders' recursive halving, in place on @buf: the result at leader
+ * @root, or at every leader for @root UINT_MAX.
+ */
+static int hier_lead_reduce(struct dfg_call *c, void *buf, size_t count,
+			    unsigned int root)
+{
+	struct dfg_team *lead = hier_lead_begin(c);
+	int ret;
+
+	lead->force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RHALVING;
+	lead->force[DFG_COLL_REDUCE] = DFG_ALGO_RHALVING;
+	if (root >= lead->size)
+		ret = dfg_allreduce(lead, DFG_IN_PLACE, buf, count, c->dtype,
+				    c->op);
+	else if (root == lead->rank)
+		ret = dfg_reduce(lead, DFG_IN_PLACE, buf, count, c->dtype,
+				 c->op, root);
+	else
+		ret = dfg_reduce(lead, buf, NULL, count, c->dtype, c->op,
+				 root);
+	return hier_lead_end(c, ret);
+}
+
+static int hier_node_bcast(struct dfg_call *c, void *buf, size_t bytes,
+			   unsigned int root)
+{
+	return dfg_broadcast(hier_node(c, 1), buf, bytes, root);
+}
+
+/* allreduce, reduce_scatter (@count: the whole vector) */
+static int hier_allreduce_into(struct dfg_call *c, void *out, size_t count)
+{
+	struct dfg_hier *h = c->t->hier;
+	int ret;
+
+	ret = hier_node_reduce(c, c->sbuf, out, count);
+	if (!ret && h->lead)
+		ret = hier_lead_reduce(c, out, count, UINT_MAX);
+	if (!ret && h->node)
+		ret = hier_node_bcast(c, out, count * c->esize, 0);
+	return ret;
+}
+
+int dfg_hier_allreduce(struct dfg_call *c)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int me = c->t->rank, k = h->node_of[me];
+	unsigned int rk = h->node_of[c->root];
+	bool lead = h->leader[k] == me;
+	void *part = NULL;
+	int ret;
+
+	if (c->kind == DFG_COLL_ALLREDUCE)
+		return hier_done(c, hier_allreduce_into(c, c->rbuf,
+							   c->count));
+	/*
+	 * reduce: into the root's leader, then (root not a leader) the
+	 * node's broadcast on the root's node.
+	 */
+	if (me == c->root)
+		part = c->rbuf;
+	else if (lead || k == rk)
+		part = hier_tmp(h, c->count * c->esize);
+	if ((lead || k == rk) && !part)
+		ret = -ENOMEM;
+	else
+		ret = hier_node_reduce(c, c->sbuf, part, c->count);
+	if (!ret && h->lead)
+		ret = hier_lead_reduce(c, part, c->count, rk);
+	if (!ret && k == rk && h->leader[k] != c->root)
+		ret = hier_node_bcast(c, part, c->count * c->esize, 0);
+	return hier_done(c, ret);
+}
+
+/*
+ * reduce_scatter: the whole vector reduced as allreduce does it, then
+ * each member keeps its block. (The leaders could reduce-scatter by node
+ * and the nodes scatter: less to move, when a node's blocks are
+ * contiguous; not done yet.)
+ */
+int dfg_hier_reduce_scatter(struct dfg_call *c)
+{
+	struct dfg_hier *h = c->t->hier;
+	size_t rc = c->count / c->t->size, e = c->esize;
+	char *all = c->in_place ? c->rbuf : hier_tmp(h, c->count * e);
+	int ret;
+
+	if (!all)
+		return -ENOMEM;
+	ret = hier_allreduce_into(c, all, c->count);
+	if (!ret)
+		memmove(c->rbuf, all + c->t->rank * rc * e, rc * e);
+	return hier_done(c, ret);
+}
+
+/*
+ * broadcast: on the root's node first (root not a leader), across the
+ * leaders, then down every other node.
+ */
+int dfg_hier_broadcast(struct dfg_call *c)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int me = c->t->rank, k = h->node_of[me];
+	unsigned int rk = h->node_of[c->root];
+	int ret = 0;
+
+	if (k == rk && h->leader[rk] != c->root)
+		ret = dfg_broadcast(hier_node(c, 0), c->rbuf, c->count,
+				    h->lrank[c->root]);
+	if (!ret && h->lead) {
+		ret = dfg_broadcast(hier_lead_begin(c), c->rbuf, c->count, rk);
+		ret = hier_lead_end(c, ret);
+	}
+	/* The root's node has it unless the root is its leader. */
+	if (!ret && h->node && (k != rk || h->leader[rk] == c->root))
+		ret = hier_node_bcast(c, c->rbuf, c->count, 0);
+	return hier_done(c, ret);
+}
