@@ -155,8 +155,14 @@ struct xucx {
 	unsigned int		nr_ops;
 	unsigned int		cap_ops;
 	int			tickets;
-	/* A put was posted since the last worker flush. */
-	bool			unflushed;
+	/*
+	 * Per peer: a put or atomic was posted to it since the last flush.
+	 * Flushes are per endpoint: a worker flush would also wait for the
+	 * endpoints to peers that take no part (a hierarchy's members
+	 * waiting in their machine's kernel team do not progress UCX, and
+	 * an endpoint's wireup needs the peer's progress).
+	 */
+	bool			*unflushed;
 	/* Liveness: TCP-only context, its worker, one endpoint per peer. */
 	ucp_context_h		lctx;
 	ucp_worker_h		lw;
@@ -347,15 +353,21 @@ static int xucx_reap(struct xucx *s, int ticket, bool all)
 	return ret;
 }
 
-/* Remote completion of every put: a worker flush. */
+/* Remote completion of every put and atomic: flush their endpoints. */
 static int xucx_flush_worker(struct xucx *s)
 {
 	ucp_request_param_t p = { 0 };
 
-	if (!s->unflushed)
-		return 0;
-	s->unflushed = false;
-	return xucx_err(s, xucx_wait_req(s, ucp_worker_flush_nbx(s->w, &p)));
+	int ret = 0;
+
+	for (unsigned int r = 0; s->unflushed && r < s->x.size && !ret; r++) {
+		if (!s->unflushed[r])
+			continue;
+		s->unflushed[r] = false;
+		ret = xucx_err(s, xucx_wait_req(s, ucp_ep_flush_nbx(s->eps[r],
+								    &p)));
+	}
+	return ret;
 }
 
 static int xucx_complete(struct dfg_xport *x, int ticket)
@@ -392,7 +404,7 @@ static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add)
 				s->peer_ctl[peer] + off, s->peer_rkey[peer], &p);
 	if (UCS_PTR_IS_ERR(req))
 		return xucx_err(s, UCS_PTR_STATUS(req));
-	s->unflushed = true;
+	s->unflushed[peer] = true;
 	ret = xucx_push(s, req);
 	if (ret < 0)
 		return xucx_err(s, xucx_wait_req(s, req));
@@ -703,7 +715,7 @@ static int xucx_rma(struct xucx *s, bool put, unsigned int peer,
 				  rkey, &p);
 	if (UCS_PTR_IS_ERR(req))
 		return xucx_err(s, UCS_PTR_STATUS(req));
-	s->unflushed |= put;
+	s->unflushed[peer] |= put;
 	ret = xucx_push(s, req);
 	if (ret < 0) {
 		/* No ticket to hand out: finish it here. */
@@ -983,6 +995,7 @@ static void xucx_destroy(struct dfg_xport *x)
 	free(s->sent_abort);
 	free(s->node);
 	free(s->token);
+	free(s->unflushed);
 	free(s);
 }
 
@@ -1242,10 +1255,11 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 	s->peer_rkey = calloc(n, sizeof(*s->peer_rkey));
 	s->sent = calloc((size_t)n * DFG_XPORT_SLOTS, sizeof(*s->sent));
 	s->sent_abort = calloc(n, sizeof(*s->sent_abort));
+	s->unflushed = calloc(n, sizeof(*s->unflushed));
 	s->node = calloc(n, sizeof(*s->node));
 	s->token = calloc(n, sizeof(*s->token));
 	if (!lens || !s->eps || !s->peer_ctl || !s->peer_rkey || !s->sent ||
-	    !s->sent_abort || !s->node || !s->token)
+	    !s->sent_abort || !s->node || !s->token || !s->unflushed)
 		goto out;
 	lens[s->x.rank] = blen;
 	ret = ag(&lens[s->x.rank], lens, sizeof(*lens), arg);
