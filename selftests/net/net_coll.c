@@ -7,6 +7,13 @@
  * table's choice), reduce_scatter, allgather, broadcast, barrier,
  * alltoall and alltoallv, for several types and ops, 1 element to 1 MiB.
  *
+ * With several ranks on some node (and more than one node), the team is
+ * hierarchical: each node's ranks share a kernel team, the nodes' lowest
+ * ranks talk over UCX (DFG_ALGO_HIER, the default there); every
+ * hierarchical collective is then run too, checked against the
+ * hierarchy's serial order (ref_hier(), the nodes from MPI's shared-memory
+ * split), and the table's choice must be hier.
+ *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
  *				"pmix" from dfg_team_from_pmix() (its rank
@@ -47,6 +54,10 @@
 #include "coll_ref.h"
 
 static int rank, size, checks, failures;
+/* Per rank, the lowest rank on its node (from MPI); nodes; hierarchical. */
+static unsigned int *node_key;
+static int nodes;
+static bool hier;
 
 static void bad(const char *what, size_t n, int ret)
 {
@@ -86,6 +97,17 @@ static void free_inputs(void **in)
 
 static unsigned int call;
 
+/* The serial reference in the order of the algorithm @t's last @kind took. */
+static void ref_team(struct dfg_team *t, enum dfg_coll_kind kind,
+		     void *const *in, size_t n, const struct dfg_reducer *red,
+		     void *out)
+{
+	if (dfg_coll_last_algo(t, kind) == DFG_ALGO_HIER)
+		ref_hier(size, node_key, in, n, red, out);
+	else
+		ref_reduce(ref_order(t, kind), size, in, n, red, out);
+}
+
 /* allreduce and reduce_scatter of @n elements (per rank for the latter). */
 static void reductions(struct dfg_team *t, enum dfg_dtype dt, int op,
 		       size_t n, enum dfg_coll_algo force)
@@ -107,18 +129,32 @@ static void reductions(struct dfg_team *t, enum dfg_dtype dt, int op,
 	for (int r = 0; r < size; r++)
 		ref_fill(in[r], n * size, dt, r, call);
 	dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, force);
+	dfg_coll_set_algo(t, DFG_COLL_REDUCE_SCATTER, force);
 	ret = dfg_allreduce(t, in[rank], rbuf, n, dt, op);
-	ref_reduce(ref_order(t, DFG_COLL_ALLREDUCE), size, in, n, &red, ref);
+	ref_team(t, DFG_COLL_ALLREDUCE, in, n, &red, ref);
 	check(!memcmp(ref, rbuf, n * e), "allreduce", n, ret);
 	/* In place. */
 	memcpy(rbuf, in[rank], n * e);
 	ret = dfg_allreduce(t, DFG_IN_PLACE, rbuf, n, dt, op);
 	check(!memcmp(ref, rbuf, n * e), "allreduce in place", n, ret);
+	/* reduce to every root, hierarchical runs only (flat: host tests) */
+	for (int root = 0; hier && force == DFG_ALGO_HIER && root < size;
+	     root++) {
+		memset(rbuf, 0, n * e);
+		ret = dfg_reduce(t, in[rank], rbuf, n, dt, op, root);
+		check(rank != root || !memcmp(ref, rbuf, n * e), "reduce", n,
+		      ret);
+	}
 	ret = dfg_reduce_scatter(t, in[rank], rbuf, n, dt, op);
-	ref_reduce(ref_order(t, DFG_COLL_REDUCE_SCATTER), size, in, n * size,
-		   &red, ref);
+	ref_team(t, DFG_COLL_REDUCE_SCATTER, in, n * size, &red, ref);
 	check(!memcmp(ref + rank * n * e, rbuf, n * e), "reduce_scatter", n,
 	      ret);
+	/* where the hierarchy exists, the table takes it */
+	if (hier && force != DFG_ALGO_RHALVING)
+		check(dfg_coll_last_algo(t, DFG_COLL_ALLREDUCE) ==
+		      DFG_ALGO_HIER && dfg_coll_last_algo(t,
+		      DFG_COLL_REDUCE_SCATTER) == DFG_ALGO_HIER,
+		      "hier chosen", n, 0);
 	free_inputs(in);
 	free(rbuf);
 	free(ref);
@@ -180,6 +216,9 @@ static void moves(struct dfg_team *t, size_t b)
 		ret = dfg_broadcast(t, rbuf, b, root);
 		check(!memcmp(rbuf, in[root], b), "broadcast", b, ret);
 	}
+	if (hier)
+		check(dfg_coll_last_algo(t, DFG_COLL_BROADCAST) ==
+		      DFG_ALGO_HIER, "broadcast hier chosen", b, 0);
 	/* alltoall: block j of rank i's input lands as block i on rank j. */
 	memcpy(sbuf, in[rank], b * size);
 	ret = dfg_alltoall(t, sbuf, rbuf, b);
@@ -192,6 +231,33 @@ static void moves(struct dfg_team *t, size_t b)
 	free_inputs(in);
 	free(rbuf);
 	free(sbuf);
+}
+
+/*
+ * node_key[], nodes, hier: from MPI's shared-memory split, independent of
+ * the library's own view of the machines.
+ */
+static void find_nodes(void)
+{
+	unsigned int mine;
+	MPI_Comm local;
+	int low;
+
+	node_key = calloc(size, sizeof(*node_key));
+	if (!node_key ||
+	    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0,
+				MPI_INFO_NULL, &local) != MPI_SUCCESS ||
+	    MPI_Allreduce(&rank, &low, 1, MPI_INT, MPI_MIN, local) !=
+	    MPI_SUCCESS)
+		exit(2);
+	MPI_Comm_free(&local);
+	mine = (unsigned int)low;
+	if (MPI_Allgather(&mine, 1, MPI_UNSIGNED, node_key, 1, MPI_UNSIGNED,
+			  MPI_COMM_WORLD) != MPI_SUCCESS)
+		exit(2);
+	for (int r = 0; r < size; r++)
+		nodes += node_key[r] == (unsigned int)r;
+	hier = nodes > 1 && nodes < size;
 }
 
 static long long now_ms(void)
@@ -275,6 +341,7 @@ int main(int argc, char **argv)
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (argc > 2 && !strcmp(argv[1], "nojoin"))
 		return nojoin(atoi(argv[2]));
+	find_nodes();
 	ret = pmix ? dfg_team_from_pmix(&t) :
 	      dfg_team_from_mpi(MPI_COMM_WORLD, -1, &t);
 	if (!ret && (dfg_team_rank(t) != (unsigned int)rank ||
@@ -298,6 +365,15 @@ int main(int argc, char **argv)
 	/* The table's own choice, the big end included. */
 	reductions(t, DFG_FLOAT64, DFG_SUM, max / 8, DFG_ALGO_AUTO);
 	reductions(t, DFG_FLOAT32, DFG_PROD, 1000, DFG_ALGO_AUTO);
+	/* The hierarchy, forced: every type, 1 element to MAX_BYTES. */
+	for (size_t k = 0; hier && k < 4; k++) {
+		for (size_t n = 1; n * 8 <= max; n = n < 4 ? n + 2 : n * 32)
+			reductions(t, dts[k], (int)k, n, DFG_ALGO_HIER);
+	}
+	if (hier)
+		reductions(t, DFG_FLOAT64, DFG_SUM, max / 8, DFG_ALGO_HIER);
+	dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, DFG_ALGO_AUTO);
+	dfg_coll_set_algo(t, DFG_COLL_REDUCE_SCATTER, DFG_ALGO_AUTO);
 	for (size_t b = 1; b * size <= max; b *= 32)
 		moves(t, b);
 	moves(t, max / size);
@@ -316,7 +392,8 @@ int main(int argc, char **argv)
 	check(1, "leave", 0, ret);
 	MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == 0 && !all)
-		printf("net_coll ok %d %d\n", size, checks);
+		printf("net_coll ok %d %d%s\n", size, checks,
+		       hier ? " hier" : "");
 	MPI_Finalize();
 	return all ? 1 : 0;
 }

@@ -114,10 +114,12 @@ check "dfg collectives across the nodes, team from dfg_team_from_pmix" \
 	'^net_coll ok 2 [0-9]+$' \
 	timeout 300 mpirun --host node0,$peer -np 2 \
 	"$BUILD/selftests/net/net_coll" pmix 4096
-# Two ranks on each node (four in all, each node's two over UCX's shared
-# memory, the nodes over rxe0), with every rank's liveness connections.
-check "dfg collectives, two ranks on node0 and two on $peer" \
-	'^net_coll ok 4 [0-9]+$' \
+# Two ranks on each node (four in all), with every rank's liveness
+# connections: the team is hierarchical (each node's two ranks in a kernel
+# team, the nodes' leaders over rxe0), and every reduction and broadcast
+# runs both flat and hierarchical (DFG_ALGO_HIER, the default there).
+check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
+	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
 # The same collectives with UCX forced onto TCP (and MPI onto ob1/tcp):
@@ -157,6 +159,23 @@ survivor() {
 }
 check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2 s" \
 	'^survivor 0: ' survivor
+# The same in a hierarchical allreduce, two ranks per node: the killed
+# rank is not its node's leader, so its leader learns it from the kernel
+# team, node0's leader from the network, node0's other rank from its
+# leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms
+# seen). mpirun may then linger until its timeout (the survivors' lines
+# are out by then).
+survivors_hier() {
+	local out r
+	out=$(timeout 150 mpirun --enable-recovery --host node0:2,$peer:2 \
+		-np 4 "$BUILD/selftests/net/net_coll" die 3 2>&1)
+	echo "$out"
+	for r in 0 1 2; do
+		reported survivor $r 130 0 2000 "$out" || return 1
+	done
+}
+check "a rank killed on $peer mid-hier: the three others fail with EOWNERDEAD within 2 s" \
+	'^survivor 2: ' survivors_hier
 # A rank that never forms the team: the others' join ends with ETIMEDOUT
 # (110) after DFG_TEAM_TIMEOUT_MS (PMIx's fence counts whole seconds).
 nojoin() {

@@ -88,8 +88,12 @@ typedef int (*dfg_allgather_fn)(const void *mine, void *all, size_t len,
  * @out:		the team handle
  *
  * Peers are reached over the network transport (UCX: RDMA where a verbs
- * device is there, TCP else). No kernel team: dfg_team_add_arena()
- * gives -EOPNOTSUPP. After the allgather each rank waits at most
+ * device is there, TCP else). No kernel team of its own:
+ * dfg_team_add_arena() gives -EOPNOTSUPP. A team over several machines
+ * with several members on one is hierarchical: each machine's members
+ * join a kernel team (dfg.ko there; two more rounds of @ag), and
+ * allreduce, reduce, reduce_scatter and broadcast take DFG_ALGO_HIER
+ * (man 3 dfg_team_join_net). After the allgather each rank waits at most
  * DFG_TEAM_TIMEOUT_MS (environment, default 30000; < 0 for ever) for the
  * others to connect. Returns 0, or -errno: -EINVAL, -ENOMEM, -ENODEV
  * (no usable UCX transport), -EPROTO (the ranks' data disagree),
