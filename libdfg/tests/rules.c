@@ -351,6 +351,54 @@ TEST_F(rules, component_and_parameter)
 	EXPECT_EQ(NULL, dfg_rules_var(self->r, "x"));
 }
 
+/*
+ * The param and flow facts are made again only when the graph changes
+ * (libdfg/rules/engine.c, sync_graph): they stay while it does not, and
+ * follow a new graph's parameters.
+ */
+TEST_F(rules, parameters_follow_the_graph)
+{
+	static const char slow[] =
+		"digraph g { src [type=gen]; part [type=count, mode=slow];"
+		" src -> part [flow=hash, key=k]; }";
+	struct dfg_rules_error err = { 0 };
+	struct world w2 = { 0 };
+
+	ASSERT_EQ(0, load(self->r,
+		"rule s when param comp == part, key == mode, value == slow\n"
+		"do set $slow = yes end\n"
+		"rule t when param comp == part, key == mode, value == slow\n"
+		"  and test $tick == 1 do set $still = yes end\n"
+		"rule f when param comp == part, key == mode, value == fast\n"
+		"  and test $slow == yes do set $back = yes end\n", &err));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "slow"));
+
+	/* another graph: mode=slow */
+	ASSERT_EQ(0, dfg_flow_parse(slow, strlen(slow), "s.dot", NULL, &w2.fg,
+				    NULL));
+	ASSERT_EQ(0, dfg_plan_build(w2.fg, 0, &w2.plan));
+	w2.view = self->w.view;
+	w2.view.fg = w2.fg;
+	w2.view.plan = w2.plan;
+	w2.view.generation = 1;
+	w2.view.comps = w2.comps;
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	EXPECT_STREQ("yes", dfg_rules_var(self->r, "slow"));
+	/* the same graph again: its param fact stays */
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	ASSERT_EQ(0, dfg_rules_assert_var(self->r, "tick", "1"));
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	EXPECT_STREQ("yes", dfg_rules_var(self->r, "still"));
+
+	/* back to the first graph: mode=fast again */
+	self->w.view.now_ns = w2.view.now_ns;
+	self->w.view.generation = 2;
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_STREQ("yes", dfg_rules_var(self->r, "back"));
+	world_fini(&w2);
+}
+
 TEST_F(rules, system_topology)
 {
 	const char *h = hit_after(_metadata, self,
