@@ -782,6 +782,39 @@ TEST_F(rules, default_rules_skew_2_to_4)
 	EXPECT_EQ(0, self->n);
 }
 
+/* Short of memory, a sort becomes an external sort, and the run says so. */
+TEST_F(rules, default_rules_low_memory_sort)
+{
+	static const char text[] =
+		"digraph g { src [type=gen]; s [type=sort]; out [type=out];"
+		" src -> s; s -> out; }";
+	struct dfg_rules_system sys = { .cpus = 8, .numa = 2,
+					.mem_avail = 1ULL << 30 };
+	struct world w = { 0 };
+
+	ASSERT_EQ(0, dfg_flow_parse(text, strlen(text), "m.dot", NULL, &w.fg,
+				    NULL));
+	ASSERT_EQ(0, dfg_plan_build(w.fg, 0, &w.plan));
+	w.view = (struct dfg_run_view){ .fg = w.fg, .plan = w.plan,
+					.now_ns = 1, .comps = w.comps };
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	ASSERT_EQ(0, dfg_rules_set_system(self->r, &sys));
+	ASSERT_EQ(0, eval(self->r, &w, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	EXPECT_EQ(0, self->warns.n);
+
+	sys.mem_avail = 32ULL << 20;
+	ASSERT_EQ(0, dfg_rules_set_system(self->r, &sys));
+	ASSERT_EQ(0, eval(self->r, &w, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_EQ(DFG_EDIT_SUBSTITUTE, self->e[0].op);
+	EXPECT_STREQ("s", self->e[0].comp);
+	EXPECT_STREQ("sort_external", self->e[0].type);
+	EXPECT_EQ(1, self->warns.n);
+	EXPECT_NE(NULL, strstr(self->warns.buf, "below low_memory"));
+	world_fini(&w);
+}
+
 /* A straight neighbour changes with the component (in both directions). */
 TEST_F(rules, default_rules_straight_neighbours)
 {

@@ -340,7 +340,7 @@ run_rules() {
 		echo "command: tools/bench/run.sh (tools/bench/rules.sh): dfg run -v --checkpoint-every $rules_every --state-dir DIR job.dot [--rules default --replan-every $rules_period], work at degree 2 (rules, default fixed plan) and 1, 2, 4 (fixed plans; the best in hindsight per scenario), $reps rounds interleaved, $rules_nelem elements per run, DFG_REPLAN_LOG=1"
 		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at ${rules_t1:-?} s, back at ${rules_t2:-?} s), kill (a work instance SIGKILLed at 1/3, then --resume), store (skew again on the filled plan store)"
 		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
-		echo "not measured: memory pressure forcing an external sort (dfg has no external sort component)"
+		echo "not measured: memory pressure forcing the external sort (sort_external exists and the default rules substitute it; no scenario here makes memory short)"
 		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"
 		describe_machine
 	} >"$out/rules.cmd"
