@@ -122,31 +122,48 @@ static int order_cmp(const void *a, const void *b, void *arg)
 	return r ? r : (i > j) - (i < j);
 }
 
-/* Emits the stored records in key order, then forgets them. */
-static int sort_flush(struct dfg_comp *c)
+size_t *comp_sort_index(const struct comp_key *key,
+			const struct comp_store *recs)
 {
-	struct sorter *s = dfg_comp_state(c);
-	struct order_ctx o = { &s->key, s->recs.recs };
-	size_t i, n = s->recs.nr;
+	struct order_ctx o = { key, recs->recs };
+	size_t i, n = recs->nr;
+	size_t *idx = malloc((n ? n : 1) * sizeof(*idx));
+
+	if (!idx)
+		return NULL;
+	for (i = 0; i < n; i++)
+		idx[i] = i;
+	qsort_r(idx, n, sizeof(*idx), order_cmp, &o);
+	return idx;
+}
+
+int comp_emit_sorted(struct dfg_comp *c, const struct comp_key *key,
+		     struct comp_store *recs)
+{
+	size_t i, n = recs->nr;
 	size_t *idx;
 	int ret = 0;
 
 	if (!n)
 		return 0;
-	idx = malloc(n * sizeof(*idx));
+	idx = comp_sort_index(key, recs);
 	if (!idx)
 		return dfg_comp_error(c, -ENOMEM, "out of memory");
-	for (i = 0; i < n; i++)
-		idx[i] = i;
-	qsort_r(idx, n, sizeof(*idx), order_cmp, &o);
 	for (i = 0; !ret && i < n; i++) {
-		const struct comp_rec *r = &s->recs.recs[idx[i]];
+		const struct comp_rec *r = &recs->recs[idx[i]];
 
 		ret = dfg_emit(c, 0, &(struct dfg_elem){ r->data, r->len, 0 });
 	}
 	free(idx);
-	comp_store_clear(&s->recs);
+	comp_store_clear(recs);
 	return ret;
+}
+
+static int sort_flush(struct dfg_comp *c)
+{
+	struct sorter *s = dfg_comp_state(c);
+
+	return comp_emit_sorted(c, &s->key, &s->recs);
 }
 
 static int sort_blip(struct dfg_comp *c, const struct dfg_blip *b)

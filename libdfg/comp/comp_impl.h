@@ -24,7 +24,8 @@ size_t __dfg_ckpt_left(const struct dfg_ckpt *r);
 extern const struct dfg_comp_type comp_read_lines, comp_read_records,
 	comp_write_lines, comp_write_records, comp_generate, comp_filter,
 	comp_map, comp_split_words, comp_partition, comp_gather, comp_merge,
-	comp_sort, comp_join, comp_aggregate, comp_count, comp_exec;
+	comp_sort, comp_sort_external, comp_join, comp_aggregate, comp_count,
+	comp_exec;
 
 /*
  * A key: an expression over an element, compared as an integer (numeric)
@@ -49,6 +50,17 @@ int comp_key_eval(struct dfg_comp *c, struct comp_key *k,
 		  const struct dfg_elem *e, struct dfg_expr_val *v);
 int comp_key_cmp(const struct comp_key *k, const struct dfg_expr_val *a,
 		 const struct dfg_expr_val *b);
+
+/*
+ * The indices of @recs' records in @key's order, equal keys in arrival
+ * order (malloc'd; NULL: no memory). builtin_sort.c.
+ */
+struct comp_store;
+size_t *comp_sort_index(const struct comp_key *key,
+			const struct comp_store *recs);
+/* Emits @recs in @key's order on port 0, then forgets them. */
+int comp_emit_sorted(struct dfg_comp *c, const struct comp_key *key,
+		     struct comp_store *recs);
 
 /* Separator parameter "sep" of @c: a byte, or -1 (blanks) if unset. */
 int comp_sep(struct dfg_comp *c, const char *param, int *sep);

@@ -84,6 +84,9 @@ int comp_flow_typeinfo(const char *type, struct dfg_flow_typeinfo *info);
 /* Instances of @t may run in a worker pool with other sets (registry.c). */
 bool comp_type_poolable(const struct dfg_comp_type *t);
 
+/* Can an instance of type @b take over the state of one of type @a? */
+bool comp_types_share_state(const char *a, const char *b);
+
 /*
  * dfg_emit() for libdfg's own callers (the built-ins' per-element paths):
  * the same checks and result, without a call into the exported symbol.

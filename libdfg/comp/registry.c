@@ -27,7 +27,8 @@ static const struct dfg_comp_type *const builtins[] = {
 	&comp_read_lines, &comp_read_records, &comp_write_lines,
 	&comp_write_records, &comp_generate, &comp_filter, &comp_map,
 	&comp_split_words, &comp_partition, &comp_gather, &comp_merge,
-	&comp_sort, &comp_join, &comp_aggregate, &comp_count, &comp_exec,
+	&comp_sort, &comp_sort_external, &comp_join, &comp_aggregate,
+	&comp_count, &comp_exec,
 };
 
 /* The table; reg_lock protects all three and every change to them. */
@@ -96,6 +97,26 @@ bool comp_type_poolable(const struct dfg_comp_type *t)
 		if (builtins[i] == t)
 			return true;
 	return false;
+}
+
+/*
+ * Types whose checkpoints are the same thing, so that a substitution
+ * between them carries the state: sort and sort_external both keep a
+ * record store of what they have not sorted yet.
+ */
+bool comp_types_share_state(const char *a, const char *b)
+{
+	static const char *const family[] = { "sort", "sort_external" };
+	bool in_a = false, in_b = false;
+	unsigned int i;
+
+	if (!strcmp(a, b))
+		return true;
+	for (i = 0; i < sizeof(family) / sizeof(family[0]); i++) {
+		in_a |= !strcmp(a, family[i]);
+		in_b |= !strcmp(b, family[i]);
+	}
+	return in_a && in_b;
 }
 
 /* Whether @t is a type the executor can drive; the reason in @err. */

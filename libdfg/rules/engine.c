@@ -33,7 +33,8 @@
 
 struct fact_ent {
 	char		*key;
-	char		*text;
+	char		*text;		/* NULL: made by vfact_put() */
+	unsigned long long hash;	/* vfact_put()'s: of the slots */
 	char		*val;		/* a variable's value, as set */
 	char		*ev_name;	/* an event's name */
 	void		*fact;
@@ -100,6 +101,8 @@ struct dfg_rules {
 	struct prev_comp	*prev;
 	unsigned int		nprev;
 	__u64			prev_ns;
+	/* the graph the param and flow facts were made from (graph_print) */
+	unsigned long long	graph_print;
 
 	struct dfg_rules	*central;
 
@@ -346,53 +349,175 @@ static void fact_drop(struct dfg_rules *r, struct fact_ent *f)
 }
 
 /*
+ * The entry of fact @key, made (without a CLIPS fact yet) if new, and
+ * seen by this evaluation; NULL: no memory.
+ */
+static struct fact_ent *fact_entry(struct dfg_rules *r, const char *key,
+				   bool view, bool once)
+{
+	struct fact_ent *f = fact_find(r, key);
+
+	if (f) {
+		f->seen = true;
+		return f;
+	}
+	f = realloc(r->facts, (r->nfacts + 1) * sizeof(*f));
+	if (!f)
+		return NULL;
+	r->facts = f;
+	f = &r->facts[r->nfacts];
+	*f = (struct fact_ent){ .view = view, .once = once, .seen = true };
+	f->key = strdup(key);
+	if (!f->key)
+		return NULL;
+	r->nfacts++;
+	return f;
+}
+
+/* @f's CLIPS fact retracted, if it has one. */
+static void fact_retract(struct dfg_rules *r, struct fact_ent *f)
+{
+	if (f->fact) {
+		EnvDecrementFactCount(r->env, f->fact);
+		EnvRetract(r->env, f->fact);
+		f->fact = NULL;
+	}
+}
+
+/* @fact (just asserted, or NULL: CLIPS refused it) becomes @f's. */
+static int fact_hold(struct dfg_rules *r, struct fact_ent *f, void *fact)
+{
+	f->fact = fact;
+	if (!fact) {
+		flush_cliperr(r);
+		return -EINVAL;
+	}
+	/* held: the table keeps the address until it retracts the fact */
+	EnvIncrementFactCount(r->env, fact);
+	return 0;
+}
+
+/*
  * Makes fact @key read @text: nothing when it already does, else the old
  * fact goes and a new one comes. 0, -ENOMEM, -EINVAL (CLIPS refused).
  */
 static int fact_put(struct dfg_rules *r, const char *key, const char *text,
 		    bool view, bool once)
 {
-	struct fact_ent *f = fact_find(r, key);
+	struct fact_ent *f = fact_entry(r, key, view, once);
 	char *t;
 
-	if (f) {
-		f->seen = true;
-		if (!strcmp(f->text, text))
-			return 0;
-		t = strdup(text);
-		if (!t)
-			return -ENOMEM;
-		if (f->fact) {
-			EnvDecrementFactCount(r->env, f->fact);
-			EnvRetract(r->env, f->fact);
+	if (!f)
+		return -ENOMEM;
+	if (f->text && !strcmp(f->text, text))
+		return 0;
+	t = strdup(text);
+	if (!t)
+		return -ENOMEM;
+	fact_retract(r, f);
+	free(f->text);
+	f->text = t;
+	f->hash = 0;
+	return fact_hold(r, f, EnvAssertString(r->env, text));
+}
+
+/*
+ * A fact of the run view built slot by slot (vfact_*) and asserted through
+ * CLIPS's fact API: the comp and system facts change at every evaluation
+ * (rates, free memory), and printing them as text for CLIPS to parse back
+ * was most of an evaluation's cost. Whether one changed is told by a hash
+ * of its slots. Strings are CLIPS strings and numbers integers when whole
+ * (below 1e15), else floats: what the text form gave.
+ */
+#define VFACT_SLOTS	16
+
+struct vfact {
+	const char		*tmpl;
+	unsigned int		n;
+	struct {
+		const char	*name;
+		const char	*s;	/* NULL: a number, @d */
+		double		d;
+	}			slot[VFACT_SLOTS];
+};
+
+static void vfact_str(struct vfact *v, const char *name, const char *s)
+{
+	if (v->n < VFACT_SLOTS)
+		v->slot[v->n++] = (typeof(v->slot[0])){ name, s ? s : "", 0 };
+}
+
+static void vfact_num(struct vfact *v, const char *name, double d)
+{
+	if (v->n < VFACT_SLOTS)
+		v->slot[v->n++] = (typeof(v->slot[0])){ name, NULL,
+							isfinite(d) ? d : 0 };
+}
+
+static unsigned long long vfact_hash(const struct vfact *v)
+{
+	unsigned long long h = hash_str(0, v->tmpl);
+	unsigned int i, k;
+	__u64 bits;
+
+	for (i = 0; i < v->n; i++) {
+		if (v->slot[i].s) {
+			h = hash_str(h, v->slot[i].s);
+			continue;
 		}
-		free(f->text);
-		f->text = t;
-	} else {
-		f = realloc(r->facts, (r->nfacts + 1) * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		r->facts = f;
-		f = &r->facts[r->nfacts];
-		*f = (struct fact_ent){ .view = view, .once = once,
-					.seen = true };
-		f->key = strdup(key);
-		f->text = strdup(text);
-		if (!f->key || !f->text) {
-			free(f->key);
-			free(f->text);
-			return -ENOMEM;
+		memcpy(&bits, &v->slot[i].d, sizeof(bits));
+		for (k = 0; k < sizeof(bits); k++, bits >>= 8) {
+			h ^= bits & 0xff;
+			h *= 0x100000001b3ULL;
 		}
-		r->nfacts++;
 	}
-	f->fact = EnvAssertString(r->env, text);
-	if (!f->fact) {
-		flush_cliperr(r);
-		return -EINVAL;
+	return h ? h : 1;
+}
+
+static void *vfact_assert(struct dfg_rules *r, const struct vfact *v)
+{
+	void *tmpl = EnvFindDeftemplate(r->env, v->tmpl);
+	struct fact *fact = tmpl ? EnvCreateFact(r->env, tmpl) : NULL;
+	unsigned int i;
+	DATA_OBJECT d;
+
+	if (!fact)
+		return NULL;
+	for (i = 0; i < v->n; i++) {
+		double x = v->slot[i].d;
+
+		if (v->slot[i].s) {
+			SetType(d, STRING);
+			SetValue(d, EnvAddSymbol(r->env, v->slot[i].s));
+		} else if (x == floor(x) && fabs(x) < 1e15) {
+			SetType(d, INTEGER);
+			SetValue(d, EnvAddLong(r->env, (long long)x));
+		} else {
+			SetType(d, FLOAT);
+			SetValue(d, EnvAddDouble(r->env, x));
+		}
+		EnvPutFactSlot(r->env, fact, v->slot[i].name, &d);
 	}
-	/* held: the table keeps the address until it retracts the fact */
-	EnvIncrementFactCount(r->env, f->fact);
-	return 0;
+	EnvAssignFactSlotDefaults(r->env, fact);
+	return EnvAssert(r->env, fact);
+}
+
+/* Makes view fact @key what @v says; as fact_put(). */
+static int vfact_put(struct dfg_rules *r, const char *key,
+		     const struct vfact *v)
+{
+	struct fact_ent *f = fact_entry(r, key, true, false);
+	unsigned long long h = vfact_hash(v);
+
+	if (!f)
+		return -ENOMEM;
+	if (f->fact && f->hash == h)
+		return 0;
+	fact_retract(r, f);
+	free(f->text);
+	f->text = NULL;
+	f->hash = h;
+	return fact_hold(r, f, vfact_assert(r, v));
 }
 
 static const struct fact_ent *fact_of(struct dfg_rules *r, void *fact)
@@ -779,6 +904,8 @@ static void apply_pending(struct dfg_rules *r)
 {
 	unsigned int i;
 
+	if (!r->npending)	/* the usual firing: the rules stay as they are */
+		return;
 	for (i = 0; i < r->npending; i++) {
 		struct rule_ent *e;
 
@@ -1377,10 +1504,112 @@ static const char *fed_by(const struct dfg_flow *fg,
 	       dfg_flow_kind_name(fg->flows[c->in_flows[0]].kind) : "none";
 }
 
+/*
+ * A fingerprint of what the param and flow facts say about @fg: they
+ * change only with a new plan, and formatting them (an expression
+ * parameter runs to hundreds of bytes) and parsing them back into CLIPS
+ * was most of an evaluation's cost.
+ */
+static unsigned long long graph_print(const struct dfg_flow *fg)
+{
+	unsigned long long h = hash_str(0, "graph");
+	char num[48];
+	unsigned int i, j;
+
+	for (i = 0; i < fg->ncomps; i++) {
+		const struct dfg_flow_comp *c = &fg->comps[i];
+
+		h = hash_str(hash_str(h, c->name), c->type);
+		for (j = 0; j < c->nparams; j++)
+			h = hash_str(hash_str(h, c->params[j].key),
+				     c->params[j].value ?: "");
+	}
+	for (i = 0; i < fg->nflows; i++) {
+		const struct dfg_flow_edge *e = &fg->flows[i];
+
+		snprintf(num, sizeof(num), "%u:%u>%u:%u/%d", e->src,
+			 e->src_port, e->dst, e->dst_port, e->kind);
+		h = hash_str(hash_str(h, num), e->key ?: "");
+	}
+	return h;
+}
+
+/* The param and flow facts of @fg, made again only when it changed. */
+static int sync_graph(struct dfg_rules *r, const struct dfg_flow *fg)
+{
+	unsigned long long print = graph_print(fg);
+	struct rl_buf b = { 0 }, key = { 0 };
+	unsigned int i, j;
+	int ret = 0;
+
+	if (print == r->graph_print) {
+		for (i = 0; i < r->nfacts; i++) {
+			const char *k = r->facts[i].key;
+
+			if (!strncmp(k, "param:", 6) || !strncmp(k, "flow:", 5))
+				r->facts[i].seen = true;
+		}
+		return 0;
+	}
+	r->graph_print = 0;	/* until all are in */
+	for (i = 0; i < fg->ncomps && !ret; i++) {
+		const struct dfg_flow_comp *c = &fg->comps[i];
+
+		for (j = 0; j < c->nparams && !ret; j++) {
+			rl_buf_printf(&b, "(param");
+			put_str(&b, "comp", c->name);
+			put_str(&b, "key", c->params[j].key);
+			rl_buf_printf(&b, " (value ");
+			put_value(&b, c->params[j].value);
+			rl_buf_printf(&b, "))");
+			rl_buf_printf(&key, "param:%s:%s", c->name,
+				      c->params[j].key);
+			ret = key.oom ? -ENOMEM :
+			      put_buf(r, key.s, &b, true, false);
+			key.len = 0;
+		}
+	}
+	for (i = 0; i < fg->nflows && !ret; i++) {
+		const struct dfg_flow_edge *e = &fg->flows[i];
+
+		rl_buf_printf(&b, "(flow");
+		put_str(&b, "src", fg->comps[e->src].name);
+		put_str(&b, "dst", fg->comps[e->dst].name);
+		put_str(&b, "kind", dfg_flow_kind_name(e->kind));
+		put_str(&b, "key", e->key);
+		put_str(&b, "src_type", fg->comps[e->src].type);
+		put_str(&b, "dst_type", fg->comps[e->dst].type);
+		rl_buf_printf(&b, ")");
+		rl_buf_printf(&key, "flow:%s:%u:%s:%u",
+			      fg->comps[e->src].name, e->src_port,
+			      fg->comps[e->dst].name, e->dst_port);
+		ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, true, false);
+		key.len = 0;
+	}
+	free(b.s);
+	free(key.s);
+	if (!ret)
+		r->graph_print = print;
+	return ret;
+}
+
+/* The system fact: the machine as it is now. */
+static int sync_system(struct dfg_rules *r)
+{
+	struct vfact vf = { .tmpl = "system" };
+
+	if (!r->sys_fixed && !(r->flags & DFG_RULES_NO_SYSTEM))
+		read_system(r);
+	vfact_num(&vf, "cpus", r->sys.cpus);
+	vfact_num(&vf, "numa", r->sys.numa);
+	vfact_num(&vf, "mem_avail", (double)r->sys.mem_avail);
+	return vfact_put(r, "system", &vf);
+}
+
 static int sync_view(struct dfg_rules *r, const struct dfg_run_view *v)
 {
 	const struct dfg_flow *fg = v->fg;
-	struct rl_buf b = { 0 }, key = { 0 };
+	struct rl_buf key = { 0 };
 	const struct dfg_run_view_comp **old;
 	struct prev_comp *np;
 	__u64 total_cpu = 0;
@@ -1415,73 +1644,36 @@ static int sync_view(struct dfg_rules *r, const struct dfg_run_view *v)
 		const struct dfg_run_view_comp *m = &v->comps[i];
 		const struct dfg_run_view_comp *p = old[i] ? old[i] : m;
 		unsigned int set = v->plan ? v->plan->set_of[i] : 0;
+		struct vfact vf = { .tmpl = "comp" };
 
-		rl_buf_printf(&b, "(comp");
-		put_str(&b, "name", c->name);
-		put_str(&b, "type", c->type);
-		put_num(&b, "degree", c->degree);
-		put_num(&b, "phase", c->phase);
-		put_str(&b, "set", v->plan ? v->plan->sets[set].name : "");
-		put_str(&b, "fed_by", fed_by(fg, c));
-		put_str(&b, "foldable", c->foldable ? "yes" : "no");
-		put_num(&b, "cpu_share", total_cpu ?
-			(double)(m->cpu_samples -
-				 (old[i] ? p->cpu_samples : 0)) / total_cpu :
-			0);
-		put_num(&b, "in_rate", rate(m->in_elems, p->in_elems, dt));
-		put_num(&b, "out_rate", rate(m->out_elems, p->out_elems, dt));
-		put_num(&b, "in_bytes_rate", rate(m->in_bytes, p->in_bytes, dt));
-		put_num(&b, "out_bytes_rate",
-			rate(m->out_bytes, p->out_bytes, dt));
-		put_num(&b, "key_skew", m->key_skew);
-		put_num(&b, "in_elems", m->in_elems);
-		put_num(&b, "out_elems", m->out_elems);
-		rl_buf_printf(&b, ")");
+		vfact_str(&vf, "name", c->name);
+		vfact_str(&vf, "type", c->type);
+		vfact_num(&vf, "degree", c->degree);
+		vfact_num(&vf, "phase", c->phase);
+		vfact_str(&vf, "set", v->plan ? v->plan->sets[set].name : "");
+		vfact_str(&vf, "fed_by", fed_by(fg, c));
+		vfact_str(&vf, "foldable", c->foldable ? "yes" : "no");
+		vfact_num(&vf, "cpu_share", total_cpu ?
+			  (double)(m->cpu_samples -
+				   (old[i] ? p->cpu_samples : 0)) / total_cpu :
+			  0);
+		vfact_num(&vf, "in_rate", rate(m->in_elems, p->in_elems, dt));
+		vfact_num(&vf, "out_rate", rate(m->out_elems, p->out_elems, dt));
+		vfact_num(&vf, "in_bytes_rate",
+			  rate(m->in_bytes, p->in_bytes, dt));
+		vfact_num(&vf, "out_bytes_rate",
+			  rate(m->out_bytes, p->out_bytes, dt));
+		vfact_num(&vf, "key_skew", m->key_skew);
+		vfact_num(&vf, "in_elems", m->in_elems);
+		vfact_num(&vf, "out_elems", m->out_elems);
 		rl_buf_printf(&key, "comp:%s", c->name);
-		ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, true, false);
-		key.len = 0;
-		for (j = 0; j < c->nparams && !ret; j++) {
-			rl_buf_printf(&b, "(param");
-			put_str(&b, "comp", c->name);
-			put_str(&b, "key", c->params[j].key);
-			rl_buf_printf(&b, " (value ");
-			put_value(&b, c->params[j].value);
-			rl_buf_printf(&b, "))");
-			rl_buf_printf(&key, "param:%s:%s", c->name,
-				      c->params[j].key);
-			ret = key.oom ? -ENOMEM :
-			      put_buf(r, key.s, &b, true, false);
-			key.len = 0;
-		}
-	}
-	for (i = 0; i < fg->nflows && !ret; i++) {
-		const struct dfg_flow_edge *e = &fg->flows[i];
-
-		rl_buf_printf(&b, "(flow");
-		put_str(&b, "src", fg->comps[e->src].name);
-		put_str(&b, "dst", fg->comps[e->dst].name);
-		put_str(&b, "kind", dfg_flow_kind_name(e->kind));
-		put_str(&b, "key", e->key);
-		put_str(&b, "src_type", fg->comps[e->src].type);
-		put_str(&b, "dst_type", fg->comps[e->dst].type);
-		rl_buf_printf(&b, ")");
-		rl_buf_printf(&key, "flow:%s:%u:%s:%u",
-			      fg->comps[e->src].name, e->src_port,
-			      fg->comps[e->dst].name, e->dst_port);
-		ret = key.oom ? -ENOMEM : put_buf(r, key.s, &b, true, false);
+		ret = key.oom ? -ENOMEM : vfact_put(r, key.s, &vf);
 		key.len = 0;
 	}
-	if (!ret) {
-		if (!r->sys_fixed && !(r->flags & DFG_RULES_NO_SYSTEM))
-			read_system(r);
-		rl_buf_printf(&b, "(system");
-		put_num(&b, "cpus", r->sys.cpus);
-		put_num(&b, "numa", r->sys.numa);
-		put_num(&b, "mem_avail", (double)r->sys.mem_avail);
-		rl_buf_printf(&b, ")");
-		ret = put_buf(r, "system", &b, true, false);
-	}
-	free(b.s);
+	if (!ret)
+		ret = sync_graph(r, fg);
+	if (!ret)
+		ret = sync_system(r);
 	free(key.s);
 	free(old);
 	/* what the view no longer has goes */
@@ -1970,27 +2162,45 @@ int dfg_rules_eval(struct dfg_rules *r, const struct dfg_run_view *view,
 	return eval_local(r, view, pe, pn, edits, n);
 }
 
+static __u64 thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
 /*
- * With DFG_REPLAN_LOG set, every evaluation that decides a change says
- * on stderr when (the view's CLOCK_MONOTONIC), how long the step took
- * (all of it, and the signature and store lookup alone: the rest is
- * turning the view and the module's events into facts), and whether
- * the plan store answered it (tools/bench/rules.sh reads
- * these lines; dfg_run() adds its own, see libdfg/run/replan.c).
+ * With DFG_REPLAN_LOG set, every evaluation says on stderr what it cost
+ * (wall and this thread's CPU: the evaluation shares the machine with the
+ * sets it watches), and one that decides a change says when (the view's
+ * CLOCK_MONOTONIC), how long the step took (all of it, and the signature
+ * and store lookup alone: the rest is turning the view and the module's
+ * events into facts), and whether the plan store answered it
+ * (tools/bench/rules.sh reads these lines; dfg_run() adds its own, see
+ * libdfg/run/replan.c).
  */
 static int replanner_eval(void *ctx, const struct dfg_run_view *view,
 			  const struct dfg_plan_edit **edits, unsigned int *n)
 {
 	struct dfg_rules *r = ctx;
 	unsigned long long hits = r ? r->st.store_hits : 0;
+	__u64 c0 = r && r->log ? thread_cpu_ns() : 0;
 	__u64 t0 = mono_ns();
 	int ret = dfg_rules_eval(ctx, view, edits, n);
+	__u64 t1 = mono_ns();
 
-	if (!ret && r->log && *n)
+	if (ret || !r->log)
+		return ret;
+	fprintf(stderr, "replan-log: eval gen=%u eval_ns=%llu cpu_ns=%llu "
+		"edits=%u\n", view->generation,
+		(unsigned long long)(t1 - t0),
+		(unsigned long long)(thread_cpu_ns() - c0), *n);
+	if (*n)
 		fprintf(stderr, "replan-log: rules gen=%u view_ns=%llu "
 			"eval_ns=%llu lookup_ns=%llu edits=%u store=%d\n",
 			view->generation, (unsigned long long)view->now_ns,
-			(unsigned long long)(mono_ns() - t0),
+			(unsigned long long)(t1 - t0),
 			(unsigned long long)r->lookup_ns, *n,
 			r->st.store_hits > hits);
 	return ret;

@@ -49,6 +49,7 @@
 
 #include <dfg/replan.h>
 
+#include "../comp/comp_run.h"
 #include "run.h"
 
 #define RUN_REPLAN_MS		100
@@ -640,6 +641,33 @@ out:
 	return r;
 }
 
+/*
+ * The new instances of @comp, of another type that takes over its state
+ * (comp_types_share_state()) at the same degree: each the old one's
+ * bytes, under the new type's name.
+ */
+static int rewrap(struct carry *c, unsigned int comp, const void **pl,
+		  const size_t *plen)
+{
+	const struct dfg_flow_comp *fc = &c->nfg->comps[comp];
+	struct inst_state *nst = c->st[comp] + fc->degree;
+	struct dfg_ckpt *w;
+	unsigned int i;
+	int r = 0;
+
+	for (i = 0; !r && i < fc->degree; i++) {
+		if (!plen[i])
+			continue;	/* no state: starts empty */
+		r = dfg_ckpt_new(&w);
+		if (r)
+			break;
+		r = dfg_ckpt_put(w, pl[i], plen[i]) ?:
+		    member_wrap(&nst[i], fc->type, fc->name, w);
+		dfg_ckpt_free(w);
+	}
+	return r;
+}
+
 /* Does @comp keep its instances' bytes as they are? */
 static bool kept(const struct carry *c, unsigned int comp)
 {
@@ -671,14 +699,18 @@ static int change(struct carry *c, unsigned int comp, char *why,
 	}
 	if (r || !state)
 		goto out;	/* the new instances' bytes stay empty */
-	if (strcmp(o->type, n->type)) {
+	if (!comp_types_share_state(o->type, n->type)) {
 		snprintf(why, whylen,
 			 "'%s' has state of type '%s', which type '%s' cannot take over",
 			 o->name, o->type, n->type);
 		r = -EINVAL;
 		goto out;
 	}
-	r = repartition(c, comp, o->degree, n->degree, pl, plen, why, whylen);
+	if (o->degree == n->degree)	/* only the type: the bytes as they are */
+		r = rewrap(c, comp, pl, plen);
+	else
+		r = repartition(c, comp, o->degree, n->degree, pl, plen, why,
+				whylen);
 out:
 	free(pl);
 	free(plen);

@@ -6,6 +6,7 @@
  * driven through its callbacks, alone into a sink and chained the way a
  * folded set chains them (emit calls the next compute).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 static const char *const builtin_names[] = {
 	"read_lines", "read_records", "write_lines", "write_records",
 	"generate", "filter", "map", "split_words", "partition", "gather",
-	"merge", "sort", "join", "aggregate", "count", "exec",
+	"merge", "sort", "sort_external", "join", "aggregate", "count", "exec",
 };
 
 TEST(registry_builtins)
@@ -681,6 +682,117 @@ TEST(sort)
 	ASSERT_NE(NULL, c);
 	EXPECT_EQ(-EINVAL, feed(c, 0, "12", "x1", NULL));
 	EXPECT_STREQ("element 2: numeric key 'x1' is not an integer",
+		     dfg_comp_errmsg(c));
+	dfg_comp_destroy(c);
+	NO_LEAKS();
+}
+
+/* Open descriptors of this process. */
+static int nr_fds(void)
+{
+	int n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Lines "kK vI" with K drawn from a few keys (many equal: stability
+ * shows), fed to @c with a user blip after @blip_at lines (0: none).
+ */
+static int feed_keys(struct dfg_comp *c, unsigned int n, unsigned int blip_at)
+{
+	struct dfg_blip user = { .kind = DFG_BLIP_USER };
+	unsigned int i, seed = 14;
+	char line[64];
+	int ret = 0;
+
+	for (i = 0; !ret && i < n; i++) {
+		int len;
+
+		seed = seed * 1103515245 + 12345;
+		len = snprintf(line, sizeof(line), "k%u v%u %d",
+			       (seed >> 16) % 37, i, (int)(seed >> 8) % 1000 - 500);
+		ret = dfg_comp_compute(c, 0, &(struct dfg_elem){ line, len, 0 });
+		if (!ret && i + 1 == blip_at)
+			ret = dfg_comp_process_blip(c, &user);
+	}
+	return ret ? ret : dfg_comp_shutdown(c);
+}
+
+/* What @type with the parameters emits for feed_keys(); caller frees. */
+static char *sorted_by(const char *type, unsigned int blip_at,
+		       const char *const *keys, const char *mem)
+{
+	struct dfg_comp *c = mk_comp(type, 1, 1, keys[0], keys[1] ?: mem,
+				     keys[1] ? keys[2] ?: mem : NULL,
+				     keys[1] && keys[2] ? mem : NULL, NULL);
+	struct sink s;
+	char *all = NULL;
+
+	if (!c)
+		return NULL;
+	sink_attach(&s, c);
+	if (!feed_keys(c, 3000, blip_at))
+		all = sink_join(&s);
+	sink_free(&s);
+	dfg_comp_destroy(c);
+	return all;
+}
+
+/*
+ * sort_external emits what sort does, with runs spilled (a budget of a
+ * few records), at a user blip and at the end, for string and numeric
+ * keys both ways; its runs are unlinked files that close with it.
+ */
+TEST(sort_external_is_sort)
+{
+	static const char *const keys[][3] = {
+		{ "key=$1", NULL, NULL },
+		{ "key=$1", "order=desc", NULL },
+		{ "key=$3", "numeric=1", NULL },
+		{ "key=$3", "numeric=1", "order=desc" },
+	};
+	unsigned int k, b;
+	int fds = nr_fds();
+
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		for (b = 0; b < 2; b++) {
+			/* 700 bytes: a run every 5 records or so */
+			char *want = sorted_by("sort", b * 1234, keys[k], NULL);
+			char *all = sorted_by("sort_external", b * 1234,
+					      keys[k], "memory=700");
+			char *mem = sorted_by("sort_external", b * 1234,
+					      keys[k], NULL);
+
+			ASSERT_NE(NULL, want);
+			ASSERT_NE(NULL, all);
+			ASSERT_NE(NULL, mem);
+			EXPECT_STREQ(want, all) TH_LOG("keys %u blip %u", k, b);
+			EXPECT_STREQ(want, mem) TH_LOG("keys %u blip %u", k, b);
+			free(want);
+			free(all);
+			free(mem);
+		}
+	}
+	EXPECT_EQ(fds, nr_fds());
+	NO_LEAKS();
+}
+
+TEST(sort_external_errors)
+{
+	struct dfg_comp *c = mk_comp("sort_external", 1, 1, "memory=10",
+				     "tmpdir=/nonexistent/dir", NULL);
+
+	ASSERT_NE(NULL, c);
+	EXPECT_EQ(0, feed(c, 0, "b", NULL));	/* the first stays in memory */
+	EXPECT_EQ(-ENOENT, feed(c, 0, "a", NULL));
+	EXPECT_STREQ("tmpdir /nonexistent/dir: No such file or directory",
 		     dfg_comp_errmsg(c));
 	dfg_comp_destroy(c);
 	NO_LEAKS();

@@ -104,6 +104,14 @@ TEST(sort_round_trip)
 	NO_LEAKS();
 }
 
+/* spilled runs go into the checkpoint with memory's records */
+TEST(sort_external_round_trip)
+{
+	split_run(_metadata, "sort_external", "order=desc", "memory=100",
+		  "0:pear|0:pear|0:kiwi|0:fig|0:fig|0:fig|0:date|0:apple");
+	NO_LEAKS();
+}
+
 TEST(merge_round_trip)
 {
 	struct dfg_comp *a, *b;

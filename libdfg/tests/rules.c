@@ -351,6 +351,54 @@ TEST_F(rules, component_and_parameter)
 	EXPECT_EQ(NULL, dfg_rules_var(self->r, "x"));
 }
 
+/*
+ * The param and flow facts are made again only when the graph changes
+ * (libdfg/rules/engine.c, sync_graph): they stay while it does not, and
+ * follow a new graph's parameters.
+ */
+TEST_F(rules, parameters_follow_the_graph)
+{
+	static const char slow[] =
+		"digraph g { src [type=gen]; part [type=count, mode=slow];"
+		" src -> part [flow=hash, key=k]; }";
+	struct dfg_rules_error err = { 0 };
+	struct world w2 = { 0 };
+
+	ASSERT_EQ(0, load(self->r,
+		"rule s when param comp == part, key == mode, value == slow\n"
+		"do set $slow = yes end\n"
+		"rule t when param comp == part, key == mode, value == slow\n"
+		"  and test $tick == 1 do set $still = yes end\n"
+		"rule f when param comp == part, key == mode, value == fast\n"
+		"  and test $slow == yes do set $back = yes end\n", &err));
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_EQ(NULL, dfg_rules_var(self->r, "slow"));
+
+	/* another graph: mode=slow */
+	ASSERT_EQ(0, dfg_flow_parse(slow, strlen(slow), "s.dot", NULL, &w2.fg,
+				    NULL));
+	ASSERT_EQ(0, dfg_plan_build(w2.fg, 0, &w2.plan));
+	w2.view = self->w.view;
+	w2.view.fg = w2.fg;
+	w2.view.plan = w2.plan;
+	w2.view.generation = 1;
+	w2.view.comps = w2.comps;
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	EXPECT_STREQ("yes", dfg_rules_var(self->r, "slow"));
+	/* the same graph again: its param fact stays */
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	ASSERT_EQ(0, dfg_rules_assert_var(self->r, "tick", "1"));
+	ASSERT_EQ(0, eval(self->r, &w2, &self->e, &self->n));
+	EXPECT_STREQ("yes", dfg_rules_var(self->r, "still"));
+
+	/* back to the first graph: mode=fast again */
+	self->w.view.now_ns = w2.view.now_ns;
+	self->w.view.generation = 2;
+	ASSERT_EQ(0, eval(self->r, &self->w, &self->e, &self->n));
+	EXPECT_STREQ("yes", dfg_rules_var(self->r, "back"));
+	world_fini(&w2);
+}
+
 TEST_F(rules, system_topology)
 {
 	const char *h = hit_after(_metadata, self,
@@ -732,6 +780,39 @@ TEST_F(rules, default_rules_skew_2_to_4)
 	ASSERT_EQ(0, dfg_rules_assert_var(self->r, "skew_threshold", "3"));
 	ASSERT_EQ(0, eval(self->r, w, &self->e, &self->n));
 	EXPECT_EQ(0, self->n);
+}
+
+/* Short of memory, a sort becomes an external sort, and the run says so. */
+TEST_F(rules, default_rules_low_memory_sort)
+{
+	static const char text[] =
+		"digraph g { src [type=gen]; s [type=sort]; out [type=out];"
+		" src -> s; s -> out; }";
+	struct dfg_rules_system sys = { .cpus = 8, .numa = 2,
+					.mem_avail = 1ULL << 30 };
+	struct world w = { 0 };
+
+	ASSERT_EQ(0, dfg_flow_parse(text, strlen(text), "m.dot", NULL, &w.fg,
+				    NULL));
+	ASSERT_EQ(0, dfg_plan_build(w.fg, 0, &w.plan));
+	w.view = (struct dfg_run_view){ .fg = w.fg, .plan = w.plan,
+					.now_ns = 1, .comps = w.comps };
+	ASSERT_EQ(0, dfg_rules_load_default(self->r, NULL));
+	ASSERT_EQ(0, dfg_rules_set_system(self->r, &sys));
+	ASSERT_EQ(0, eval(self->r, &w, &self->e, &self->n));
+	EXPECT_EQ(0, self->n);
+	EXPECT_EQ(0, self->warns.n);
+
+	sys.mem_avail = 32ULL << 20;
+	ASSERT_EQ(0, dfg_rules_set_system(self->r, &sys));
+	ASSERT_EQ(0, eval(self->r, &w, &self->e, &self->n));
+	ASSERT_EQ(1, self->n);
+	EXPECT_EQ(DFG_EDIT_SUBSTITUTE, self->e[0].op);
+	EXPECT_STREQ("s", self->e[0].comp);
+	EXPECT_STREQ("sort_external", self->e[0].type);
+	EXPECT_EQ(1, self->warns.n);
+	EXPECT_NE(NULL, strstr(self->warns.buf, "below low_memory"));
+	world_fini(&w);
 }
 
 /* A straight neighbour changes with the component (in both directions). */

@@ -12,7 +12,10 @@
 #     the evaluation timed), `dfg plans list` counts the hit;
 #   - a rule that adds a rule and revokes itself: one change, once;
 #   - invalid actions (a degree of 0; a source's degree, which the
-#     executor refuses): warned, the run goes on on its plan, output right.
+#     executor refuses): warned, the run goes on on its plan, output right;
+#   - a sort substituted by sort_external mid-run (a rule of its own, and
+#     the default rules when memory is short): its records carried over,
+#     output right.
 # DFG_REPLAN_LOG=1 gives the decision and new-plan lines checked here.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -62,7 +65,7 @@ degrees() {
 
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..17"
+echo "1..20"
 
 # job NAME COUNT KEYEXPR: generate -> key -> hash -> count (2) -> sort ->
 # write; the reference from awk.
@@ -197,6 +200,46 @@ check "invalid action 1: degree 0 refused by the rules, with a warning" \
 	"grep -q 'rules: .*refused: degree count' bad1.log"
 check "invalid action 2: the executor refuses the change (a source's degree)" \
 	"grep -q 'the executor refused the plan change (generation 0 stays)' bad2.log"
+
+# --- 5. short of memory: the sort becomes an external sort, mid-run -------
+# The sort holds every record until the end, so the substitution carries
+# what it has sorted so far into sort_external (its checkpoint is the
+# same record store), which then spills runs past its 64 KiB budget.
+N=200000
+cat >ext.dot <<G
+digraph ext {
+	gen [type=generate, count=$N];
+	key [type=map, expr="(\$0 * 7919) % 100003"];
+	s   [type=sort, numeric=1];
+	out [type=write_lines, file="ext.out"];
+	gen -> key -> s -> out;
+}
+G
+awk -v n=$N 'BEGIN { for (i = 0; i < n; i++) print (i * 7919) % 100003 }' |
+	sort -n >ext.ref
+cat >ext.rules <<'R'
+rule spill when comp ?c type == sort, in_elems > 20000
+do substitute ?c "sort_external"; param ?c memory 65536
+end
+R
+DFG_REPLAN_LOG=1 "$dfg" run -v --rules ext.rules --explain \
+	--checkpoint-every 20000 --state-dir ext.state ext.dot >ext.log 2>&1
+rc=$?
+grep -E '^(re-plan|  set|replan-log|dfg|rules|  change)' ext.log | sed 's/^/# /'
+check "sort to sort_external mid-run: exit 0, output = reference ($rc)" \
+	"[ $rc = 0 ] && cmp -s ext.out ext.ref"
+check "sort to sort_external mid-run: one change, made with records held" \
+	"[ \$(grep -c '^replan-log: run' ext.log) = 1 ] && grep -q '^  change substitute s sort_external' ext.log"
+# the default rules do it when memory is short: here $low_memory above
+# any machine's memory
+echo 'var low_memory = 1000000000000000' >lowmem.rules
+DFG_REPLAN_LOG=1 "$dfg" run -v --rules default --rules quiet.rules \
+	--rules lowmem.rules --explain --checkpoint-every 20000 \
+	--state-dir lowmem.state ext.dot >lowmem.log 2>&1
+rc=$?
+grep -E '^(re-plan: gen|replan-log: run|dfg|rules:)' lowmem.log | sed 's/^/# /'
+check "default rules short of memory: sort_external, output = reference ($rc)" \
+	"[ $rc = 0 ] && cmp -s ext.out ext.ref && grep -q 'low_memory_sort fired' lowmem.log && grep -q '^  change substitute s sort_external' lowmem.log"
 
 echo "# Totals: pass:$((n - fails - skips)) fail:$fails xfail:0 xpass:0 skip:$skips error:0"
 [ "$fails" = 0 ]

@@ -40,7 +40,9 @@
 # first new set's first quantum); pause_ms from the sets stopping to the
 # last new set running.
 #
-# Files: rules_runs.csv (per run), rules_phases.csv (per run and phase),
+# Files: rules_runs.csv (per run, with what the evaluations cost: their
+# count, CPU ms median and p99, and their CPU over the run's time, from
+# the "replan-log: eval" lines), rules_phases.csv (per run and phase),
 # rules_changes.csv (per plan change), rules_summary.csv (per scenario
 # and config: medians, p99), rules.cmd.
 
@@ -150,13 +152,20 @@ rules_one() {
 		acts="$acts resumed"
 	fi
 	t0=$(awk 'NR == 1 { print $1 }' "$rw/watch.log")
+	# what the evaluations cost: count, CPU ms median and p99, CPU ns in all
+	local evs
+	evs=$(sed -n 's/^replan-log: eval .*cpu_ns=\([0-9]*\).*/\1/p' "$rw/run.log" |
+		sort -n | awk '{ v[NR] = $1; s += $1 }
+		END { if (!NR) { print "0,,,0"; exit }
+			p = int(0.99 * NR + 0.999999)
+			printf "%d,%.3f,%.3f,%d", NR, v[int((NR + 1) / 2)] / 1e6, v[p] / 1e6, s }')
 	local ok=0
 	if [ "$rc" = 0 ] && sort "$rw/out.txt" | cmp -s - "$rw/ref.txt"; then ok=1; fi
 	# per phase: the first sample where the output passed the phase's
 	# first line; the last sample ends the last phase
 	awk -v scen="$scen" -v cfg="$cfg" -v deg="$deg" -v rep="$rep" \
 	    -v n="$rules_nelem" -v np="$rules_np" -v t1="$rules_t1" -v t2="$rules_t2" \
-	    -v ok="$ok" -v rc="$rc" -v acts="$acts" \
+	    -v ok="$ok" -v rc="$rc" -v acts="$acts" -v evs="$evs" \
 	    -v runs="$rw/raw_runs.csv" -v phases="$rw/raw_phases.csv" '
 		{ t[++k] = $1; s[k] = $2 }
 		END {
@@ -186,8 +195,12 @@ rules_one() {
 				printf "%s,%s,%d,%d,%d,%.0f,%.3f,%.0f\n", scen, cfg, deg, rep, p, el,
 					(b - a) / 1e9, rate >>phases
 			}
-			printf "%s,%s,%d,%d,%d,%d,%.3f,%s\n", scen, cfg, deg, rep, rc, ok,
-				(end - start) / 1e9, acts >>runs
+			# evals,eval_cpu_ms_median,eval_cpu_ms_p99 and the
+			# CPU of the evaluations over the time of the run
+			split(evs, e, ",")
+			printf "%s,%s,%d,%d,%d,%d,%.3f,%s,%s,%s,%s,%s\n", scen, cfg, deg, rep, rc, ok,
+				(end - start) / 1e9, e[1], e[2], e[3],
+				end > start ? sprintf("%.4f", e[4] / (end - start)) : "", acts >>runs
 		}' "$rw/watch.log"
 	# plan changes: the deciding evaluation, then the new plan running
 	awk -v scen="$scen" -v cfg="$cfg" -v rep="$rep" -v per="$rules_period" \
@@ -232,7 +245,7 @@ run_rules() {
 	cp "$BUILD/bin/rules_watch" "$rw/" || return 1
 	rules_nelem=$(rules_n)
 	rules_every=$((rules_nelem / 100))
-	echo "scenario,config,degree,rep,exit,output_ok,seconds,actions" >"$rw/raw_runs.csv"
+	echo "scenario,config,degree,rep,exit,output_ok,seconds,evals,eval_cpu_ms_median,eval_cpu_ms_p99,eval_cpu_share,actions" >"$rw/raw_runs.csv"
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
 	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
@@ -290,11 +303,12 @@ run_rules() {
 		function pct(a, k, q,   i) { i = int(q * k + 0.999999); if (i < 1) i = 1; if (i > k) i = k; return a[i] }
 		function srt(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
 		FILENAME ~ /runs/ && FNR > 1 && $2 != "probe" { id = $1 SUBSEP $2 SUBSEP $3; if (!(id in nr)) ids[++ni] = id
-			nr[id]++; tm[id, nr[id]] = $7; bad[id] += !$6; runs[$1 SUBSEP $2]++ }
+			nr[id]++; tm[id, nr[id]] = $7; bad[id] += !$6; runs[$1 SUBSEP $2]++
+			if ($8 > 0) { ne[id]++; em[id, ne[id]] = $9; es[id, ne[id]] = $11 } }
 		FILENAME ~ /changes/ && FNR > 1 { key = $1 SUBSEP $2; nc[key]++; rx[key, nc[key]] = $6; rl[key, nc[key]] = $7
 			pz[key, nc[key]] = $8; if ($11) { ns[key]++; se[key, ns[key]] = $9; sl[key, ns[key]] = $10 } }
 		END {
-			print "scenario,config,degree,runs,wrong_outputs,seconds_median,vs_default_fixed,vs_best_fixed,best_fixed_degree,changes_per_run,reaction_ub_ms_median,reaction_ub_ms_p99,reaction_lb_ms_median,pause_ms_median,pause_ms_p99,store_steps,store_eval_ms_max,store_lookup_ms_max"
+			print "scenario,config,degree,runs,wrong_outputs,seconds_median,vs_default_fixed,vs_best_fixed,best_fixed_degree,changes_per_run,reaction_ub_ms_median,reaction_ub_ms_p99,reaction_lb_ms_median,pause_ms_median,pause_ms_p99,store_steps,store_eval_ms_max,store_lookup_ms_max,eval_cpu_ms_median,eval_cpu_share_median"
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP); k = nr[ids[i]]
 				for (j = 1; j <= k; j++) a[j] = tm[ids[i], j]; srt(a, k); m[ids[i]] = med(a, k) }
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP)
@@ -313,8 +327,12 @@ run_rules() {
 				r3 = k ? sprintf("%.1f", med(c, k)) : ""
 				p1 = k ? sprintf("%.1f", med(b, k)) : ""; p2 = k ? sprintf("%.1f", pct(b, k, 0.99)) : ""
 				sx = ns[key] ? sprintf("%.3f,%.3f", sm, sl0) : ","
-				printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s\n", f[1], f[2], f[3], nr[ids[i]], bad[ids[i]], mi,
-					vd, vb, bd[s], cr, r1, r2, r3, p1, p2, ns[key], sx }
+				k = ne[ids[i]] + 0
+				for (j = 1; j <= k; j++) { a[j] = em[ids[i], j]; b[j] = es[ids[i], j] }
+				srt(a, k); srt(b, k)
+				ex = k ? sprintf("%.3f,%.4f", med(a, k), med(b, k)) : ","
+				printf "%s,%s,%s,%d,%d,%.3f,%s,%s,%s,%s,%s,%s,%s,%s,%s,%d,%s,%s\n", f[1], f[2], f[3], nr[ids[i]], bad[ids[i]], mi,
+					vd, vb, bd[s], cr, r1, r2, r3, p1, p2, ns[key], sx, ex }
 		}' "$out/rules_runs.csv" "$out/rules_changes.csv" >"$out/rules_summary.csv" || fail=1
 	{
 		repro rules run_rules
@@ -322,7 +340,7 @@ run_rules() {
 		echo "command: tools/bench/run.sh (tools/bench/rules.sh): dfg run -v --checkpoint-every $rules_every --state-dir DIR job.dot [--rules default --replan-every $rules_period], work at degree 2 (rules, default fixed plan) and 1, 2, 4 (fixed plans; the best in hindsight per scenario), $reps rounds interleaved, $rules_nelem elements per run, DFG_REPLAN_LOG=1"
 		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at ${rules_t1:-?} s, back at ${rules_t2:-?} s), kill (a work instance SIGKILLed at 1/3, then --resume), store (skew again on the filled plan store)"
 		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
-		echo "not measured: memory pressure forcing an external sort (dfg has no external sort component)"
+		echo "not measured: memory pressure forcing the external sort (sort_external exists and the default rules substitute it; no scenario here makes memory short)"
 		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"
 		describe_machine
 	} >"$out/rules.cmd"
