@@ -85,6 +85,7 @@ struct run_ctx {
 	__u64			t0;
 	struct run_replan	*rp;		/* NULL: no re-planning */
 	unsigned int		workers;	/* of a pool */
+	__u64			own;		/* instances run in their own process */
 	unsigned int		plan_flags;
 	__u64			progress_ns;	/* last progress */
 	/* the figures of earlier generations' stats areas */
@@ -527,6 +528,7 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	if ((x->workers < npool ? x->workers : npool) > sum->workers)
 		sum->workers = x->workers < npool ? x->workers : npool;
 	sum->pooled += npool;
+	x->own += n - (npool ? 1 : 0);	/* p[0] is the pool */
 	for (i = 0; i < n; i++) {
 		fflush(NULL);
 		p[i].pid = fork();
@@ -748,7 +750,7 @@ static void print_summary(const struct run_ctx *x,
 		say(x, "summary: worker pool: %llu workers ran %llu set instances, %llu set instances in processes of their own\n",
 		    (unsigned long long)sum->workers,
 		    (unsigned long long)sum->pooled,
-		    (unsigned long long)(plan->ninstances - sum->pooled));
+		    (unsigned long long)x->own);
 	if (x->rp && (sum->replans || sum->refused))
 		say(x, "summary: %llu re-plans (generation %u), %llu refused, "
 		    "pause of the stopped sets %.3f ms in all, %.3f ms at most\n",

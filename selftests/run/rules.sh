@@ -65,7 +65,7 @@ degrees() {
 
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..20"
+echo "1..21"
 
 # job NAME COUNT KEYEXPR: generate -> key -> hash -> count (2) -> sort ->
 # write; the reference from awk.
@@ -230,6 +230,10 @@ check "sort to sort_external mid-run: exit 0, output = reference ($rc)" \
 	"[ $rc = 0 ] && cmp -s ext.out ext.ref"
 check "sort to sort_external mid-run: one change, made with records held" \
 	"[ \$(grep -c '^replan-log: run' ext.log) = 1 ] && grep -q '^  change substitute s sort_external' ext.log"
+# the summary counts the instances of every generation (the pool ran
+# them all: none in a process of its own)
+check "summary after a re-plan: $(grep -o '[0-9]* set instances in processes of their own' ext.log)" \
+	"grep -q ' 0 set instances in processes of their own' ext.log"
 # the default rules do it when memory is short: here $low_memory above
 # any machine's memory
 echo 'var low_memory = 1000000000000000' >lowmem.rules
