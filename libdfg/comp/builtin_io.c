@@ -463,7 +463,8 @@ static int gen_run(struct dfg_comp *c, unsigned long budget)
 		if (g->next >= g->end)
 			return DFG_REACHED_EOF;
 		k = g->next++;
-		if (((k % deg) + deg) % deg != inst)
+		/* one instance takes every number: no division per element */
+		if (deg > 1 && ((k % deg) + deg) % deg != inst)
 			continue;
 		e.len = gen_format(g, k, g->buf);
 		e.tag = k;

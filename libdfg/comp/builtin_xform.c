@@ -52,10 +52,18 @@ static const struct dfg_param_decl merge_decls[] = {
 
 /* ---- filter, map ------------------------------------------------------- */
 
-/* An expression over the element, fields split by "sep". */
+/*
+ * An expression over the element, fields split by "sep".
+ * @shape, @k:	what it is known to give without evaluating it per
+ *		element (dfg_expr_shape()): the element itself, or the
+ *		constant @k; a map of $0 and a filter of a constant then do
+ *		no work of their own but the emit
+ */
 struct xform {
 	struct dfg_expr		*expr;
 	struct dfg_expr_env	env;
+	enum dfg_expr_shape	shape;
+	struct dfg_expr_val	k;
 };
 
 static void xform_fini(struct dfg_comp *c)
@@ -83,6 +91,8 @@ static int xform_init(struct dfg_comp *c, void **state)
 	ret = comp_expr(c, "expr", NULL, &x->expr);
 	if (ret)
 		xform_fini(c);
+	else
+		x->shape = dfg_expr_shape(x->expr, &x->k);
 	return ret;
 }
 
@@ -103,13 +113,18 @@ static inline int xform_eval(struct dfg_comp *c, struct xform *x,
 static int filter_compute(struct dfg_comp *c, unsigned int port,
 			  const struct dfg_elem *e)
 {
+	struct xform *x = c->state;
 	struct dfg_expr_val v;
 	int ret;
 
 	(void)port;
-	ret = xform_eval(c, c->state, e, &v);
-	if (ret)
-		return ret;
+	if (x->shape == DFG_EXPR_CONST) {
+		v = x->k;
+	} else {
+		ret = xform_eval(c, x, e, &v);
+		if (ret)
+			return ret;
+	}
 	if (dfg_expr_truth(&v))
 		return __dfg_emit(c, 0, e);
 	if (dfg_comp_nr_out(c) > 1)	/* the rejects, if connected */
@@ -126,6 +141,8 @@ static int map_compute(struct dfg_comp *c, unsigned int port,
 	int ret;
 
 	(void)port;
+	if (x->shape == DFG_EXPR_LINE)
+		return __dfg_emit(c, 0, e);	/* the same pointer, length, tag */
 	ret = xform_eval(c, x, e, &v);
 	if (!ret && v.is_int && dfg_expr_to_str(&x->env, &v))
 		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
