@@ -113,19 +113,17 @@ int rt_member_fail(struct rt_set *s, struct rt_member *m, int err)
  * ------------------------------------------------------------------------
  */
 
-static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
-		   const struct dfg_elem *e)
+/*
+ * A port with several flows, or one leaving the set: each in turn. Out of
+ * line, so that the one-call hop below keeps its frame small.
+ */
+static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
+						  struct rt_port *p,
+						  const struct dfg_elem *e)
 {
-	struct rt_member *m = cookie;
-	struct rt_port *p = &m->out[port];	/* dfg_emit() checked @port */
 	unsigned int k;
 	int r;
 
-	(void)c;
-	p->elems++;
-	p->bytes += e->len;
-	if (__builtin_expect(p->to != NULL, 1))
-		return rt_call(p->to, p->to_port, e);
 	for (k = 0; k < p->nr; k++) {
 		struct rt_edge *ed = &p->edge[k];
 
@@ -137,6 +135,20 @@ static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 			return r;
 	}
 	return 0;
+}
+
+static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
+		   const struct dfg_elem *e)
+{
+	struct rt_member *m = cookie;
+	struct rt_port *p = &m->out[port];	/* dfg_emit() checked @port */
+
+	(void)c;
+	p->elems++;
+	p->bytes += e->len;
+	if (__builtin_expect(p->to != NULL, 1))
+		return rt_call(p->to, p->to_port, e);
+	return rt_emit_each(m, p, e);
 }
 
 /* ------------------------------------------------------------------------
