@@ -360,11 +360,14 @@ const struct dfg_comp_type comp_read_records = {
  * (k % degree == instance), each printed into @pattern at "{}"
  * @next:	next number to consider
  * @buf:	the element being built (owned), big enough for any number
+ * @fixed:	length of the pattern before its first "{}", which @buf
+ *		holds from init on: only the rest is written per element
  */
 struct generator {
 	long long		next, end;
 	char			*pattern;
 	char			*buf;
+	size_t			fixed;
 	struct root_blips	blips;
 };
 
@@ -407,8 +410,14 @@ static int gen_init(struct dfg_comp *c, void **state)
 		/* each "{}" becomes at most 20 characters */
 		g->buf = malloc(strlen(g->pattern ? g->pattern : "") +
 				20 * holes + 1);
-		if (!g->pattern || !g->buf)
+		if (!g->pattern || !g->buf) {
 			ret = dfg_comp_error(c, -ENOMEM, "out of memory");
+		} else {
+			p = strstr(g->pattern, "{}");
+			g->fixed = p ? (size_t)(p - g->pattern) :
+				strlen(g->pattern);
+			memcpy(g->buf, g->pattern, g->fixed);
+		}
 	}
 	if (ret)
 		gen_fini(c);
@@ -433,12 +442,13 @@ static size_t put_lld(char *o, long long k)
 	return n + (size_t)(tmp + sizeof(tmp) - t);
 }
 
-static size_t gen_format(const struct generator *g, long long k, char *out)
+/* Element @k into @g->buf, after the part that never changes. */
+static size_t gen_format(const struct generator *g, long long k)
 {
+	char *out = g->buf, *o = out + g->fixed;
 	const char *p;
-	char *o = out;
 
-	for (p = g->pattern; *p; p++) {
+	for (p = g->pattern + g->fixed; *p; p++) {
 		if (p[0] == '{' && p[1] == '}') {
 			o += put_lld(o, k);
 			p++;
@@ -463,9 +473,10 @@ static int gen_run(struct dfg_comp *c, unsigned long budget)
 		if (g->next >= g->end)
 			return DFG_REACHED_EOF;
 		k = g->next++;
-		if (((k % deg) + deg) % deg != inst)
+		/* one instance takes every number: no division per element */
+		if (deg > 1 && ((k % deg) + deg) % deg != inst)
 			continue;
-		e.len = gen_format(g, k, g->buf);
+		e.len = gen_format(g, k);
 		e.tag = k;
 		n++;
 		ret = __dfg_emit(c, 0, &e);

@@ -98,6 +98,21 @@ static inline void dfg_expr_env_set(struct dfg_expr_env *env,
 		dfg_bump_reset(&env->scratch);
 }
 
+/*
+ * What @e gives, as known once it is compiled: DFG_EXPR_LINE, $0, the
+ * element itself; DFG_EXPR_CONST, a constant, whose value goes into @v;
+ * DFG_EXPR_ANY, anything else. The first two never fail and read nothing
+ * but the element, so a component may use them without evaluating @e
+ * per element.
+ */
+enum dfg_expr_shape {
+	DFG_EXPR_ANY,
+	DFG_EXPR_LINE,
+	DFG_EXPR_CONST,
+};
+
+enum dfg_expr_shape dfg_expr_shape(const struct dfg_expr *e,
+				   struct dfg_expr_val *v);
 int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
 		  struct dfg_expr_val *v, char *err, size_t errlen);
 bool dfg_expr_truth(const struct dfg_expr_val *v);

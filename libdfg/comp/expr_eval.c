@@ -647,25 +647,40 @@ int __dfg_expr_run(const struct dfg_expr *e, unsigned int pc,
  * string is not a number, negative field), -ERANGE (overflow), -EDOM
  * (division by zero), -ENOMEM, with @err saying where.
  */
-int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
-		  struct dfg_expr_val *v, char *err, size_t errlen)
+enum dfg_expr_shape dfg_expr_shape(const struct dfg_expr *e,
+				   struct dfg_expr_val *v)
 {
 	const struct insn *in = e->code;
 
+	/* a folded constant and $0 compile to one instruction */
+	if (e->ncode != 1)
+		return DFG_EXPR_ANY;
+	switch (in->op) {
+	case OP_INT:
+		set_int(v, in->i);
+		return DFG_EXPR_CONST;
+	case OP_STR:
+		set_str(v, in->s, in->len);
+		return DFG_EXPR_CONST;
+	case OP_FIELDK:
+		return in->i ? DFG_EXPR_ANY : DFG_EXPR_LINE;
+	default:
+		return DFG_EXPR_ANY;
+	}
+}
+
+int dfg_expr_eval(const struct dfg_expr *e, struct dfg_expr_env *env,
+		  struct dfg_expr_val *v, char *err, size_t errlen)
+{
 	if (err && errlen)
 		err[0] = '\0';
-	/* one instruction, as a folded constant or $0 compile to: no loop */
-	if (e->ncode == 1 && in->op == OP_INT) {
-		set_int(v, in->i);
-		return 0;
-	}
-	if (e->ncode == 1 && in->op == OP_STR) {
-		set_str(v, in->s, in->len);
-		return 0;
-	}
-	if (e->ncode == 1 && in->op == OP_FIELDK && !in->i) {
+	switch (dfg_expr_shape(e, v)) {
+	case DFG_EXPR_LINE:
 		set_str(v, env->line, env->len);
 		return 0;
+	case DFG_EXPR_CONST:
+		return 0;
+	default:
+		return __dfg_expr_run(e, 0, e->ncode, env, v, err, errlen);
 	}
-	return __dfg_expr_run(e, 0, e->ncode, env, v, err, errlen);
 }

@@ -52,8 +52,9 @@
 /*
  * The set the thread runs now, for SIGPROF sampling: ITIMER_PROF counts
  * the process's CPU time and its signal goes to the thread that used it,
- * which samples the member its own set calls (rt_set.prof_active). Read
- * in the signal handler: initial-exec, never allocated on first use.
+ * which samples the member its own set calls (the active one of its
+ * page, set_active()). Read in the signal handler: initial-exec, never
+ * allocated on first use.
  */
 static __thread struct rt_set *prof_set
 	__attribute__((tls_model("initial-exec")));
@@ -61,13 +62,13 @@ static __thread struct rt_set *prof_set
 static void prof_tick(int sig)
 {
 	struct rt_set *s = prof_set;
-	int i;
+	unsigned int i;
 
 	(void)sig;
-	if (!s)
+	if (!s || !s->page)
 		return;
-	i = s->prof_active;
-	if (i >= 0 && (unsigned int)i < s->nr_m)
+	i = __atomic_load_n(&s->page->active, __ATOMIC_RELAXED);
+	if (i < s->nr_m)
 		__atomic_fetch_add(&s->m[i].st->samples, 1,
 				   __ATOMIC_RELAXED);
 }
@@ -112,31 +113,42 @@ int rt_member_fail(struct rt_set *s, struct rt_member *m, int err)
  * ------------------------------------------------------------------------
  */
 
-static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
-		   const struct dfg_elem *e)
+/*
+ * A port with several flows, or one leaving the set: each in turn. Out of
+ * line, so that the one-call hop below keeps its frame small.
+ */
+static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
+						  struct rt_port *p,
+						  const struct dfg_elem *e)
 {
-	struct rt_member *m = cookie;
-	struct rt_port *p;
 	unsigned int k;
 	int r;
 
-	(void)c;
-	m->st->out_elems++;
-	m->st->out_bytes += e->len;
-	if (m->root)
-		m->root_count++;
-	p = &m->out[port];
 	for (k = 0; k < p->nr; k++) {
 		struct rt_edge *ed = &p->edge[k];
 
 		if (ed->out)
 			r = rt_out_put(m->set, ed->out, e);
 		else
-			r = rt_deliver(ed->to, ed->port, e);
+			r = rt_call(ed->to, ed->port, e);
 		if (r < 0)
 			return r;
 	}
 	return 0;
+}
+
+static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
+		   const struct dfg_elem *e)
+{
+	struct rt_member *m = cookie;
+	struct rt_port *p = &m->out[port];	/* dfg_emit() checked @port */
+
+	(void)c;
+	p->elems++;
+	p->bytes += e->len;
+	if (__builtin_expect(p->to != NULL, 1))
+		return rt_call(p->to, p->to_port, e);
+	return rt_emit_each(m, p, e);
 }
 
 /* ------------------------------------------------------------------------
@@ -162,6 +174,7 @@ static int setup_member(struct rt_set *s, unsigned int i)
 	int r;
 
 	m->set = s;
+	m->idx = i;
 	m->comp = fc->index;
 	m->st = &s->env->cstats[g->cstat[fc->index] + s->inst];
 	m->root = fc->nin_flows == 0;
@@ -173,6 +186,7 @@ static int setup_member(struct rt_set *s, unsigned int i)
 	m->out = calloc(fc->nout ? fc->nout : 1, sizeof(*m->out));
 	if (!m->out)
 		return rt_fail(s, -ENOMEM, fc->name, "out of memory");
+	m->nr_out = fc->nout;
 	for (p = 0; p < fc->nout; p++) {
 		m->out[p].nr = fc->out[p].nflows;
 		m->out[p].edge = calloc(fc->out[p].nflows + 1,
@@ -270,7 +284,7 @@ static int setup_in(struct rt_set *s, struct rt_in *in,
 static int setup(struct rt_set *s)
 {
 	const struct dfg_flow *fg = s->env->g->fg;
-	unsigned int i, k, nout = 0;
+	unsigned int i, k;
 	int r;
 
 	s->nr_m = s->ps->nmembers;
@@ -320,10 +334,18 @@ static int setup(struct rt_set *s)
 					return rt_fail(s, -EINVAL, fc->name,
 						       "flow to '%s' has no channel",
 						       fg->comps[f->dst].name);
-				nout++;
 			}
 	}
-	(void)nout;
+	/* a port whose one flow stays in the set: one direct call */
+	for (i = 0; i < s->nr_m; i++)
+		for (k = 0; k < s->m[i].nr_out; k++) {
+			struct rt_port *p = &s->m[i].out[k];
+
+			if (p->nr == 1 && p->edge[0].to) {
+				p->to = p->edge[0].to;
+				p->to_port = p->edge[0].port;
+			}
+		}
 	return 0;
 }
 
@@ -391,11 +413,22 @@ static int finish(struct rt_set *s)
 	return 0;
 }
 
+/* What @m emitted since its ports' counts were last published. */
+static __u64 emitted(const struct rt_member *m)
+{
+	__u64 n = 0;
+	unsigned int p;
+
+	for (p = 0; p < m->nr_out; p++)
+		n += m->out[p].elems;
+	return n;
+}
+
 /* One root's run() under the root protocol; returns elements or -errno. */
 static int pump_root(struct rt_set *s, struct rt_member *m)
 {
 	unsigned long budget = RUN_ROOT_BUDGET;
-	__u64 before = m->root_count;
+	__u64 before = m->root_count, sent = emitted(m);
 	const struct dfg_blip *b;
 	int code, r;
 
@@ -409,7 +442,7 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 	} else if (m->ckpt_asked) {
 		return 0;
 	}
-	set_active(s, (int)member_idx(m));
+	set_active(s, (int)m->idx);
 	code = dfg_comp_run(m->c, budget);
 	set_active(s, -1);
 	switch (code) {
@@ -437,6 +470,8 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 	default:
 		return rt_member_fail(s, m, code < 0 ? code : -EIO);
 	}
+	/* publishing, which clears the ports' counts, is between quanta */
+	m->root_count += emitted(m) - sent;
 	r = rt_maybe_checkpoint(s);
 	if (r)
 		return r;
@@ -508,11 +543,40 @@ static int quantum(struct rt_set *s, unsigned long budget)
 	return DFG_YIELD_INPUT_EMPTY;
 }
 
-/* The module's page shows what the shared stats area counts. */
+/*
+ * What the ports counted into the shared stats area: a port's emits are
+ * its member's output and the input of each member its flows reach in
+ * the set (a boundary's receiver counts its own).
+ */
+static void count(struct rt_set *s)
+{
+	unsigned int i, p, k;
+
+	for (i = 0; i < s->nr_m; i++)
+		for (p = 0; p < s->m[i].nr_out; p++) {
+			struct rt_port *o = &s->m[i].out[p];
+
+			s->m[i].st->out_elems += o->elems;
+			s->m[i].st->out_bytes += o->bytes;
+			for (k = 0; k < o->nr; k++) {
+				struct rt_member *t = o->edge[k].to;
+
+				if (!t)
+					continue;
+				t->st->in_elems += o->elems;
+				t->st->in_bytes += o->bytes;
+			}
+			o->elems = 0;
+			o->bytes = 0;
+		}
+}
+
+/* The shared stats area, and the module's page, get the counts. */
 void rt_set_publish(struct rt_set *s)
 {
 	unsigned int i;
 
+	count(s);
 	if (!s->page)
 		return;
 
@@ -617,6 +681,7 @@ void rt_set_close(struct rt_set *s)
 {
 	unsigned int i, j;
 
+	count(s);	/* what the last quantum counted */
 	for (i = 0; i < s->nr_out; i++) {
 		for (j = 0; j < s->out[i].nr; j++) {
 			if (s->out[i].ch)
@@ -795,7 +860,6 @@ int rt_set_open(struct rt_set *s, const struct run_env *env,
 	s->inst = inst;
 	s->st = &env->sstats[env->g->sstat[set] + inst];
 	s->pool = pool;
-	s->prof_active = -1;
 	s->st->pid = getpid();
 	r = setup(s);
 	if (!r) {

@@ -33,16 +33,30 @@ struct rt_edge {
 	struct rt_out		*out;
 };
 
+/*
+ * An output port: its flows, and what it emitted since the counts were
+ * last added to the shared stats area (rt_set_publish()). Counting once
+ * per port and hop, here rather than in the emitter's and each
+ * receiver's shared counters, keeps the hop's stores in this process's
+ * own memory; a port's counts are its receivers' in the set too.
+ * @to, @to_port: the one flow of the port, when it goes to a member of
+ * the set: the hop is then a single direct call.
+ */
 struct rt_port {
-	struct rt_edge	*edge;
-	unsigned int	nr;
+	struct rt_edge		*edge;
+	unsigned int		nr;
+	struct rt_member	*to;
+	unsigned int		to_port;
+	__u64			elems, bytes;
 };
 
 struct rt_member {
 	struct rt_set		*set;
+	unsigned int		idx;		/* in set->m */
 	unsigned int		comp;		/* in fg->comps */
 	struct dfg_comp		*c;
 	struct rt_port		*out;		/* per output port */
+	unsigned int		nr_out;
 	struct run_comp_stats	*st;
 	bool			root;
 	bool			root_eof;
@@ -102,7 +116,6 @@ struct rt_set {
 	struct dfg_set_page	*page;		/* its shared page */
 	bool			done;		/* yielded EOF */
 	bool			started;	/* pool: init (or skip) done */
-	volatile int		prof_active;	/* member called now, -1 */
 
 	/* the buffer being worked on, while its compute() runs */
 	const void		*cur_data;
@@ -117,18 +130,15 @@ struct rt_set {
 	bool			peer_failed;	/* stopped by another's failure */
 };
 
-/* The member called now (-1: none), for SIGPROF and the module. */
+/*
+ * The member called now (-1: none), in the set's page: the module samples
+ * it, and so does SIGPROF (set.c), for each member's share of the CPU.
+ */
 static inline void set_active(struct rt_set *s, int idx)
 {
-	s->prof_active = idx;
 	if (s->page)
 		dfg_set_enter(s->page, idx < 0 ? DFG_SET_COMP_NONE :
 			      (unsigned int)idx);
-}
-
-static inline unsigned int member_idx(const struct rt_member *m)
-{
-	return (unsigned int)(m - m->set->m);
 }
 
 /* set.c */
@@ -137,24 +147,31 @@ int rt_fail(struct rt_set *s, int err, const char *comp, const char *fmt,
 int rt_member_fail(struct rt_set *s, struct rt_member *m, int err);
 
 /*
- * @e into input @port of member @t: the direct call of a flow inside the
- * set (set.c), or the delivery of what came on a boundary (port.c,
- * spool.c). Inline: inside a set it is the whole cost of a hop.
+ * @e into input @port of member @t, which is now the active one, until
+ * it returns. Inline: inside a set it is the whole cost of a hop. The set
+ * is registered (a page) before any member runs.
  */
-static inline int rt_deliver(struct rt_member *t, unsigned int port,
-			     const struct dfg_elem *e)
+static inline int rt_call(struct rt_member *t, unsigned int port,
+			  const struct dfg_elem *e)
 {
 	struct rt_set *s = t->set;
-	int prev = s->prof_active, r;
+	unsigned int prev = dfg_set_enter(s->page, t->idx);
+	int r;
 
-	t->st->in_elems++;
-	t->st->in_bytes += e->len;
-	set_active(s, (int)member_idx(t));
 	r = __dfg_comp_compute(t->c, port, e);
-	set_active(s, prev);
+	dfg_set_leave(s->page, prev);
 	if (__builtin_expect(r < 0, 0) && !s->failed)
 		s->failed = t;
 	return r;
+}
+
+/* What came on a boundary (port.c, spool.c), counted as it arrives. */
+static inline int rt_deliver(struct rt_member *t, unsigned int port,
+			     const struct dfg_elem *e)
+{
+	t->st->in_elems++;
+	t->st->in_bytes += e->len;
+	return rt_call(t, port, e);
 }
 
 /*
@@ -164,7 +181,9 @@ static inline int rt_deliver(struct rt_member *t, unsigned int port,
  * first one of a pool's set also initialises it, or only ends its streams
  * when it finished before the resume point) and returns how the set
  * yields (DFG_YIELD_*) or -errno, after which it must be given back with
- * DFG_YIELD_ERROR; publish() copies its counts to the module's page.
+ * DFG_YIELD_ERROR; publish(), once per quantum, adds what its ports
+ * counted to the shared stats area and copies the counts to the
+ * module's page.
  */
 int rt_set_open(struct rt_set *s, const struct run_env *env,
 		unsigned int set, unsigned int inst, struct dfg_sched *sched,

@@ -3,8 +3,9 @@
  * libdfg host test: the expression language of the built-in components
  * (comp/expr_parse.c, comp/expr_code.c, comp/expr_eval.c). Evaluation
  * results over tables of cases, syntax errors with their columns, runtime
- * errors, the limits that keep evaluation bounded, and the compiled form
- * (constants folded, constant fields resolved).
+ * errors, the limits that keep evaluation bounded, the compiled form
+ * (constants folded, constant fields resolved) and the shape the
+ * components read of it (dfg_expr_shape()).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -291,6 +292,54 @@ TEST(compiled_form)
 		EXPECT_EQ(code[i].ncode, e->ncode) TH_LOG("'%s'", code[i].src);
 		EXPECT_EQ(code[i].first, e->code[0].op)
 			TH_LOG("'%s'", code[i].src);
+		dfg_expr_free(e);
+	}
+}
+
+/*
+ * What a component may skip evaluating: $0 is the element, a folded
+ * constant its value; anything that reads more, or whose folding failed
+ * (left to every element, to report its error), is evaluated.
+ */
+static const struct {
+	const char		*src;
+	enum dfg_expr_shape	shape;
+	const char		*want;	/* DFG_EXPR_CONST: the value */
+} shapes[] = {
+	{ "$0", DFG_EXPR_LINE, NULL },
+	{ "$(1 - 1)", DFG_EXPR_LINE, NULL },
+	{ "1", DFG_EXPR_CONST, "i:1" },
+	{ "(2 + 3) * 4", DFG_EXPR_CONST, "i:20" },
+	{ "\"a\" . \"b\"", DFG_EXPR_CONST, "s:ab" },
+	{ "$1", DFG_EXPR_ANY, NULL },
+	{ "$0 . \"\"", DFG_EXPR_ANY, NULL },
+	{ "NR", DFG_EXPR_ANY, NULL },
+	{ "NF", DFG_EXPR_ANY, NULL },
+	{ "1 / 0", DFG_EXPR_ANY, NULL },
+};
+
+TEST(shape)
+{
+	struct dfg_expr_val v;
+	struct dfg_expr *e;
+	char err[128], got[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		ASSERT_EQ(0, dfg_expr_compile(shapes[i].src, &e, err,
+					      sizeof(err)))
+			TH_LOG("'%s': %s", shapes[i].src, err);
+		EXPECT_EQ(shapes[i].shape, dfg_expr_shape(e, &v))
+			TH_LOG("'%s'", shapes[i].src);
+		if (shapes[i].want) {
+			if (v.is_int)
+				snprintf(got, sizeof(got), "i:%lld", v.i);
+			else
+				snprintf(got, sizeof(got), "s:%.*s",
+					 (int)v.len, v.s);
+			EXPECT_STREQ(shapes[i].want, got)
+				TH_LOG("'%s'", shapes[i].src);
+		}
 		dfg_expr_free(e);
 	}
 }
