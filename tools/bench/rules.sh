@@ -200,7 +200,7 @@ rules_one() {
 			split(evs, e, ",")
 			printf "%s,%s,%d,%d,%d,%d,%.3f,%s,%s,%s,%s,%s\n", scen, cfg, deg, rep, rc, ok,
 				(end - start) / 1e9, e[1], e[2], e[3],
-				end > start ? sprintf("%.4f", e[4] / (end - start)) : "", acts >>runs
+				(end > start ? sprintf("%.4f", e[4] / (end - start)) : ""), acts >>runs
 		}' "$rw/watch.log"
 	# plan changes: the deciding evaluation, then the new plan running
 	awk -v scen="$scen" -v cfg="$cfg" -v rep="$rep" -v per="$rules_period" \
