@@ -163,11 +163,12 @@ check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2
 # rank is not its node's leader, so its leader learns it from the kernel
 # team, node0's leader from the network, node0's other rank from its
 # leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms
-# seen). mpirun may then linger until its timeout (the survivors' lines
-# are out by then).
+# seen). mpirun then lingers until its timeout (the survivors' lines are
+# out by then, within 20 s of the start here; why it lingers is not
+# found yet), so the timeout is short: 75 s.
 survivors_hier() {
 	local out r
-	out=$(timeout 150 mpirun --enable-recovery --host node0:2,$peer:2 \
+	out=$(timeout 75 mpirun --enable-recovery --host node0:2,$peer:2 \
 		-np 4 "$BUILD/selftests/net/net_coll" die 3 2>&1)
 	echo "$out"
 	for r in 0 1 2; do
