@@ -164,8 +164,8 @@ check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2
 # team, node0's leader from the network, node0's other rank from its
 # leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms
 # seen). mpirun then lingers until its timeout (the survivors' lines are
-# out by then, within 20 s of the start here; why it lingers is not
-# found yet), so the timeout is short: 75 s.
+# out by then: the flat kill check above ends in about 20 s; why it
+# lingers is not found yet), so the timeout is short: 75 s.
 survivors_hier() {
 	local out r
 	out=$(timeout 75 mpirun --enable-recovery --host node0:2,$peer:2 \
