@@ -1,4 +1,5 @@
 # Instructions per element per in-set hop (callgrind), dfg run against the
+# (named apart from flow_hop_*: tools/bench/host.sh replaces those files when it publishes the flow benchmark)
 # hand-written loop (tools/bench/flow_loop.c) and its chain of bare map
 # instances (-m comp); a count a loaded host does not change.
 command: tools/vm/dfg-vm -- tools/bench/flow_hop_ir.sh 20000
