@@ -353,13 +353,7 @@ static int ext_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
 			return dfg_comp_error(c, -EIO, "rewinding a run: %s",
 					      strerror(errno));
 		for (k = 0; !ret && k < run->nr; k++) {
-			ret = ext_read(c, run);
-			if (!ret)
-				ret = dfg_ckpt_put_bytes(w, run->cur.data,
-							 run->cur.len) ?:
-				      dfg_ckpt_put_u64(w, run->cur.ikey) ?:
-				      dfg_ckpt_put_bytes(w, run->cur.skey,
-							 run->cur.sklen);
+			ret = ext_read(c, run) ?: comp_rec_save(&run->cur, w);
 		}
 		/* runs are appended to only before the merge */
 		if (!ret && fseeko(run->f, 0, SEEK_END))
@@ -369,13 +363,8 @@ static int ext_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
 	if (ret)
 		return ret;
 	/* memory's records, without their count (given above) */
-	for (k = s->recs.head; !ret && k < s->recs.nr; k++) {
-		const struct comp_rec *r = &s->recs.recs[k];
-
-		ret = dfg_ckpt_put_bytes(w, r->data, r->len) ?:
-		      dfg_ckpt_put_u64(w, r->ikey) ?:
-		      dfg_ckpt_put_bytes(w, r->skey, r->sklen);
-	}
+	for (k = s->recs.head; !ret && k < s->recs.nr; k++)
+		ret = comp_rec_save(&s->recs.recs[k], w);
 	return ret;
 }
 
@@ -383,23 +372,20 @@ static int ext_checkpoint(struct dfg_comp *c, struct dfg_ckpt *w)
 static int ext_restore(struct dfg_comp *c, struct dfg_ckpt *r)
 {
 	struct ext_sorter *s = dfg_comp_state(c);
-	const void *d, *k;
-	size_t dlen, klen;
-	__u64 nr, i, ikey;
+	struct comp_rec rec;
+	__u64 nr, i;
 	int ret;
 
 	ret = dfg_ckpt_get_u64(r, &nr);
 	for (i = 0; !ret && i < nr; i++) {
 		struct dfg_expr_val v = { 0 };
 
-		ret = dfg_ckpt_get_bytes(r, &d, &dlen) ?:
-		      dfg_ckpt_get_u64(r, &ikey) ?:
-		      dfg_ckpt_get_bytes(r, &k, &klen);
+		ret = comp_rec_load(r, &rec);
 		if (ret)
 			break;
-		v.s = k;
-		v.len = klen;
-		ret = ext_add(c, s, d, dlen, &v, (long long)ikey, true);
+		v.s = rec.skey;
+		v.len = rec.sklen;
+		ret = ext_add(c, s, rec.data, rec.len, &v, rec.ikey, true);
 	}
 	return ret;
 }

@@ -93,6 +93,10 @@ struct comp_rec *comp_store_add(struct comp_store *s, const void *data,
 				size_t len, const struct dfg_expr_val *v);
 /* Drops every record (the memory is kept for reuse). */
 void comp_store_clear(struct comp_store *s);
+/* One record as a checkpoint holds it: bytes, integer key, string key
+ * (loaded, @r points into the checkpoint). */
+int comp_rec_save(const struct comp_rec *r, struct dfg_ckpt *w);
+int comp_rec_load(struct dfg_ckpt *rd, struct comp_rec *r);
 /* Saves records [@head, @nr); loading appends them. */
 int comp_store_save(struct comp_store *s, struct dfg_ckpt *w);
 int comp_store_load(struct comp_store *s, struct dfg_ckpt *r);

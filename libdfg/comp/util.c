@@ -210,47 +210,56 @@ void comp_rec_key(const struct comp_rec *r, bool numeric,
 	v->len = r->sklen;
 }
 
+int comp_rec_save(const struct comp_rec *r, struct dfg_ckpt *w)
+{
+	return dfg_ckpt_put_bytes(w, r->data, r->len) ?:
+	       dfg_ckpt_put_u64(w, r->ikey) ?:
+	       dfg_ckpt_put_bytes(w, r->skey, r->sklen);
+}
+
+int comp_rec_load(struct dfg_ckpt *rd, struct comp_rec *r)
+{
+	const void *d, *k;
+	__u64 ikey;
+	int ret;
+
+	ret = dfg_ckpt_get_bytes(rd, &d, &r->len) ?:
+	      dfg_ckpt_get_u64(rd, &ikey) ?:
+	      dfg_ckpt_get_bytes(rd, &k, &r->sklen);
+	r->data = d;
+	r->skey = k;
+	r->ikey = (long long)ikey;
+	return ret;
+}
+
 int comp_store_save(struct comp_store *s, struct dfg_ckpt *w)
 {
 	size_t i;
 	int ret;
 
 	ret = dfg_ckpt_put_u64(w, s->nr - s->head);
-	for (i = s->head; !ret && i < s->nr; i++) {
-		const struct comp_rec *r = &s->recs[i];
-
-		ret = dfg_ckpt_put_bytes(w, r->data, r->len);
-		if (!ret)
-			ret = dfg_ckpt_put_u64(w, r->ikey);
-		if (!ret)
-			ret = dfg_ckpt_put_bytes(w, r->skey, r->sklen);
-	}
+	for (i = s->head; !ret && i < s->nr; i++)
+		ret = comp_rec_save(&s->recs[i], w);
 	return ret;
 }
 
 int comp_store_load(struct comp_store *s, struct dfg_ckpt *r)
 {
-	struct dfg_expr_val v;
-	const void *d, *k;
-	size_t dlen, klen;
-	__u64 nr, i, ikey;
+	struct dfg_expr_val v = { 0 };
+	struct comp_rec rec;
+	__u64 nr, i;
 	int ret;
 
 	ret = dfg_ckpt_get_u64(r, &nr);
 	for (i = 0; !ret && i < nr; i++) {
-		ret = dfg_ckpt_get_bytes(r, &d, &dlen);
-		if (!ret)
-			ret = dfg_ckpt_get_u64(r, &ikey);
-		if (!ret)
-			ret = dfg_ckpt_get_bytes(r, &k, &klen);
+		ret = comp_rec_load(r, &rec);
 		if (ret)
 			break;
-		v.is_int = false;
-		v.s = k;
-		v.len = klen;
-		if (!comp_store_add(s, d, dlen, &v))
+		v.s = rec.skey;
+		v.len = rec.sklen;
+		if (!comp_store_add(s, rec.data, rec.len, &v))
 			return -ENOMEM;
-		s->recs[s->nr - 1].ikey = ikey;
+		s->recs[s->nr - 1].ikey = rec.ikey;
 	}
 	return ret;
 }

@@ -19,6 +19,8 @@ loop=$BUILD/bin/flow_loop
 n=${1:-20000}
 hops="0 1 2 5 10 20"
 command -v valgrind >/dev/null || { echo "flow_hop_ir: no valgrind" >&2; exit 1; }
+# shellcheck source=tools/bench/light_dot.sh
+. "$top/tools/bench/light_dot.sh"
 work=$(mktemp -d /tmp/dfg-flow-ir.XXXXXX) || exit 1
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
@@ -33,16 +35,7 @@ ir() {
 }
 
 for h in $hops; do
-	{
-		echo "digraph hop$h {"
-		echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
-		echo "  out [type=write_lines, file=\"hop.dfg.out\"];"
-		for i in $(seq "$h"); do
-			echo "  m$i [type=map, expr=\"\$0\"];"
-		done
-		echo "  gen -> $(for i in $(seq "$h"); do echo -n "m$i -> "; done)out;"
-		echo "}"
-	} >"hop$h.dot"
+	hop_dot "$h" "$n" hop.dfg.out >"hop$h.dot"
 	d[h]=$(ir "$dfg" run "hop$h.dot") || exit 1
 	l[h]=$(ir "$loop" -r 1 -n "$h" -c "$n" -o hop.loop.out) || exit 1
 	c[h]=$(ir "$loop" -r 1 -n "$h" -c "$n" -m comp -o hop.comp.out) || exit 1

@@ -351,16 +351,7 @@ run_flow_hop() {
 	[ -x "$dfg" ] && [ -x "$loop" ] || { echo "bench: no $dfg or $loop (make tools)" >&2; return 1; }
 	rm -rf "$work" && mkdir -p "$work" || return 1
 	for h in $hops; do
-		{
-			echo "digraph hop$h {"
-			echo "  gen [type=generate, count=$n, pattern=\"item {}\"];"
-			echo "  out [type=write_lines, file=\"hop$h.dfg.out\"];"
-			for i in $(seq "$h"); do
-				echo "  m$i [type=map, expr=\"\$0\"];"
-			done
-			echo "  gen -> $(for i in $(seq "$h"); do echo -n "m$i -> "; done)out;"
-			echo "}"
-		} >"$work/hop$h.dot"
+		hop_dot "$h" "$n" "hop$h.dfg.out" >"$work/hop$h.dot"
 	done
 	echo "# bench: $name"
 	echo "round,hops,elements,dfg_s,loop_s" >"$work/raw.csv"
