@@ -451,11 +451,13 @@ static int dfg_uring_cmd_args(const struct dfg_cmd_def *d,
  * @ucmd: the command; ucmd->cmd_op is the DFG_IOC_* value
  * @issue_flags: IO_URING_F_* of this issue
  *
- * Commands that finish at once are completed here through
- * io_uring_cmd_done(), the only way to post res2. Commands the handler
- * parked are completed later by wait.c.
+ * Commands that finish at once with 0 and no res2 are completed by
+ * io_uring from the return value (batched); other commands that finish at
+ * once are completed here through io_uring_cmd_done(), the only way to
+ * post res2. Commands the handler parked are completed later by wait.c.
  *
- * Return: -EIOCBQUEUED once the command is completed or parked, -EAGAIN to
+ * Return: 0 for a command that succeeded with res 0 and res2 0,
+ * -EIOCBQUEUED once any other command is completed or parked, -EAGAIN to
  * have io-wq retry a sleeping command, or a negative errno (posted as the
  * CQE's res by io_uring) for commands rejected before their handler ran.
  */
@@ -502,6 +504,16 @@ int dfg_uring_cmd(struct io_uring_cmd *ucmd, unsigned int issue_flags)
 	ret = dfg_cmd_finish(&c, ret);
 	if (ret < 0)
 		dfg_stat_error();
+	/*
+	 * io_uring_cmd_done() posts its CQE at once, under the ring's
+	 * completion lock. A plain success returned from here instead joins
+	 * the submitter's batch of deferred completions (io_issue_sqe() on
+	 * IOU_OK), posted together at the end of the submit. Only 0 with no
+	 * res2 can: other values are posted as failures (which cut a link),
+	 * and res2 has no other way out.
+	 */
+	if (!ret && !c.res2)
+		return 0;
 	dfg_uring_cmd_done(ucmd, ret, c.res2, issue_flags);
 	return -EIOCBQUEUED;
 

@@ -960,6 +960,62 @@ TEST_F(uring, inline_trailing_bytes)
 	ASSERT_EQ(5ULL, res2);
 }
 
+/*
+ * A command that succeeds with res 0 and res2 0 is completed by io_uring
+ * from ->uring_cmd's return value, with the submit's batch; one with res2
+ * is posted by the module. In one linked submit of both kinds every CQE
+ * comes, none is a failure that cuts the link, and each carries its own
+ * user_data and res2; a failing command still cuts what follows it.
+ */
+TEST_F(uring, zero_result_batched_and_linked)
+{
+	struct dfg_nop zero = dfg_nop_args(0, 0, 0);
+	struct dfg_nop echo = dfg_nop_args(7, 0, 0);
+	struct dfg_nop bad = dfg_nop_args(1, 0x80, 0);
+	struct io_uring_sqe *sqe;
+	struct dfg_cqe cqe;
+	unsigned int i, n = 8;
+
+	for (i = 0; i < n; i++) {
+		sqe = dfg_prep_inline(&self->ring, self->fd, DFG_IOC_NOP,
+				      i % 2 ? &echo : &zero, sizeof(zero),
+				      100 + i);
+		ASSERT_NE(NULL, sqe);
+		if (i + 1 < n)
+			sqe->flags |= IOSQE_IO_LINK;
+	}
+	ASSERT_EQ((int)n, io_uring_submit(&self->ring));
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(0, dfg_ring_wait(&self->ring, &cqe, 10000));
+		/* A linked chain completes in order. */
+		ASSERT_EQ(100 + i, cqe.user_data);
+		ASSERT_EQ(0, cqe.res);
+		ASSERT_EQ(i % 2 ? 7ULL : 0ULL, cqe.res2);
+	}
+	ASSERT_EQ(-EAGAIN, dfg_ring_peek(&self->ring, &cqe));
+
+	/* zero -> bad -> zero: the error cuts the link after it. */
+	for (i = 0; i < 3; i++) {
+		sqe = dfg_prep_inline(&self->ring, self->fd, DFG_IOC_NOP,
+				      i == 1 ? &bad : &zero, sizeof(zero),
+				      200 + i);
+		ASSERT_NE(NULL, sqe);
+		if (i < 2)
+			sqe->flags |= IOSQE_IO_LINK;
+	}
+	ASSERT_EQ(3, io_uring_submit(&self->ring));
+	ASSERT_EQ(0, dfg_ring_wait(&self->ring, &cqe, 10000));
+	ASSERT_EQ(200ULL, cqe.user_data);
+	ASSERT_EQ(0, cqe.res);
+	ASSERT_EQ(0, dfg_ring_wait(&self->ring, &cqe, 10000));
+	ASSERT_EQ(201ULL, cqe.user_data);
+	ASSERT_EQ(-EINVAL, cqe.res);
+	ASSERT_EQ(0, dfg_ring_wait(&self->ring, &cqe, 10000));
+	ASSERT_EQ(202ULL, cqe.user_data);
+	ASSERT_EQ(-ECANCELED, cqe.res);
+	ASSERT_EQ(-EAGAIN, dfg_ring_peek(&self->ring, &cqe));
+}
+
 /* An indirect address that cannot be read is -EFAULT. */
 TEST_F(uring, indirect_bad_addr)
 {

@@ -9,6 +9,12 @@
  *   uring		DFG_IOC_NOP as an inline IORING_OP_URING_CMD, batches of
  *			1, 8 and 64 SQEs per io_uring_submit_and_wait()
  *   uring_indirect	the same with DFG_URING_F_INDIRECT (batches 1 and 64)
+ *   uring_fixed	uring with /dev/dfg registered as the ring's fixed file
+ *			(IOSQE_FIXED_FILE): no file reference taken per SQE
+ *			(batches 1 and 64)
+ *   uring_res0	inline NOPs of value 0, which succeed with res 0 and
+ *			res2 0: the module returns them to io_uring, which
+ *			posts them with the submit's batch (batches 1 and 64)
  *   uring_op_nop	io_uring's own IORING_OP_NOP on the same ring shape,
  *			the best a uring command could do (batches 1 and 64)
  *   wait_ioctl	a channel wait satisfied by a peer thread that pushes
@@ -88,8 +94,9 @@ struct method {
 	const char	*name;
 	unsigned int	batch;
 	int		(*run)(struct bench_ctx *c, unsigned long ops,
-			       unsigned int batch);
-	int		ring;	/* wait methods: on the wait ring, else ioctl */
+			       unsigned int batch, int arg);
+	int		arg;	/* uring methods: enum uring_kind; wait methods:
+				 * on the wait ring, else ioctl */
 };
 
 /* Each figure as median, min, max over the repetitions. */
@@ -110,12 +117,13 @@ static __u64 now_ns(void)
 }
 
 static int run_getppid(struct bench_ctx *c, unsigned long ops,
-		       unsigned int batch)
+		       unsigned int batch, int arg)
 {
 	unsigned long i;
 
 	(void)c;
 	(void)batch;
+	(void)arg;
 	/* syscall(): no libc caching can stand in for the kernel. */
 	for (i = 0; i < ops; i++)
 		if (syscall(SYS_getppid) < 0)
@@ -124,12 +132,13 @@ static int run_getppid(struct bench_ctx *c, unsigned long ops,
 }
 
 static int run_ioctl(struct bench_ctx *c, unsigned long ops,
-		     unsigned int batch)
+		     unsigned int batch, int arg)
 {
 	struct dfg_nop nop;
 	unsigned long i;
 
 	(void)batch;
+	(void)arg;
 	for (i = 0; i < ops; i++) {
 		memset(&nop, 0, sizeof(nop));
 		nop.value = c->seq++;
@@ -164,9 +173,18 @@ static void prep_cmd(struct bench_ctx *c, struct io_uring_sqe *sqe,
 	}
 }
 
+/* What the SQEs of a uring method are. */
+enum uring_kind {
+	URING_INLINE,		/* inline NOP echoing a value in res2 */
+	URING_INDIRECT,		/* the same, DFG_URING_F_INDIRECT */
+	URING_OP_NOP,		/* IORING_OP_NOP */
+	URING_RES0,		/* inline NOP of value 0: res 0, res2 0 */
+	URING_FIXED,		/* URING_INLINE on the registered file */
+};
+
 /* Submits @batch SQEs prepared by @kind, waits for and checks all CQEs. */
-static int run_uring_kind(struct bench_ctx *c, unsigned long ops,
-			  unsigned int batch, int kind)
+static int run_uring(struct bench_ctx *c, unsigned long ops,
+		     unsigned int batch, int kind)
 {
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
@@ -180,11 +198,17 @@ static int run_uring_kind(struct bench_ctx *c, unsigned long ops,
 			sqe = io_uring_get_sqe(&c->ring);
 			if (!sqe)
 				return -EBUSY;
-			if (kind == 2) {
+			if (kind == URING_OP_NOP) {
 				io_uring_prep_nop(sqe);
 				sqe->user_data = c->seq + i;
 			} else {
-				prep_cmd(c, sqe, c->seq + i, kind, i);
+				prep_cmd(c, sqe,
+					 kind == URING_RES0 ? 0 : c->seq + i,
+					 kind == URING_INDIRECT, i);
+			}
+			if (kind == URING_FIXED) {
+				sqe->fd = 0;
+				sqe->flags |= IOSQE_FIXED_FILE;
 			}
 		}
 		ret = io_uring_submit_and_wait(&c->ring, n);
@@ -198,9 +222,15 @@ static int run_uring_kind(struct bench_ctx *c, unsigned long ops,
 			io_uring_for_each_cqe(&c->ring, head, cqe) {
 				if (cqe->res < 0)
 					return cqe->res;
-				if (kind == 0 && cqe->big_cqe[0] != cqe->user_data)
+				if ((kind == URING_INLINE ||
+				     kind == URING_FIXED) &&
+				    cqe->big_cqe[0] != cqe->user_data)
 					return -EPROTO;
-				if (kind == 1 &&
+				if (kind == URING_RES0 &&
+				    (cqe->res || cqe->big_cqe[0] ||
+				     cqe->user_data))
+					return -EPROTO;
+				if (kind == URING_INDIRECT &&
 				    c->args[cqe->user_data - c->seq].echo !=
 				    cqe->user_data)
 					return -EPROTO;
@@ -218,24 +248,6 @@ static int run_uring_kind(struct bench_ctx *c, unsigned long ops,
 		done += n;
 	}
 	return 0;
-}
-
-static int run_uring(struct bench_ctx *c, unsigned long ops,
-		     unsigned int batch)
-{
-	return run_uring_kind(c, ops, batch, 0);
-}
-
-static int run_uring_indirect(struct bench_ctx *c, unsigned long ops,
-			      unsigned int batch)
-{
-	return run_uring_kind(c, ops, batch, 1);
-}
-
-static int run_uring_op_nop(struct bench_ctx *c, unsigned long ops,
-			    unsigned int batch)
-{
-	return run_uring_kind(c, ops, batch, 2);
 }
 
 /* ------------------------------------------------------------------------
@@ -422,12 +434,14 @@ static void *wait_worker(void *arg)
 	}
 }
 
+/* @ring is the worker's (wait_start()): not used here. */
 static int run_wait(struct bench_ctx *c, unsigned long ops,
-		    unsigned int batch)
+		    unsigned int batch, int ring)
 {
 	int ret;
 
 	(void)c;
+	(void)ring;
 	pthread_mutex_lock(&wb.lock);
 	wb.ops = ops;
 	wb.batch = batch;
@@ -443,7 +457,7 @@ static int run_wait(struct bench_ctx *c, unsigned long ops,
 
 static void wait_stop(struct wait_bench *w)
 {
-	run_wait(NULL, 0, 1);	/* ops 0: the worker exits */
+	run_wait(NULL, 0, 1, 0);	/* ops 0: the worker exits */
 	pthread_join(w->worker, NULL);
 	wait_go(w, WAIT_STOP);
 	pthread_join(w->peer, NULL);
@@ -502,13 +516,17 @@ static int wait_setup(struct wait_bench *w)
 static const struct method methods[] = {
 	{ "getppid",		1,  run_getppid, 0 },
 	{ "ioctl",		1,  run_ioctl, 0 },
-	{ "uring",		1,  run_uring, 0 },
-	{ "uring",		8,  run_uring, 0 },
-	{ "uring",		64, run_uring, 0 },
-	{ "uring_indirect",	1,  run_uring_indirect, 0 },
-	{ "uring_indirect",	64, run_uring_indirect, 0 },
-	{ "uring_op_nop",	1,  run_uring_op_nop, 0 },
-	{ "uring_op_nop",	64, run_uring_op_nop, 0 },
+	{ "uring",		1,  run_uring, URING_INLINE },
+	{ "uring",		8,  run_uring, URING_INLINE },
+	{ "uring",		64, run_uring, URING_INLINE },
+	{ "uring_indirect",	1,  run_uring, URING_INDIRECT },
+	{ "uring_indirect",	64, run_uring, URING_INDIRECT },
+	{ "uring_fixed",	1,  run_uring, URING_FIXED },
+	{ "uring_fixed",	64, run_uring, URING_FIXED },
+	{ "uring_res0",		1,  run_uring, URING_RES0 },
+	{ "uring_res0",		64, run_uring, URING_RES0 },
+	{ "uring_op_nop",	1,  run_uring, URING_OP_NOP },
+	{ "uring_op_nop",	64, run_uring, URING_OP_NOP },
 	{ "wait_ioctl",		1,  run_wait, 0 },
 	{ "wait_ioctl",		64, run_wait, 0 },
 	{ "wait_uring",		1,  run_wait, 1 },
@@ -525,12 +543,12 @@ static int run_once(struct bench_ctx *c, const struct method *m,
 	int ret;
 
 	if (m->run == run_wait) {
-		ret = wait_start(&wb, m->ring);
+		ret = wait_start(&wb, m->arg);
 		if (ret)
 			return ret;
 	}
 	t0 = now_ns();
-	ret = m->run(c, ops, m->batch);
+	ret = m->run(c, ops, m->batch, m->arg);
 	*dt = now_ns() - t0;
 	if (m->run == run_wait)
 		wait_stop(&wb);
@@ -738,6 +756,13 @@ int main(int argc, char **argv)
 	ret = io_uring_queue_init_params(RING_ENTRIES, &c.ring, &p);
 	if (ret) {
 		fprintf(stderr, "cmd_roundtrip: io_uring: %s\n",
+			strerror(-ret));
+		return 1;
+	}
+
+	ret = io_uring_register_files(&c.ring, &c.fd, 1);
+	if (ret) {
+		fprintf(stderr, "cmd_roundtrip: fixed file: %s\n",
 			strerror(-ret));
 		return 1;
 	}
