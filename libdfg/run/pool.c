@@ -348,7 +348,14 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 		}
 		s->st->state = s->err ? RUN_S_FAILED : RUN_S_DONE;
 	}
-	if (p.err && !own && !peer) {
+	/*
+	 * No set of ours failed, yet the scheduler stopped the pool. -EIO
+	 * says a set of another client did (the graph failed): ours stopped
+	 * as its peers. Any other error is the scheduler's own and the cause,
+	 * also when it left sets stopped as peers.
+	 */
+	if (p.err && !own && (!peer || p.err != -EIO)) {
+		p.sets[0].st->flags &= ~RUN_SF_PEER;
 		snprintf(p.sets[0].st->comp, sizeof(p.sets[0].st->comp),
 			 "worker pool");
 		snprintf(p.sets[0].st->msg, DFG_COMP_ERRMSG_MAX,

@@ -15,6 +15,8 @@ for t in module graph_module region_module chan_module team_module \
 		st=1
 		continue
 	fi
+	t0=$SECONDS
 	"$bin" || st=1
+	echo "# libdfg: $t: $((SECONDS - t0)) s"
 done
 exit $st
