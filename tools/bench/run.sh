@@ -9,8 +9,9 @@
 #   <name>.cmd   the command that reproduces them, kernel and CPU
 #   <name>.png   the plot (gnuplot)
 # DFG_BENCH_QUICK=1 asks for short runs (smoke test, not figures).
-# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, coll,
-# rules) runs only those (flow: flow_hop, run_flow and run_pool; rules:
+# DFG_BENCH_ONLY=LIST (comma-separated: roundtrip, chan, flow, pool, coll,
+# rules) runs only those (flow: flow_hop, run_flow and run_pool; pool:
+# run_pool alone; rules:
 # tools/bench/rules.sh, the rule interpreter's shifting scenarios). The
 # hub benchmark runs on the two-node rig instead
 # (DFG_BENCH_ONLY=hub alone: tools/bench/host.sh runs tools/bench/hub.sh).
@@ -240,15 +241,18 @@ run_flow() {
 # once, the first of them turning round by round; each output is checked
 # against the other mode's. Per run: elements/s and context switches per
 # element from dfg run's summary (getrusage of all its processes: for the
-# pool its threads). Ratios within a round: pool over isolate for the
+# pool its threads). A third mode is the pool with its waits over ioctl
+# (DFG_NO_URING=1: the workers' SCHED_NEXT as ioctl instead of SQEs on
+# their thread's ring). Ratios within a round: pool over isolate for the
 # throughput, isolate over pool for the context switches (> 1: the pool
-# is better in both). Writes run_pool_rounds.csv (every run) and
+# is better in both), and pool over pool-on-ioctl for the throughput (> 1:
+# the ring is faster). Writes run_pool_rounds.csv (every run) and
 # run_pool.csv (per job: the medians of each mode, the ratios' median
 # [min, max] and every round's).
 run_pool() {
 	local name=run_pool dfg=$BUILD/bin/dfg work n=200000 n40=40000
 	local reps=${DFG_BENCH_REPS:-5} job mode rep k i prev
-	local jobs="light wordfreq g40" modes=(pool isolate) args
+	local jobs="light wordfreq g40" modes=(pool isolate ioctl) args env
 	work=$BUILD/bench-run-pool
 	[ -n "$quick" ] && n=20000 && n40=4000 && reps=2
 	[ -x "$dfg" ] || { echo "bench: no $dfg (make tools)" >&2; return 1; }
@@ -274,12 +278,14 @@ run_pool() {
 	echo "job,round,mode,elements,seconds,elem_per_s,ctxsw_per_elem,processes,workers" >"$out/${name}_rounds.csv"
 	for job in $jobs; do
 		for rep in $(seq 0 $((reps - 1))); do
-			for k in 0 1; do
-				mode=${modes[$(((rep + k) % 2))]}
+			for k in 0 1 2; do
+				mode=${modes[$(((rep + k) % 3))]}
 				args=()
+				env=()
 				[ $job != wordfreq ] && args+=(--no-fold)
 				[ $mode = isolate ] && args+=(--isolate)
-				(cd "$work" && "$dfg" run "${args[@]}" "$job.dot" 2>"$job.$mode.log") ||
+				[ $mode = ioctl ] && env+=(DFG_NO_URING=1)
+				(cd "$work" && env "${env[@]}" "$dfg" run "${args[@]}" "$job.dot" 2>"$job.$mode.log") ||
 					{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
 				mv "$work/$job.out" "$work/$job.$mode.out" || return 1
 				awk -v job=$job -v mode=$mode -v rep=$rep '
@@ -291,6 +297,8 @@ run_pool() {
 			done
 			cmp -s "$work/$job.pool.out" "$work/$job.isolate.out" ||
 				{ echo "bench: $job: the pool and --isolate wrote different output" >&2; return 1; }
+			cmp -s "$work/$job.pool.out" "$work/$job.ioctl.out" ||
+				{ echo "bench: $job: the pool on the ring and on ioctl wrote different output" >&2; return 1; }
 		done
 	done
 	awk -F, '
@@ -299,25 +307,28 @@ run_pool() {
 		NR > 1 { tp[$1, $2, $3] = $6; cs[$1, $2, $3] = $7; pr[$1, $3] = $8; if ($3 == "pool") wk[$1] = $9
 			if (!($1 in seen)) { seen[$1] = 1; jobs[++nj] = $1 } if ($2 + 1 > nr[$1]) nr[$1] = $2 + 1 }
 		END {
-			print "job,rounds,workers,processes_pool,processes_isolate,elem_per_s_pool,elem_per_s_isolate,ctxsw_per_elem_pool,ctxsw_per_elem_isolate,throughput_ratio_median,throughput_ratio_min,throughput_ratio_max,ctxsw_ratio_median,ctxsw_ratio_min,ctxsw_ratio_max,throughput_ratio_per_round,ctxsw_ratio_per_round"
+			print "job,rounds,workers,processes_pool,processes_isolate,elem_per_s_pool,elem_per_s_isolate,ctxsw_per_elem_pool,ctxsw_per_elem_isolate,throughput_ratio_median,throughput_ratio_min,throughput_ratio_max,ctxsw_ratio_median,ctxsw_ratio_min,ctxsw_ratio_max,throughput_ratio_per_round,ctxsw_ratio_per_round,elem_per_s_pool_ioctl,ring_ioctl_ratio_median,ring_ioctl_ratio_min,ring_ioctl_ratio_max,ring_ioctl_ratio_per_round"
 			for (i = 1; i <= nj; i++) {
-				j = jobs[i]; k = 0; at = ""; ac = ""
+				j = jobs[i]; k = 0; at = ""; ac = ""; ai = ""
 				for (r = 0; r < nr[j]; r++) {
 					k++
 					a[k] = tp[j, r, "pool"]; b[k] = tp[j, r, "isolate"]
 					c[k] = cs[j, r, "pool"]; d[k] = cs[j, r, "isolate"]
+					e[k] = tp[j, r, "ioctl"]; y[k] = a[k] / e[k]
 					q[k] = a[k] / b[k]; x[k] = c[k] > 0 ? d[k] / c[k] : 0
 					at = at (at == "" ? "" : " ") sprintf("%.2f", q[k])
 					ac = ac (ac == "" ? "" : " ") sprintf("%.2f", x[k])
+					ai = ai (ai == "" ? "" : " ") sprintf("%.2f", y[k])
 				}
-				sort(a, k); sort(b, k); sort(c, k); sort(d, k); sort(q, k); sort(x, k)
-				printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.6f,%.6f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s\n", j, k, wk[j], pr[j, "pool"], pr[j, "isolate"],
-					med(a, k), med(b, k), med(c, k), med(d, k), med(q, k), q[1], q[k], med(x, k), x[1], x[k], at, ac
+				sort(a, k); sort(b, k); sort(c, k); sort(d, k); sort(q, k); sort(x, k); sort(e, k); sort(y, k)
+				printf "%s,%d,%d,%d,%d,%.0f,%.0f,%.6f,%.6f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%s,%s,%.0f,%.2f,%.2f,%.2f,%s\n", j, k, wk[j], pr[j, "pool"], pr[j, "isolate"],
+					med(a, k), med(b, k), med(c, k), med(d, k), med(q, k), q[1], q[k], med(x, k), x[1], x[k], at, ac,
+					med(e, k), med(y, k), y[1], y[k], ai
 			} }' "$out/${name}_rounds.csv" >"$out/$name.csv" || return 1
 	{
 		repro flow run_pool
-		echo "command: tools/bench/run.sh: dfg run [--isolate] light.dot (--no-fold, n=$n), wordfreq.dot (folded, fortunes), g40.dot (--no-fold, n=$n40); $reps rounds, order turning"
-		echo "method: interleaved; per round each mode once, the first turning round by round, outputs compared; ratios within a round (throughput pool/isolate, context switches per element isolate/pool), median [min, max] over the rounds"
+		echo "command: tools/bench/run.sh: [DFG_NO_URING=1] dfg run [--isolate] light.dot (--no-fold, n=$n), wordfreq.dot (folded, fortunes), g40.dot (--no-fold, n=$n40); $reps rounds, order turning"
+		echo "method: interleaved; per round each mode (pool, isolate, ioctl = the pool under DFG_NO_URING=1) once, the first turning round by round, outputs compared; ratios within a round (throughput pool/isolate, context switches per element isolate/pool, throughput pool/ioctl), median [min, max] over the rounds"
 		describe_machine
 	} >"$out/$name.cmd"
 	column -s, -t "$out/$name.csv" 2>/dev/null || cat "$out/$name.csv"
@@ -511,8 +522,8 @@ if want chan; then run_chan $quick || fail=1; fi
 if want flow; then
 	run_flow_hop || fail=1
 	run_flow || fail=1
-	run_pool || fail=1
 fi
+if want flow || want pool; then run_pool || fail=1; fi
 if want coll; then run_coll || fail=1; fi
 if want rules; then run_rules || fail=1; fi
 exit "$fail"
