@@ -310,9 +310,13 @@ void dfg_pf_traffic_add(unsigned int slot, const struct sockaddr_storage *ss)
 	unsigned int ms;
 
 	mutex_lock(&dfg_pf_traffic_lock);
-	memset(l, 0, sizeof(*l));
+	/* Field by field: the gate may read ->open meanwhile. */
+	WRITE_ONCE(l->open, false);
 	l->addr = *ss;
 	l->used = true;
+	l->total = 0;
+	atomic64_set(&l->spec_issued, 0);
+	atomic64_set(&l->spec_gated, 0);
 	strscpy(l->ifname, "-", sizeof(l->ifname));
 	l->state = DFG_PF_LINK_QUIET;
 	/* No event: the peer's first state (threshold 0: busy). */
