@@ -114,9 +114,11 @@
  *			waits for a PEER_ADD that waits for it.
  *	-> mmap_lock: PEER_ADD copies its struct out.
  *	-> dfg_pf_lock: publishing a peer.
+ *	-> dfg_pf_traffic_lock: a peer's link measured, or no longer.
  * dfg_pf_rwsem		rwsem (prefetch.c), read by PREFETCH while it
  *			starts reads
  *	-> dfg_pf_lock: resolving.
+ *	-> dfg_pf_traffic_lock: a replaced peer's link no longer measured.
  *	-> dfg_rdma_conn.lock: a transport's ->read.
  * dfg_pf_image_lock	mutex (prefetch.c), under mmap_lock (mmap) and a
  *			transport's cm handler (serving an accepted
@@ -131,6 +133,10 @@
  *			only).
  * dfg_pf_lock		spinlock (prefetch.c), process context
  *	-> dfg_file.lock: completing a PREFETCH.
+ * dfg_pf_traffic_lock	mutex (pf_traffic.c): the links' table, threshold
+ *			and interval; takes none of ours (RCU inside, events
+ *			sent after it). The gate reads a link's ->open
+ *			under dfg_pf_lock without it.
  * dfg_rdma_conn.lock	spinlock (rdma/dfg_rdma.c), process context:
  *			a connection's ->dead and ->closing; innermost, taken
  *			under dfg_pf_rwsem (->read), dfg_pf_mutex (->connect,
@@ -179,6 +185,7 @@
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/refcount.h>
+#include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
 #include <linux/workqueue.h>
@@ -196,7 +203,8 @@
 				 DFG_F_NETLINK | DFG_F_GRAPH | DFG_F_REGION | \
 				 DFG_F_CHAN | DFG_F_TEAM | \
 				 DFG_F_SCHED | DFG_F_PREFETCH | \
-				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN | DFG_F_PART_SET)
+				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN | \
+				 DFG_F_PART_SET | DFG_F_PF_GATE)
 
 /* Longest command name, NUL included (sysfs file name, tracepoints). */
 #define DFG_CMD_NAME_MAX	16
@@ -692,6 +700,17 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c);
 int dfg_pf_mmap(struct file *file, struct vm_area_struct *vma);
 int dfg_pf_init(void);
 void dfg_pf_exit(void);
+
+/*
+ * pf_traffic.c: the link traffic monitor of the prefetch's peers (claim
+ * 10's traffic monitor). Slots are prefetch.c's peer ids.
+ */
+void dfg_pf_traffic_add(unsigned int slot, const struct sockaddr_storage *ss);
+void dfg_pf_traffic_del(unsigned int slot);
+bool dfg_pf_traffic_open(unsigned int slot);
+void dfg_pf_traffic_count(unsigned int slot, u32 issued, u32 gated);
+int dfg_pf_traffic_init(struct kobject *kobj);
+void dfg_pf_traffic_exit(struct kobject *kobj);
 
 /* wait.c: the waiting mechanism, parked io_uring commands, the monitor */
 

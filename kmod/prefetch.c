@@ -29,6 +29,10 @@
  *			read plus the issuer's; its waiter (wait.c) is on
  *			->waiters while armed.
  *
+ * A speculative PREFETCH (DFG_PF_SPECULATIVE) reads from a peer only while
+ * pf_traffic.c says that peer's link is quiet; its other entries are
+ * DFG_PF_GATED, read by nobody, given no cache room.
+ *
  * Locks (what each guards; what nests in what: the lock order table in
  * dfg.h, the only place that says it)
  *   dfg_pf_mutex	mutex, process context: configuration, the peer
@@ -112,12 +116,19 @@ struct dfg_pf_rd {
 	struct dfg_pf_peer	*peer;
 };
 
+/*
+ * @gated: entries a speculative request did not read, per peer
+ * @ngated: their sum (res2)
+ */
 struct dfg_pf_req {
 	refcount_t		ref;	/* issuer + one per read in flight */
 	struct list_head	waiters;
 	unsigned int		pending;
 	unsigned int		nreads;
 	int			err;
+	bool			spec;
+	u32			ngated;
+	u32			gated[DFG_PF_PEERS_MAX];
 	struct dfg_pf_rd	rds[];
 };
 
@@ -145,12 +156,12 @@ static LIST_HEAD(dfg_pf_fifo);
 enum {
 	DFG_PF_HITS, DFG_PF_MISSES, DFG_PF_LOCAL, DFG_PF_REPLICA,
 	DFG_PF_BYTES, DFG_PF_READS, DFG_PF_INFLIGHT, DFG_PF_EVICTIONS,
-	DFG_PF_ERRORS, DFG_PF_NR_STATS,
+	DFG_PF_ERRORS, DFG_PF_SPEC_ISSUED, DFG_PF_SPEC_GATED, DFG_PF_NR_STATS,
 };
 
 static const char * const dfg_pf_stat_names[DFG_PF_NR_STATS] = {
 	"hits", "misses", "local", "replica", "bytes", "reads", "inflight",
-	"evictions", "errors",
+	"evictions", "errors", "spec_issued", "spec_gated",
 };
 
 static u64 dfg_pf_stats[DFG_PF_NR_STATS];
@@ -352,6 +363,7 @@ static void dfg_pf_peer_remove(unsigned int i)
 	p->up = false;
 	dfg_pf_peers[i] = NULL;
 	spin_unlock(&dfg_pf_lock);
+	dfg_pf_traffic_del(i);
 	/* No reader starts on it now (dfg_pf_rwsem is write-held). */
 	dfg_pf_xport->disconnect(p->conn);
 	vfree(p->row);
@@ -633,6 +645,7 @@ int dfg_pf_peer_add(struct dfg_cmd_ctx *c)
 	p->up = !p->lost;
 	dfg_pf_peers[slot] = p;
 	spin_unlock(&dfg_pf_lock);
+	dfg_pf_traffic_add(slot, &ss);
 	mutex_unlock(&dfg_pf_mutex);
 	dfg_nl_graph_event(DFG_EV_PF_PEER_UP, current->tgid, 0, slot, NULL);
 	return 0;
@@ -760,7 +773,8 @@ static struct dfg_pf_peer *dfg_pf_owner(u64 id)
  * brings it (*rd filled, entry allocated). Returns 0 or a negative errno.
  */
 static int dfg_pf_resolve(u64 id, u8 kind, struct dfg_pf_loc *l,
-			  struct dfg_pf_rd *rd, bool *read)
+			  struct dfg_pf_rd *rd, bool *read,
+			  struct dfg_pf_req *req)
 {
 	const struct dfg_part_hdr *h = dfg_pf_hdr;
 	struct dfg_pf_peer *p;
@@ -814,6 +828,14 @@ static int dfg_pf_resolve(u64 id, u8 kind, struct dfg_pf_loc *l,
 		return 0;
 	if (!p->up)
 		return -EHOSTUNREACH;
+	/* Claim 10: speculation only while the owner's link is quiet. */
+	if (req->spec && !dfg_pf_traffic_open(p->id)) {
+		l->where = DFG_PF_GATED;
+		l->hit = 0;
+		req->gated[p->id]++;
+		req->ngated++;
+		return 0;
+	}
 	e = kzalloc(sizeof(*e), GFP_ATOMIC);
 	if (!e)
 		return -ENOMEM;
@@ -857,7 +879,8 @@ static void dfg_pf_req_end(struct dfg_pf_req *req, int status)
 		return;
 	w = list_first_entry_or_null(&req->waiters, struct dfg_waiter, node);
 	if (w)
-		dfg_waiter_complete(w, req->err ?: req->nreads, 0, NULL);
+		dfg_waiter_complete(w, req->err ?: req->nreads,
+				    req->err ? 0 : req->ngated, NULL);
 }
 
 /**
@@ -904,6 +927,8 @@ static void dfg_pf_unresolve(struct dfg_pf_req *req)
 		dfg_pf_stats[DFG_PF_MISSES]--;
 	}
 	req->nreads = 0;
+	req->ngated = 0;
+	memset(req->gated, 0, sizeof(req->gated));
 }
 
 /* Resolve every entry; on error nothing stays allocated. */
@@ -924,7 +949,8 @@ static int dfg_pf_resolve_all(struct dfg_pf_req *req, const u64 *ids,
 			if (!(what & BIT(k)))
 				continue;
 			ret = dfg_pf_resolve(ids[i], k, &locs[n],
-					     &req->rds[req->nreads], &read);
+					     &req->rds[req->nreads], &read,
+					     req);
 			if (ret) {
 				dfg_pf_unresolve(req);
 				goto out;
@@ -944,6 +970,23 @@ out:
 	return ret;
 }
 
+/* A speculative request's reads and gated entries, in sysfs. */
+static void dfg_pf_spec_count(struct dfg_pf_req *req)
+{
+	u32 issued[DFG_PF_PEERS_MAX] = { };
+	unsigned int i;
+
+	for (i = 0; i < req->nreads; i++)
+		issued[req->rds[i].peer->id]++;
+	for (i = 0; i < DFG_PF_PEERS_MAX; i++)
+		if (issued[i] || req->gated[i])
+			dfg_pf_traffic_count(i, issued[i], req->gated[i]);
+	spin_lock(&dfg_pf_lock);
+	dfg_pf_stats[DFG_PF_SPEC_ISSUED] += req->nreads;
+	dfg_pf_stats[DFG_PF_SPEC_GATED] += req->ngated;
+	spin_unlock(&dfg_pf_lock);
+}
+
 /* DFG_IOC_PREFETCH */
 int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 {
@@ -955,8 +998,8 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 	u64 *ids;
 	int ret;
 
-	if (a->flags || a->reserved || !a->what || (a->what & ~DFG_PF_ALL) ||
-	    !a->nr || a->nr > DFG_PF_NR_MAX)
+	if ((a->flags & ~DFG_PF_FLAGS_ALL) || a->reserved || !a->what ||
+	    (a->what & ~DFG_PF_ALL) || !a->nr || a->nr > DFG_PF_NR_MAX)
 		return -EINVAL;
 	nent = a->nr * hweight32(a->what);
 	ids = kvmalloc_array(a->nr, sizeof(*ids), GFP_KERNEL);
@@ -967,6 +1010,7 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 		goto out_free;
 	refcount_set(&req->ref, 1);
 	INIT_LIST_HEAD(&req->waiters);
+	req->spec = a->flags & DFG_PF_SPECULATIVE;
 	ret = -EFAULT;
 	if (copy_from_user(ids, u64_to_user_ptr(a->ids),
 			   a->nr * sizeof(*ids)))
@@ -977,7 +1021,8 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 	ret = dfg_pf_resolve_all(req, ids, a->nr, a->what, locs);
 	if (ret)
 		goto out_up;
-	trace_dfg_pf_prefetch(a->nr, a->what, req->nreads);
+	trace_dfg_pf_prefetch(a->nr, a->what, a->flags, req->nreads,
+			      req->ngated);
 	if (copy_to_user(u64_to_user_ptr(a->out), locs,
 			 nent * sizeof(*locs))) {
 		spin_lock(&dfg_pf_lock);
@@ -988,6 +1033,8 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 		ret = -EFAULT;
 		goto out_up;
 	}
+	if (req->spec)
+		dfg_pf_spec_count(req);
 	for (i = 0; i < req->nreads; i++) {
 		struct dfg_pf_rd *r = &req->rds[i];
 
@@ -1005,6 +1052,8 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 	spin_lock(&dfg_pf_lock);
 	if (!--req->pending) {
 		ret = req->err ?: req->nreads;
+		if (!req->err)
+			c->res2 = req->ngated;
 		spin_unlock(&dfg_pf_lock);
 		if (w)
 			dfg_waiter_discard(c, w);
@@ -1168,7 +1217,16 @@ int dfg_pf_init(void)
 		return -ENOMEM;
 	ret = sysfs_create_group(dfg_pf_kobj, &dfg_pf_group);
 	if (ret)
-		kobject_put(dfg_pf_kobj);
+		goto out_put;
+	ret = dfg_pf_traffic_init(dfg_pf_kobj);
+	if (ret)
+		goto out_remove;
+	return 0;
+
+out_remove:
+	sysfs_remove_group(dfg_pf_kobj, &dfg_pf_group);
+out_put:
+	kobject_put(dfg_pf_kobj);
 	return ret;
 }
 
@@ -1177,6 +1235,7 @@ void dfg_pf_exit(void)
 {
 	struct dfg_pf_entry *e, *tmp;
 
+	dfg_pf_traffic_exit(dfg_pf_kobj);
 	sysfs_remove_group(dfg_pf_kobj, &dfg_pf_group);
 	kobject_put(dfg_pf_kobj);
 	list_for_each_entry_safe(e, tmp, &dfg_pf_fifo, lnode)

@@ -337,16 +337,38 @@ TRACE_EVENT(dfg_sched_wake,
 );
 
 TRACE_EVENT(dfg_pf_prefetch,
-	    TP_PROTO(u32 nr, u32 what, u32 reads),
-	    TP_ARGS(nr, what, reads),
+	    TP_PROTO(u32 nr, u32 what, u32 flags, u32 reads, u32 gated),
+	    TP_ARGS(nr, what, flags, reads, gated),
 	    TP_STRUCT__entry(__field(u32, nr)
 			     __field(u32, what)
-			     __field(u32, reads)),
+			     __field(u32, flags)
+			     __field(u32, reads)
+			     __field(u32, gated)),
 	    TP_fast_assign(__entry->nr = nr;
 			   __entry->what = what;
-			   __entry->reads = reads;),
-	    TP_printk("nr=%u what=%#x reads=%u", __entry->nr, __entry->what,
-		      __entry->reads)
+			   __entry->flags = flags;
+			   __entry->reads = reads;
+			   __entry->gated = gated;),
+	    TP_printk("nr=%u what=%#x flags=%#x reads=%u gated=%u",
+		      __entry->nr, __entry->what, __entry->flags,
+		      __entry->reads, __entry->gated)
+);
+
+/* One sample of a peer's link (pf_traffic.c): EWMA rate, bytes since. */
+TRACE_EVENT(dfg_pf_traffic,
+	    TP_PROTO(u32 peer, int ifindex, u64 rate, u64 bytes),
+	    TP_ARGS(peer, ifindex, rate, bytes),
+	    TP_STRUCT__entry(__field(u32, peer)
+			     __field(int, ifindex)
+			     __field(u64, rate)
+			     __field(u64, bytes)),
+	    TP_fast_assign(__entry->peer = peer;
+			   __entry->ifindex = ifindex;
+			   __entry->rate = rate;
+			   __entry->bytes = bytes;),
+	    TP_printk("peer=%u ifindex=%d rate=%llu bytes=%llu",
+		      __entry->peer, __entry->ifindex, __entry->rate,
+		      __entry->bytes)
 );
 
 TRACE_EVENT(dfg_pf_read_done,

@@ -32,8 +32,19 @@
  *	its owner (the replica when held), sampled as the pipeline will,
  *	and the sampled nodes' attributes (and neighbours, if they are
  *	expanded later) brought into the machine's cache in one request.
- *	The traffic gate of claim 10 is the module's and is not written:
- *	R3 is issued whatever the traffic.
+ *	That request is speculative (DFG_PF_SPECULATIVE): the module's
+ *	traffic monitor (claim 10) reads from an owner only while the link
+ *	to it is under prefetch/traffic_threshold, and answers the rest
+ *	DFG_PF_GATED (counted in r3_gated). Nobody waits for it: it goes
+ *	on the engine's own ring (struct r3_req) and the pipeline goes on;
+ *	its completion is reaped before a demand read asks for one of its
+ *	entries (a filling cache entry is not a hit: the demand would read
+ *	it again), at the end of the batch on every path, and when the
+ *	engine is freed, so no command of the engine outlives a batch. An
+ *	engine without a ring (DFG_NO_URING, io_uring unavailable) sends it
+ *	synchronously; a module without DFG_F_PF_GATE gets it ungated. A
+ *	speculative request that fails (its owner died, no cache room)
+ *	changes nothing: the demand read that needs the bytes reports it.
  *   R4 (claim 5, para. 17): for an own root r next to an own hub: N(r)
  *	sampled as hop 1 will be, and those nodes' attributes into the
  *	buffer.
@@ -226,6 +237,26 @@ struct pbuf_ent {
 	uint8_t		*data;
 };
 
+/*
+ * struct r3_req - one speculative PREFETCH in flight on the engine's ring
+ * @ids, @locs:	its arrays, which the module reads and writes until the
+ *		CQE: owned by the request until it is reaped
+ * @cap:	entries @ids and @locs have room for
+ * @nr, @what:	the request
+ * @busy:	submitted, not reaped (user_data: index + 1)
+ */
+struct r3_req {
+	uint64_t		*ids;
+	struct dfg_pf_loc	*locs;
+	size_t			cap;
+	uint32_t		nr;
+	unsigned int		what;
+	bool			busy;
+};
+
+/* Speculative requests in flight at most; the ring has as many entries. */
+#define R3_INFLIGHT	8
+
 struct dfg_hub_engine {
 	struct dfg_hub_opts	o;
 	struct dfg_hub_stats	st;
@@ -250,6 +281,14 @@ struct dfg_hub_engine {
 
 	/* Keys R3 brought, for its hit count (cleared per batch). */
 	struct map		r3_keys;
+
+	/* R3's requests in flight: the ring, its requests, their keys. */
+	struct io_uring		ring;
+	bool			ring_up;
+	unsigned int		spec_flags;	/* DFG_PF_SPECULATIVE or 0 */
+	struct r3_req		r3q[R3_INFLIGHT];
+	unsigned int		r3_busy;
+	struct map		r3_pend;	/* keys of busy requests */
 
 	/* Per batch scratch. */
 	struct vec		nb;		/* neighbour IDs, fetched */
@@ -280,6 +319,8 @@ struct nbref {
 	uint32_t	count;
 	uint32_t	pad;
 };
+
+static int r3_reap(struct dfg_hub_engine *e);
 
 static int opts_check(const struct dfg_hub_opts *o)
 {
@@ -355,6 +396,8 @@ int dfg_hub_engine_new(struct dfg *d, struct dfg_hub *h,
 		       struct dfg_hub_engine **out)
 {
 	struct dfg_hub_engine *e;
+	struct dfg_info info;
+	const char *nouring;
 	int ret;
 
 	if (!d || !h || !out)
@@ -369,6 +412,12 @@ int dfg_hub_engine_new(struct dfg *d, struct dfg_hub *h,
 	 * No bound of its own: peers may be added later, and PREFETCH
 	 * refuses an ID no partition holds (-EINVAL, returned as -ERANGE).
 	 */
+	if (!dfg_info(d, &info) && (info.features & DFG_F_PF_GATE))
+		e->spec_flags = DFG_PF_SPECULATIVE;
+	/* R3's ring; without one, R3 waits for its request (ioctl). */
+	nouring = getenv("DFG_NO_URING");
+	if (!(nouring && *nouring && strcmp(nouring, "0")))
+		e->ring_up = !dfg_queue_init(R3_INFLIGHT, &e->ring, 0);
 	*out = e;
 	return 0;
 }
@@ -460,6 +509,15 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 
 	if (!e)
 		return;
+	/* Nothing in flight stays behind (normally the batch reaped it). */
+	r3_reap(e);
+	if (e->ring_up)
+		io_uring_queue_exit(&e->ring);
+	for (i = 0; i < R3_INFLIGHT; i++) {
+		free(e->r3q[i].ids);
+		free(e->r3q[i].locs);
+	}
+	map_free(&e->r3_pend);
 	for (i = 0; i < e->k; i++) {
 		if (e->views)
 			hub_view_fini(&e->views[i]);
@@ -600,6 +658,203 @@ static void count_remote(struct dfg_hub_engine *e, uint64_t key, bool hit,
 		e->st.r3_hits++;
 }
 
+/* ---- R3's speculative requests ---- */
+
+/*
+ * What a speculative request of @n entries (@ids, @what) answered
+ * (@res, @l): reads and hits counted, its keys kept for r3_hits, gated
+ * entries counted. A failure counts nothing (see the header).
+ */
+static int r3_done(struct dfg_hub_engine *e, const uint64_t *ids,
+		   const struct dfg_pf_loc *l, size_t n, unsigned int what,
+		   int res)
+{
+	bool found;
+	size_t i;
+
+	if (res < 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		uint64_t key = kkey(ids[i], what);
+
+		if (l[i].where == DFG_PF_GATED) {
+			e->st.r3_gated++;
+			continue;
+		}
+		if (l[i].where != DFG_PF_IN_CACHE)
+			continue;
+		count_remote(e, key, l[i].hit, true);
+		if (!map_slot(&e->r3_keys, key, &found))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * The ring failed: stop using it. The requests in flight are the
+ * module's to finish; their arrays, which it may still write, are left
+ * allocated (leaked) rather than freed under it.
+ */
+static void r3_abandon(struct dfg_hub_engine *e)
+{
+	unsigned int i;
+
+	for (i = 0; i < R3_INFLIGHT; i++) {
+		struct r3_req *q = &e->r3q[i];
+
+		if (!q->busy)
+			continue;
+		q->ids = NULL;
+		q->locs = NULL;
+		q->cap = 0;
+		q->busy = false;
+	}
+	e->r3_busy = 0;
+	map_clear(&e->r3_pend);
+	io_uring_queue_exit(&e->ring);
+	e->ring_up = false;
+}
+
+/*
+ * Wait for every R3 request in flight and count what each did. Returns 0,
+ * -ENOMEM, or -EIO when the ring failed (r3_abandon()).
+ */
+static int r3_reap(struct dfg_hub_engine *e)
+{
+	struct io_uring_cqe *cqe;
+	int ret = 0, r, res;
+	struct r3_req *q;
+	__u64 idx;
+
+	if (!e)
+		return 0;
+	while (e->r3_busy) {
+		r = io_uring_wait_cqe(&e->ring, &cqe);
+		if (r == -EINTR)
+			continue;
+		if (r < 0) {
+			r3_abandon(e);
+			return -EIO;
+		}
+		idx = cqe->user_data - 1;
+		res = cqe->res;
+		io_uring_cqe_seen(&e->ring, cqe);
+		if (idx >= R3_INFLIGHT || !e->r3q[idx].busy)
+			continue;
+		q = &e->r3q[idx];
+		q->busy = false;
+		e->r3_busy--;
+		r = r3_done(e, q->ids, q->locs, q->nr, q->what, res);
+		if (r && !ret)
+			ret = r;
+	}
+	map_clear(&e->r3_pend);
+	return ret;
+}
+
+/* Put @c IDs of one speculative request on the ring (false: no ring). */
+static int r3_submit(struct dfg_hub_engine *e, const uint64_t *ids,
+		     size_t c, unsigned int what, bool *sent)
+{
+	struct io_uring_sqe *sqe;
+	struct r3_req *q = NULL;
+	unsigned int i;
+	bool found;
+	int ret;
+
+	*sent = false;
+	if (e->r3_busy == R3_INFLIGHT) {
+		ret = r3_reap(e);
+		if (ret && ret != -EIO)
+			return ret;
+	}
+	if (!e->ring_up)
+		return 0;
+	for (i = 0; i < R3_INFLIGHT && !q; i++)
+		if (!e->r3q[i].busy)
+			q = &e->r3q[i];
+	if (q->cap < c) {
+		uint64_t *ni = realloc(q->ids, c * sizeof(*ni));
+		struct dfg_pf_loc *nl;
+
+		if (!ni)
+			return -ENOMEM;
+		q->ids = ni;
+		nl = realloc(q->locs, c * sizeof(*nl));
+		if (!nl)
+			return -ENOMEM;
+		q->locs = nl;
+		q->cap = c;
+	}
+	memcpy(q->ids, ids, c * sizeof(*ids));
+	/* As many SQEs as requests: one is free while a request is. */
+	sqe = io_uring_get_sqe(&e->ring);
+	if (!sqe) {
+		r3_abandon(e);
+		return 0;
+	}
+	dfg_prep_prefetch(sqe, dfg_fd(e->d), (const __u64 *)q->ids, q->locs,
+			  (__u32)c, what, e->spec_flags);
+	sqe->user_data = (__u64)(q - e->r3q) + 1;
+	q->nr = (uint32_t)c;
+	q->what = what;
+	q->busy = true;
+	e->r3_busy++;
+	if (io_uring_submit(&e->ring) != 1) {
+		r3_abandon(e);
+		return 0;
+	}
+	*sent = true;
+	for (i = 0; i < c; i++)
+		if (!map_slot(&e->r3_pend, kkey(ids[i], what), &found))
+			return -ENOMEM;
+	return 0;
+}
+
+/*
+ * R3's request for @n remote entries: on the ring, not waited for; or,
+ * without a ring, waited for here.
+ */
+static int r3_send(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
+		   unsigned int what)
+{
+	size_t at, c;
+	bool sent;
+	int ret;
+
+	for (at = 0; at < n; at += c) {
+		c = n - at < DFG_PF_NR_MAX ? n - at : DFG_PF_NR_MAX;
+		ret = r3_submit(e, ids + at, c, what, &sent);
+		if (ret)
+			return ret;
+		if (sent)
+			continue;
+		e->locs.n = 0;
+		ret = vec_reserve(&e->locs, c);
+		if (ret)
+			return ret;
+		ret = hub_prefetch(e->d, (const __u64 *)ids + at,
+				   (unsigned int)c, what, e->spec_flags,
+				   e->locs.p);
+		ret = r3_done(e, ids + at, e->locs.p, c, what, ret);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Before a demand read of @n entries: R3's requests for them reaped. */
+static int r3_before(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
+		     unsigned int what)
+{
+	size_t i;
+
+	for (i = 0; i < n && e->r3_busy; i++)
+		if (map_get(&e->r3_pend, kkey(ids[i], what)))
+			return r3_reap(e) == -ENOMEM ? -ENOMEM : 0;
+	return 0;
+}
+
 /*
  * Remote entries of one fetch (miss_ids, miss_slot) from their owners:
  * PREFETCH in chunks and a copy out of the cache, or the owners' files.
@@ -617,6 +872,13 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 	if (!n)
 		return 0;
 	e->st.remote_calls++;
+	if (e->hub && r3)
+		return r3_send(e, ids, n, what);
+	if (e->hub) {
+		ret = r3_before(e, ids, n, what);
+		if (ret)
+			return ret;
+	}
 	if (!e->hub) {
 		for (i = 0; i < n; i++) {
 			const struct hub_view *ov = owner_view(e, ids[i]);
@@ -1180,8 +1442,9 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 	return 0;
 }
 
-int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
-		   unsigned int nroots, struct dfg_arena *arena, __u64 *off)
+static int sample_batch(struct dfg_hub_engine *e, __u64 batch,
+			const __u64 *roots, unsigned int nroots,
+			struct dfg_arena *arena, __u64 *off)
 {
 	size_t bytes, at, ab;
 	struct dfg_hub_batch *b;
@@ -1272,6 +1535,20 @@ int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
 	e->st.nodes += e->nodes.n;
 	*off = (__u64)o;
 	return (int)bytes;
+}
+
+int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
+		   unsigned int nroots, struct dfg_arena *arena, __u64 *off)
+{
+	int ret = sample_batch(e, batch, roots, nroots, arena, off), r;
+
+	/* No R3 request outlives its batch, failed or not. */
+	r = r3_reap(e);
+	if (ret >= 0 && r == -ENOMEM) {
+		dfg_buf_free(arena, *off);
+		return r;
+	}
+	return ret;
 }
 
 int dfg_hub_sample_send(struct dfg_hub_engine *e, __u64 batch,

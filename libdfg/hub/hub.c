@@ -204,19 +204,26 @@ int dfg_hub_peer_add(struct dfg *d, const char *addr, unsigned int port,
 	return 0;
 }
 
-int dfg_hub_prefetch(struct dfg *d, const __u64 *ids, unsigned int nr,
-		     unsigned int what, struct dfg_pf_loc *out)
+int hub_prefetch(struct dfg *d, const __u64 *ids, unsigned int nr,
+		 unsigned int what, unsigned int flags, struct dfg_pf_loc *out)
 {
 	struct dfg_prefetch pf = {
 		.ids	= (uintptr_t)ids,
 		.out	= (uintptr_t)out,
 		.nr	= nr,
 		.what	= what,
+		.flags	= flags,
 	};
 
 	if (!d || !ids || !out)
 		return -EINVAL;
 	return dfg_sys_wait(d->fd, DFG_IOC_PREFETCH, &pf, NULL, NULL, NULL);
+}
+
+int dfg_hub_prefetch(struct dfg *d, const __u64 *ids, unsigned int nr,
+		     unsigned int what, struct dfg_pf_loc *out)
+{
+	return hub_prefetch(d, ids, nr, what, 0, out);
 }
 
 /* ---- the view ---- */

@@ -69,6 +69,13 @@ struct dfg_hub {
 	struct hub_view	v;
 };
 
+/*
+ * DFG_IOC_PREFETCH with @flags (dfg_hub_prefetch() is @flags 0), waiting
+ * for its reads as dfg_hub_prefetch() does.
+ */
+int hub_prefetch(struct dfg *d, const __u64 *ids, unsigned int nr,
+		 unsigned int what, unsigned int flags, struct dfg_pf_loc *out);
+
 /* The image of a checked partition file (DFG_HUB_LOAD_* @flags). */
 int hub_image_of(const struct dfg_gs_file *f, unsigned int flags, void **img,
 		 size_t *len, struct dfg_hub_err *err);

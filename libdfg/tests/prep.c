@@ -632,7 +632,13 @@ TEST(prep_prefetch_exact)
 	struct slot s;
 
 	slot_init(&s);
-	dfg_prep_prefetch(&s.sqe, 3, ids, out, 3, DFG_PF_ALL);
+	dfg_prep_prefetch(&s.sqe, 3, ids, out, 3, DFG_PF_ALL, 0);
+	EXPECT_TRUE(inline_is(&s, 3, DFG_IOC_PREFETCH, &want, sizeof(want)));
+	/* The speculative flag travels in flags, nothing else changes. */
+	want.flags = DFG_PF_SPECULATIVE;
+	slot_init(&s);
+	dfg_prep_prefetch(&s.sqe, 3, ids, out, 3, DFG_PF_ALL,
+			  DFG_PF_SPECULATIVE);
 	EXPECT_TRUE(inline_is(&s, 3, DFG_IOC_PREFETCH, &want, sizeof(want)));
 }
 

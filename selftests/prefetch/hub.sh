@@ -8,7 +8,8 @@
 # engine computes over the two files without the module, in the four
 # configurations of patent 004's ablation: no replication, replication,
 # +R1/R2/R4, +R3. Then bad input: a partition of another graph (as a peer,
-# and to sample with), a root out of range. One TAP line per check.
+# and to sample with), a root out of range; then the traffic gate
+# (gate.sh). One TAP line per check.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$top/build}
 dfg=$BUILD/bin/dfg
@@ -129,5 +130,9 @@ check "within 10 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 10
 got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
 check "cached batches still served after the owner died" \
 	test "$got" = "$want"
+
+# The traffic gate of claim 10 (selftests/prefetch/gate.sh).
+. "$top/selftests/prefetch/gate.sh"
+gate_checks
 rm -rf "$dir"
 echo "# hub checks done"

@@ -431,10 +431,68 @@ static void pf_step_fetch(int fd, struct io_uring *ring,
 	       "nr 0: -EINVAL");
 	pf_tap(pf_prefetch_one(fd, 1, DFG_PF_ALL, DFG_PF_NR_MAX + 1, 0,
 			       out) == -EINVAL, "nr past DFG_PF_NR_MAX: -EINVAL");
-	pf_tap(pf_prefetch_one(fd, 1, DFG_PF_ALL, 1, 1, out) == -EINVAL,
-	       "flags: -EINVAL");
+	pf_tap(pf_prefetch_one(fd, 1, DFG_PF_ALL, 1, 2, out) == -EINVAL,
+	       "unknown flag: -EINVAL");
 	pf_tap(pf_prefetch_one(fd, 2500, DFG_PF_ALL, 1, 0, NULL) == -EFAULT,
 	       "bad out pointer: -EFAULT");
+	pf_tap(pf_stat("inflight") == 0, "nothing left in flight");
+}
+
+/* Writes @val into /sys/kernel/dfg/@name: 0 or -errno. */
+static int pf_sysfs_write(const char *name, const char *val)
+{
+	char path[128];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "/sys/kernel/dfg/%s", name);
+	f = fopen(path, "we");
+	if (!f)
+		return -errno;
+	if (fputs(val, f) < 0)
+		ret = -EIO;
+	if (fclose(f))
+		ret = -errno;
+	return ret;
+}
+
+/*
+ * The traffic gate (kmod/pf_traffic.c) at the ABI: node1's nodes 2501
+ * and 2502 (neither read nor replicated yet) asked speculatively under
+ * threshold 0 (gated), on demand (never gated) and without a limit.
+ */
+static void pf_step_gate(int fd)
+{
+	__u64 g0 = pf_stat("spec_gated"), i0 = pf_stat("spec_issued");
+	__u64 miss0 = pf_stat("misses");
+	struct dfg_pf_loc out[2];
+	int ret;
+
+	pf_tap(!pf_sysfs_write("prefetch/traffic_threshold", "0"),
+	       "threshold 0 written");
+	memset(out, 0xff, sizeof(out));
+	ret = pf_prefetch_one(fd, 2501, DFG_PF_ATTRS, 1, DFG_PF_SPECULATIVE,
+			      out);
+	pf_tap(ret == 0 && out[0].where == DFG_PF_GATED &&
+	       out[0].len == PF_FEAT && out[0].pos == 0 && out[0].hit == 0,
+	       "threshold 0: speculative read gated (%d, where %u, len %u)",
+	       ret, out[0].where, out[0].len);
+	pf_tap(pf_stat("spec_gated") - g0 == 1 &&
+	       pf_stat("spec_issued") == i0 && pf_stat("misses") == miss0,
+	       "counted gated, nothing read or allocated");
+	ret = pf_prefetch_one(fd, 2501, DFG_PF_ATTRS, 1, 0, out);
+	pf_tap(ret == 1 && out[0].where == DFG_PF_IN_CACHE,
+	       "threshold 0: a demand read is not gated (%d)", ret);
+	pf_tap(!pf_sysfs_write("prefetch/traffic_threshold",
+			       "18446744073709551615"), "no limit written");
+	ret = pf_prefetch_one(fd, 2502, DFG_PF_ATTRS, 1, DFG_PF_SPECULATIVE,
+			      out);
+	pf_tap(ret == 1 && out[0].where == DFG_PF_IN_CACHE &&
+	       pf_stat("spec_issued") - i0 == 1 &&
+	       pf_stat("spec_gated") - g0 == 1,
+	       "no limit: the speculative read issued (%d)", ret);
+	pf_tap(!pf_sysfs_write("prefetch/traffic_threshold", "67108864"),
+	       "default threshold back");
 	pf_tap(pf_stat("inflight") == 0, "nothing left in flight");
 }
 
@@ -548,9 +606,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pf_test: ring or mmap: %s\n", strerror(-ret));
 		return 1;
 	}
-	if (!strcmp(argv[2], "fetch"))
+	if (!strcmp(argv[2], "fetch")) {
 		pf_step_fetch(fd, &ring, &m);
-	else if (!strcmp(argv[2], "dead") && first)
+		pf_step_gate(fd);
+	} else if (!strcmp(argv[2], "dead") && first)
 		pf_step_dead(fd, &ring, &m, first);
 	else if (!strcmp(argv[2], "back") && first)
 		pf_step_back(fd, &ring, &m, first);

@@ -340,10 +340,11 @@ static void print_stats(const struct dfg_hub_stats *st, unsigned int batches,
 	       (unsigned long long)st->remote,
 	       (unsigned long long)st->cache_hits,
 	       (unsigned long long)st->remote_calls);
-	printf("r1 %llu r2 %llu r3 %llu r3_nodes %llu r3_hits %llu r4 %llu\n",
+	printf("r1 %llu r2 %llu r3 %llu r3_nodes %llu r3_hits %llu r3_gated %llu r4 %llu\n",
 	       (unsigned long long)st->r1, (unsigned long long)st->r2,
 	       (unsigned long long)st->r3, (unsigned long long)st->r3_nodes,
-	       (unsigned long long)st->r3_hits, (unsigned long long)st->r4);
+	       (unsigned long long)st->r3_hits,
+	       (unsigned long long)st->r3_gated, (unsigned long long)st->r4);
 	printf("remote reads per batch %.2f, latency median %.0f us p99 %.0f us\n",
 	       batches ? (double)st->remote / batches : 0.0,
 	       lat[batches / 2], lat[(batches * 99) / 100]);

@@ -14,11 +14,62 @@ static const char *const sysfs_top[] = {
 	"version", "api_version", "features", "clients", "parked",
 };
 
-/* The prefetch's counters (prefetch/, kmod/prefetch.c). */
+/*
+ * The prefetch's counters and the traffic gate's settings (prefetch/,
+ * kmod/prefetch.c, kmod/pf_traffic.c).
+ */
 static const char *const sysfs_prefetch[] = {
 	"hits", "misses", "local", "replica", "bytes", "reads", "inflight",
-	"evictions", "errors",
+	"evictions", "errors", "spec_issued", "spec_gated",
+	"traffic_threshold", "traffic_interval_ms",
 };
+
+/*
+ * prefetch/traffic, one peer's link a line: "prefetch/traffic <line>"
+ * each, or with @js the member "traffic": [{peer, ifindex, ifname,
+ * bytes_per_s, bytes, state, spec_issued, spec_gated}]. Returns 0 or
+ * -errno.
+ */
+static int print_traffic(const char *dir, struct json *js)
+{
+	char path[PATH_MAX], line[256], ifname[64], state[16];
+	unsigned long long rate, bytes, issued, gated;
+	unsigned int peer;
+	int ifindex;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/prefetch/traffic", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (js)
+		json_arr_begin(js, "traffic");
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!js) {
+			printf("prefetch/traffic %s\n", line);
+			continue;
+		}
+		if (sscanf(line, "%u %d %63s %llu %llu %15s %llu %llu", &peer,
+			   &ifindex, ifname, &rate, &bytes, state, &issued,
+			   &gated) != 8)
+			continue;
+		json_obj_begin(js, NULL);
+		json_u64(js, "peer", peer);
+		json_u64(js, "ifindex", ifindex > 0 ? (unsigned int)ifindex : 0);
+		json_str(js, "ifname", ifname);
+		json_u64(js, "bytes_per_s", rate);
+		json_u64(js, "bytes", bytes);
+		json_str(js, "state", state);
+		json_u64(js, "spec_issued", issued);
+		json_u64(js, "spec_gated", gated);
+		json_obj_end(js);
+	}
+	if (js)
+		json_arr_end(js);
+	fclose(f);
+	return 0;
+}
 
 /*
  * Prints "<name> <first line of dir/name>", or with @js the member
@@ -117,6 +168,11 @@ int cmd_stats(int argc, char **argv)
 			snprintf(what, sizeof(what), "%s/%s", dir, name);
 			ret = ctl_fail(what, strerror(-err), false);
 		}
+	}
+	err = print_traffic(dir, js);
+	if (err) {
+		snprintf(what, sizeof(what), "%s/prefetch/traffic", dir);
+		ret = ctl_fail(what, strerror(-err), false);
 	}
 	if (js) {
 		json_obj_end(js);

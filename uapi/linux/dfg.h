@@ -71,11 +71,14 @@
 #define DFG_F_FEEDBACK		0x200ULL	/* feedback events, FEEDBACK_SET */
 #define DFG_F_PLAN_GEN		0x400ULL	/* FEEDBACK_SET DFG_FB_PLAN */
 #define DFG_F_PART_SET		0x800ULL	/* dfg_part_hdr.part_set */
+#define DFG_F_PF_GATE		0x1000ULL	/* link traffic monitor,
+						 * DFG_PF_SPECULATIVE
+						 */
 #define DFG_F_ALL		(DFG_F_URING_CMD | DFG_F_ASYNC | DFG_F_NETLINK | \
 				 DFG_F_GRAPH | DFG_F_REGION | DFG_F_CHAN | \
 				 DFG_F_TEAM | DFG_F_SCHED | DFG_F_PREFETCH | \
 				 DFG_F_FEEDBACK | DFG_F_PLAN_GEN | \
-				 DFG_F_PART_SET)
+				 DFG_F_PART_SET | DFG_F_PF_GATE)
 
 /* ------------------------------------------------------------------------
  * io_uring command area
@@ -1143,7 +1146,22 @@ struct dfg_pf_cache_hdr {
  * entry then its DFG_PF_ATTRS entry). The @out array is written before
  * the command waits; the bytes of DFG_PF_IN_CACHE entries are valid once
  * it completes. Result: the number of entries read from peers (0: all were
- * local, replica or cache hits). Errors: -EINVAL @what, flags, reserved,
+ * local, replica or cache hits).
+ *
+ * Speculative requests (@flags DFG_PF_SPECULATIVE, DFG_F_PF_GATE): a
+ * prefetch nobody waits for yet (patent 004's switch-side prefetch, rule
+ * R3 of the access engine). The module's traffic monitor samples, per
+ * peer, the byte counters of the network device its address routes
+ * through (sysfs prefetch/traffic); such a request's reads from a peer
+ * are issued only while that link's smoothed traffic is under
+ * prefetch/traffic_threshold (claim 10: prefetch when traffic is low).
+ * An entry that would be read from a peer whose link is busy (or whose
+ * device is gone) is not read: its @out entry says DFG_PF_GATED, with
+ * @len its size and @pos 0, and nothing is allocated for it in the
+ * cache. Own, replica and cache-hit entries are answered as always. The
+ * result still counts the entries read; on CQE32 rings res2 is the number
+ * of gated entries (the @out array says which on both paths). Demand
+ * requests (no flag) are never gated. Errors: -EINVAL @what, flags, reserved,
  * @nr 0 or > DFG_PF_NR_MAX, a node ID no partition holds; -ENODATA no
  * partition loaded; -EHOSTUNREACH a node's owner is unreachable (dead or
  * link down: within the transport's bound, see dfg_rdma.ko); -EBUSY the
@@ -1199,6 +1217,10 @@ struct dfg_peer_add {
 #define DFG_PF_ATTRS		0x2U	/* feat_bytes of attributes */
 #define DFG_PF_ALL		(DFG_PF_NBRS | DFG_PF_ATTRS)
 
+/* dfg_prefetch.flags */
+#define DFG_PF_SPECULATIVE	0x1U	/* gated by the link's traffic */
+#define DFG_PF_FLAGS_ALL	DFG_PF_SPECULATIVE
+
 /* Most nodes per DFG_IOC_PREFETCH. */
 #define DFG_PF_NR_MAX		4096
 
@@ -1208,7 +1230,7 @@ struct dfg_peer_add {
  * @out:	user address of the struct dfg_pf_loc results
  * @nr:		nodes
  * @what:	DFG_PF_* bits
- * @flags:	zero
+ * @flags:	DFG_PF_SPECULATIVE or zero
  * @reserved:	zero
  */
 struct dfg_prefetch {
@@ -1224,6 +1246,9 @@ struct dfg_prefetch {
 #define DFG_PF_IN_PART		1	/* own node: @pos in the partition map */
 #define DFG_PF_IN_REPLICA	2	/* replica: @pos in the partition map */
 #define DFG_PF_IN_CACHE		3	/* @pos is a cache ring position */
+#define DFG_PF_GATED		4	/* speculative, not read: the owner's
+					 * link is busy (@pos 0, @len its size)
+					 */
 
 /**
  * struct dfg_pf_loc - where one node's neighbours or attributes are
@@ -1231,7 +1256,8 @@ struct dfg_prefetch {
  *		position (see struct dfg_pf_cache_hdr)
  * @len:	bytes
  * @where:	DFG_PF_IN_*
- * @hit:	1 if a cache entry was reused, 0 if read now (IN_CACHE)
+ * @hit:	1 if a cache entry was reused, 0 if read now (IN_CACHE) or
+ *		gated (GATED)
  * @pad:	zero
  */
 struct dfg_pf_loc {
@@ -1759,6 +1785,13 @@ enum dfg_event {
 	DFG_EV_PLAN_CHANGE,	/* GRAPH, PID, COUNT (the plan's generation):
 				 * FEEDBACK_SET DFG_FB_PLAN
 				 */
+	DFG_EV_PF_LINK_BUSY,	/* OBJECT: the peer id (absent: peer 0), RATE:
+				 * its link's bytes/s, COUNT: the threshold;
+				 * speculative reads for it stop
+				 */
+	DFG_EV_PF_LINK_QUIET,	/* OBJECT, RATE, COUNT as LINK_BUSY: back
+				 * under 7/8 of the threshold
+				 */
 	__DFG_EV_MAX,
 };
 
@@ -1803,6 +1836,8 @@ enum dfg_event {
 	[DFG_EV_SET_SAMPLE] = "set_sample",				\
 	[DFG_EV_GRAPH_SAMPLE] = "graph_sample",				\
 	[DFG_EV_PLAN_CHANGE] = "plan_change",				\
+	[DFG_EV_PF_LINK_BUSY] = "pf_link_busy",				\
+	[DFG_EV_PF_LINK_QUIET] = "pf_link_quiet",			\
 }
 
 /* ------------------------------------------------------------------------
@@ -1815,11 +1850,27 @@ enum dfg_event {
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
  *   prefetch/{hits,misses,local,replica,bytes,reads,inflight,evictions,
- *	errors}				the prefetch's counters: cache hits,
+ *	errors,spec_issued,spec_gated}	the prefetch's counters: cache hits,
  *					entries read from peers, own and
  *					replica entries, bytes read, reads
  *					started, reads in flight now, cache
- *					entries evicted, failed reads
+ *					entries evicted, failed reads, reads
+ *					of speculative requests started, and
+ *					entries of theirs gated
+ *   prefetch/traffic			per peer: "<id> <ifindex> <ifname>
+ *					<bytes/s> <bytes> <state> <spec_issued>
+ *					<spec_gated>": the link its address
+ *					routes through (ifindex 0, ifname
+ *					"-": no route), the EWMA of its rx+tx
+ *					bytes per second, bytes counted since
+ *					PEER_ADD, state quiet|busy|gone
+ *   prefetch/traffic_threshold		bytes/s (root may write; default
+ *					64 MiB/s): speculative reads go to a
+ *					peer only while its link is under it;
+ *					0: never (every speculative read is
+ *					gated), 18446744073709551615: always
+ *   prefetch/traffic_interval_ms	the monitor's sampling period
+ *					(10..10000, default 100)
  *   prefetch/peers			"<id> <node_first> <node_count>
  *					up|down" per peer
  *   prefetch/partition			"<node_first> <node_count>

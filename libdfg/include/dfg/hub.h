@@ -245,11 +245,14 @@ struct dfg_hub_opts {
  * @r3_nodes:	nodes R3 brought into the machine's cache
  * @r3_hits:	demand reads served by cache entries R3 requested in the
  *		same batch
+ * @r3_gated:	entries of R3's requests the module did not read because
+ *		the owner's link was busy (its traffic gate, claim 10)
  */
 struct dfg_hub_stats {
 	__u64	batches, roots, sampled, nodes;
 	__u64	local, replica, buf_hits, remote, cache_hits, remote_calls;
 	__u64	r1, r2, r3, r4, r3_nodes, r3_hits;
+	__u64	r3_gated;
 };
 
 /* Opaque: an engine over a view (or over partition files, for tests). */

@@ -725,14 +725,19 @@ static inline void dfg_prep_peer_add(struct io_uring_sqe *sqe, int fd,
  *		valid until the CQE
  * @nr:		nodes, 1..DFG_PF_NR_MAX
  * @what:	DFG_PF_NBRS, DFG_PF_ATTRS or both
+ * @flags:	0 (a demand request), or DFG_PF_SPECULATIVE: reads from a
+ *		peer only while its link's traffic is under the module's
+ *		threshold, the others come back as DFG_PF_GATED entries
+ *		(modules with DFG_F_PF_GATE; -EINVAL from older ones)
  *
  * Completes once every read from a peer has landed in the cache. cqe->res
  * is the number of entries read from peers, or -errno (see
- * DFG_IOC_PREFETCH).
+ * DFG_IOC_PREFETCH); on a CQE32 ring dfg_cqe_res2() is the number of
+ * gated entries.
  */
 static inline void dfg_prep_prefetch(struct io_uring_sqe *sqe, int fd,
 				     const __u64 *ids, struct dfg_pf_loc *out,
-				     __u32 nr, __u32 what)
+				     __u32 nr, __u32 what, __u32 flags)
 {
 	struct dfg_prefetch p;
 
@@ -741,6 +746,7 @@ static inline void dfg_prep_prefetch(struct io_uring_sqe *sqe, int fd,
 	p.out = (__u64)(uintptr_t)out;
 	p.nr = nr;
 	p.what = what;
+	p.flags = flags;
 	dfg_prep_cmd(sqe, fd, DFG_IOC_PREFETCH, &p, sizeof(p));
 }
 
