@@ -17,8 +17,9 @@
  * connections (one more is told DFG_TCP_BUSY and closed), one batch of
  * requests each, answers taken from the pinned image, never copied; a
  * request that is not one ends its connection, and so does half a request
- * or an answer that the client does not take for dfg_tcp.stall_ms. Those
- * are counted in /sys/module/dfg_tcp/stats/.
+ * left for dfg_tcp.stall_ms or an answer that the client does not take
+ * for as long (up to twice: a send that moved some bytes waits again).
+ * Those are counted in /sys/module/dfg_tcp/stats/.
  *
  * Client side (->connect, from DFG_IOC_PEER_ADD): connect within the
  * caller's timeout, read the hello. ->read queues the read and kicks the
@@ -27,11 +28,12 @@
  * answers, in order, straight into the read's destination and completes
  * each read. A dead link is noticed by TCP: keepalive after
  * DFG_TCP_KEEPIDLE s of silence, every DFG_TCP_KEEPINTVL s, and
- * TCP_USER_TIMEOUT (dfg_tcp.user_timeout_ms, 10 s) for data or probes
- * left unanswered, so a peer that dies or whose link goes down fails every
- * read in flight within about user_timeout_ms + 1 s; one that closes (its
- * module unloaded, its machine rebooted) fails them at once. Either way
- * dfg.ko hears dfg_pf_peer_lost() first, then every read ends.
+ * TCP_USER_TIMEOUT (dfg_tcp.user_timeout_ms, 5 s, about dfg_rdma.ko's
+ * 4.3 s) for data or probes left unanswered, so a peer that dies or whose
+ * link goes down fails every read in flight within about user_timeout_ms
+ * + 1 s; one that closes (its module unloaded, its machine rebooted) fails
+ * them at once. Either way dfg.ko hears dfg_pf_peer_lost() first, then
+ * every read ends.
  *
  * Objects and locks (lock order: the table in kmod/dfg.h)
  *   dfg_tcp_srv	one served connection, on dfg_tcp_srvs under
@@ -71,7 +73,7 @@ static unsigned int dfg_tcp_max_conns = 64;
 module_param_named(max_conns, dfg_tcp_max_conns, uint, 0444);
 MODULE_PARM_DESC(max_conns, "most connections served at once (1..256)");
 
-static unsigned int dfg_tcp_user_timeout_ms = 10000;
+static unsigned int dfg_tcp_user_timeout_ms = 5000;
 module_param_named(user_timeout_ms, dfg_tcp_user_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(user_timeout_ms,
 		 "a silent peer's connection fails after this (TCP_USER_TIMEOUT)");
