@@ -185,7 +185,8 @@ struct dfg_tcp_srv {
 	struct dfg_pf_served	part;
 	struct work_struct	work;
 	unsigned int		have;	/* bytes in ->buf */
-	u8			buf[DFG_TCP_BATCH * sizeof(struct dfg_tcp_req)];
+	u8			buf[DFG_TCP_BATCH * sizeof(struct dfg_tcp_req)]
+				__aligned(8);	/* read as struct dfg_tcp_req */
 };
 
 static void dfg_tcp_hello_fill(struct dfg_tcp_hello *h,

@@ -107,7 +107,11 @@ pass() {
 		grep -qx "$xp" /sys/kernel/dfg/prefetch/transport
 	"$pf" run setup
 	"$pf" run fetch
-	[ "$xp" = tcp ] && hostile
+	if [ "$xp" = tcp ]; then
+		check "node0's dfg_tcp.ko says hello on IPv6 (::1)" bash -c \
+			'exec 3<>/dev/tcp/::1/18515 && head -c 4 <&3 | grep -qx DFGT'
+		hostile
+	fi
 
 	# The link goes down under node0's connection to node1.
 	ip link set eth0 down
