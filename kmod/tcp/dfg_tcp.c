@@ -95,7 +95,7 @@ MODULE_PARM_DESC(stall_ms,
 static atomic_t dfg_tcp_nconns;			/* served now */
 static atomic64_t dfg_tcp_accepted;		/* served, ever */
 static atomic64_t dfg_tcp_refused;		/* over max_conns or unserved */
-static atomic64_t dfg_tcp_dropped;		/* bad, stalled or dead */
+static atomic64_t dfg_tcp_dropped;		/* bad or stalled */
 static atomic64_t dfg_tcp_requests;		/* answered */
 static atomic64_t dfg_tcp_bytes;		/* image bytes sent */
 static atomic64_t dfg_tcp_lost;			/* client connections lost */
@@ -304,12 +304,12 @@ static void dfg_tcp_srv_work(struct work_struct *work)
 	struct dfg_tcp_srv *s = container_of(work, struct dfg_tcp_srv, work);
 	int ret = dfg_tcp_srv_run(s);
 
-	/* A client that went away (reset, closed) is no misbehaviour. */
+	/* A client that went away (closed, reset, dead) is not dropped. */
 	if (ret && ret != -EPIPE && ret != -ECONNRESET) {
 		atomic64_inc(&dfg_tcp_dropped);
 		pr_warn_ratelimited("dropped a client: %s (%d)\n",
 				    ret == -EPROTO ? "bad request" :
-				    ret == -ETIMEDOUT ? "stalled or silent" :
+				    ret == -ETIMEDOUT ? "stalled" :
 				    "error", ret);
 	}
 	mutex_lock(&dfg_tcp_lock);

@@ -147,6 +147,12 @@ pass() {
 	check "insmod dfg again: empty cache" sh -c \
 		"insmod '$DFG_KO' && test \"\$(cat /sys/kernel/dfg/prefetch/hits)\" = 0"
 	check "node1: rmmod dfg_$xp while serving" peer_sh rmmod "dfg_$xp"
+	if [ "$xp" = tcp ]; then
+		# PEER_ADD's connection errors, node0's module serving nothing.
+		check "insmod dfg_tcp, no partition" insmod "$kodir/dfg_tcp.ko"
+		"$pf" run refused
+		check "rmmod dfg_tcp" rmmod dfg_tcp
+	fi
 }
 
 for xp in ${DFG_PF_XPORTS:-rdma}; do

@@ -8,6 +8,8 @@
  *			PF_PEER names node1's address
  *   pf_test run hostile MAXCONNS STALL_MS
  *			a bad client against dfg_tcp.ko on node1
+ *   pf_test run refused	PEER_ADD's connection errors over dfg_tcp.ko, with
+ *			node0's own module serving nothing
  *   pf_test run midread FIRST
  *			a peer served by a fake dfg_tcp.ko on node0 that
  *			dies in the middle of an answer
@@ -522,6 +524,37 @@ static void pf_step_nodev(int fd)
 
 /* ---- dfg_tcp.ko: a bad client, a peer that dies mid-answer ---- */
 
+/*
+ * Step "refused" (dfg_tcp.ko on node0, no partition loaded): PEER_ADD's
+ * connection errors.
+ */
+static void pf_step_refused(int fd)
+{
+	struct dfg_peer_add a = {
+		.family = AF_INET, .timeout_ms = 20000,
+		.addr = { 127, 0, 0, 1 },
+	};
+	__u64 t0;
+	int ret;
+
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap(ret == -ECONNREFUSED,
+	       "a module that serves nothing refuses: %d", ret);
+	a.port = 1;
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap(ret == -ECONNREFUSED, "no module listening: %d", ret);
+	/* Nobody has it on the rig's link: no ARP answer within 1.5 s. */
+	memcpy(a.addr, (__u8[]){ 169, 254, 0, 99 }, 4);
+	a.port = 0;
+	a.timeout_ms = 1500;
+	t0 = dfg_now_ns();
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap((ret == -ETIMEDOUT || ret == -EHOSTUNREACH) &&
+	       dfg_ms_since(t0) < 5000,
+	       "an address nobody has: %d after %llu ms (timeout 1500)", ret,
+	       dfg_ms_since(t0));
+}
+
 /* A TCP connection to @ip:@port (@rcvbuf: SO_RCVBUF, 0: default). */
 static int pf_dial(const char *ip, int port, int rcvbuf)
 {
@@ -917,11 +950,16 @@ int main(int argc, char **argv)
 		pf_step_nodev(fd);
 		return !!pf_fails;
 	}
+	if (!strcmp(argv[2], "refused")) {
+		pf_step_refused(fd);
+		return !!pf_fails;
+	}
 	ret = dfg_ring_init(&ring, 8);
 	if (!ret)
 		ret = pf_map(fd, &m);
 	if (ret) {
-		fprintf(stderr, "pf_test: ring or mmap: %s\n", strerror(-ret));
+		pf_tap(false, "pf_test run %s: ring or mmap: %s", argv[2],
+		       strerror(-ret));
 		return 1;
 	}
 	if (!strcmp(argv[2], "fetch"))
@@ -937,6 +975,6 @@ int main(int argc, char **argv)
 	return !!pf_fails;
 usage:
 	fprintf(stderr,
-		"usage: pf_test load I | run setup|fetch|nodev | run dead|back|midread FIRST | run hostile MAXCONNS STALL_MS\n");
+		"usage: pf_test load I | run setup|fetch|nodev|refused | run dead|back|midread FIRST | run hostile MAXCONNS STALL_MS\n");
 	return 2;
 }
