@@ -57,7 +57,8 @@ $(LINUXSRC)/.stamp:
 
 checkpatch: linux-src
 	perl $(LINUXSRC)/scripts/checkpatch.pl --no-tree --strict --terse \
-		-f kmod/*.c kmod/*.h kmod/rdma/*.c uapi/linux/dfg.h \
+		-f kmod/*.c kmod/*.h kmod/rdma/*.c kmod/tcp/*.c kmod/tcp/*.h \
+		uapi/linux/dfg.h \
 		uapi/linux/dfg_graph.h
 
 # check, demo and bench install missing packages first, so each works as
@@ -124,10 +125,11 @@ DKMS_KERN  = $(if $(DESTDIR),-k $(KVER) --kernelsourcedir $(KDIR) --no-depmod)
 
 dkms-install:
 	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/kmod/rdma $(DKMS_SRC)/uapi/linux
+	mkdir -p $(DKMS_SRC)/kmod/rdma $(DKMS_SRC)/kmod/tcp $(DKMS_SRC)/uapi/linux
 	cp Kbuild VERSION $(DKMS_SRC)/
 	cp kmod/*.[ch] $(DKMS_SRC)/kmod/
 	cp kmod/rdma/*.c $(DKMS_SRC)/kmod/rdma/
+	cp kmod/tcp/*.[ch] $(DKMS_SRC)/kmod/tcp/
 	cp uapi/linux/dfg.h uapi/linux/dfg_graph.h $(DKMS_SRC)/uapi/linux/
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMS_SRC)/dkms.conf
 	$(if $(DESTDIR),mkdir -p $(DESTDIR)/var/lib/dkms \
@@ -146,7 +148,8 @@ uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/linux/dfg.h \
 		$(DESTDIR)$(PREFIX)/include/linux/dfg_graph.h
 	rm -f $(DESTDIR)/lib/modules/$(KVER)/extra/dfg.ko \
-		$(DESTDIR)/lib/modules/$(KVER)/extra/dfg_rdma.ko
+		$(DESTDIR)/lib/modules/$(KVER)/extra/dfg_rdma.ko \
+		$(DESTDIR)/lib/modules/$(KVER)/extra/dfg_tcp.ko
 	$(if $(DESTDIR),,depmod -a $(KVER))
 
 clean:

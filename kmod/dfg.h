@@ -111,7 +111,11 @@
  *			handlers take only dfg_pf_lock (dfg_pf_peer_lost()),
  *			dfg_rdma_conn.lock, dfg_rdma_lock and, serving,
  *			dfg_pf_image_lock: never dfg_pf_mutex, so no handler
- *			waits for a PEER_ADD that waits for it.
+ *			waits for a PEER_ADD that waits for it. dfg_tcp.ko:
+ *			a socket's connect and hello, and at ->disconnect the
+ *			flush of the connection's works, which take only
+ *			dfg_tcp_conn.lock and dfg_pf_lock (dfg_pf_read_done(),
+ *			dfg_pf_peer_lost()).
  *	-> mmap_lock: PEER_ADD copies its struct out.
  *	-> dfg_pf_lock: publishing a peer.
  *	-> dfg_pf_traffic_lock: a peer's link measured, or no longer.
@@ -119,7 +123,7 @@
  *			starts reads
  *	-> dfg_pf_lock: resolving.
  *	-> dfg_pf_traffic_lock: a replaced peer's link no longer measured.
- *	-> dfg_rdma_conn.lock: a transport's ->read.
+ *	-> dfg_rdma_conn.lock, dfg_tcp_conn.lock: a transport's ->read.
  * dfg_pf_image_lock	mutex (prefetch.c), under mmap_lock (mmap) and a
  *			transport's cm handler (serving an accepted
  *			connection, dfg_pf_serve_get()); so nothing under it
@@ -131,6 +135,11 @@
  *			event) or alone (a connection's free work, the
  *			module's exit); takes none of ours (queue_work()
  *			only).
+ * dfg_tcp_lock	mutex (tcp/dfg_tcp.c, dfg_tcp.ko): the served
+ *			connections' list and dfg_tcp_stopping; taken alone
+ *			(the accept work, a connection's end, the module's
+ *			exit, which shuts the sockets down under it); takes
+ *			none of ours.
  * dfg_pf_lock		spinlock (prefetch.c), process context
  *	-> dfg_file.lock: completing a PREFETCH.
  * dfg_pf_traffic_lock	mutex (pf_traffic.c): the links' table, threshold
@@ -142,6 +151,12 @@
  *			under dfg_pf_rwsem (->read), dfg_pf_mutex (->connect,
  *			->disconnect) or alone (cm handler, CQ work); dropped
  *			before dfg_pf_peer_lost().
+ * dfg_tcp_conn.lock	spinlock (tcp/dfg_tcp.c), process context: a
+ *			connection's reads queued and sent, its next tag,
+ *			->dead and ->closing; innermost, taken under
+ *			dfg_pf_rwsem (->read), dfg_pf_mutex (->disconnect) or
+ *			alone (its send and receive works); dropped before
+ *			dfg_pf_read_done() and dfg_pf_peer_lost().
  * dfg_fb_mutex	mutex (feedback.c): the feedback registry; taken
  *			under dfg_graphs_lock (a graph's death),
  *			dfg_sched_mutex (a set entering or leaving its

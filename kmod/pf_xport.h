@@ -2,7 +2,8 @@
 /*
  * pf_xport.h - the seam between dfg.ko's prefetch (kmod/prefetch.c) and a
  * transport module that reaches the other machines' modules (dfg_rdma.ko,
- * kmod/rdma/). dfg.ko knows partitions, peers' node ranges, the cache and
+ * kmod/rdma/, or without RDMA dfg_tcp.ko, kmod/tcp/; one registers at a
+ * time, the second gets -EBUSY). dfg.ko knows partitions, peers' node ranges, the cache and
  * the commands; the transport knows connections and how bytes of a peer's
  * partition get here. dfg.ko loads without any transport (PEER_ADD gives
  * -ENODEV then); the transport module depends on dfg.ko's exports below,

@@ -4,7 +4,7 @@
  * prefetch cache (patent 004): DFG_IOC_PART_LOAD, DFG_IOC_PEER_ADD and
  * DFG_IOC_PREFETCH on /dev/dfg, the mmap of the partition and the cache,
  * sysfs prefetch/, and the registration of a transport module (see
- * pf_xport.h; dfg_rdma.ko is the one there is).
+ * pf_xport.h; dfg_rdma.ko or dfg_tcp.ko, one at a time).
  *
  * Objects
  *   dfg_pf_part	the loaded image (vmalloc_user(), immutable once

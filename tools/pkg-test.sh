@@ -294,6 +294,7 @@ group_install() {
 	{
 		echo "lib/modules/$kver/extra/dfg.ko"
 		echo "lib/modules/$kver/extra/dfg_rdma.ko"
+		echo "lib/modules/$kver/extra/dfg_tcp.ko"
 		echo usr/bin/dfg
 		echo usr/bin/dfgctl
 		for f in libdfg/include/dfg/*.h; do echo "usr/include/dfg/${f##*/}"; done
@@ -367,6 +368,8 @@ group_dkms() {
 	expect dkms.module_kernel "$kver" "$(modinfo -F vermagic "$ko" 2>&1 | cut -d' ' -f1)"
 	expect dkms.rdma_module_version "$ver" \
 		"$(modinfo -F version "${ko%/*}/dfg_rdma.ko" 2>&1)"
+	expect dkms.tcp_module_version "$ver" \
+		"$(modinfo -F version "${ko%/*}/dfg_tcp.ko" 2>&1)"
 	expect dkms.conf_version "\"$ver\"" \
 		"$(sed -n 's/^PACKAGE_VERSION=//p' "$d/usr/src/dfg-$ver/dkms.conf")"
 	run_cmd dkms.status 0 "dfg/$ver, $kver" "installed" \

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # The traffic gate of claim 10 (kmod/pf_traffic.c), sourced by hub.sh and
 # run at its end (gate_checks) with its helpers (check, peer_sh, fresh,
-# digest) and variables (dfg, dir, opts, want, ko): the module's monitor
+# digest) and variables (dfg, dir, opts, want, ko; xp, the transport of
+# its last pass: dfg_$xp.ko): the module's monitor
 # of the link to node1 (eth0) against a known transfer, its sysfs, the
 # speculative R3 of `dfg graph sample --rules all` issued on a quiet link
 # and gated under the threshold 0 and under real load (a ping flood), the
@@ -143,7 +144,7 @@ vlan_up() {
 gate_serve1() {
 	vlan_up 10 &&
 		peer_sh "$(declare -f vlan_up); vlan_up 11 &&
-			insmod ${ko%/*}/dfg_rdma.ko &&
+			insmod ${ko%/*}/dfg_$xp.ko &&
 			$dfg graph serve $dir/p.1.dfgg" &&
 		ping -c 1 -w 30 $vpeer
 }
@@ -155,8 +156,8 @@ gate_checks() {
 	check "gate: node1 serves partition 1 again, VLAN on both nodes" \
 		gate_serve1
 	check "gate: node0 serves partition 0, peer through the VLAN" sh -c \
-		"rmmod dfg_rdma && rmmod dfg && insmod '$ko' &&
-		 insmod '${ko%/*}/dfg_rdma.ko' &&
+		"rmmod dfg_$xp && rmmod dfg && insmod '$ko' &&
+		 insmod '${ko%/*}/dfg_$xp.ko' &&
 		 '$dfg' graph serve --peer $vpeer '$dir/p.0.dfgg'"
 	check "gate: only root writes the threshold (0644)" \
 		test "$(stat -c %a $pf/traffic_threshold)" = 644
@@ -233,6 +234,6 @@ gate_checks() {
 	check "gate: the link is eth0.7 again" \
 		within 20 eval 'is_dev eth0.7 && is_state quiet'
 	check "gate: rmmod with the peer's link gone and back" sh -c \
-		"rmmod dfg_rdma && rmmod dfg"
+		"rmmod dfg_$xp && rmmod dfg"
 	echo "# gate checks: $((SECONDS - t0)) s"
 }

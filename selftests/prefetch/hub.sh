@@ -3,13 +3,17 @@
 # The access engine (libdfg/hub/, dfg graph serve | sample) on node0 of a
 # two-node rig (selftests/prefetch/rig.sh): a small R-MAT graph
 # partitioned K=2, partition 1 served by node1, partition 0 by node0,
-# which samples mini-batches through its module (PREFETCH over
-# dfg_rdma.ko for node1's nodes). The batches' digest must be the one the
-# engine computes over the two files without the module, in the four
+# which samples mini-batches through its module (PREFETCH over the
+# transport module for node1's nodes). The batches' digest must be the one
+# the engine computes over the two files without the module, in the four
 # configurations of patent 004's ablation: no replication, replication,
 # +R1/R2/R4, +R3. Then bad input: a partition of another graph (as a peer,
-# and to sample with), a root out of range; then the traffic gate
-# (gate.sh). One TAP line per check.
+# and to sample with), a root out of range; then node1 stops serving.
+# Once per transport of DFG_PF_XPORTS (default rdma; rig.sh asks for
+# "rdma tcp"), in one boot: the tcp pass checks no replication and +R3
+# against the same digest (TCP brings the bytes RDMA brings), a peer of
+# another graph, and node1's death. Then the traffic gate (gate.sh), over
+# the last transport. One TAP line per check.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$top/build}
 dfg=$BUILD/bin/dfg
@@ -53,13 +57,19 @@ fails() {
 opts=(--fanout 10,5 --batch 32 --batches 6 --seed 7)
 ko=${DFG_KO:-$top/dfg.ko}
 
-# fresh [--no-replica]: node0's modules reloaded (an empty cache, so that
-# every configuration reads from node1), its partition served with a
-# peer.
+# reload: node0's modules reloaded with transport $xp: no partition, no
+# peer, an empty cache.
+reload() {
+	local m
+	for m in dfg_rdma dfg_tcp; do
+		if [ -d "/sys/module/$m" ]; then rmmod "$m" || return; fi
+	done
+	rmmod dfg && insmod "$ko" && insmod "${ko%/*}/dfg_$xp.ko"
+}
+# fresh [--no-replica]: reloaded (so that every configuration reads from
+# node1), its partition served with a peer.
 fresh() {
-	rmmod dfg_rdma && rmmod dfg && insmod "$ko" &&
-		insmod "${ko%/*}/dfg_rdma.ko" &&
-		"$dfg" graph serve "$@" --peer "$PF_PEER" "$dir/p.0.dfgg"
+	reload && "$dfg" graph serve "$@" --peer "$PF_PEER" "$dir/p.0.dfgg"
 }
 # digest CMD...: the digest line of a sample run (empty on failure).
 digest() {
@@ -76,62 +86,92 @@ check "graphs made and partitioned" sh -c "
 want=$(digest "$dfg" graph sample --files "${opts[@]}" "$dir/p.0.dfgg" \
 	"$dir/p.1.dfgg")
 echo "# digest over the files: $want"
-check "node1 serves partition 1" peer_sh "$dfg graph serve $dir/p.1.dfgg"
+# pass XP FIRST: the checks over dfg_XP.ko; FIRST (1) also runs the
+# configurations and checks that do not depend on the transport.
+pass() {
+	local xp=$1 first=$2 rules=all out got fw fg t0 other
 
-# A partition of another graph as this machine's: the module refuses
-# node1 as a peer (its image's part_set differs) before connecting it.
-fails "peer serving another graph's partition refused" \
-	"serves a partition of another graph or partitioning" \
-	"$dfg" graph serve --peer "$PF_PEER" "$dir/h.0.dfgg"
+	other=$([ "$xp" = rdma ] && echo tcp || echo rdma)
+	[ "$first" = 1 ] && rules="none r1,r2,r4 all"
+	echo "# transport $xp"
+	check "node1 serves partition 1 over dfg_$xp.ko" peer_sh "
+		{ ! test -d /sys/module/dfg_$other || rmmod dfg_$other; } &&
+		{ test -d /sys/module/dfg_$xp ||
+		  insmod '${ko%/*}/dfg_$xp.ko'; } &&
+		$dfg graph serve $dir/p.1.dfgg"
 
-check "node0 serves partition 0 without its replica, empty cache" \
-	fresh --no-replica
-got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
-check "no replication: the files' batches ($got)" test "$got" = "$want"
+	# A partition of another graph as this machine's: the module refuses
+	# node1 as a peer (its image's part_set differs) before connecting it.
+	check "node0 on dfg_$xp.ko, nothing served" reload
+	fails "peer serving another graph's partition refused" \
+		"serves a partition of another graph or partitioning" \
+		"$dfg" graph serve --peer "$PF_PEER" "$dir/h.0.dfgg"
 
-for rules in none r1,r2,r4 all; do
-	check "node0 serves partition 0 with its replica, empty cache" fresh
-	out=$("$dfg" graph sample "${opts[@]}" --rules $rules "$dir/p.0.dfgg")
-	echo "$out" | sed 's/^/# /'
-	got=$(sed -n 's/^digest //p' <<<"$out")
-	check "replication, rules $rules: the files' batches" \
+	check "node0 serves partition 0 without its replica, empty cache" \
+		fresh --no-replica
+	got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
+	check "no replication: the files' batches ($got)" test "$got" = "$want"
+
+	for r in $rules; do
+		check "node0 serves partition 0 with its replica, empty cache" fresh
+		out=$("$dfg" graph sample "${opts[@]}" --rules $r "$dir/p.0.dfgg")
+		echo "$out" | sed 's/^/# /'
+		got=$(sed -n 's/^digest //p' <<<"$out")
+		check "replication, rules $r: the files' batches" \
+			test "$got" = "$want"
+		check "replication, rules $r: read from node1" \
+			grep -Eq '^local .* remote [1-9]|r3_nodes [1-9]' <<<"$out"
+	done
+	check "remote reads went through the cache" \
+		test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0
+
+	if [ "$first" = 1 ]; then
+		# Each rule fired as often as over the files: firings depend
+		# on the graph and the samples, not on where bytes came from
+		# (r3_nodes and r3_hits do).
+		fw=$(firings "$dfg" graph sample --files "${opts[@]}" \
+			--rules all "$dir/p.0.dfgg" "$dir/p.1.dfgg")
+		fg=$(firings "$dfg" graph sample "${opts[@]}" --rules all \
+			"$dir/p.0.dfgg")
+		echo "# r1 r2 r3 r4 over the files: $fw; served: $fg"
+		check "rules fire as over the files" test -n "$fw" -a "$fw" = "$fg"
+
+		fails "sampling with another graph's partition file refused" \
+			"the module serves nodes" \
+			"$dfg" graph sample "${opts[@]}" "$dir/h.0.dfgg"
+		fails "a root out of range" "a node ID outside the graph" \
+			"$dfg" graph sample --roots 1,2,100000 "$dir/p.0.dfgg"
+	fi
+
+	# node1 goes away (its transport unloaded: the connection ends):
+	# nodes only it holds fail at once and clearly, what the cache holds
+	# stays.
+	check "node1 stops serving" peer_sh rmmod "dfg_$xp"
+	t0=$SECONDS
+	fails "a dead owner's nodes fail" "unreachable" \
+		"$dfg" graph sample --fanout 10,5 --batch 32 --batches 6 \
+		--seed 99 "$dir/p.0.dfgg"
+	check "within 10 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 10
+	got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
+	check "cached batches still served after the owner died" \
 		test "$got" = "$want"
-	check "replication, rules $rules: read from node1" \
-		grep -Eq '^local .* remote [1-9]|r3_nodes [1-9]' <<<"$out"
-done
-check "remote reads went through the cache" \
-	test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0
+}
 
-# Each rule fired as often as over the files: firings depend on the graph
-# and the samples, not on where bytes came from (r3_nodes and r3_hits do).
+# Each rule's firings in a sample run's output.
 firings() {
 	"$@" | sed -n 's/^r1 \([0-9]*\) r2 \([0-9]*\) r3 \([0-9]*\) .* r4 \([0-9]*\)$/\1 \2 \3 \4/p'
 }
-fw=$(firings "$dfg" graph sample --files "${opts[@]}" --rules all \
-	"$dir/p.0.dfgg" "$dir/p.1.dfgg")
-fg=$(firings "$dfg" graph sample "${opts[@]}" --rules all "$dir/p.0.dfgg")
-echo "# r1 r2 r3 r4 over the files: $fw; served: $fg"
-check "rules fire as over the files" test -n "$fw" -a "$fw" = "$fg"
 
-fails "sampling with another graph's partition file refused" \
-	"the module serves nodes" \
-	"$dfg" graph sample "${opts[@]}" "$dir/h.0.dfgg"
-fails "a root out of range" "a node ID outside the graph" \
-	"$dfg" graph sample --roots 1,2,100000 "$dir/p.0.dfgg"
+first=1
+for xp in ${DFG_PF_XPORTS:-rdma}; do
+	t_pass=$SECONDS
+	pass "$xp" "$first"
+	echo "# transport $xp: $((SECONDS - t_pass)) s"
+	first=0
+done
 
-# node1 goes away (its transport unloaded: the connection ends): nodes
-# only it holds fail at once and clearly, what the cache holds stays.
-check "node1 stops serving" peer_sh rmmod dfg_rdma
-t0=$SECONDS
-fails "a dead owner's nodes fail" "unreachable" \
-	"$dfg" graph sample --fanout 10,5 --batch 32 --batches 6 --seed 99 \
-	"$dir/p.0.dfgg"
-check "within 10 s ($((SECONDS - t0)) s)" test $((SECONDS - t0)) -le 10
-got=$(digest "$dfg" graph sample "${opts[@]}" --rules none "$dir/p.0.dfgg")
-check "cached batches still served after the owner died" \
-	test "$got" = "$want"
-
-# The traffic gate of claim 10 (selftests/prefetch/gate.sh).
+# The traffic gate of claim 10 (selftests/prefetch/gate.sh), over the
+# last pass's transport ($xp).
 . "$top/selftests/prefetch/gate.sh"
 gate_checks
 rm -rf "$dir"

@@ -6,6 +6,13 @@
  *   pf_test load I	load partition I of the test graph (PART_LOAD)
  *   pf_test run STEP	one group of checks on node0, TAP lines out;
  *			PF_PEER names node1's address
+ *   pf_test run hostile MAXCONNS STALL_MS
+ *			a bad client against dfg_tcp.ko on node1
+ *   pf_test run refused	PEER_ADD's connection errors over dfg_tcp.ko, with
+ *			node0's own module serving nothing
+ *   pf_test run midread FIRST
+ *			a peer served by a fake dfg_tcp.ko on node0 that
+ *			dies in the middle of an answer
  *
  * The test graph is a function of the node ID (pf_deg(), pf_nbr(),
  * pf_feat()), so node0 checks node1's bytes against what node1 loaded
@@ -13,10 +20,15 @@
  * replicas of the other's nodes with ID % 7 == 0.
  */
 #include <arpa/inet.h>
+#include <endian.h>
+#include <netinet/in.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "dfg_sys.h"
+#include "dfg_tcp_wire.h"	/* kmod/tcp/: the transport's protocol */
 
 #define PF_N		3000ULL
 #define PF_K		2
@@ -384,10 +396,14 @@ static void pf_step_fetch(int fd, struct io_uring *ring,
 	struct dfg_pf_loc out[4];
 	__u64 rep_bytes;
 	int want = pf_remote(1500, 300, &rep_bytes), ret;
+	__u64 t0 = dfg_now_ns();
 	bool ok;
 
 	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, 1500, 300,
 		       DFG_PF_IN_CACHE, 0, &ok);
+	/* An indication only (TCG, a loaded host): the transport's cost. */
+	printf("# %d reads of node1 in one PREFETCH: %llu us\n", ret,
+	       (dfg_now_ns() - t0) / 1000);
 	pf_tap(ok && ret == want,
 	       "ioctl: 300 of node1's nodes read (%d of %d), bytes right",
 	       ret, want);
@@ -564,6 +580,394 @@ static void pf_step_nodev(int fd)
 	       out[1].where == DFG_PF_IN_PART, "own nodes still served");
 }
 
+/* ---- dfg_tcp.ko: a bad client, a peer that dies mid-answer ---- */
+
+/*
+ * Step "refused" (dfg_tcp.ko on node0, no partition loaded): PEER_ADD's
+ * connection errors.
+ */
+static void pf_step_refused(int fd)
+{
+	struct dfg_peer_add a = {
+		.family = AF_INET, .timeout_ms = 20000,
+		.addr = { 127, 0, 0, 1 },
+	};
+	__u64 t0;
+	int ret;
+
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap(ret == -ECONNREFUSED,
+	       "a module that serves nothing refuses: %d", ret);
+	a.port = 1;
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap(ret == -ECONNREFUSED, "no module listening: %d", ret);
+	/* Nobody has it on the rig's link: no ARP answer within 1.5 s. */
+	memcpy(a.addr, (__u8[]){ 169, 254, 0, 99 }, 4);
+	a.port = 0;
+	a.timeout_ms = 1500;
+	t0 = dfg_now_ns();
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap((ret == -ETIMEDOUT || ret == -EHOSTUNREACH) &&
+	       dfg_ms_since(t0) < 5000,
+	       "an address nobody has: %d after %llu ms (timeout 1500)", ret,
+	       dfg_ms_since(t0));
+}
+
+/* A TCP connection to @ip:@port (@rcvbuf: SO_RCVBUF, 0: default). */
+static int pf_dial(const char *ip, int port, int rcvbuf)
+{
+	struct sockaddr_in sin = {
+		.sin_family = AF_INET, .sin_port = htons(port),
+	};
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	if ((rcvbuf && setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf,
+				  sizeof(rcvbuf))) ||
+	    inet_pton(AF_INET, ip, &sin.sin_addr) != 1 ||
+	    connect(fd, (struct sockaddr *)&sin, sizeof(sin))) {
+		int e = errno;
+
+		close(fd);
+		return -e;
+	}
+	return fd;
+}
+
+static bool pf_write_all(int fd, const void *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+
+		if (n <= 0)
+			return false;
+		buf = (const char *)buf + n;
+		len -= n;
+	}
+	return true;
+}
+
+/*
+ * Read @len bytes within @ms (-1: no limit). Returns the bytes read (short
+ * at the end of the stream or a reset), or -ETIMEDOUT.
+ */
+static ssize_t pf_read_all(int fd, void *buf, size_t len, int ms)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, ms) == 0)
+			return -ETIMEDOUT;
+		n = recv(fd, (char *)buf + got, len - got, 0);
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	return got;
+}
+
+/*
+ * Wait up to @ms for the server to end the connection, draining what it
+ * sends (*@bytes); the ms it took, or -1 if it is still open.
+ */
+static long pf_wait_end(int fd, int ms, __u64 *bytes)
+{
+	__u64 t0 = dfg_now_ns(), n = 0;
+	static char buf[65536];
+
+	for (;;) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		long left = ms - (long)dfg_ms_since(t0);
+		ssize_t r;
+
+		if (left <= 0 || poll(&p, 1, left) == 0)
+			break;
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r <= 0) {
+			if (bytes)
+				*bytes = n;
+			return dfg_ms_since(t0);
+		}
+		n += r;
+	}
+	if (bytes)
+		*bytes = n;
+	return -1;
+}
+
+/*
+ * A connection to node1's dfg_tcp.ko (@rcvbuf: as pf_dial()) and its
+ * hello; the fd or -errno.
+ */
+static int pf_tcp_open(struct dfg_tcp_hello *h, int rcvbuf)
+{
+	const char *peer = getenv("PF_PEER");
+	int fd = peer ? pf_dial(peer, DFG_PF_PORT, rcvbuf) : -EDESTADDRREQ;
+
+	if (fd < 0)
+		return fd;
+	if (pf_read_all(fd, h, sizeof(*h), 10000) != sizeof(*h) ||
+	    le32toh(h->magic) != DFG_TCP_MAGIC_HELLO) {
+		close(fd);
+		return -EPROTO;
+	}
+	return fd;
+}
+
+static struct dfg_tcp_req pf_req(__u64 tag, __u64 off, __u32 len)
+{
+	struct dfg_tcp_req q = {
+		.magic = htole32(DFG_TCP_MAGIC_REQ), .len = htole32(len),
+		.tag = htole64(tag), .off = htole64(off),
+	};
+
+	return q;
+}
+
+/* Send @len bytes of @buf on a fresh connection: is it dropped soon? */
+static bool pf_tcp_dropped(const void *buf, size_t len)
+{
+	struct dfg_tcp_hello h;
+	int fd = pf_tcp_open(&h, 0);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = pf_write_all(fd, buf, len) && pf_wait_end(fd, 10000, NULL) >= 0;
+	close(fd);
+	return ok;
+}
+
+/*
+ * Step "hostile MAXCONNS STALL_MS": garbage, requests outside the image,
+ * half a request, a reader that takes nothing, more connections than
+ * node1 serves; then node1 still answers right. node0.sh checks node1's
+ * counters around it.
+ */
+static void pf_step_hostile(unsigned int maxconns, unsigned int stall_ms)
+{
+	struct dfg_tcp_hello h;
+	struct dfg_tcp_req q[512];
+	struct dfg_tcp_resp a;
+	unsigned int i, serving = 0, busy = 0, nfd = maxconns + 16;
+	struct dfg_part_hdr ph;
+	int fd, *fds;
+	__u64 img, got, t0;
+	char junk[100];
+	long ms;
+
+	fd = pf_tcp_open(&h, 0);
+	pf_tap(fd >= 0 && h.status == htole32(DFG_TCP_SERVING),
+	       "node1's dfg_tcp.ko says hello (%d)", fd);
+	if (fd < 0)
+		return;
+	close(fd);
+	img = le64toh(h.image_bytes);
+
+	memset(junk, 0x5a, sizeof(junk));
+	pf_tap(pf_tcp_dropped(junk, sizeof(junk)), "garbage: dropped");
+	q[0] = pf_req(1, img - 8, 16);
+	pf_tap(pf_tcp_dropped(q, sizeof(q[0])),
+	       "a read across the image's end: dropped");
+	q[0] = pf_req(1, 1ULL << 62, 8);
+	pf_tap(pf_tcp_dropped(q, sizeof(q[0])), "a read far outside: dropped");
+	q[0] = pf_req(1, 0, 0xffffffffU);
+	pf_tap(pf_tcp_dropped(q, sizeof(q[0])), "a 4 GiB read: dropped");
+	q[0] = pf_req(1, 0, 0);
+	pf_tap(pf_tcp_dropped(q, sizeof(q[0])), "an empty read: dropped");
+
+	/* Half a request, then nothing: dropped after stall_ms. */
+	fd = pf_tcp_open(&h, 0);
+	q[0] = pf_req(1, 0, 8);
+	t0 = dfg_now_ns();
+	ms = fd >= 0 && pf_write_all(fd, q, 10) ?
+	     pf_wait_end(fd, stall_ms + 10000, NULL) : -1;
+	pf_tap(ms >= 0 && dfg_ms_since(t0) + 200 >= stall_ms,
+	       "half a request: dropped after %ld ms (stall_ms %u)", ms,
+	       stall_ms);
+	if (fd >= 0)
+		close(fd);
+
+	/*
+	 * Ask for the image 512 times and take nothing (a small receive
+	 * buffer: node1's sends stop at once): node1 gives up.
+	 */
+	fd = pf_tcp_open(&h, 4096);
+	for (i = 0; i < ARRAY_SIZE(q); i++)
+		q[i] = pf_req(i, 0, img);
+	ms = -1;
+	got = 0;
+	if (fd >= 0 && pf_write_all(fd, q, sizeof(q))) {
+		/* A send that stops after some bytes waits stall_ms again. */
+		sleep(2 * stall_ms / 1000 + 2);
+		ms = pf_wait_end(fd, 20000, &got);
+	}
+	pf_tap(ms >= 0 && got < ARRAY_SIZE(q) * (img + sizeof(a)),
+	       "a reader that takes nothing: dropped (%llu of %llu bytes sent)",
+	       got, ARRAY_SIZE(q) * (img + sizeof(a)));
+	if (fd >= 0)
+		close(fd);
+
+	/* More connections than it serves: the rest are told it is busy. */
+	fds = calloc(nfd, sizeof(*fds));
+	for (i = 0; i < nfd; i++) {
+		fds[i] = pf_tcp_open(&h, 0);
+		if (fds[i] >= 0 && h.status == htole32(DFG_TCP_SERVING))
+			serving++;
+		else if (fds[i] >= 0 && h.status == htole32(DFG_TCP_BUSY))
+			busy++;
+	}
+	pf_tap(serving < maxconns && serving + busy == nfd && busy > 16,
+	       "%u connections: %u served, %u told busy (max_conns %u)", nfd,
+	       serving, busy, maxconns);
+	for (i = 0; i < nfd; i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+	free(fds);
+
+	/*
+	 * Still serving: the image's header, right (once node1 has seen the
+	 * flood's connections close: it says busy until then).
+	 */
+	t0 = dfg_now_ns();
+	while ((fd = pf_tcp_open(&h, 0)) >= 0 &&
+	       h.status == htole32(DFG_TCP_BUSY) && dfg_ms_since(t0) < 10000) {
+		close(fd);
+		usleep(100000);
+	}
+	q[0] = pf_req(77, 0, sizeof(ph));
+	pf_tap(fd >= 0 && pf_write_all(fd, q, sizeof(q[0])) &&
+	       pf_read_all(fd, &a, sizeof(a), 10000) == sizeof(a) &&
+	       a.magic == htole32(DFG_TCP_MAGIC_RESP) && !a.status &&
+	       a.tag == htole64(77) && a.len == htole32(sizeof(ph)) &&
+	       pf_read_all(fd, &ph, sizeof(ph), 10000) == sizeof(ph) &&
+	       ph.magic == DFG_PART_MAGIC && ph.node_first == pf_first(1),
+	       "then a good client is served right");
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * The fake peer (a child of step "midread"): serves partition 1 over
+ * dfg_tcp.ko's protocol on @lfd, until a byte on @ctl says to die: then
+ * it sends half of the next answer and exits.
+ */
+static void pf_fake_peer(int lfd, int ctl)
+{
+	size_t len;
+	void *img = pf_image(1, &len);
+	struct dfg_part_hdr *p = img;
+	struct dfg_tcp_hello h = {
+		.magic = htole32(DFG_TCP_MAGIC_HELLO),
+		.version = htole32(DFG_TCP_VERSION),
+		.status = htole32(DFG_TCP_SERVING),
+		.feat_bytes = htole32(p->feat_bytes),
+		.node_first = htole64(p->node_first),
+		.node_count = htole64(p->node_count),
+		.row_off = htole64(p->row_off),
+		.col_off = htole64(p->col_off),
+		.col_count = htole64(p->col_count),
+		.feat_off = htole64(p->feat_off),
+		.image_bytes = htole64(p->image_bytes),
+		.part_set = htole64(p->part_set),
+	};
+	int fd = accept(lfd, NULL, NULL);
+	struct dfg_tcp_req q;
+	char c;
+
+	if (fd < 0 || !pf_write_all(fd, &h, sizeof(h)))
+		_exit(1);
+	while (pf_read_all(fd, &q, sizeof(q), -1) == sizeof(q)) {
+		__u64 off = le64toh(q.off);
+		__u32 n = le32toh(q.len);
+		struct dfg_tcp_resp a = {
+			.magic = htole32(DFG_TCP_MAGIC_RESP), .tag = q.tag,
+			.len = q.len,
+		};
+
+		if (off > len || n > len - off)
+			_exit(1);
+		if (read(ctl, &c, 1) == 1) {
+			pf_write_all(fd, &a, sizeof(a));
+			pf_write_all(fd, img + off, n / 2);
+			_exit(0);
+		}
+		if (!pf_write_all(fd, &a, sizeof(a)) ||
+		    !pf_write_all(fd, img + off, n))
+			_exit(1);
+	}
+	_exit(0);
+}
+
+/*
+ * Step "midread FIRST" (dfg_tcp.ko, node1's peer dead): a fake peer on
+ * node0's IPv6 loopback replaces it, serves nodes FIRST.., then dies in the middle of an
+ * answer: every read in flight fails at once, the peer is down, what it
+ * served stays cached and right.
+ */
+static void pf_step_midread(int fd, struct io_uring *ring,
+			    const struct pf_maps *m, __u64 first)
+{
+	struct sockaddr_in6 sin6 = {
+		.sin6_family = AF_INET6, .sin6_port = htons(18600),
+		.sin6_addr = IN6ADDR_LOOPBACK_INIT,
+	};
+	struct dfg_peer_add a = {
+		.family = AF_INET6, .port = 18600, .timeout_ms = 20000,
+	};
+	int lfd, ctl[2], ret, one = 1, st = -1;
+	char buf[256];
+	__u64 t0, bytes;
+	pid_t pid;
+	bool ok;
+
+	lfd = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&sin6, sizeof(sin6)) ||
+	    listen(lfd, 1) ||
+	    pipe(ctl) || fcntl(ctl[0], F_SETFL, O_NONBLOCK)) {
+		pf_tap(false, "fake peer listens: %s", strerror(errno));
+		return;
+	}
+	pid = fork();
+	if (!pid)
+		pf_fake_peer(lfd, ctl[0]);
+	close(lfd);
+	memcpy(a.addr, &sin6.sin6_addr, 16);
+	ret = sys_dfg_ioctl(fd, DFG_IOC_PEER_ADD, &a);
+	pf_tap(ret == 0 && a.id == 0 && a.node_first == pf_first(1),
+	       "PEER_ADD of a fake peer on ::1 replaces the dead one: %d", ret);
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, first, 10,
+		       DFG_PF_IN_CACHE, 0, &ok);
+	pf_tap(ok && ret == pf_remote(first, 10, &bytes),
+	       "fake peer serves 10 nodes (%d reads)", ret);
+
+	/* It dies in the middle of the next answer. */
+	if (write(ctl[1], "x", 1) != 1)
+		pf_tap(false, "telling the fake peer to die");
+	t0 = dfg_now_ns();
+	ret = pf_fetch(fd, ring, DFG_PATH_INLINE, m, first + 100, 100, -1, -1,
+		       &ok);
+	pf_tap(ret == -EHOSTUNREACH && dfg_ms_since(t0) < 5000,
+	       "peer dies mid-answer: reads fail with %d after %llu ms", ret,
+	       dfg_ms_since(t0));
+	waitpid(pid, &st, 0);
+	pf_tap(WIFEXITED(st) && !WEXITSTATUS(st), "fake peer died as told");
+	pf_tap(!dfg_sysfs_read("prefetch/peers", buf, sizeof(buf)) &&
+	       !strcmp(buf, "0 1500 1500 down"), "sysfs peers: '%s'", buf);
+	pf_tap(pf_stat("inflight") == 0, "no read left in flight");
+	ret = pf_fetch(fd, ring, DFG_PATH_IOCTL, m, first, 10, DFG_PF_IN_CACHE,
+		       1, &ok);
+	pf_tap(ok && ret == 0, "what it served is still cached, right (%d)",
+	       ret);
+	close(ctl[0]);
+	close(ctl[1]);
+}
+
 int main(int argc, char **argv)
 {
 	struct io_uring ring;
@@ -571,6 +975,11 @@ int main(int argc, char **argv)
 	__u64 first;
 	int fd, ret;
 
+	if (argc == 5 && !strcmp(argv[1], "run") &&
+	    !strcmp(argv[2], "hostile")) {
+		pf_step_hostile(atoi(argv[3]), atoi(argv[4]));
+		return !!pf_fails;
+	}
 	if (argc != 3 && argc != 4)
 		goto usage;
 	first = argc == 4 ? strtoull(argv[3], NULL, 0) : 0;
@@ -599,11 +1008,16 @@ int main(int argc, char **argv)
 		pf_step_nodev(fd);
 		return !!pf_fails;
 	}
+	if (!strcmp(argv[2], "refused")) {
+		pf_step_refused(fd);
+		return !!pf_fails;
+	}
 	ret = dfg_ring_init(&ring, 8);
 	if (!ret)
 		ret = pf_map(fd, &m);
 	if (ret) {
-		fprintf(stderr, "pf_test: ring or mmap: %s\n", strerror(-ret));
+		pf_tap(false, "pf_test run %s: ring or mmap: %s", argv[2],
+		       strerror(-ret));
 		return 1;
 	}
 	if (!strcmp(argv[2], "fetch")) {
@@ -613,11 +1027,13 @@ int main(int argc, char **argv)
 		pf_step_dead(fd, &ring, &m, first);
 	else if (!strcmp(argv[2], "back") && first)
 		pf_step_back(fd, &ring, &m, first);
+	else if (!strcmp(argv[2], "midread") && first)
+		pf_step_midread(fd, &ring, &m, first);
 	else
 		goto usage;
 	return !!pf_fails;
 usage:
 	fprintf(stderr,
-		"usage: pf_test load I | run setup|fetch|nodev | run dead|back FIRST\n");
+		"usage: pf_test load I | run setup|fetch|nodev|refused | run dead|back|midread FIRST | run hostile MAXCONNS STALL_MS\n");
 	return 2;
 }

@@ -5,20 +5,24 @@
 # dfg_rdma.ko on each) once per script: node0.sh (the module's commands,
 # failures, unloading) and hub.sh (the access engine, dfg graph serve |
 # sample), each on node0, and adds one test per boot for the kernel logs
-# of both guests. Prints the TAP lines and one "# Totals:" line; exit
-# status 0 only if every test passed.
+# of both guests. Each script runs once per transport of DFG_PF_XPORTS
+# (default "rdma tcp": dfg_rdma.ko, then dfg_tcp.ko in the same boot).
+# Prints the TAP lines and one "# Totals:" line; exit status 0 only if
+# every test passed.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 log=$(mktemp "${TMPDIR:-/tmp}/dfg-pf-test.XXXXXX")
 trap 'rm -f "$log"' EXIT
 pass=0
 fail=0
+xports=${DFG_PF_XPORTS:-rdma tcp}
 
 # boot SCRIPT DONE_LINE: one rig boot running SCRIPT on node0.
 boot() {
 	local rc
 
 	"$top/tools/vm/dfg-vm" --nodes 2 --timeout "${DFG_RIG_TIMEOUT:-900}" -- \
-		"$top/selftests/prefetch/$1" 2>&1 | tee "$log"
+		env DFG_PF_XPORTS="$xports" "$top/selftests/prefetch/$1" 2>&1 |
+		tee "$log"
 	rc=${PIPESTATUS[0]}
 	pass=$((pass + $(grep -c '^ok ' "$log")))
 	fail=$((fail + $(grep -c '^not ok ' "$log")))

@@ -156,7 +156,7 @@ int dfg_graph_serve(int argc, char **argv)
 			else
 				dfg_tool_err("peer %s: %s%s", peers[i],
 					     strerror(-ret), ret == -ENODEV ?
-					     " (is dfg_rdma.ko loaded?)" : "");
+					     " (is dfg_rdma.ko or dfg_tcp.ko loaded?)" : "");
 			goto out;
 		}
 		if (!peer_range_ok(&f, pi.node_first, pi.node_count)) {

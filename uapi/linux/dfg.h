@@ -1005,9 +1005,11 @@ struct dfg_feedback_set {
  * partitions' hub nodes. DFG_IOC_PART_LOAD copies a partition image (the
  * layout below) into memory owned by the module, which every process maps
  * read-only: mmap(/dev/dfg fd, offset DFG_PF_MMAP_PART). Peers (other
- * machines' modules) are connected with DFG_IOC_PEER_ADD; the transport is
- * RDMA (dfg_rdma.ko: rdma_cm, RDMA READs of the peer's registered
- * partition). DFG_IOC_PREFETCH resolves where each asked node's data is:
+ * machines' modules) are connected with DFG_IOC_PEER_ADD over a transport
+ * module, one loaded at a time and the same on every machine: dfg_rdma.ko
+ * (rdma_cm, RDMA READs of the peer's registered partition) or, without an
+ * RDMA device, dfg_tcp.ko (a kernel TCP socket to the peer's module).
+ * DFG_IOC_PREFETCH resolves where each asked node's data is:
  * in the local partition, in a local replica, in the machine's prefetch
  * cache, or on a peer, in which case it is read into the cache; its
  * completion (CQE, or the ioctl's return) says the bytes are there. The
@@ -1130,11 +1132,15 @@ struct dfg_pf_cache_hdr {
  * (AF_INET or AF_INET6), @port (host order; 0: DFG_PF_PORT), @addr
  * (network order: 4 bytes for AF_INET, 16 for AF_INET6), @timeout_ms (0:
  * 5000). Out: @id, @node_first, @node_count. Result: 0. Errors: -ENODEV no
- * transport module loaded; -EINVAL family, flags, reserved, a range that
- * overlaps the own one or a peer's (-EEXIST); -ENOSPC DFG_PF_PEERS_MAX
- * peers; -ETIMEDOUT, -ECONNREFUSED (the peer serves no partition),
- * -EHOSTUNREACH, -ENETUNREACH from the connection; -EXDEV the peer's
- * partition belongs to another set than the loaded one (part_set).
+ * transport module (dfg_rdma.ko or dfg_tcp.ko) loaded; -EINVAL family,
+ * flags, reserved, a range that overlaps the own one or a peer's
+ * (-EEXIST); -ENOSPC DFG_PF_PEERS_MAX peers; -ETIMEDOUT, -ECONNREFUSED
+ * (the peer serves no partition, runs no module of this transport, or
+ * with dfg_tcp.ko serves its most connections), -EHOSTUNREACH,
+ * -ENETUNREACH from the connection; -EAFNOSUPPORT AF_INET6 on
+ * dfg_rdma.ko; -EINTR a signal; -EPROTO the peer's answer is not the
+ * transport's; -EXDEV the peer's partition belongs to another set than
+ * the loaded one (part_set).
  */
 #define DFG_IOC_PEER_ADD	_IOWR(DFG_IOC_MAGIC, 0x81, struct dfg_peer_add)
 
@@ -1164,8 +1170,9 @@ struct dfg_pf_cache_hdr {
  * requests (no flag) are never gated. Errors: -EINVAL @what, flags, reserved,
  * @nr 0 or > DFG_PF_NR_MAX, a node ID no partition holds; -ENODATA no
  * partition loaded; -EHOSTUNREACH a node's owner is unreachable (dead or
- * link down: within the transport's bound, see dfg_rdma.ko); -EBUSY the
- * cache has no room that is not being filled; -E2BIG an entry larger
+ * link down: within the transport's bound, about 4.3 s for dfg_rdma.ko,
+ * 5-6 s for dfg_tcp.ko); -EBUSY the cache has no room that is not being
+ * filled, or the transport has too many reads queued; -E2BIG an entry larger
  * than the cache; -EFAULT.
  */
 #define DFG_IOC_PREFETCH	_IOWR(DFG_IOC_MAGIC, 0x82, struct dfg_prefetch)
@@ -1184,7 +1191,7 @@ struct dfg_part_load {
 	__u32	reserved[3];
 };
 
-/* Default port of the modules' listeners (dfg_rdma.ko's port parameter). */
+/* Default port of the transports' listeners (their port parameter). */
 #define DFG_PF_PORT		18515
 #define DFG_PF_PEERS_MAX	16
 
