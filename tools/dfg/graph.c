@@ -27,7 +27,9 @@
 	"  dfg graph sample [--fanout 10,5] [--batch N] [--batches N] [--seed N]\n" \
 	"          [--rules none|all|r1,r2,r3,r4] [--weighted[=DECAY]] [--r2-on-root]\n" \
 	"          [--buffer ENTRIES] [--roots ID,...] [--verbose] FILE\n" \
-	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER..."
+	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER...\n" \
+	"  dfg graph kv-serve [--addr ADDR] [--port PORT] FILE\n" \
+	"  dfg graph sample --kv ADDR[:PORT]... [--no-replica] [options as above] FILE"
 
 const char dfg_graph_usage[] = GRAPH_USAGE;
 
@@ -606,12 +608,13 @@ int dfg_cmd_graph(int argc, char **argv)
 		{ "gen", cmd_gen }, { "import", cmd_import },
 		{ "partition", cmd_partition }, { "info", cmd_info },
 		{ "serve", dfg_graph_serve }, { "sample", dfg_graph_sample },
+		{ "kv-serve", dfg_graph_kv_serve },
 	};
 	static char name[32];
 	size_t i;
 
 	if (argc < 2) {
-		dfg_tool_err("graph needs a command: gen, import, partition, info, serve or sample");
+		dfg_tool_err("graph needs a command: gen, import, partition, info, serve, sample or kv-serve");
 		return DFG_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
