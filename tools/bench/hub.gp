@@ -20,6 +20,7 @@ set datafile separator ','
 set title 'hub benchmark: mini-batch latency / no replication (median of per-round ratios)'.(subtitle eq '' ? '' : "\n".subtitle)
 set ylabel 'latency ratio to norep, same transport (< 1: faster)'
 set yrange [0:*]
+set offsets 0.5, 0.5, 0.15, 0
 set grid ytics
 set key top right
 set style fill solid 0.5 border -1

@@ -163,7 +163,8 @@ run_entry() {
 # make_graph G: $dir/G.dfgg and its partitions; the partitioning's report
 # in $dir/G.part.
 make_graph() {
-	local g=$1 src
+	local g=$1
+	local -a src
 	case $g in
 	rmat)
 		if [ ! -e "$dir/rmat.$scale.done" ]; then
@@ -175,8 +176,12 @@ make_graph() {
 		echo "rmat: dfg graph gen --scale $scale --seed 1" >"$dir/rmat.src"
 		;;
 	apt)
-		mapfile -t src < <(ls /var/lib/apt/lists/*_Packages* 2>/dev/null |
-				   grep -v '\.diff_Index$')
+		# (no process substitution: the rig's guests have no /dev/fd)
+		local f
+		src=()
+		for f in /var/lib/apt/lists/*_Packages*; do
+			[ -f "$f" ] && src+=("$f")
+		done
 		if [ "${#src[@]}" -gt 0 ]; then
 			/usr/lib/apt/apt-helper cat-file "${src[@]}" |
 				"$dfg" graph import --format apt --undirected - \
@@ -240,12 +245,15 @@ for g in $graphs; do
 			awk -v g="$g" -v r="$r" -v c="$e" '$1 == "batch" {
 				print g "," r "," c "," $2 "," $10 "," $12 "," $8 }' \
 				"$dir/run.out" >>"$csv"
-			sed -n 's/^digest /# '"$g $r $e"' digest /p' "$dir/run.out"
+			sed -n 's|^digest |# '"$g $r $e"' digest |p' "$dir/run.out"
 		done
 	done
 done
 [ -n "$kv_pid" ] && peer_sh "kill $kv_pid" 2>/dev/null
 [ "$fail" = 0 ] || exit 1
+for g in $graphs; do
+	grep -q "^$g," "$csv" || { echo "bench: hub: no batches of graph $g" >&2; exit 1; }
+done
 
 # Every batch the same in every configuration of its graph and round.
 awk -F, 'NR > 1 { k = $1 SUBSEP $2 SUBSEP $4
@@ -263,9 +271,11 @@ awk -F, -v entries="${entries[*]}" -v first="${transports[0]}" '
 	function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++)
 		for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
 			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+	function mid(a, k) { return k % 2 ? a[(k + 1) / 2] :
+		(a[k / 2] + a[k / 2 + 1]) / 2 }
 	function med(g, r, c,   k, a, i) { k = rn[g, r, c]
 		for (i = 1; i <= k; i++) a[i] = rl[g, r, c, i]
-		sort(a, k); return a[int((k + 1) / 2)] }
+		sort(a, k); return mid(a, k) }
 	NR > 1 { g = $1; c = $3; graphs[g] = 1; rounds[$2] = 1
 		n[g, c]++; lat[g, c, n[g, c]] = $5; rem[g, c] += $6
 		rl[g, $2, c, ++rn[g, $2, c]] = $5 }
@@ -287,12 +297,11 @@ awk -F, -v entries="${entries[*]}" -v first="${transports[0]}" '
 				q[++m] = med(g, r, e) / med(g, r, base)
 				qk[++mk] = med(g, r, e) / med(g, r, "kv") }
 			sort(q, m); sort(qk, mk)
-			printf "%s,%s,%s,%s,%s,%.2f,%.3f,%.3f,%.3f,%.1f,%s,%.3f,%.3f,%.3f\n",
-				g, t, c, a[int((k + 1) / 2)], a[p], rem[g, e] / k,
-				q[int((m + 1) / 2)], q[1], q[m],
-				100 * (q[int((m + 1) / 2)] - 1),
+			printf "%s,%s,%s,%.0f,%s,%.2f,%.3f,%.3f,%.3f,%.1f,%s,%.3f,%.3f,%.3f\n",
+				g, t, c, mid(a, k), a[p], rem[g, e] / k,
+				mid(q, m), q[1], q[m], 100 * (mid(q, m) - 1),
 				(c in pat) ? pat[c] : "",
-				qk[int((mk + 1) / 2)], qk[1], qk[mk]
+				mid(qk, mk), qk[1], qk[mk]
 			delete a
 		} }' "$csv" >"$out/hub_summary.csv" || exit 1
 column -s, -t "$out/hub_summary.csv" | sed 's/^/# /'
