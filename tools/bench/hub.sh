@@ -68,6 +68,9 @@ quick=${DFG_BENCH_QUICK:-}
 scale=${DFG_BENCH_HUB_SCALE:-$([ -n "$quick" ] && echo 14 || echo 18)}
 rounds=${DFG_BENCH_REPS:-$([ -n "$quick" ] && echo 2 || echo 5)}
 batches=$([ -n "$quick" ] && echo 8 || echo 32)
+# The apt graph's batches cost ~5x R-MAT 14's under TCG (sampling among
+# the tens of thousands of neighbours of libc6 and the like): fewer.
+apt_batches=${DFG_BENCH_HUB_APT_BATCHES:-$([ -n "$quick" ] && echo 4 || echo 8)}
 graphs=${DFG_BENCH_HUB_GRAPHS:-rmat apt}
 budget=${DFG_BENCH_HUB_BUDGET:-}
 threshold=${DFG_BENCH_HUB_THRESHOLD:-}
@@ -141,8 +144,9 @@ rules_of() {
 
 # run_entry G E: one run of configuration E on graph G into $dir/run.out.
 run_entry() {
-	local g=$1 e=$2 c t
-	local args=(--fanout 10,5 --batch 64 --batches "$batches" --seed 1
+	local g=$1 e=$2 c t nb=$batches
+	[ "$g" = apt ] && nb=$apt_batches
+	local args=(--fanout 10,5 --batch 64 --batches "$nb" --seed 1
 		    --verbose)
 	if [ "$e" = kv ]; then
 		"$dfg" graph sample "${args[@]}" --kv "$PF_PEER:$KV_PORT" \
@@ -209,7 +213,7 @@ csv=$out/hub.csv
 gcsv=$out/hub_graphs.csv
 echo "graph,round,config,batch,latency_us,remote,hash" >"$csv"
 echo "graph,nodes,arcs,cut_arcs,hubs,rep_nodes,rep_bytes,halo_nodes,halo_bytes,rep_nodes_pct_halo,rep_bytes_pct_halo,source" >"$gcsv"
-echo "# bench: hub ($graphs; K=2; ${#entries[@]} configurations: ${entries[*]}; $rounds rounds of $batches batches)"
+echo "# bench: hub ($graphs; K=2; ${#entries[@]} configurations: ${entries[*]}; $rounds rounds of $batches batches, $apt_batches on apt)"
 for n in "${notes[@]}"; do
 	echo "# note: $n"
 done
@@ -271,8 +275,7 @@ awk -F, -v entries="${entries[*]}" -v first="${transports[0]}" '
 	function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++)
 		for (j = i; j > 1 && a[j - 1] > a[j]; j--) {
 			t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
-	function mid(a, k) { return k % 2 ? a[(k + 1) / 2] :
-		(a[k / 2] + a[k / 2 + 1]) / 2 }
+	function mid(a, k) { return k % 2 ? a[(k + 1) / 2] : (a[k / 2] + a[k / 2 + 1]) / 2 }
 	function med(g, r, c,   k, a, i) { k = rn[g, r, c]
 		for (i = 1; i <= k; i++) a[i] = rl[g, r, c, i]
 		sort(a, k); return mid(a, k) }
@@ -339,7 +342,7 @@ t_end=$(date +%s)
 	for g in $graphs; do
 		echo "graph $(cat "$dir/$g.src"); dfg graph partition -k 2${budget:+ --replica-budget $budget}"
 	done
-	echo "command: dfg graph sample --fanout 10,5 --batch 64 --batches $batches --seed 1 --verbose, with --rules none (norep, rep), r1,r2,r4 (local), all (r3); norep served with --no-replica; kv: dfg graph kv-serve on node1, dfg graph sample --kv $PF_PEER:$KV_PORT --no-replica on node0"
+	echo "command: dfg graph sample --fanout 10,5 --batch 64 --batches $batches (apt: $apt_batches) --seed 1 --verbose, with --rules none (norep, rep), r1,r2,r4 (local), all (r3); norep served with --no-replica; kv: dfg graph kv-serve on node1, dfg graph sample --kv $PF_PEER:$KV_PORT --no-replica on node0"
 	echo "configurations: ${entries[*]}"
 	for n in "${notes[@]}"; do
 		echo "note: $n"
