@@ -77,7 +77,10 @@ void hub_kv_server_stop(struct hub_kv_server *s);
 /* Frees @s once run() returned (or never ran). */
 void hub_kv_server_free(struct hub_kv_server *s);
 
-/* A sampling machine's side: its partition and a connection per peer. */
+/*
+ * A sampling machine's side: its partition and a connection per peer.
+ * Not locked: one thread (one engine) at a time.
+ */
 struct hub_kv;
 
 /*

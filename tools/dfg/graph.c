@@ -29,7 +29,7 @@
 	"          [--buffer ENTRIES] [--roots ID,...] [--verbose] FILE\n" \
 	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER...\n" \
 	"  dfg graph kv-serve [--addr ADDR] [--port PORT] FILE\n" \
-	"  dfg graph sample --kv ADDR[:PORT]... [--no-replica] [options as above] FILE"
+	"  dfg graph sample --kv ADDR[:PORT]... [--timeout MS] [--no-replica] [options as above] FILE"
 
 const char dfg_graph_usage[] = GRAPH_USAGE;
 

@@ -254,7 +254,7 @@ struct sample_opts {
 	bool			files, verbose;
 	__u64			*roots;		/* --roots, or NULL */
 	const char		*kv[DFG_PF_PEERS_MAX];	/* --kv servers */
-	unsigned int		nkv;
+	unsigned int		nkv, kv_tmo;		/* --timeout, ms */
 };
 
 /* "ID,ID,...": the roots of every batch. */
@@ -616,7 +616,7 @@ static int sample_kv(const struct sample_opts *so, const char *path,
 	uint64_t req, bytes;
 	int ret;
 
-	ret = hub_kv_open(path, load, so->kv, so->nkv, 0, &kv, &herr);
+	ret = hub_kv_open(path, load, so->kv, so->nkv, so->kv_tmo, &kv, &herr);
 	if (ret) {
 		dfg_tool_err("--kv: %s", herr.msg);
 		return DFG_EXIT_FAIL;
@@ -652,6 +652,7 @@ int dfg_graph_sample(int argc, char **argv)
 		{ "no-replica", no_argument, NULL, 'R' },
 		{ "roots", required_argument, NULL, 'o' },
 		{ "kv", required_argument, NULL, 'K' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -738,6 +739,12 @@ int dfg_graph_sample(int argc, char **argv)
 				return DFG_EXIT_USAGE;
 			}
 			so.kv[so.nkv++] = optarg;
+			break;
+		case 'T':
+			if (dfg_tool_parse_uint("--timeout", optarg, 1,
+						600000, &v))
+				return DFG_EXIT_USAGE;
+			so.kv_tmo = (unsigned int)v;
 			break;
 		case 'v':
 			so.verbose = true;
