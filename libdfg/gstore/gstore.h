@@ -111,6 +111,50 @@ int dfg_gs_import_bcsr(struct dfg_gs_graph *g, FILE *f, const char *name,
 		       unsigned int id_bytes, uint32_t flags,
 		       struct dfg_gs_err *err);
 
+/* Features of a package (dfg_gs_import_apt), f32 each. */
+#define DFG_GS_APT_FEAT_DIM	16
+
+/* What dfg_gs_import_apt() read. */
+struct dfg_gs_apt_stat {
+	uint64_t	lines;
+	uint64_t	packages;	/* nodes */
+	uint64_t	duplicates;	/* stanzas of a name already read */
+	uint64_t	malformed;	/* stanzas skipped (see below) */
+	uint64_t	edges;		/* relation clauses resolved */
+	uint64_t	unresolved;	/* clauses naming nothing in the lists */
+};
+
+/*
+ * The package dependency graph of apt package lists or dpkg's status file
+ * (deb822 stanzas, blank-line separated; any number of files concatenated)
+ * from @f:
+ *   nodes	one per package name, in name order (strcmp); of several
+ *		stanzas of one name (versions, architectures, archives) the
+ *		first in the input is taken
+ *   edges	package -> dependency for each clause of Pre-Depends, Depends
+ *		and Recommends; of a clause's alternatives ("a | b") the
+ *		first that names a package or that some package Provides
+ *		(then its provider of lowest id); version constraints and
+ *		architecture qualifiers are ignored; clauses naming nothing
+ *		known are counted (unresolved) and dropped. DFG_GS_F_UNDIRECTED
+ *		in @flags stores each edge both ways.
+ *   features	DFG_GS_APT_FEAT_DIM f32: log2(1 + Installed-Size),
+ *		log2(1 + Size), Priority one-hot (required, important,
+ *		standard, optional, extra), Essential, Multi-Arch one-hot
+ *		(same, foreign, allowed), log2(1 + clauses) of Depends with
+ *		Pre-Depends, of Recommends, of Suggests, of Provides, and
+ *		Architecture: all
+ *   labels	the Section without its archive area ("contrib/net" is
+ *		"net"; none is "unknown"), numbered in name order
+ * Malformed stanzas are skipped and counted: no Package field or one with
+ * blanks, a line without "Field:", a continuation line with nothing to
+ * continue, a kept field given twice. -EBADMSG if no stanza is left (or a
+ * NUL byte: not a text file). Fills @st when not NULL.
+ */
+int dfg_gs_import_apt(struct dfg_gs_graph *g, FILE *f, const char *name,
+		      uint32_t flags, struct dfg_gs_apt_stat *st,
+		      struct dfg_gs_err *err);
+
 /* A file of this format, mapped read-only and checked (dfg_gs_open). */
 struct dfg_gs_file {
 	const void		*base;

@@ -10,7 +10,8 @@
  * node's owner: the module's PREFETCH into the machine's shared cache
  * (the patent's interface device and its buffer 510), or, for an engine
  * over files, the owner's partition file, with a set of what was read
- * standing in for the cache.
+ * standing in for the cache, or a backend (hub_engine_ext: the TCP
+ * key-value baseline of hub/kv.c, no cache).
  *
  * Determinism. Every random choice is a hash of (seed, batch, hop,
  * frontier slot, candidate ID): sampling the same slot twice (a rule
@@ -59,6 +60,7 @@
 #include <dfg/dfg.h>
 
 #include "hub_impl.h"
+#include "hub_kv.h"
 
 /* ---- small containers ---- */
 
@@ -87,8 +89,12 @@ static int vec_reserve(struct vec *v, size_t more)
 
 static int vec_push(struct vec *v, const void *e, size_t n)
 {
-	int ret = vec_reserve(v, n);
+	int ret;
 
+	/* Nothing to copy (a node without neighbours; v->p may be NULL). */
+	if (!n)
+		return 0;
+	ret = vec_reserve(v, n);
 	if (ret)
 		return ret;
 	memcpy((char *)v->p + v->n * v->esz, e, n * v->esz);
@@ -274,6 +280,10 @@ struct dfg_hub_engine {
 	uint64_t		*part_base;	/* k + 1 */
 	struct map		sim_cache;	/* keys read from owners */
 
+	/* Over a backend (hub_engine_ext): remote reads through it. */
+	const struct hub_fetch_ops *ext;
+	void			*ext_arg;
+
 	/* The prefetch buffer: a FIFO ring of entries, an index by key. */
 	struct pbuf_ent		*pbuf;
 	uint32_t		pbuf_cap, pbuf_head, pbuf_n;
@@ -418,6 +428,27 @@ int dfg_hub_engine_new(struct dfg *d, struct dfg_hub *h,
 	nouring = getenv("DFG_NO_URING");
 	if (!(nouring && *nouring && strcmp(nouring, "0")))
 		e->ring_up = !dfg_queue_init(R3_INFLIGHT, &e->ring, 0);
+	*out = e;
+	return 0;
+}
+
+int hub_engine_ext(const struct hub_view *own, uint64_t id_end,
+		   const struct hub_fetch_ops *ops, void *arg,
+		   const struct dfg_hub_opts *opts,
+		   struct dfg_hub_engine **out)
+{
+	struct dfg_hub_engine *e;
+	int ret;
+
+	if (!own || !ops || !out)
+		return -EINVAL;
+	ret = engine_alloc(opts, &e);
+	if (ret)
+		return ret;
+	e->own = own;
+	e->id_end = id_end;
+	e->ext = ops;
+	e->ext_arg = arg;
 	*out = e;
 	return 0;
 }
@@ -855,6 +886,33 @@ static int r3_before(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 	return 0;
 }
 
+/* A backend's entry @i of the request: to the sink at its slot. */
+struct ext_put {
+	struct dfg_hub_engine	*e;
+	sink_fn			sink;
+};
+
+static int ext_put(void *ctx, uint32_t i, const void *p, uint32_t len)
+{
+	struct ext_put *x = ctx;
+
+	return x->sink(x->e, VAT(&x->e->miss_slot, uint32_t, i), p, len);
+}
+
+/* Remote entries through a backend: every one a read, none cached. */
+static int fetch_ext(struct dfg_hub_engine *e, unsigned int what,
+		     sink_fn sink, bool r3)
+{
+	struct ext_put x = { e, sink };
+
+	if (r3)
+		return 0;	/* no cache to bring anything into */
+	e->st.remote_calls++;
+	e->st.remote += e->miss_ids.n;
+	return e->ext->fetch(e->ext_arg, e->miss_ids.p, e->miss_ids.n, what,
+			     ext_put, &x);
+}
+
 /*
  * Remote entries of one fetch (miss_ids, miss_slot) from their owners:
  * PREFETCH in chunks and a copy out of the cache, or the owners' files.
@@ -871,6 +929,8 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 
 	if (!n)
 		return 0;
+	if (e->ext)
+		return fetch_ext(e, what, sink, r3);
 	e->st.remote_calls++;
 	if (e->hub && r3)
 		return r3_send(e, ids, n, what);

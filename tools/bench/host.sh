@@ -108,7 +108,9 @@ proc_cpu() {
 rm -rf "$stage" && mkdir -p "$stage" || exit 1
 env_args=(env "DFG_BENCH_OUT=$stage")
 for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS \
-	 DFG_BENCH_HUB_SCALE; do
+	 DFG_BENCH_HUB_SCALE DFG_BENCH_HUB_GRAPHS DFG_BENCH_HUB_BUDGET \
+	 DFG_BENCH_HUB_THRESHOLD \
+	 DFG_BENCH_HUB_APT_BATCHES; do
 	[ -n "${!v:-}" ] && env_args+=("$v=${!v}")
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -22,6 +22,7 @@ int dfg_cmd_plans(int argc, char **argv);
 /* hub.c: dfg graph serve and dfg graph sample. */
 int dfg_graph_serve(int argc, char **argv);
 int dfg_graph_sample(int argc, char **argv);
+int dfg_graph_kv_serve(int argc, char **argv);
 
 /* graph.c: the usage lines of dfg graph's commands. */
 extern const char dfg_graph_usage[];

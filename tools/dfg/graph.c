@@ -18,7 +18,7 @@
 #define GRAPH_USAGE \
 	"graph gen --scale S [--edge-factor F] [--seed N] [--directed]\n" \
 	"          [--feat-dim D] [--feat-type f32|u8] [--classes C] -o FILE\n" \
-	"  dfg graph import [--format snap|csr32|csr64] [--undirected] [--feat-dim D]\n" \
+	"  dfg graph import [--format snap|csr32|csr64|apt] [--undirected] [--feat-dim D]\n" \
 	"          [--feat-type f32|u8] [--classes C] [--seed N] INPUT -o FILE\n" \
 	"  dfg graph partition -k K [--seed N] [--replica-budget BYTES|PCT%]\n" \
 	"          [--replica-order score|density] [-o PREFIX] FILE\n" \
@@ -27,7 +27,9 @@
 	"  dfg graph sample [--fanout 10,5] [--batch N] [--batches N] [--seed N]\n" \
 	"          [--rules none|all|r1,r2,r3,r4] [--weighted[=DECAY]] [--r2-on-root]\n" \
 	"          [--buffer ENTRIES] [--roots ID,...] [--verbose] FILE\n" \
-	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER..."
+	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER...\n" \
+	"  dfg graph kv-serve [--addr ADDR] [--port PORT] FILE\n" \
+	"  dfg graph sample --kv ADDR[:PORT]... [--timeout MS] [--no-replica] [options as above] FILE"
 
 const char dfg_graph_usage[] = GRAPH_USAGE;
 
@@ -150,7 +152,9 @@ static int finish_graph(struct dfg_gs_graph *g, const struct attr_opts *a,
 	struct dfg_gs_err err;
 	int ret;
 
-	ret = dfg_gs_make_attrs(g, a->feat_dim,
+	/* An importer that read attributes (apt) keeps them. */
+	ret = g->feat || g->label ? 0 :
+	      dfg_gs_make_attrs(g, a->feat_dim,
 				a->feat_dim ? a->feat_type : DFG_GS_FEAT_NONE,
 				a->classes, a->seed, &err);
 	if (!ret)
@@ -248,6 +252,7 @@ static int cmd_import(int argc, char **argv)
 		{ "undirected", no_argument, NULL, OPT_UNDIRECTED },
 	};
 	const char *fmt = "snap", *in;
+	struct dfg_gs_apt_stat ast;
 	uint32_t flags = 0;
 	struct dfg_gs_graph g;
 	struct dfg_gs_err err;
@@ -269,8 +274,8 @@ static int cmd_import(int argc, char **argv)
 		case OPT_FORMAT:
 			fmt = optarg;
 			if (strcmp(fmt, "snap") && strcmp(fmt, "csr32") &&
-			    strcmp(fmt, "csr64")) {
-				dfg_tool_err("--format: '%s': snap, csr32 or csr64",
+			    strcmp(fmt, "csr64") && strcmp(fmt, "apt")) {
+				dfg_tool_err("--format: '%s': snap, csr32, csr64 or apt",
 					     fmt);
 				return DFG_EXIT_USAGE;
 			}
@@ -294,6 +299,8 @@ static int cmd_import(int argc, char **argv)
 	}
 	if (!strcmp(fmt, "snap"))
 		ret = dfg_gs_import_snap(&g, f, in, flags, &err);
+	else if (!strcmp(fmt, "apt"))
+		ret = dfg_gs_import_apt(&g, f, in, flags, &ast, &err);
 	else
 		ret = dfg_gs_import_bcsr(&g, f, in, fmt[3] == '3' ? 4 : 8,
 					 flags, &err);
@@ -303,6 +310,13 @@ static int cmd_import(int argc, char **argv)
 		dfg_tool_err("%s", err.msg);
 		return DFG_EXIT_FAIL;
 	}
+	if (!strcmp(fmt, "apt") && !a.quiet)
+		printf("%s: %llu packages (%llu duplicate and %llu malformed stanzas skipped), %llu dependencies (%llu naming no package)\n",
+		       in, (unsigned long long)ast.packages,
+		       (unsigned long long)ast.duplicates,
+		       (unsigned long long)ast.malformed,
+		       (unsigned long long)ast.edges,
+		       (unsigned long long)ast.unresolved);
 	ret = finish_graph(&g, &a, fmt);
 	dfg_gs_graph_free(&g);
 	return ret;
@@ -606,12 +620,13 @@ int dfg_cmd_graph(int argc, char **argv)
 		{ "gen", cmd_gen }, { "import", cmd_import },
 		{ "partition", cmd_partition }, { "info", cmd_info },
 		{ "serve", dfg_graph_serve }, { "sample", dfg_graph_sample },
+		{ "kv-serve", dfg_graph_kv_serve },
 	};
 	static char name[32];
 	size_t i;
 
 	if (argc < 2) {
-		dfg_tool_err("graph needs a command: gen, import, partition, info, serve or sample");
+		dfg_tool_err("graph needs a command: gen, import, partition, info, serve, sample or kv-serve");
 		return DFG_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

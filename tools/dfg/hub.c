@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 
 #include "dfg.h"
 #include "gstore.h"
+#include "hub_kv.h"
 
 /* ---- serve ---- */
 
@@ -179,6 +181,71 @@ out:
 	return ret ? DFG_EXIT_FAIL : DFG_EXIT_OK;
 }
 
+/* ---- kv-serve: the TCP key-value baseline's server ---- */
+
+static struct hub_kv_server *kv_srv;
+
+static void kv_stop(int sig)
+{
+	(void)sig;
+	hub_kv_server_stop(kv_srv);
+}
+
+int dfg_graph_kv_serve(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "addr", required_argument, NULL, 'a' },
+		{ "port", required_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct dfg_hub_err herr = { "" };
+	const char *addr = NULL;
+	unsigned int port = HUB_KV_PORT;
+	struct sigaction sa = { .sa_handler = kv_stop };
+	unsigned long long v;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "a:p:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'a':
+			addr = optarg;
+			break;
+		case 'p':
+			if (dfg_tool_parse_uint("--port", optarg, 0, 65535, &v))
+				return DFG_EXIT_USAGE;
+			port = (unsigned int)v;
+			break;
+		case 'h':
+			printf("usage: dfg %s\n", dfg_graph_usage);
+			return DFG_EXIT_OK;
+		default:
+			return DFG_EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc) {
+		dfg_tool_err("kv-serve needs one partition FILE");
+		return DFG_EXIT_USAGE;
+	}
+	ret = hub_kv_server_new(argv[optind], addr, port, &kv_srv, &herr);
+	if (ret) {
+		dfg_tool_err("kv-serve: %s", herr.msg);
+		return DFG_EXIT_FAIL;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	printf("kv-serve %s: port %u\n", argv[optind],
+	       hub_kv_server_port(kv_srv));
+	fflush(stdout);
+	ret = hub_kv_server_run(kv_srv);
+	hub_kv_server_free(kv_srv);
+	if (ret) {
+		dfg_tool_err("kv-serve: %s", strerror(-ret));
+		return DFG_EXIT_FAIL;
+	}
+	return DFG_EXIT_OK;
+}
+
 /* ---- sample ---- */
 
 struct sample_opts {
@@ -186,6 +253,8 @@ struct sample_opts {
 	unsigned int		batch, batches;
 	bool			files, verbose;
 	__u64			*roots;		/* --roots, or NULL */
+	const char		*kv[DFG_PF_PEERS_MAX];	/* --kv servers */
+	unsigned int		nkv, kv_tmo;		/* --timeout, ms */
 };
 
 /* "ID,ID,...": the roots of every batch. */
@@ -467,13 +536,10 @@ out_free:
 	return ret ? DFG_EXIT_FAIL : DFG_EXIT_OK;
 }
 
-/* Without the module: the K files, the other partitions as peers. */
-static int sample_files(const struct sample_opts *so, char **paths,
-			unsigned int k, const struct dfg_gs_file *f,
-			unsigned int load)
+/* Batches of an engine without the module, into a private arena. */
+static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
+		       const struct dfg_gs_file *f)
 {
-	struct dfg_hub_err herr = { "" };
-	struct dfg_hub_engine *e;
 	struct dfg_hub_stats st;
 	struct dfg_arena *a = NULL;
 	uint64_t digest = 0, b, remote = 0;
@@ -482,12 +548,6 @@ static int sample_files(const struct sample_opts *so, char **paths,
 	void *mem = NULL;
 	int ret;
 
-	ret = dfg_hub_engine_files((const char *const *)paths, k,
-				   f->hdr->part_index, load, &so->o, &e, &herr);
-	if (ret) {
-		dfg_tool_err("%s", herr.msg);
-		return DFG_EXIT_FAIL;
-	}
 	roots = calloc(so->batch, sizeof(*roots));
 	lat = calloc(so->batches, sizeof(*lat));
 	if (!roots || !lat || posix_memalign(&mem, 4096, 64u << 20) ||
@@ -521,8 +581,61 @@ out:
 	free(mem);
 	free(roots);
 	free(lat);
-	dfg_hub_engine_free(e);
 	return ret ? DFG_EXIT_FAIL : DFG_EXIT_OK;
+}
+
+/* Without the module: the K files, the other partitions as peers. */
+static int sample_files(const struct sample_opts *so, char **paths,
+			unsigned int k, const struct dfg_gs_file *f,
+			unsigned int load)
+{
+	struct dfg_hub_err herr = { "" };
+	struct dfg_hub_engine *e;
+	int ret;
+
+	ret = dfg_hub_engine_files((const char *const *)paths, k,
+				   f->hdr->part_index, load, &so->o, &e, &herr);
+	if (ret) {
+		dfg_tool_err("%s", herr.msg);
+		return DFG_EXIT_FAIL;
+	}
+	ret = sample_loop(so, e, f);
+	dfg_hub_engine_free(e);
+	return ret;
+}
+
+/*
+ * Without the module, the other partitions read from their kv-serve
+ * servers over TCP: the DistDGL-style baseline.
+ */
+static int sample_kv(const struct sample_opts *so, const char *path,
+		     const struct dfg_gs_file *f, unsigned int load)
+{
+	struct dfg_hub_err herr = { "" };
+	struct dfg_hub_engine *e = NULL;
+	struct hub_kv *kv;
+	uint64_t req, bytes;
+	int ret;
+
+	ret = hub_kv_open(path, load, so->kv, so->nkv, so->kv_tmo, &kv, &herr);
+	if (ret) {
+		dfg_tool_err("--kv: %s", herr.msg);
+		return DFG_EXIT_FAIL;
+	}
+	ret = hub_kv_engine(kv, &so->o, &e);
+	if (ret) {
+		dfg_tool_err("engine: %s", strerror(-ret));
+		hub_kv_close(kv);
+		return DFG_EXIT_FAIL;
+	}
+	ret = sample_loop(so, e, f);
+	hub_kv_counts(kv, &req, &bytes);
+	if (!ret)
+		printf("kv requests %llu bytes %llu\n", (unsigned long long)req,
+		       (unsigned long long)bytes);
+	dfg_hub_engine_free(e);
+	hub_kv_close(kv);
+	return ret;
 }
 
 int dfg_graph_sample(int argc, char **argv)
@@ -539,6 +652,8 @@ int dfg_graph_sample(int argc, char **argv)
 		{ "files", no_argument, NULL, 'F' },
 		{ "no-replica", no_argument, NULL, 'R' },
 		{ "roots", required_argument, NULL, 'o' },
+		{ "kv", required_argument, NULL, 'K' },
+		{ "timeout", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -617,6 +732,21 @@ int dfg_graph_sample(int argc, char **argv)
 		case 'R':
 			load |= DFG_HUB_LOAD_NO_REPLICA;
 			break;
+		case 'K':
+			if (so.nkv == DFG_PF_PEERS_MAX) {
+				dfg_tool_err("sample: at most %u --kv servers",
+					     DFG_PF_PEERS_MAX);
+				free(so.roots);
+				return DFG_EXIT_USAGE;
+			}
+			so.kv[so.nkv++] = optarg;
+			break;
+		case 'T':
+			if (dfg_tool_parse_uint("--timeout", optarg, 1,
+						600000, &v))
+				return DFG_EXIT_USAGE;
+			so.kv_tmo = (unsigned int)v;
+			break;
 		case 'v':
 			so.verbose = true;
 			break;
@@ -632,9 +762,14 @@ int dfg_graph_sample(int argc, char **argv)
 		dfg_tool_err("sample needs the machine's partition FILE (with --files: every partition file, this machine's first)");
 		return DFG_EXIT_USAGE;
 	}
-	if (!so.files && load) {
+	if (so.files && so.nkv) {
 		free(so.roots);
-		dfg_tool_err("sample: --no-replica goes with --files; a served partition is loaded with or without it by 'dfg graph serve'");
+		dfg_tool_err("sample: --files and --kv are two ways of reading the other partitions: give one");
+		return DFG_EXIT_USAGE;
+	}
+	if (!so.files && !so.nkv && load) {
+		free(so.roots);
+		dfg_tool_err("sample: --no-replica goes with --files or --kv; a served partition is loaded with or without it by 'dfg graph serve'");
 		return DFG_EXIT_USAGE;
 	}
 	if (dfg_gs_open(&f, argv[optind], &gerr)) {
@@ -644,6 +779,8 @@ int dfg_graph_sample(int argc, char **argv)
 	}
 	if (so.files)
 		ret = sample_files(&so, argv + optind, argc - optind, &f, load);
+	else if (so.nkv)
+		ret = sample_kv(&so, argv[optind], &f, load);
 	else
 		ret = sample_served(&so, &f, argv[optind]);
 	dfg_gs_close(&f);

@@ -273,6 +273,48 @@ else
 fi
 check graph_sample_other_graph 1 "different graphs" \
 	-- "$dfg" graph sample --files "$gs/g.0.dfgg" "$gs/h.1.dfgg"
+# The TCP key-value baseline: kv-serve on an ephemeral loopback port,
+# sample --kv gives the digest of --files; it fails cleanly once the
+# server is gone.
+"$dfg" graph kv-serve --addr 127.0.0.1 --port 0 "$gs/g.1.dfgg" >"$tmp/kv.out" 2>&1 &
+kvpid=$!
+for _ in $(seq 50); do
+	grep -q 'port' "$tmp/kv.out" && break
+	sleep 0.1
+done
+kvport=$(sed -n 's/.*: port \([0-9]*\)$/\1/p' "$tmp/kv.out")
+"$dfg" graph sample --kv "127.0.0.1:$kvport" --no-replica --rules none \
+	--batches 4 --batch 16 "$gs/g.0.dfgg" >"$tmp/kvs.out" 2>&1
+n=$((n + 1))
+if grep -qxF "$(head -n 1 "$tmp/digests")" "$tmp/kvs.out" &&
+   grep -q '^kv requests [1-9]' "$tmp/kvs.out"; then
+	pass=$((pass + 1))
+	echo "ok $n dfg.graph_sample_kv_same_batches"
+else
+	fail=$((fail + 1))
+	echo "not ok $n dfg.graph_sample_kv_same_batches"
+	sed 's/^/# /' "$tmp/kv.out" "$tmp/kvs.out"
+fi
+check graph_sample_kv_other_graph 1 "another graph or partitioning" \
+	-- "$dfg" graph sample --kv "127.0.0.1:$kvport" "$gs/h.0.dfgg"
+check graph_sample_kv_with_files 2 "give one" \
+	-- "$dfg" graph sample --files --kv "127.0.0.1:$kvport" "$gs/g.0.dfgg" "$gs/g.1.dfgg"
+kill "$kvpid"
+wait "$kvpid"
+check graph_kv_serve_sigterm 0 "" -- test "$?" = 0
+check graph_sample_kv_refused 1 "Connection refused" \
+	-- "$dfg" graph sample --kv "127.0.0.1:$kvport" "$gs/g.0.dfgg"
+check graph_kv_serve_no_file 1 "No such file" \
+	-- "$dfg" graph kv-serve --port 0 "$gs/none.dfgg"
+# The apt importer on a small package list with a malformed stanza.
+printf 'Package: b\nDepends: a (>= 1) | c\nSection: libs\n\nPackage: a\nSection: contrib/libs\nInstalled-Size: 3\n\nno colon\nPackage: x\n\nPackage: c\nRecommends: b, zz\n' \
+	>"$gs/Packages"
+check graph_import_apt 0 "3 packages (0 duplicate and 1 malformed stanzas skipped), 2 dependencies (1 naming no package)" \
+	-- "$dfg" graph import --format apt "$gs/Packages" -o "$gs/apt.dfgg"
+check graph_import_apt_info 0 "16 x f32, labels: 2 classes" \
+	-- "$dfg" graph info "$gs/apt.dfgg"
+check graph_import_apt_empty 1 "no package stanza" \
+	-- "$dfg" graph import --format apt /dev/null -o "$gs/none.dfgg"
 check graph_sample_rules_bad 2 "--rules wants" \
 	-- "$dfg" graph sample --files --rules r5 "$gs/g.0.dfgg" "$gs/g.1.dfgg"
 check graph_sample_fanout_bad 2 "--fanout wants" \
