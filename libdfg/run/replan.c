@@ -77,6 +77,7 @@ struct run_replan {
 	char			*pend_text;	/* journal lines */
 	__u64			at_seq;
 	__u64			stop_ns;	/* sets stopped */
+	__u64			mark[RUN_RP_NMARKS];	/* the steps after */
 	__u64			from_seq;	/* carried from */
 	bool			starting;	/* pause not measured */
 
@@ -906,6 +907,21 @@ __u64 run_replan_stop_ns(const struct run_replan *x)
 	return x->stop_ns;
 }
 
+/* The plan an accepted change waits with for its checkpoint, or NULL. */
+const struct dfg_plan *run_replan_pending(const struct run_replan *x,
+					  const struct dfg_flow **fgp)
+{
+	*fgp = x->pend_fg;
+	return x->pend_plan;
+}
+
+/* Step @what of the switch to the new plan is over (now). */
+void run_replan_mark(struct run_replan *x, unsigned int what)
+{
+	if (what < RUN_RP_NMARKS)
+		x->mark[what] = run_now_ns();
+}
+
 /* Removes every generation's directory past the first, and the journal. */
 void run_replan_clear_gens(struct run_replan *x)
 {
@@ -1108,10 +1124,16 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			if (env->sstats[i].started_ns &&
 			    env->sstats[i].started_ns < p)
 				p = env->sstats[i].started_ns;
+	/* and the steps between, each as its end (0: not taken) */
 	if (x->log)
-		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu\n",
+		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu\n",
 			x->generation, (unsigned long long)x->stop_ns,
-			(unsigned long long)p, (unsigned long long)last);
+			(unsigned long long)p, (unsigned long long)last,
+			(unsigned long long)x->mark[RUN_RP_REAPED],
+			(unsigned long long)x->mark[RUN_RP_CARRIED],
+			(unsigned long long)x->mark[RUN_RP_OBJECTS],
+			(unsigned long long)x->mark[RUN_RP_FORKED],
+			(unsigned long long)x->mark[RUN_RP_GO]);
 	p = last > x->stop_ns ? last - x->stop_ns : 0;
 	x->pause_ns += p;
 	if (p > x->pause_max_ns)
@@ -1132,6 +1154,7 @@ int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		done = ckpt_done(g, env);
 		if (done && done >= x->at_seq) {
 			x->stop_ns = now;
+			memset(x->mark, 0, sizeof(x->mark));
 			return 1;
 		}
 		return 0;

@@ -201,6 +201,20 @@ int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
 const char *run_replan_dir(const struct run_replan *x);
 unsigned int run_replan_generation(const struct run_replan *x);
 __u64 run_replan_stop_ns(const struct run_replan *x);
+const struct dfg_plan *run_replan_pending(const struct run_replan *x,
+					  const struct dfg_flow **fgp);
+/* The steps of a switch, for DFG_REPLAN_LOG's "run" line: the old
+ * processes reaped, the checkpoint carried, the new plan's kernel objects
+ * ready, its processes forked, all of them set up (the start barrier). */
+enum {
+	RUN_RP_REAPED,
+	RUN_RP_CARRIED,
+	RUN_RP_OBJECTS,
+	RUN_RP_FORKED,
+	RUN_RP_GO,
+	RUN_RP_NMARKS
+};
+void run_replan_mark(struct run_replan *x, unsigned int what);
 int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		    const struct run_env *env, char *why, size_t whylen);
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,
