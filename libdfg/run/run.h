@@ -64,6 +64,8 @@ struct run_set_stats {
 	__u64	forwarded;		/* of those, forwarded buffers */
 	__u64	checkpoints;
 	__u64	started_ns;		/* CLOCK_MONOTONIC of first quantum */
+	__u64	resumed_ns;		/* ... of its state restored, ready
+					 * for input */
 	char	comp[64];		/* failing component */
 	char	msg[DFG_COMP_ERRMSG_MAX];
 };
@@ -171,6 +173,11 @@ int run_state_prepare(const char *dir, const struct run_graph *g,
 		      size_t errlen);
 int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 		    __u64 seq, const void *data, size_t len);
+/* As run_state_write(), the directory left to one run_state_sync() after
+ * a batch of them (a re-plan's carry writes a file per set instance). */
+int run_state_put(const char *dir, unsigned int set, unsigned int inst,
+		  __u64 seq, const void *data, size_t len);
+int run_state_sync(const char *dir);
 int run_state_write_file(const char *dir, const char *name, const void *data,
 			 size_t len);
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,
