@@ -47,6 +47,8 @@
 #define RUN_POLL_MS		1000
 #define RUN_POLL_FAIL_MS	100
 #define RUN_POLL_SLOW_MS	20
+/* ... and while an accepted re-plan waits for its checkpoint */
+#define RUN_POLL_PEND_MS	2
 
 __u64 run_now_ns(void)
 {
@@ -70,6 +72,22 @@ void run_barrier(int ready_fd, int go_fd)
 	while (n < 0 && errno == EINTR);
 }
 
+/*
+ * The kernel objects, stats area and layout of a plan made ready before
+ * it runs: the one a re-plan waits with for its checkpoint (see
+ * prebuild()).
+ */
+struct run_objs {
+	bool			ready;
+	struct run_graph	g;
+	struct dfg		*dev;
+	int			graph_fd;
+	void			*stats;
+	size_t			stats_len;
+	struct dfg_arena	*arena;
+	int			*chan_ids;
+};
+
 struct run_ctx {
 	const struct dfg_run_opts *o;
 	struct run_graph	g;
@@ -91,6 +109,8 @@ struct run_ctx {
 	/* the figures of earlier generations' stats areas */
 	__u64			past_elems, past_bytes;
 	__u64			past_boundary, past_forwarded;
+	struct run_objs		next;		/* of the pending plan */
+	const struct dfg_plan	*tried;		/* prebuild()'s last plan */
 };
 
 /* run_phase(): the processes were stopped for a re-plan. */
@@ -278,7 +298,6 @@ static int kernel_objects(struct run_ctx *x)
 	if (r < 0)
 		return fail(x, r, "graph %s: %s", name, strerror(-r));
 	x->graph_fd = r;
-	tell_generation(x);
 	if (!x->g.nr_chans)
 		return 0;	/* everything in one set, or spooled */
 	size = RUN_ARENA_BASE + RUN_ARENA_PER_CHAN * x->g.nr_chans;
@@ -456,6 +475,8 @@ static int fork_failed(struct run_ctx *x, int err, unsigned int i,
 		    strerror(err));
 }
 
+static void prebuild(struct run_ctx *x);
+
 /*
  * Runs the set instances of one phase to the end. Returns 0, or the
  * first failure (a death by signal is reported before the component
@@ -475,7 +496,7 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	struct run_item *items = NULL;
 	struct pollfd *pfd = NULL;
 	struct proc *p = NULL;
-	bool go_open = true, peer_only = false, replan = false;
+	bool go_open = true, peer_only = false, replan = false, pend = false;
 	const struct dfg_replanner *rpl = x->o->replanner;
 	int idle_ms = rpl ? (int)(x->o->replan_ms ? x->o->replan_ms : 100) :
 			    RUN_POLL_MS;
@@ -548,6 +569,8 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	close(go[0]);
 	go[0] = -1;
 	sum->processes += n;
+	if (x->rp)
+		run_replan_mark(x->rp, RUN_RP_FORKED);
 reap:
 	live = n;
 	while (live) {
@@ -566,8 +589,8 @@ reap:
 			m++;
 		}
 		t = poll(pfd, m, unwatched ? RUN_POLL_SLOW_MS : fail_ns ?
-			 RUN_POLL_FAIL_MS : idle_ms < RUN_POLL_MS ? idle_ms :
-			 RUN_POLL_MS);
+			 RUN_POLL_FAIL_MS : pend ? RUN_POLL_PEND_MS :
+			 idle_ms < RUN_POLL_MS ? idle_ms : RUN_POLL_MS);
 		if (t < 0 && errno != EINTR) {
 			if (!r)
 				r = fail(x, -errno, "poll over %u processes: %s",
@@ -585,6 +608,8 @@ reap:
 				close(go[1]);
 				go[1] = -1;
 				go_open = false;
+				if (x->rp)
+					run_replan_mark(x->rp, RUN_RP_GO);
 				if (!sum->start_ns)	/* of the first phase */
 					sum->start_ns = run_now_ns() - x->t0;
 			}
@@ -667,6 +692,11 @@ reap:
 				/* checkpoint K is complete: stop, carry it */
 				replan = true;
 				kill_all(p, n);
+			} else {
+				const struct dfg_flow *pfg;
+
+				prebuild(x);
+				pend = run_replan_pending(x->rp, &pfg) != NULL;
 			}
 		}
 		/* the others see the failure through the scheduler and go;
@@ -859,8 +889,88 @@ static void teardown(struct run_ctx *x)
 	x->g.nr_chans = x->g.nr_comp_stats = x->g.nr_set_stats = 0;
 }
 
+/* Exchanges the objects of the plan being run with @n's. */
+static void objs_swap(struct run_ctx *x, struct run_objs *n)
+{
+	struct run_objs t = {
+		.ready = n->ready, .g = x->g, .dev = x->dev,
+		.graph_fd = x->graph_fd, .stats = x->stats,
+		.stats_len = x->stats_len, .arena = x->env.arena,
+		.chan_ids = x->env.chan_ids,
+	};
+
+	x->g = n->g;
+	x->dev = n->dev;
+	x->graph_fd = n->graph_fd;
+	x->stats = n->stats;
+	x->stats_len = n->stats_len;
+	x->env.arena = n->arena;
+	x->env.chan_ids = n->chan_ids;
+	x->env.cstats = x->stats;
+	x->env.sstats = x->stats ? (struct run_set_stats *)
+		(x->env.cstats + x->g.nr_comp_stats) : NULL;
+	*n = t;
+}
+
+/* The objects made ready for a plan that will not run go. */
+static void next_drop(struct run_ctx *x)
+{
+	if (!x->next.ready)
+		return;
+	objs_swap(x, &x->next);
+	teardown(x);
+	objs_swap(x, &x->next);
+	memset(&x->next, 0, sizeof(x->next));
+	x->next.graph_fd = -1;
+}
+
+/*
+ * While an accepted re-plan waits for its checkpoint, its plan's layout,
+ * stats area and kernel objects (a graph, an arena whose pages the module
+ * allocates and zeroes, the channels) are made ready, beside the running
+ * plan's: they depend on the plan alone, and take them out of the pause.
+ * Nothing is announced yet (the module hears the generation when it runs).
+ * Failing here (the arena's memory limit with two plans alive, say)
+ * costs nothing: replan_switch() makes them once the old plan is gone,
+ * as it did before.
+ */
+static void prebuild(struct run_ctx *x)
+{
+	struct dfg_run_opts quiet;
+	const struct dfg_run_opts *o = x->o;
+	const struct dfg_flow *fg;
+	const struct dfg_plan *plan;
+	int r;
+
+	if (x->next.ready || !x->rp)
+		return;
+	plan = run_replan_pending(x->rp, &fg);
+	if (!plan || plan == x->tried)
+		return;	/* none, or once for each (not at every tick) */
+	x->tried = plan;
+	/* a failure here must leave the caller's error text alone */
+	quiet = *o;
+	quiet.err = NULL;
+	quiet.errlen = 0;
+	x->o = &quiet;
+	memset(&x->next, 0, sizeof(x->next));
+	x->next.graph_fd = -1;
+	x->next.g.fg = fg;
+	x->next.g.plan = plan;
+	objs_swap(x, &x->next);
+	r = layout(x);
+	if (!r)
+		r = kernel_objects(x);
+	x->next.ready = true;	/* taken by the swap back */
+	objs_swap(x, &x->next);
+	x->o = o;
+	if (r)
+		next_drop(x);
+}
+
 static void cleanup(struct run_ctx *x)
 {
+	next_drop(x);
 	/* spools of a run with checkpoints stay for --resume */
 	if (x->env.spool_dir && !x->env.state_dir) {
 		run_spool_clear(x->env.spool_dir);
@@ -890,11 +1000,18 @@ static int replan_switch(struct run_ctx *x)
 
 	__u64 t_reaped = run_now_ns(), t_carried;
 
+	run_replan_mark(x->rp, RUN_RP_REAPED);
+
 	r = run_replan_switch(x->rp, &x->g, &x->env, &nfg, &nplan, &seq, msg,
 			      sizeof(msg));
 	t_carried = run_now_ns();
+	run_replan_mark(x->rp, RUN_RP_CARRIED);
 	if (r)
 		return fail(x, r, "%s", msg);
+	/* refused at the carry: the old plan goes on, on objects anew */
+	if (!nfg || x->next.g.plan != nplan)
+		next_drop(x);
+	x->tried = NULL;	/* the address may come again */
 	run_replan_retire(x->rp, &x->g, &x->env);
 	x->past_elems += sum_elems(x, &b);
 	x->past_bytes += b;
@@ -911,7 +1028,14 @@ static int replan_switch(struct run_ctx *x)
 	}
 	x->env.resume_seq = seq;
 	x->env.state_dir = run_replan_dir(x->rp);
-	r = layout(x);
+	if (x->next.ready) {
+		objs_swap(x, &x->next);
+		memset(&x->next, 0, sizeof(x->next));
+		x->next.graph_fd = -1;
+		r = 0;
+	} else {
+		r = layout(x);
+	}
 	if (!r)
 		r = check_comps(x);
 	/* After check_comps(): print_plan() asks the members' types. */
@@ -920,11 +1044,14 @@ static int replan_switch(struct run_ctx *x)
 		    run_replan_generation(x->rp), (unsigned long long)seq);
 		print_plan(x);
 	}
-	if (!r)
+	if (!r && x->graph_fd < 0)
 		r = kernel_objects(x);
+	if (!r)
+		tell_generation(x);
 	if (r && x->o->err && !x->o->err[0])
 		fail(x, r, "%s", strerror(-r));
 	x->env.graph_fd = x->graph_fd;
+	run_replan_mark(x->rp, RUN_RP_OBJECTS);
 	if (x->o->flags & DFG_RUN_VERBOSE)
 		say(x, "re-plan: stopped and reaped in %.1f ms, checkpoint carried in %.1f ms, kernel objects in %.1f ms\n",
 		    (double)(t_reaped - run_replan_stop_ns(x->rp)) / 1e6,
@@ -1063,6 +1190,7 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	r = kernel_objects(&x);
 	if (r)
 		goto out;
+	tell_generation(&x);
 	x.env.graph_fd = x.graph_fd;
 
 	for (ph = 0; ph < x.g.plan->nphases && !r; ph++) {

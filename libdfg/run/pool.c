@@ -312,6 +312,10 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 		goto out;
 	}
 	qsort(p.by_id, n, sizeof(*p.by_id), by_id_cmp);
+	/* state restored now, not when each first runs (a failure shows
+	 * at that first quantum) */
+	for (i = 0; i < n; i++)
+		rt_set_start(&p.sets[i]);
 	rt_start_profiling();
 	pthread_mutex_lock(&p.lock);
 	for (i = 0; i < p.target && !r; i++)

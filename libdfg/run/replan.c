@@ -77,6 +77,7 @@ struct run_replan {
 	char			*pend_text;	/* journal lines */
 	__u64			at_seq;
 	__u64			stop_ns;	/* sets stopped */
+	__u64			mark[RUN_RP_NMARKS];	/* the steps after */
 	__u64			from_seq;	/* carried from */
 	bool			starting;	/* pause not measured */
 
@@ -765,11 +766,12 @@ static int carry_write(const struct carry *c, const char *dir, __u64 seq)
 			}
 			data = dfg_ckpt_data(w, &len);
 			if (!r)
-				r = run_state_write(dir, s, i, seq, data, len);
+				r = run_state_put(dir, s, i, seq, data, len);
 			dfg_ckpt_free(w);
 		}
 	}
-	return r;
+	/* once for every file, before the journal names the directory */
+	return r ? r : run_state_sync(dir);
 }
 
 static void carry_free(struct carry *c)
@@ -904,6 +906,21 @@ unsigned int run_replan_generation(const struct run_replan *x)
 __u64 run_replan_stop_ns(const struct run_replan *x)
 {
 	return x->stop_ns;
+}
+
+/* The plan an accepted change waits with for its checkpoint, or NULL. */
+const struct dfg_plan *run_replan_pending(const struct run_replan *x,
+					  const struct dfg_flow **fgp)
+{
+	*fgp = x->pend_fg;
+	return x->pend_plan;
+}
+
+/* Step @what of the switch to the new plan is over (now). */
+void run_replan_mark(struct run_replan *x, unsigned int what)
+{
+	if (what < RUN_RP_NMARKS)
+		x->mark[what] = run_now_ns();
 }
 
 /* Removes every generation's directory past the first, and the journal. */
@@ -1083,36 +1100,55 @@ static __u64 ckpt_done(const struct run_graph *g, const struct run_env *env)
 	return low == ~0ULL ? 0 : low;
 }
 
-/* The new plan's processes all ran: the pause is over. */
+/*
+ * The new plan's set instances are all back in service: the pause is
+ * over. A set instance is back once its state is restored and it can
+ * take input (resumed_ns), not when the scheduler first hands it out
+ * (started_ns): a set downstream of a count, say, gets nothing to do
+ * until the next checkpoint's blip reaches it, which is no pause of its
+ * own. The log gives both, and the first quantum of the first set (the
+ * reaction's end).
+ */
 static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			  const struct run_env *env, bool ended)
 {
-	__u64 last = 0, p;
+	__u64 last = 0, first = 0, resumed = 0, t, p;
 	unsigned int i;
 
 	if (!x->starting)
 		return;
 	for (i = 0; i < g->nr_set_stats; i++) {
-		__u64 t = env->sstats[i].started_ns;
-
+		t = env->sstats[i].resumed_ns;
+		if (!t && !ended)
+			return;
+		if (t > resumed)
+			resumed = t;
+	}
+	/* the log waits for every first quantum too, unless the run ends */
+	for (i = 0; x->log && i < g->nr_set_stats; i++) {
+		t = env->sstats[i].started_ns;
 		if (!t && !ended)
 			return;
 		if (t > last)
 			last = t;
+		if (t && (!first || t < first))
+			first = t;
 	}
 	x->starting = false;
-	if (!last)
+	if (!resumed)
 		return;
-	if (x->log)	/* the first and the last new set's first quantum */
-		for (i = 0, p = last; i < g->nr_set_stats; i++)
-			if (env->sstats[i].started_ns &&
-			    env->sstats[i].started_ns < p)
-				p = env->sstats[i].started_ns;
+	/* and the steps between, each as its end (0: not taken) */
 	if (x->log)
-		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu\n",
+		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu resumed_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu\n",
 			x->generation, (unsigned long long)x->stop_ns,
-			(unsigned long long)p, (unsigned long long)last);
-	p = last > x->stop_ns ? last - x->stop_ns : 0;
+			(unsigned long long)first, (unsigned long long)last,
+			(unsigned long long)resumed,
+			(unsigned long long)x->mark[RUN_RP_REAPED],
+			(unsigned long long)x->mark[RUN_RP_CARRIED],
+			(unsigned long long)x->mark[RUN_RP_OBJECTS],
+			(unsigned long long)x->mark[RUN_RP_FORKED],
+			(unsigned long long)x->mark[RUN_RP_GO]);
+	p = resumed > x->stop_ns ? resumed - x->stop_ns : 0;
 	x->pause_ns += p;
 	if (p > x->pause_max_ns)
 		x->pause_max_ns = p;
@@ -1132,6 +1168,7 @@ int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		done = ckpt_done(g, env);
 		if (done && done >= x->at_seq) {
 			x->stop_ns = now;
+			memset(x->mark, 0, sizeof(x->mark));
 			return 1;
 		}
 		return 0;

@@ -64,6 +64,8 @@ struct run_set_stats {
 	__u64	forwarded;		/* of those, forwarded buffers */
 	__u64	checkpoints;
 	__u64	started_ns;		/* CLOCK_MONOTONIC of first quantum */
+	__u64	resumed_ns;		/* ... of its state restored, ready
+					 * for input */
 	char	comp[64];		/* failing component */
 	char	msg[DFG_COMP_ERRMSG_MAX];
 };
@@ -171,6 +173,11 @@ int run_state_prepare(const char *dir, const struct run_graph *g,
 		      size_t errlen);
 int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 		    __u64 seq, const void *data, size_t len);
+/* As run_state_write(), the directory left to one run_state_sync() after
+ * a batch of them (a re-plan's carry writes a file per set instance). */
+int run_state_put(const char *dir, unsigned int set, unsigned int inst,
+		  __u64 seq, const void *data, size_t len);
+int run_state_sync(const char *dir);
 int run_state_write_file(const char *dir, const char *name, const void *data,
 			 size_t len);
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,
@@ -201,6 +208,20 @@ int run_replan_open(struct run_replan **xp, const struct dfg_run_opts *o,
 const char *run_replan_dir(const struct run_replan *x);
 unsigned int run_replan_generation(const struct run_replan *x);
 __u64 run_replan_stop_ns(const struct run_replan *x);
+const struct dfg_plan *run_replan_pending(const struct run_replan *x,
+					  const struct dfg_flow **fgp);
+/* The steps of a switch, for DFG_REPLAN_LOG's "run" line: the old
+ * processes reaped, the checkpoint carried, the new plan's kernel objects
+ * ready, its processes forked, all of them set up (the start barrier). */
+enum {
+	RUN_RP_REAPED,
+	RUN_RP_CARRIED,
+	RUN_RP_OBJECTS,
+	RUN_RP_FORKED,
+	RUN_RP_GO,
+	RUN_RP_NMARKS
+};
+void run_replan_mark(struct run_replan *x, unsigned int what);
 int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		    const struct run_env *env, char *why, size_t whylen);
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,

@@ -618,24 +618,36 @@ static long sched_next(struct rt_set *s, unsigned int reason)
 
 static int already_done(struct rt_set *s);
 
+int rt_set_start(struct rt_set *s)
+{
+	if (s->started)
+		return s->start_err;
+	s->started = true;
+	if (s->env->resume_seq && s->env->state_dir &&
+	    run_state_is_done(s->env->state_dir, s->set, s->inst,
+			      s->env->resume_seq) > 0) {
+		s->skip = true;
+	} else {
+		s->st->state = RUN_S_RUNNING;
+		s->start_err = init_members(s);
+	}
+	if (!s->start_err)
+		s->st->resumed_ns = run_now_ns();
+	return s->start_err;
+}
+
 int rt_set_step(struct rt_set *s, unsigned long budget)
 {
-	int r;
+	int r = rt_set_start(s);
 
-	if (!s->started) {
-		s->started = true;
-		if (s->env->resume_seq && s->env->state_dir &&
-		    run_state_is_done(s->env->state_dir, s->set, s->inst,
-				      s->env->resume_seq) > 0) {
-			r = already_done(s);
-			if (!r)
-				s->done = true;
-			return r ? r : DFG_YIELD_EOF;
-		}
-		s->st->state = RUN_S_RUNNING;
-		r = init_members(s);
-		if (r)
-			return r;
+	if (r)
+		return r;
+	if (s->skip) {
+		s->skip = false;
+		r = already_done(s);
+		if (!r)
+			s->done = true;
+		return r ? r : DFG_YIELD_EOF;
 	}
 	if (!s->st->runs)
 		s->st->started_ns = run_now_ns();
@@ -886,6 +898,7 @@ int run_set_main(const struct run_env *env, unsigned int set,
 					 env->resume_seq) > 0;
 	if (!r && skip) {
 		r = already_done(&s);
+		s.st->resumed_ns = run_now_ns();
 		if (!r)
 			/* taken from the module before it is given back */
 			r = sched_next(&s, 0) < 0 ||
@@ -896,6 +909,8 @@ int run_set_main(const struct run_env *env, unsigned int set,
 		s.started = true;
 		s.st->state = RUN_S_RUNNING;
 		r = init_members(&s);
+		if (!r)
+			s.st->resumed_ns = run_now_ns();
 		if (r)
 			sched_next(&s, DFG_YIELD_ERROR);
 		else

@@ -115,7 +115,11 @@ struct rt_set {
 	struct dfg_set		*kset;		/* the set, registered */
 	struct dfg_set_page	*page;		/* its shared page */
 	bool			done;		/* yielded EOF */
-	bool			started;	/* pool: init (or skip) done */
+	bool			started;	/* pool: rt_set_start() done */
+	bool			skip;		/* pool: finished before the
+						 * resume point: only end its
+						 * streams */
+	int			start_err;	/* rt_set_start()'s */
 
 	/* the buffer being worked on, while its compute() runs */
 	const void		*cur_data;
@@ -189,6 +193,16 @@ int rt_set_open(struct rt_set *s, const struct run_env *env,
 		unsigned int set, unsigned int inst, struct dfg_sched *sched,
 		struct run_pool *pool);
 int rt_set_step(struct rt_set *s, unsigned long budget);
+/*
+ * A pool's set instance back in service after the start barrier: its
+ * members initialised and its checkpoint restored, or, when it finished
+ * before the resume point, only marked so (its first quantum ends its
+ * streams). The pool starts each before its workers run, so that a set
+ * is ready for input (run_set_stats.resumed_ns) whenever the scheduler
+ * hands it out; step() starts it if not. Returns 0 or -errno, also from
+ * step() (the set then yields DFG_YIELD_ERROR there).
+ */
+int rt_set_start(struct rt_set *s);
 void rt_set_publish(struct rt_set *s);
 void rt_set_close(struct rt_set *s);
 void rt_set_prof(struct rt_set *s);

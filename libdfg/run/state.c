@@ -59,9 +59,13 @@ static int sync_dir(const char *dir)
 	return r;
 }
 
-/* Write @len bytes durably under @path (temporary name, rename). */
-static int write_file(const char *dir, const char *path, const void *data,
-		      size_t len)
+/*
+ * Write @len bytes durably under @path (temporary name, rename), and sync
+ * @dir unless @dsync is false: the caller then syncs it once after a
+ * batch (run_state_sync()).
+ */
+static int write_file_in(const char *dir, const char *path,
+			 const void *data, size_t len, bool dsync)
 {
 	char tmp[PATHLEN + 8];
 	const char *p = data;
@@ -92,9 +96,23 @@ static int write_file(const char *dir, const char *path, const void *data,
 		r = -errno;
 	if (r)
 		unlink(tmp);
-	else
+	else if (dsync)
 		r = sync_dir(dir);
 out:
+	errno = e;
+	return r;
+}
+
+static int write_file(const char *dir, const char *path, const void *data,
+		      size_t len)
+{
+	return write_file_in(dir, path, data, len, true);
+}
+
+int run_state_sync(const char *dir)
+{
+	int e = errno, r = sync_dir(dir);
+
 	errno = e;
 	return r;
 }
@@ -164,6 +182,15 @@ int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 	int r = path_of(path, dir, set, inst, NULL, seq);
 
 	return r ? r : write_file(dir, path, data, len);
+}
+
+int run_state_put(const char *dir, unsigned int set, unsigned int inst,
+		  __u64 seq, const void *data, size_t len)
+{
+	char path[PATHLEN];
+	int r = path_of(path, dir, set, inst, NULL, seq);
+
+	return r ? r : write_file_in(dir, path, data, len, false);
 }
 
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,

@@ -32,13 +32,14 @@
 # Times come from tools/bench/rules_watch.c ($BUILD/bin/rules_watch) (the output's size over
 # CLOCK_MONOTONIC) and from dfg's DFG_REPLAN_LOG lines (libdfg/rules,
 # libdfg/run/replan.c): "rules gen=G view_ns=T eval_ns=E lookup_ns=L edits=N store=S"
-# when an evaluation decides, "run gen=G stop_ns= first_ns= last_ns="
-# when the new plan's sets all ran. The metric crossed its threshold
+# when an evaluation decides, "run gen=G stop_ns= first_ns= last_ns=
+# resumed_ns= ..." when the new plan's sets all ran. The metric crossed its threshold
 # between the evaluation before the deciding one and the deciding one:
 # reaction_ub_ms is from the one before (view_ns - period), reaction_lb
 # from the deciding one, both to the first element on the new plan (the
 # first new set's first quantum); pause_ms from the sets stopping to the
-# last new set running.
+# last new set back in service (its state restored, ready for input; a
+# set with no input yet runs later without being paused).
 #
 # Files: rules_runs.csv (per run, with what the evaluations cost: their
 # count, CPU ms median and p99, and their CPU over the run's time, from
@@ -220,7 +221,7 @@ rules_one() {
 			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
 			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s\n", scen, cfg, rep, c, d["gen"],
 				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
-				(d["last_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph
+				(d["resumed_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph
 		}
 		/^re-plan: generation/ { gen = $3 }
 		/^  set .*work/ && gen { sub(/.*degree /, ""); sub(/,.*/, ""); degs = degs " " $0; gen = 0 }

@@ -147,7 +147,7 @@ struct dfg_run_opts {
  * @refused:	plan changes refused (the run went on on the old plan)
  * @pause_ns:	sum over the changes of the affected sets' pause: from
  *		the first of them stopping at the blip to the last new one
- *		running
+ *		back in service (its state restored, ready for input)
  * @pause_max_ns: the longest of those pauses
  * @workers:	worker threads of the largest pool (spares that stood in
  *		for blocked workers not counted); 0: no pool ran
