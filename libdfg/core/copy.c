@@ -2,9 +2,9 @@
 /*
  * libdfg: the copy routine for bulk data (copy.h).
  *
- * Why it exists: glibc's x86-64 memcpy copies with `rep movsb` from 2 KiB
- * up to its non-temporal (or, on AMD, L2) threshold when the CPU reports
- * ERMS. On hardware that is its fastest way; under QEMU's TCG, where the
+ * Why it exists: glibc's x86-64 memcpy copies with `rep movsb` from 2-8 KiB
+ * up to its non-temporal (on AMD, the L2 size) threshold when the CPU
+ * reports ERMS. On hardware that is its fastest way; under QEMU's TCG, where the
  * test VM runs, the instruction is emulated a byte at a time through a
  * helper and copies at ~30 MB/s where a loop of vector loads and stores
  * reaches 1-2 GB/s. The collectives copy exactly in that band. So under
@@ -38,6 +38,41 @@ static bool copy_tcg_erms(void)
 	memcpy(sig + 4, &c, 4);
 	memcpy(sig + 8, &d, 4);
 	return !memcmp(sig, "TCGTCGTCGTCG", sizeof(sig));
+}
+
+/*
+ * glibc 2.36's band of `rep movsb` (sysdeps/x86/dl-cacheinfo.h, the
+ * glibc of Debian 12): from 2112 bytes with FSRM, else 8 KiB with AVX2
+ * (16 KiB with AVX-512, not told apart here: the smaller bound only
+ * gives the loop more), else 2 KiB; up to the L2 size on AMD, else the
+ * non-temporal threshold, 3/4 of the L3 share. Sizes outside it are
+ * glibc's vector loops, which are not slow under TCG either.
+ */
+static void copy_band(size_t *lo, size_t *hi)
+{
+	unsigned int a, b, c, d;
+	long l2 = -1, l3 = -1;
+	bool amd;
+
+	__cpuid(0, a, b, c, d);
+	amd = b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163;
+	*lo = DFG_COPY_VEC_MIN;
+	if (__get_cpuid_count(7, 0, &a, &b, &c, &d)) {
+		if (d & (1u << 4))
+			*lo = 2112;
+		else if (b & (1u << 5))
+			*lo = 8192;
+	}
+#ifdef _SC_LEVEL2_CACHE_SIZE
+	l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+	l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+	if (amd && l2 > 0)
+		*hi = (size_t)l2;
+	else if (l3 > 0)
+		*hi = (size_t)l3 / 4 * 3;
+	else
+		*hi = (size_t)4 << 20;
 }
 
 /*
@@ -125,6 +160,12 @@ static bool copy_tcg_erms(void)
 	return false;
 }
 
+static void copy_band(size_t *lo, size_t *hi)
+{
+	*lo = DFG_COPY_VEC_MIN;
+	*hi = (size_t)4 << 20;
+}
+
 void dfg_copy_vec(void *dst, const void *src, size_t n)
 {
 	if (n)
@@ -135,26 +176,28 @@ void dfg_copy_vec(void *dst, const void *src, size_t n)
 
 /* 0: not decided yet; 1: libc; 2: vector. */
 static int copy_mode;
-static size_t copy_max;
+/* The band [copy_min, copy_max) the loop copies when on. */
+static size_t copy_min, copy_max;
 
 static void copy_decide(void)
 {
 	const char *e = getenv("DFG_COPY");
-	long l3 = -1;
+	size_t lo, hi;
 	int mode;
 
-#ifdef _SC_LEVEL3_CACHE_SIZE
-	l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-	__atomic_store_n(&copy_max, l3 > 0 ? (size_t)l3 / 4 * 3 :
-			 (size_t)4 << 20, __ATOMIC_RELAXED);
+	copy_band(&lo, &hi);
+	__atomic_store_n(&copy_min, lo, __ATOMIC_RELAXED);
+	__atomic_store_n(&copy_max, hi, __ATOMIC_RELAXED);
 	if (e && !strcmp(e, "vector"))
 		mode = 2;
 	else if (e && !strcmp(e, "libc"))
 		mode = 1;
 	else
 		mode = copy_tcg_erms() ? 2 : 1;
-	/* Racing first callers decide the same: last store wins, same value. */
+	/*
+	 * Racing first callers decide the same: last store wins, same
+	 * value. Release: a reader that sees the mode sees the band.
+	 */
 	__atomic_store_n(&copy_mode, mode, __ATOMIC_RELEASE);
 }
 
@@ -169,10 +212,11 @@ bool dfg_copy_vec_on(void)
 	return m == 2;
 }
 
-size_t dfg_copy_vec_max(void)
+void dfg_copy_band(size_t *lo, size_t *hi)
 {
 	dfg_copy_vec_on();
-	return __atomic_load_n(&copy_max, __ATOMIC_RELAXED);
+	*lo = __atomic_load_n(&copy_min, __ATOMIC_RELAXED);
+	*hi = __atomic_load_n(&copy_max, __ATOMIC_RELAXED);
 }
 
 void *dfg_copy(void *dst, const void *src, size_t n)
@@ -185,6 +229,7 @@ void *dfg_copy(void *dst, const void *src, size_t n)
 	if (d - s < n || s - d < n)
 		return memmove(dst, src, n);
 	if (n >= DFG_COPY_VEC_MIN && dfg_copy_vec_on() &&
+	    n >= __atomic_load_n(&copy_min, __ATOMIC_RELAXED) &&
 	    n < __atomic_load_n(&copy_max, __ATOMIC_RELAXED)) {
 		dfg_copy_vec(dst, src, n);
 		return dst;

@@ -9,10 +9,9 @@
 #include <stddef.h>
 
 /*
- * Bytes from which the vector loop takes over, when it is on: glibc's
- * x86-64 memcpy starts using `rep movsb` at 2 KiB (its
- * rep_movsb_threshold for 16-byte vectors; 4 KiB for 32-byte ones, 2112
- * bytes with FSRM), so below this every path is glibc's.
+ * Bytes below which every copy is glibc's: its x86-64 memcpy uses `rep
+ * movsb` from 2 KiB at the earliest (its rep_movsb_threshold: 2 KiB for
+ * 16-byte vectors, 8 KiB with AVX2, 2112 bytes with FSRM).
  */
 #define DFG_COPY_VEC_MIN	2048u
 
@@ -22,9 +21,9 @@
  * Overlapping ranges are allowed and handled as memmove() does (the
  * result is what the source held before the call); @dst == @src copies
  * nothing. Otherwise, when the
- * vector loop is on (dfg_copy_vec_on()) and DFG_COPY_VEC_MIN <= @n <
- * dfg_copy_vec_max(), it copies with dfg_copy_vec(); every other call is
- * glibc's memcpy().
+ * vector loop is on (dfg_copy_vec_on()) and @n is in the band
+ * dfg_copy_band() gives, it copies with dfg_copy_vec(); every other call
+ * is glibc's memcpy().
  */
 void *dfg_copy(void *dst, const void *src, size_t n);
 
@@ -45,11 +44,12 @@ void dfg_copy_vec(void *dst, const void *src, size_t n);
 bool dfg_copy_vec_on(void);
 
 /*
- * Bytes from which dfg_copy() leaves the loop to glibc again: about
- * glibc's non-temporal threshold (3/4 of the L3 cache sysconf() reports,
- * 4 MiB when it reports none), where glibc stops using `rep movsb` and
- * streams with non-temporal stores.
+ * The band [*@lo, *@hi) of sizes dfg_copy() gives the loop when it is on:
+ * where glibc 2.36 copies with `rep movsb` (copy.c, copy_band()): from its
+ * rep_movsb_threshold (2 KiB, 2112 bytes with FSRM, 8 KiB with AVX2) up
+ * to the L2 size on AMD, else 3/4 of the L3 (its non-temporal
+ * threshold); 2 KiB-4 MiB when the CPU tells nothing.
  */
-size_t dfg_copy_vec_max(void);
+void dfg_copy_band(size_t *lo, size_t *hi);
 
 #endif /* DFG_CORE_COPY_H */

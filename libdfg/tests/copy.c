@@ -145,6 +145,35 @@ TEST(large_sizes_every_alignment)
 	free(dst);
 }
 
+/* Around both edges of the band, where dfg_copy() changes path. */
+TEST(band_edges)
+{
+	size_t lo, hi, cap;
+	unsigned char *src, *dst;
+
+	setenv("DFG_COPY", "vector", 1);
+	dfg_copy_band(&lo, &hi);
+	ASSERT_LE(DFG_COPY_VEC_MIN, lo);
+	ASSERT_LT(lo, hi);
+	cap = (hi + 1 + 2 * GUARD + 128 + 63) & ~(size_t)63;
+	src = aligned_alloc(64, cap);
+	dst = aligned_alloc(64, cap);
+	ASSERT_NE(NULL, src);
+	ASSERT_NE(NULL, dst);
+	fill(src, cap, 4);
+	for (size_t k = 0; k < 6; k++) {
+		size_t n = (k < 3 ? lo : hi) + k % 3 - 1;
+
+		for (size_t a = 0; a < 64; a += 9) {
+			ASSERT_EQ(0, check_one(via_copy, dst, src, n, a,
+					       63 - a))
+				TH_LOG("n %zu src+%zu", n, a);
+		}
+	}
+	free(src);
+	free(dst);
+}
+
 /* Overlap, either direction and equal pointers: memmove()'s result. */
 TEST(overlap_is_memmove)
 {
@@ -189,9 +218,12 @@ TEST(env_picks_the_path)
 
 		ASSERT_LE(0, pid);
 		if (!pid) {
+			size_t lo, hi;
+
 			setenv("DFG_COPY", vals[i], 1);
+			dfg_copy_band(&lo, &hi);
 			_exit(dfg_copy_vec_on() == !i &&
-			      dfg_copy_vec_max() > DFG_COPY_VEC_MIN ? 0 : 1);
+			      lo >= DFG_COPY_VEC_MIN && hi > lo ? 0 : 1);
 		}
 		ASSERT_EQ(pid, waitpid(pid, &st, 0));
 		EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
