@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "copy.h"
 #include "sys.h"
 #include "coll.h"
 #include "alltoall.h"
@@ -75,7 +76,7 @@ static int a2a_get(void *ctx, unsigned int peer, size_t off, void *dst,
 	if (off > a->size || len > a->size - off)
 		return -EPROTO;
 	if (p) {
-		memcpy(dst, p + off, len);
+		dfg_copy(dst, p + off, len);
 		return 0;
 	}
 	/* get() hands out a ticket: the data is there only once flushed. */
@@ -93,7 +94,7 @@ static int a2a_put(void *ctx, unsigned int peer, size_t off,
 	if (off > a->size || len > a->size - off)
 		return -EPROTO;
 	if (p) {
-		memcpy(p + off, src, len);
+		dfg_copy(p + off, src, len);
 		return 0;
 	}
 	/* The caller reuses @src at once: complete the put. */
@@ -135,7 +136,7 @@ static int a2a_get_mem(void *ctx, unsigned int peer, const void *key,
 	memcpy(&k, key, sizeof(k));
 	p = a->x->ops->peer_ptr(a->x, peer, &k, off, len, &err);
 	if (p) {
-		memcpy(dst, p, len);
+		dfg_copy(dst, p, len);
 		return 0;
 	}
 	if (err)

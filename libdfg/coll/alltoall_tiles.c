@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "alltoall.h"
 
 /* Entry flag: the block is read from the source's exposed memory. */
@@ -209,7 +210,7 @@ static int stage_pack(struct a2a_call *c, size_t threshold)
 			tab[j].flags = A2A_E_DIRECT;
 			ndirect++;
 		} else if (n) {
-			memcpy(pay + off, send_ptr(c, j), n);
+			dfg_copy(pay + off, send_ptr(c, j), n);
 			tab[j].off = off;
 			off += n;
 		}
@@ -480,7 +481,7 @@ static int unpack(struct a2a_call *c)
 				c->err = -EINVAL;
 			if (!direct) {
 				if (!c->err)
-					memcpy(recv_ptr(c, src),
+					dfg_copy(recv_ptr(c, src),
 					       pay + e[p].off, e[p].len);
 				continue;
 			}

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "coll.h"
 
 static unsigned int direct_others(const struct dfg_call *c,
@@ -68,7 +69,7 @@ int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
 		if (!p)
 			return ret;
 		if (!r)
-			memmove(acc, p, cnt * e);
+			dfg_copy(acc, p, cnt * e);
 		else
 			dfg_reducer_run(&c->red, acc, acc, p, cnt);
 	}
@@ -97,7 +98,7 @@ static int direct_eager_reduce(struct dfg_call *c, bool all)
 	for (unsigned int r = 0; r < n; r++) {
 		inputs[r] = tmp + r * bytes;
 		if (r == rank)
-			memcpy(tmp + r * bytes, c->sbuf, bytes);
+			dfg_copy(tmp + r * bytes, c->sbuf, bytes);
 		else
 			ret = dfg_call_recv(c, r, tmp + r * bytes, bytes);
 		if (ret)
@@ -150,7 +151,7 @@ int dfg_direct_allreduce(struct dfg_call *c)
 	else
 		ret = dfg_call_done(c, 1, NULL, 0, &root, 1);
 	if (!ret && (all || c->t->rank == root))
-		memcpy(c->rbuf, b.extra, bytes);
+		dfg_copy(c->rbuf, b.extra, bytes);
 out:
 	dfg_cbufs_teardown(c, &b);
 	free(keys);
@@ -179,7 +180,7 @@ int dfg_direct_reduce_scatter(struct dfg_call *c)
 		for (unsigned int r = 0; r < n && !ret; r++) {
 			inputs[r] = tmp + r * rc * e;
 			if (r == rank)
-				memcpy(tmp + r * rc * e, (const char *)c->sbuf +
+				dfg_copy(tmp + r * rc * e, (const char *)c->sbuf +
 				       rank * rc * e, rc * e);
 			else
 				ret = dfg_call_recv(c, r, tmp + r * rc * e,
@@ -203,7 +204,7 @@ int dfg_direct_reduce_scatter(struct dfg_call *c)
 	if (!ret)
 		ret = dfg_call_done(c, 1, peers, np, peers, np);
 	if (!ret)
-		memcpy(c->rbuf, b.extra, rc * e);
+		dfg_copy(c->rbuf, b.extra, rc * e);
 	dfg_cbufs_teardown(c, &b);
 	free(keys);
 	return ret;
@@ -220,7 +221,7 @@ int dfg_direct_allgather(struct dfg_call *c)
 	int ret = 0;
 
 	if (rbuf + rank * bytes != (const char *)c->sbuf)
-		memmove(rbuf + rank * bytes, c->sbuf, bytes);
+		dfg_copy(rbuf + rank * bytes, c->sbuf, bytes);
 	c->sbuf = rbuf + rank * bytes;
 	if (bytes <= DFG_EAGER_MAX) {
 		for (unsigned int i = 0; i < np && !ret; i++)
@@ -243,7 +244,7 @@ int dfg_direct_allgather(struct dfg_call *c)
 					     bytes, dst, &ret);
 
 		if (p && p != dst)
-			memcpy(dst, p, bytes);
+			dfg_copy(dst, p, bytes);
 	}
 	if (!ret)
 		ret = dfg_call_done(c, 1, peers, np, peers, np);
@@ -287,7 +288,7 @@ int dfg_direct_broadcast(struct dfg_call *c)
 					      keys[root].soff, bytes, c->rbuf,
 					      &ret);
 		if (p && p != c->rbuf)
-			memcpy(c->rbuf, p, bytes);
+			dfg_copy(c->rbuf, p, bytes);
 		if (!ret)
 			ret = dfg_call_done(c, 1, &root, 1, NULL, 0);
 	}

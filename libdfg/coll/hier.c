@@ -45,6 +45,7 @@
 #include <dfg/dfg.h>
 #include <dfg/graph.h>
 
+#include "copy.h"
 #include "coll.h"
 
 /*
@@ -591,7 +592,7 @@ static int hier_node_reduce(struct dfg_call *c, const void *src, void *dst,
 
 	if (!h->node) {
 		if (dst != src)
-			memcpy(dst, src, count * c->esize);
+			dfg_copy(dst, src, count * c->esize);
 		return 0;
 	}
 	node = hier_node(c, 0);
@@ -696,7 +697,7 @@ int dfg_hier_reduce_scatter(struct dfg_call *c)
 		return -ENOMEM;
 	ret = hier_allreduce_into(c, all, c->count);
 	if (!ret)
-		memmove(c->rbuf, all + c->t->rank * rc * e, rc * e);
+		dfg_copy(c->rbuf, all + c->t->rank * rc * e, rc * e);
 	return hier_done(c, ret);
 }
 

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "copy.h"
 #include "coll.h"
 
 /* Bytes one slot holds, 0 without an inbox. */
@@ -70,7 +71,7 @@ static int inbox_put(struct dfg_call *c, unsigned int peer, const void *data,
 		if (ret)
 			return ret;
 	}
-	memcpy(slot, data, len);
+	dfg_copy(slot, data, len);
 	return dfg_call_send(c, peer, NULL, 0);
 }
 
@@ -119,7 +120,7 @@ static int inbox_take(struct dfg_call *c, unsigned int src, void *dst,
 		return -EMSGSIZE;
 	ret = dfg_call_recv_op(c, src, NULL, 0, op);
 	if (!ret)
-		memcpy(dst, slot, len);
+		dfg_copy(dst, slot, len);
 	return ret;
 }
 
@@ -147,7 +148,7 @@ int dfg_inbox_allreduce(struct dfg_call *c)
 			void *self = c->x->ops->inbox(c->x, rank, rank, c->seq,
 						      &size);
 
-			memcpy(self, c->sbuf, bytes);
+			dfg_copy(self, c->sbuf, bytes);
 			in[r] = self;
 		} else {
 			in[r] = c->sbuf;
@@ -190,7 +191,7 @@ int dfg_inbox_allgather(struct dfg_call *c)
 	int ret = 0;
 
 	if (rbuf + rank * bytes != (const char *)c->sbuf)
-		memcpy(rbuf + rank * bytes, c->sbuf, bytes);
+		dfg_copy(rbuf + rank * bytes, c->sbuf, bytes);
 	for (unsigned int p = 0; p < n && !ret; p++)
 		if (p != rank)
 			ret = inbox_put(c, p, rbuf + rank * bytes, bytes);
@@ -232,7 +233,7 @@ int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)
 	if (ret)
 		return ret;
 	if (b)
-		memmove(rbuf + rank * b, sbuf + rank * b, b);
+		dfg_copy(rbuf + rank * b, sbuf + rank * b, b);
 	/*
 	 * Hear every peer, also after a mismatch: the messages must not
 	 * stay in the boxes, and a peer that took the engine needs us there.

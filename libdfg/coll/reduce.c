@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "copy.h"
 #include "coll.h"
 
 size_t dfg_dtype_size(enum dfg_dtype dtype)
@@ -184,6 +185,6 @@ void dfg_reducer_run(const struct dfg_reducer *r, void *dst,
 		return;
 	}
 	if (dst != a)
-		memmove(dst, a, n * r->esize);
+		dfg_copy(dst, a, n * r->esize);
 	r->user(dst, b, n, r->dtype, r->arg);
 }

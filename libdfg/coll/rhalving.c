@@ -44,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "coll.h"
 
 struct rh_note {
@@ -221,7 +222,7 @@ static int rh_copy_seg(struct rh *h, unsigned int peer, size_t lo,
 		return err;
 	if (ticket >= 0)
 		return h->x->ops->complete(h->x, ticket);
-	memcpy(dst, pp, (hi - lo) * h->e);
+	dfg_copy(dst, pp, (hi - lo) * h->e);
 	return 0;
 }
 
@@ -427,7 +428,7 @@ static int rh_collect_block(struct rh *h)
 				return ret;
 		}
 	}
-	memcpy(c->rbuf, h->work + blo * h->e, rc * h->e);
+	dfg_copy(c->rbuf, h->work + blo * h->e, rc * h->e);
 	return 0;
 }
 
@@ -536,7 +537,7 @@ static int rh_run(struct dfg_call *c)
 	if (!ret)
 		ret = dfg_call_done(c, 1, peers, np, peers, np);
 	if (!ret && h.b.out)
-		memcpy(h.b.out, h.work, h.n * h.e);
+		dfg_copy(h.b.out, h.work, h.n * h.e);
 out:
 	dfg_cbufs_teardown(c, &h.b);
 	free(h.keys);

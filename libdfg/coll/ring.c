@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "coll.h"
 
 struct ring {
@@ -136,7 +137,7 @@ static int ring_allgather_steps(struct ring *g, __u32 base)
 		if (!p)
 			return ret;
 		if (p != dst && cnt)
-			memcpy(dst, p, cnt * e);
+			dfg_copy(dst, p, cnt * e);
 		ret = c->x->ops->notify(c->x, g->right, DFG_SLOT_RING,
 					dfg_call_val(c, base + 2 + t));
 		if (ret)
@@ -163,7 +164,7 @@ int dfg_ring_allreduce(struct dfg_call *c)
 	if (!ret)
 		ret = dfg_call_done(c, 2, &g.left, 1, &g.right, 1);
 	if (!ret && g.b.out)
-		memcpy(g.b.out, g.b.work, bytes);
+		dfg_copy(g.b.out, g.b.work, bytes);
 	ring_teardown(&g);
 	return ret;
 }
@@ -181,7 +182,7 @@ int dfg_ring_reduce_scatter(struct dfg_call *c)
 	if (!ret)
 		ret = dfg_call_done(c, 1, &g.left, 1, &g.right, 1);
 	if (!ret)
-		memcpy(c->rbuf, g.b.work + r * rc * c->esize, rc * c->esize);
+		dfg_copy(c->rbuf, g.b.work + r * rc * c->esize, rc * c->esize);
 	ring_teardown(&g);
 	return ret;
 }
@@ -198,7 +199,7 @@ int dfg_ring_allgather(struct dfg_call *c)
 	ret = ring_setup(&g, c, 0, n * bytes, c->rbuf);
 	/* Our own block first: the right neighbour's step 0 reads it. */
 	if (!ret && mine != g.b.work + r * bytes)
-		memcpy(g.b.work + r * bytes, mine, bytes);
+		dfg_copy(g.b.work + r * bytes, mine, bytes);
 	if (!ret)
 		ret = c->x->ops->notify(c->x, g.right, DFG_SLOT_RING,
 					dfg_call_val(c, 1));
@@ -207,7 +208,7 @@ int dfg_ring_allgather(struct dfg_call *c)
 	if (!ret)
 		ret = dfg_call_done(c, 1, &g.left, 1, &g.right, 1);
 	if (!ret && g.b.out)
-		memcpy(g.b.out, g.b.work, n * bytes);
+		dfg_copy(g.b.out, g.b.work, n * bytes);
 	ring_teardown(&g);
 	return ret;
 }

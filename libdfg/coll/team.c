@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "copy.h"
 #include "sys.h"
 #include "coll.h"
 #include "kteam.h"
@@ -446,7 +447,7 @@ static bool dfg_overlap(const void *a, const void *b, size_t len)
 static int dfg_alone(struct dfg_call *c, size_t bytes)
 {
 	if (c->rbuf && c->sbuf != c->rbuf && bytes)
-		memmove(c->rbuf, c->sbuf, bytes);
+		dfg_copy(c->rbuf, c->sbuf, bytes);
 	return 0;
 }
 
@@ -665,7 +666,7 @@ int dfg_cbufs_setup(struct dfg_call *c, size_t src_bytes, size_t work_bytes,
 
 	if (staged) {
 		if (src_bytes)
-			memcpy(t->scratch.mem, c->sbuf, src_bytes);
+			dfg_copy(t->scratch.mem, c->sbuf, src_bytes);
 		b->src = (char *)t->scratch.mem + soff;
 		b->keys.src = t->scratch.key;
 		b->keys.soff = soff;

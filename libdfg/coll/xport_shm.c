@@ -50,6 +50,7 @@
 
 #include <dfg/region.h>
 
+#include "copy.h"
 #include "sys.h"
 #include "coll.h"
 #include "kteam.h"
@@ -712,7 +713,7 @@ static int xshm_get(struct dfg_xport *x, unsigned int peer,
 	if (!p)
 		return err;
 	if (len)
-		memcpy(local, p, len);
+		dfg_copy(local, p, len);
 	return xshm_ticket(s);
 }
 
@@ -730,7 +731,7 @@ static int xshm_put(struct dfg_xport *x, unsigned int peer,
 	if (!p)
 		return err;
 	if (len)
-		memcpy(p, local, len);
+		dfg_copy(p, local, len);
 	return xshm_ticket(to_xshm(x));
 }
 

@@ -28,8 +28,9 @@
 # bench/results/NAME_* go first (no stale file of an earlier run stays
 # beside the new ones), then every staged file is copied.
 #
-# Passes DFG_BENCH_ONLY, DFG_BENCH_QUICK, DFG_BENCH_REPS and
-# DFG_BENCH_FLOW_JOBS into the guest (dfg-vm passes only some variables).
+# Passes DFG_BENCH_ONLY, DFG_BENCH_QUICK, DFG_BENCH_REPS,
+# DFG_BENCH_FLOW_JOBS and DFG_BENCH_COLL_ENV into the guest (dfg-vm passes
+# only some variables).
 # DFG_BENCH_PUBLISH: where to publish (default bench/results).
 # DFG_BENCH_VM_TIMEOUT: dfg-vm's limit in seconds (default 10800: the full
 # collective run takes 30-45 min on a quiet host, over an hour on a loaded
@@ -109,8 +110,8 @@ rm -rf "$stage" && mkdir -p "$stage" || exit 1
 env_args=(env "DFG_BENCH_OUT=$stage")
 for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS \
 	 DFG_BENCH_HUB_SCALE DFG_BENCH_HUB_GRAPHS DFG_BENCH_HUB_BUDGET \
-	 DFG_BENCH_HUB_THRESHOLD \
-	 DFG_BENCH_HUB_APT_BATCHES; do
+	 DFG_BENCH_HUB_THRESHOLD DFG_BENCH_HUB_APT_BATCHES \
+	 DFG_BENCH_COLL_ENV; do
 	[ -n "${!v:-}" ] && env_args+=("$v=${!v}")
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
