@@ -222,7 +222,8 @@ struct dfg_set *dfg_sched_set(struct dfg_sched *s, unsigned int id)
  * -EINTR, also after the yield: then the call goes on without it (the set
  * is given back; a caller that retried with it would fail), and returns
  * -EINTR only when it carried none. On the ring a signal never ends the
- * wait: its completion may hand this thread a set.
+ * wait: its completion may hand this thread a set. An EOF or ERROR yield
+ * is never carried (see below).
  */
 int dfg_sched_next(struct dfg_sched *s, struct dfg_set *done,
 		   unsigned int reason, unsigned int flags,
@@ -240,6 +241,21 @@ int dfg_sched_next(struct dfg_sched *s, struct dfg_set *done,
 	memset(&n, 0, sizeof(n));
 	n.flags = flags;
 	bare = n;
+	if (done && (reason == DFG_YIELD_EOF || reason == DFG_YIELD_ERROR)) {
+		/*
+		 * Ending or failing a set may sleep in the module, so NEXT
+		 * carrying it is issued by an io-wq worker on the ring, and
+		 * 6.1's io-wq can cancel such work (-ECANCELED) before it
+		 * runs: the set would be neither given back nor reported.
+		 * Such a yield goes through ioctl, and NEXT without it.
+		 */
+		ret = dfg_sched_yield(done, reason);
+		if (ret) {
+			*setp = NULL;
+			return ret;
+		}
+		done = NULL;
+	}
 	if (done) {
 		n.yield_id = done->id;
 		n.yield_reason = reason;
