@@ -61,6 +61,8 @@ set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 top=$(cd "$here/../.." && pwd)
+# shellcheck source=tools/bench/machine.sh
+. "$here/machine.sh"
 BUILD=${BUILD:-$top/build}
 out=${DFG_BENCH_OUT:-$BUILD/bench-stage}
 dfg=$BUILD/bin/dfg
@@ -369,9 +371,7 @@ t_end=$(date +%s)
 	echo "K: 2 (K=4 needs 4 nodes: not booted by host.sh)"
 	[ -n "$fits" ] && echo "largest R-MAT scale fitting the rig (estimate): $fits"
 	echo "duration_s: $((t_end - t_start))"
-	echo "date: $(date -u '+%Y-%m-%dT%H:%M:%SZ')"
-	echo "kernel: $(uname -srvm)"
-	echo "cpus: $(nproc)"
+	describe_machine
 } >"$out/hub.cmd"
 rm -f "$dir/run.out"
 echo "# bench: hub ($((t_end - t_start)) s) -> ${out#"$top"/}/hub.csv, hub_summary.csv, hub_graphs.csv, hub.png, hub.cmd"
