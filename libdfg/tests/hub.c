@@ -294,20 +294,33 @@ static void expect_batch(struct __test_metadata *_metadata,
 			picked += h0[2 * j] == i;
 		x->r4 += picked;
 	}
-	/* R2 (claims 3/8): own hubs sampled from an own root. */
+	/*
+	 * R2 (claims 3/8): own hubs sampled from an own root, and of the
+	 * remote hubs next to each, those the next hop sampled from it
+	 * (hop 1's edges from its slot j); with one hop, all of them.
+	 */
 	for (j = 0; j < b->edges[0]; j++) {
 		uint64_t r = nodes[roots[h0[2 * j]]], c = nodes[h0[2 * j + 1]];
 
 		if (!file_own(f, r) || !file_hub(f, c))
 			continue;
-		file_nbrs(f, c, &nb2, &n2);
-		for (i = 0; i < n2; i++)
-			x->r2 += !file_own(f, nb2[i]) && file_rep(f, nb2[i]);
+		if (b->hops < 2) {
+			file_nbrs(f, c, &nb2, &n2);
+			for (i = 0; i < n2; i++)
+				x->r2 += !file_own(f, nb2[i]) &&
+					 file_rep(f, nb2[i]);
+			continue;
+		}
+		for (i = 0; i < b->edges[1]; i++) {
+			uint64_t y = nodes[h1[2 * i + 1]];
+
+			if (h1[2 * i] == j)
+				x->r2 += !file_own(f, y) && file_rep(f, y);
+		}
 	}
 	/* R3: remote hubs at hop 1, parent own or replicated. */
 	if (o->hops < 2)
 		return;
-	(void)h1;
 	for (j = 0; j < b->edges[0]; j++) {
 		uint64_t parent = nodes[roots[h0[2 * j]]];
 		uint64_t c = nodes[h0[2 * j + 1]];
