@@ -233,6 +233,24 @@ TEST(same_batches_r2_on_root)
 	same_batches(_metadata, DFG_HUB_F_R2_ON_ROOT);
 }
 
+/* A batch's arrays (struct dfg_hub_batch's offsets resolved). */
+struct bview {
+	const uint32_t	*roots, *h0, *h1;
+	const uint64_t	*nodes;
+};
+
+static struct bview bview_of(const struct dfg_hub_batch *b)
+{
+	const uint8_t *base = (const uint8_t *)b;
+
+	return (struct bview){
+		.roots = (const void *)(base + b->roots_off),
+		.nodes = (const void *)(base + b->nodes_off),
+		.h0 = (const void *)(base + b->hop_off[0]),
+		.h1 = (const void *)(base + b->hop_off[1]),
+	};
+}
+
 /*
  * Each own root's hop-0 sample: min(degree, fan-out) children, each from
  * its list, none more often than the list has it (without replacement).
@@ -242,10 +260,9 @@ static void sample_shape(struct __test_metadata *_metadata,
 			 const struct dfg_hub_batch *b,
 			 const struct dfg_hub_opts *o, void *arg)
 {
-	const uint8_t *base = (const uint8_t *)b;
-	const uint32_t *roots = (const void *)(base + b->roots_off);
-	const uint64_t *nodes = (const void *)(base + b->nodes_off);
-	const uint32_t *h0 = (const void *)(base + b->hop_off[0]);
+	struct bview v = bview_of(b);
+	const uint32_t *roots = v.roots, *h0 = v.h0;
+	const uint64_t *nodes = v.nodes;
 	uint64_t *big = arg, i, j, m, got, want, have, n;
 	const uint64_t *nb;
 
@@ -346,11 +363,9 @@ static void expect_batch(struct __test_metadata *_metadata,
 			 const struct dfg_hub_batch *b,
 			 const struct dfg_hub_opts *o, void *arg)
 {
-	const uint8_t *base = (const uint8_t *)b;
-	const uint32_t *roots = (const void *)(base + b->roots_off);
-	const uint64_t *nodes = (const void *)(base + b->nodes_off);
-	const uint32_t *h0 = (const void *)(base + b->hop_off[0]);
-	const uint32_t *h1 = (const void *)(base + b->hop_off[1]);
+	struct bview v = bview_of(b);
+	const uint32_t *roots = v.roots, *h0 = v.h0, *h1 = v.h1;
+	const uint64_t *nodes = v.nodes;
 	struct expect *x = arg;
 	const uint64_t *nb, *nb2;
 	uint64_t n, n2, i, j;
