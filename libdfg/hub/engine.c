@@ -14,19 +14,32 @@
  * key-value baseline of hub/kv.c, no cache).
  *
  * Determinism. Every random choice is a hash of (seed, batch, hop,
- * frontier slot, candidate ID): sampling the same slot twice (a rule
- * ahead of time, then the pipeline) picks the same nodes, and nothing
- * depends on where bytes came from. So a batch is byte-identical
- * whatever rules and replication are on; the tests check it.
+ * frontier slot, and the draw's index (uniform) or the candidate's ID
+ * (weighted)) over a neighbour list that is the same wherever it was
+ * read: sampling the same slot twice (a rule ahead of time, then the
+ * pipeline) picks the same nodes, and nothing depends on where bytes
+ * came from. So a batch is byte-identical whatever rules and
+ * replication are on; the tests check it.
+ *
+ * Cost. A batch costs what its sampled nodes do, not what their degrees
+ * or the graph's size do: uniform sampling draws k of a list of d in
+ * O(k) (Floyd's algorithm), weighted in O(d log k) without allocating
+ * d; neighbour lists and buffer entries read from this machine's
+ * partition or replica are referenced where they are, not copied (only
+ * bytes from the machine's cache are, which it may reuse); the
+ * attributes are copied once, into the batch.
  *
  * Rules, and exactly when they fire (the patent's Fig. 4: root 413, own
  * hub 415, remote hub 425):
  *   R1 (claims 2/7, para. 76): at root selection, for each own hub h next
  *	to an own root r: h's neighbours and attributes into the buffer.
  *   R2 (claims 3/8): for each own hub h sampled at hop 1 from root r and
- *	each remote hub h2 next to h held in the replica: h2 from the
- *	replica into the buffer. With DFG_HUB_F_R2_ON_ROOT, at root
- *	selection for every own hub next to r instead (para. 76/79).
+ *	each remote hub h2 next to h held in the replica that the next
+ *	hop samples from h (computed as the pipeline will; all of them
+ *	with one hop): h2 from the replica into the buffer. With
+ *	DFG_HUB_F_R2_ON_ROOT, at root selection for every own hub next to
+ *	r instead, and every remote hub next to it (para. 76/79: no
+ *	sample of h is known then).
  *   R3 (para. 77, 83-84, claims 9/11): for each remote hub x sampled at
  *	hop k < hops (x not own, and either sampled from an own node, so
  *	that the edge is cut, or in the replica): x's neighbour IDs from
@@ -236,11 +249,23 @@ static uint64_t kkey(uint64_t id, unsigned int what)
 
 /* ---- the engine ---- */
 
-/* One prefetch buffer entry: a copy of a node's bytes. */
+/* A weighted draw's candidate: its key, its ID. */
+struct cand {
+	double		key;
+	uint64_t	id;
+};
+
+/*
+ * One prefetch buffer entry: a node's bytes. @ref: @data points into
+ * memory that outlives the engine (the own partition, the replica, an
+ * owner's image over files), not owned; else a copy (bytes from the
+ * machine's cache, which may reuse them), owned.
+ */
 struct pbuf_ent {
 	uint64_t	key;
 	uint32_t	len;
-	uint8_t		*data;
+	bool		ref;
+	const uint8_t	*data;
 };
 
 /*
@@ -313,6 +338,7 @@ struct dfg_hub_engine {
 	struct vec		front, next;	/* frontier node IDs */
 	struct vec		froot, nroot;	/* their roots' indices */
 	struct vec		ids;		/* IDs of one request */
+	struct vec		r2s;		/* R2: a hub's sample */
 	uint8_t			*tmp;		/* one remote entry */
 	size_t			tmp_cap;
 
@@ -322,9 +348,21 @@ struct dfg_hub_engine {
 	const uint64_t		*sink_ids;	/* sink_pbuf */
 	const uint64_t		*roots;		/* the batch's roots */
 	unsigned int		sink_what;	/* sink_pbuf */
+	/* The bytes given to the sink outlive the engine (see pbuf_ent). */
+	bool			sink_stable;
+
+	/* sample(): the candidates of a weighted draw, the picked slots. */
+	struct vec		cand;
+	struct map		picked;
 };
 
+/*
+ * A node's neighbour list in this batch: @ptr when it stays where it was
+ * read (own partition, replica, an owner's image), else @count IDs at
+ * @start in e->nb (copied out of the cache or the buffer).
+ */
 struct nbref {
+	const uint64_t	*ptr;
 	uint64_t	start;
 	uint32_t	count;
 	uint32_t	pad;
@@ -378,6 +416,8 @@ static int engine_alloc(const struct dfg_hub_opts *opts,
 	e->froot = VEC(uint32_t);
 	e->nroot = VEC(uint32_t);
 	e->ids = VEC(uint64_t);
+	e->r2s = VEC(uint64_t);
+	e->cand = VEC(struct cand);
 	*out = e;
 	return 0;
 }
@@ -559,7 +599,8 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 	free(e->views);
 	free(e->part_base);
 	for (i = 0; i < e->pbuf_cap; i++)
-		free(e->pbuf[i].data);
+		if (!e->pbuf[i].ref)
+			free((void *)e->pbuf[i].data);
 	free(e->pbuf);
 	map_free(&e->pbuf_idx);
 	map_free(&e->sim_cache);
@@ -579,6 +620,9 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 	free(e->froot.p);
 	free(e->nroot.p);
 	free(e->ids.p);
+	free(e->r2s.p);
+	free(e->cand.p);
+	map_free(&e->picked);
 	free(e->tmp);
 	free(e);
 }
@@ -607,12 +651,19 @@ static const struct pbuf_ent *pbuf_get(const struct dfg_hub_engine *e,
 	return slot ? &e->pbuf[*slot] : NULL;
 }
 
-/* Copy @len bytes of @key into the buffer, evicting the oldest. */
+/*
+ * @len bytes of @key into the buffer, evicting the oldest. Bytes that
+ * stay where they are (@stable: this machine's partition or replica) are
+ * referenced, and their first lines brought into the CPU's cache (the
+ * software form of the patent's DDR-to-buffer move: the bytes are in
+ * this machine's memory already, a copy would only cost); others copied.
+ */
 static int pbuf_put(struct dfg_hub_engine *e, uint64_t key, const void *data,
-		    uint32_t len)
+		    uint32_t len, bool stable)
 {
 	struct pbuf_ent *pe;
-	uint32_t *v;
+	uint8_t *copy;
+	uint32_t *v, o;
 	bool found;
 
 	if (pbuf_get(e, key))
@@ -620,14 +671,23 @@ static int pbuf_put(struct dfg_hub_engine *e, uint64_t key, const void *data,
 	pe = &e->pbuf[e->pbuf_head];
 	if (pe->data) {
 		map_del(&e->pbuf_idx, pe->key);
-		free(pe->data);
+		if (!pe->ref)
+			free((void *)pe->data);
 		pe->data = NULL;
 		e->pbuf_n--;
 	}
-	pe->data = malloc(len ? len : 1);
-	if (!pe->data)
-		return -ENOMEM;
-	memcpy(pe->data, data, len);
+	if (stable) {
+		pe->data = data;
+		for (o = 0; o < len && o < 256; o += 64)
+			__builtin_prefetch((const uint8_t *)data + o);
+	} else {
+		copy = malloc(len ? len : 1);
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, data, len);
+		pe->data = copy;
+	}
+	pe->ref = stable;
 	pe->len = len;
 	pe->key = key;
 	v = map_slot(&e->pbuf_idx, key, &found);
@@ -896,6 +956,7 @@ static int ext_put(void *ctx, uint32_t i, const void *p, uint32_t len)
 {
 	struct ext_put *x = ctx;
 
+	x->e->sink_stable = false;
 	return x->sink(x->e, VAT(&x->e->miss_slot, uint32_t, i), p, len);
 }
 
@@ -956,6 +1017,8 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 					return -ENOMEM;
 				continue;
 			}
+			/* An owner's image: loaded for the engine's life. */
+			e->sink_stable = true;
 			ret = sink(e, slot[i], ref.data, ref.len);
 			if (ret)
 				return ret;
@@ -988,6 +1051,7 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 							   what, &ref);
 					if (ret)
 						return -EPROTO;
+					e->sink_stable = true;
 					ret = sink(e, slot[at + i], ref.data,
 						   ref.len);
 				} else {
@@ -996,6 +1060,7 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 						ret = dfg_hub_cache_copy(e->hub,
 									&l[i],
 									e->tmp);
+					e->sink_stable = false;
 					if (!ret)
 						ret = sink(e, slot[at + i],
 							   e->tmp, l[i].len);
@@ -1048,6 +1113,7 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 			pe = pbuf_get(e, kkey(ids[i], what));
 			if (pe) {
 				e->st.buf_hits += demand;
+				e->sink_stable = pe->ref;
 				ret = sink(e, s, pe->data, pe->len);
 				if (ret)
 					return ret;
@@ -1063,6 +1129,7 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 				e->st.local++;
 			else
 				e->st.replica++;
+			e->sink_stable = true;
 			ret = sink(e, s, ref.data, ref.len);
 			if (ret)
 				return ret;
@@ -1085,8 +1152,14 @@ static int sink_nbrs(struct dfg_hub_engine *e, uint32_t i, const void *p,
 {
 	struct nbref *r = &VAT(&e->nbref, struct nbref, e->sink_base + i);
 
-	r->start = e->nb.n;
 	r->count = len / 8;
+	if (e->sink_stable) {
+		/* Where it is: no copy of a hub's long list. */
+		r->ptr = p;
+		return 0;
+	}
+	r->ptr = NULL;
+	r->start = e->nb.n;
 	return vec_push(&e->nb, p, len / 8);
 }
 
@@ -1104,7 +1177,8 @@ static int sink_attrs(struct dfg_hub_engine *e, uint32_t i, const void *p,
 static int sink_pbuf(struct dfg_hub_engine *e, uint32_t i, const void *p,
 		     uint32_t len)
 {
-	return pbuf_put(e, kkey(e->sink_ids[i], e->sink_what), p, len);
+	return pbuf_put(e, kkey(e->sink_ids[i], e->sink_what), p, len,
+			e->sink_stable);
 }
 
 /* Rule reads into the buffer: @what of @n nodes (R1, R2, R4). */
@@ -1163,15 +1237,10 @@ static const uint64_t *nbrs_of(const struct dfg_hub_engine *e, uint64_t id,
 	}
 	r = &VAT(&e->nbref, struct nbref, *v);
 	*count = r->count;
-	return &VAT(&e->nb, uint64_t, r->start);
+	return r->ptr ? r->ptr : &VAT(&e->nb, uint64_t, r->start);
 }
 
 /* ---- sampling ---- */
-
-struct cand {
-	double		key;
-	uint64_t	id;
-};
 
 static int cand_cmp(const void *a, const void *b)
 {
@@ -1211,46 +1280,173 @@ static double unit(const struct dfg_hub_engine *e, uint64_t batch,
 	return ((double)(x >> 11) + 0.5) * 0x1p-53;
 }
 
+/* A number in [0, @n) from the slot's key and the draw @j (@n <= 2^32). */
+static uint32_t draw(const struct dfg_hub_engine *e, uint64_t batch,
+		     unsigned int hop, uint64_t slot, uint32_t j, uint64_t n)
+{
+	uint64_t x = mix64(e->o.seed ^ 0xbb67ae8584caa73bULL);
+
+	x = mix64(x ^ batch);
+	x = mix64(x ^ ((uint64_t)hop << 56 | slot));
+	x = mix64(x ^ j);
+	/* The high 32 bits scaled to [0, n): no division, bias < n / 2^32. */
+	return (uint32_t)(((x >> 32) * n) >> 32);
+}
+
+/* Picked indices up to this many are kept in an array, more in a map. */
+#define PICK_SMALL	64
+
+/*
+ * Uniform, without replacement: @k of the @deg positions of @nb by
+ * Floyd's algorithm, k draws whatever @deg is (a hub's list of 100 000
+ * costs what a list of 11 does). Appends the picks in draw order.
+ */
+static int sample_uniform(struct dfg_hub_engine *e, uint64_t batch,
+			  unsigned int hop, uint64_t slot, const uint64_t *nb,
+			  uint32_t deg, uint32_t k, struct vec *out)
+{
+	uint32_t small[PICK_SMALL], j, t, i, n = 0, *v;
+	bool found;
+	int ret;
+
+	ret = vec_reserve(out, k);
+	if (ret)
+		return ret;
+	if (k > PICK_SMALL)
+		map_clear(&e->picked);
+	for (j = deg - k; j < deg; j++) {
+		t = draw(e, batch, hop, slot, j, (uint64_t)j + 1);
+		if (k <= PICK_SMALL) {
+			for (i = 0; i < n && small[i] != t; i++)
+				;
+			/* Taken: j itself, which no earlier draw could be. */
+			if (i < n)
+				t = j;
+			small[n++] = t;
+		} else {
+			v = map_slot(&e->picked, t, &found);
+			if (!v)
+				return -ENOMEM;
+			if (found) {
+				t = j;
+				if (!map_slot(&e->picked, t, &found))
+					return -ENOMEM;
+			}
+		}
+		VAT(out, uint64_t, out->n++) = nb[t];
+	}
+	return 0;
+}
+
+/* True if @a ranks after @b (a smaller key, or a larger ID on a tie). */
+static bool cand_after(const struct cand *a, const struct cand *b)
+{
+	return cand_cmp(a, b) > 0;
+}
+
+/* The heap of the k best so far: c[0] the one ranking last. */
+static void heap_down(struct cand *c, uint32_t n, uint32_t i)
+{
+	for (;;) {
+		uint32_t l = 2 * i + 1, r = l + 1, w = i;
+		struct cand t;
+
+		if (l < n && cand_after(&c[l], &c[w]))
+			w = l;
+		if (r < n && cand_after(&c[r], &c[w]))
+			w = r;
+		if (w == i)
+			return;
+		t = c[i];
+		c[i] = c[w];
+		c[w] = t;
+		i = w;
+	}
+}
+
+static void heap_up(struct cand *c, uint32_t i)
+{
+	while (i) {
+		uint32_t p = (i - 1) / 2;
+		struct cand t;
+
+		if (!cand_after(&c[i], &c[p]))
+			return;
+		t = c[i];
+		c[i] = c[p];
+		c[p] = t;
+		i = p;
+	}
+}
+
+/*
+ * Weighted by hop distance: the @k with the largest keys log(u) / w
+ * (Efraimidis and Spirakis: without replacement, each with probability
+ * in proportion to its weight), w = decay^(d - 1) for hop distance d
+ * from @root (0 the root, 1 in @rnb, sorted, else @hop + 1). A key per
+ * candidate, the k best kept in a heap: O(deg log k), no allocation of
+ * deg. Appends the picks best first.
+ */
+static int sample_weighted(struct dfg_hub_engine *e, uint64_t batch,
+			   unsigned int hop, uint64_t slot, uint64_t root,
+			   const uint64_t *rnb, uint32_t rdeg,
+			   const uint64_t *nb, uint32_t deg, uint32_t k,
+			   struct vec *out)
+{
+	struct cand *c, x;
+	uint32_t i, n = 0;
+	int ret;
+
+	e->cand.n = 0;
+	ret = vec_reserve(&e->cand, k);
+	if (!ret)
+		ret = vec_reserve(out, k);
+	if (ret)
+		return ret;
+	c = e->cand.p;
+	for (i = 0; i < deg; i++) {
+		double u = unit(e, batch, hop, slot, nb[i]);
+		unsigned int d = nb[i] == root ? 0 :
+				 sorted_has(rnb, rdeg, nb[i]) ? 1 : hop + 1;
+
+		x.key = log(u) / pow(e->o.decay, (double)d - 1);
+		x.id = nb[i];
+		if (n < k) {
+			c[n] = x;
+			heap_up(c, n++);
+		} else if (cand_after(&c[0], &x)) {
+			c[0] = x;
+			heap_down(c, n, 0);
+		}
+	}
+	qsort(c, n, sizeof(*c), cand_cmp);
+	for (i = 0; i < n; i++)
+		VAT(out, uint64_t, out->n++) = c[i].id;
+	return 0;
+}
+
 /*
  * Sample the neighbours @nb (@deg of them) of the node in frontier slot
  * @slot of hop @hop, whose root is @root (neighbours @rnb, @rdeg, sorted):
- * all of them when the fan-out allows, else the fan-out's worth with the
- * largest keys log(u) / w (Efraimidis and Spirakis: without replacement,
- * each with probability in proportion to its weight w; w = 1 uniform,
- * decay^(d - 1) by hop distance d). Appends to @out.
+ * all of them when the fan-out allows, else the fan-out's worth, uniform
+ * or weighted by hop distance. Every choice is a hash of the slot and
+ * the list (which is the same wherever it was read), so a rule sampling
+ * a slot ahead of the pipeline picks what the pipeline will. Appends to
+ * @out.
  */
 static int sample(struct dfg_hub_engine *e, uint64_t batch, unsigned int hop,
 		  uint64_t slot, uint64_t root, const uint64_t *rnb,
 		  uint32_t rdeg, const uint64_t *nb, uint32_t deg,
 		  struct vec *out)
 {
-	uint32_t k = e->o.fanout[hop], i;
-	struct cand *c;
-	int ret = 0;
+	uint32_t k = e->o.fanout[hop];
 
 	if (!k || deg <= k)
 		return vec_push(out, nb, deg);
-	c = malloc(deg * sizeof(*c));
-	if (!c)
-		return -ENOMEM;
-	for (i = 0; i < deg; i++) {
-		double w = 1, u = unit(e, batch, hop, slot, nb[i]);
-
-		if (e->o.flags & DFG_HUB_F_WEIGHTED) {
-			unsigned int d = nb[i] == root ? 0 :
-					 sorted_has(rnb, rdeg, nb[i]) ? 1 :
-					 hop + 1;
-
-			w = pow(e->o.decay, (double)d - 1);
-		}
-		c[i].key = log(u) / w;
-		c[i].id = nb[i];
-	}
-	qsort(c, deg, sizeof(*c), cand_cmp);
-	for (i = 0; i < k && !ret; i++)
-		ret = vec_push(out, &c[i].id, 1);
-	free(c);
-	return ret;
+	if (e->o.flags & DFG_HUB_F_WEIGHTED)
+		return sample_weighted(e, batch, hop, slot, root, rnb, rdeg,
+				       nb, deg, k, out);
+	return sample_uniform(e, batch, hop, slot, nb, deg, k, out);
 }
 
 /* ---- rules ---- */
@@ -1260,18 +1456,39 @@ static bool own_hub(const struct dfg_hub_engine *e, uint64_t id)
 	return hub_view_is_hub(e->own, id);
 }
 
-/* R2: remote hubs next to own hub @h held in the replica, into the buffer. */
-static int rule_r2(struct dfg_hub_engine *e, uint64_t h)
+/*
+ * R2: remote hubs next to own hub @h held in the replica, into the
+ * buffer. Those the next hop samples from @h, when it was sampled at hop
+ * 0 in frontier slot @slot (claims 3/8): the sample computed as the
+ * pipeline will, so the buffer takes what the batch reads, not every
+ * remote neighbour of a hub that may have tens of thousands (R-MAT 18:
+ * 150 000 entries a batch for a buffer of 4096, all evicted unread).
+ * With @slot ~0 (at root selection, para. 76/79, or with one hop) no
+ * sample of @h is known yet: all of them.
+ */
+static int rule_r2(struct dfg_hub_engine *e, uint64_t batch, uint64_t h,
+		   uint64_t slot)
 {
 	struct dfg_hub_ref ref;
-	const uint64_t *nb;
-	uint32_t i, n;
+	const uint64_t *nb, *rnb;
+	uint32_t i, n, rn;
+	uint64_t root;
 	int ret;
 
 	if (hub_view_ref(e->own, h, DFG_PF_NBRS, &ref))
 		return 0;
 	nb = ref.data;
 	n = ref.len / 8;
+	if (slot != ~0ULL && e->o.hops > 1) {
+		root = e->roots[VAT(&e->nroot, uint32_t, slot)];
+		rnb = nbrs_of(e, root, &rn);
+		e->r2s.n = 0;
+		ret = sample(e, batch, 1, slot, root, rnb, rn, nb, n, &e->r2s);
+		if (ret)
+			return ret;
+		nb = e->r2s.p;
+		n = (uint32_t)e->r2s.n;
+	}
 	e->ids.n = 0;
 	for (i = 0; i < n; i++) {
 		if (hub_view_own(e->own, nb[i]) || hub_view_rep(e->own, nb[i]) < 0)
@@ -1312,7 +1529,8 @@ static int rules_root(struct dfg_hub_engine *e, uint64_t batch,
 	}
 	if ((e->o.rules & DFG_HUB_R2) && (e->o.flags & DFG_HUB_F_R2_ON_ROOT))
 		for (i = 0; i < hubs.n && !ret; i++)
-			ret = rule_r2(e, VAT(&hubs, uint64_t, i));
+			ret = rule_r2(e, batch, VAT(&hubs, uint64_t, i),
+				      ~0ULL);
 	if (!ret && (e->o.rules & DFG_HUB_R4)) {
 		/* nb stays valid: buffer reads do not touch e->nb. */
 		ret = sample(e, batch, 0, ri, r, nb, n, nb, n, &tmp);
@@ -1479,7 +1697,7 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 			if (hub_view_own(e->own, e->roots[VAT(&e->nroot,
 							    uint32_t, s)]) &&
 			    own_hub(e, y)) {
-				ret = rule_r2(e, y);
+				ret = rule_r2(e, batch, y, s);
 				if (ret)
 					return ret;
 			}

@@ -233,6 +233,99 @@ TEST(same_batches_r2_on_root)
 	same_batches(_metadata, DFG_HUB_F_R2_ON_ROOT);
 }
 
+/* A batch's arrays (struct dfg_hub_batch's offsets resolved). */
+struct bview {
+	const uint32_t	*roots, *h0, *h1;
+	const uint64_t	*nodes;
+};
+
+static struct bview bview_of(const struct dfg_hub_batch *b)
+{
+	const uint8_t *base = (const uint8_t *)b;
+
+	return (struct bview){
+		.roots = (const void *)(base + b->roots_off),
+		.nodes = (const void *)(base + b->nodes_off),
+		.h0 = (const void *)(base + b->hop_off[0]),
+		.h1 = (const void *)(base + b->hop_off[1]),
+	};
+}
+
+/*
+ * Each own root's hop-0 sample: min(degree, fan-out) children, each from
+ * its list, none more often than the list has it (without replacement).
+ */
+static void sample_shape(struct __test_metadata *_metadata,
+			 const struct dfg_gs_file *f,
+			 const struct dfg_hub_batch *b,
+			 const struct dfg_hub_opts *o, void *arg)
+{
+	struct bview v = bview_of(b);
+	const uint32_t *roots = v.roots, *h0 = v.h0;
+	const uint64_t *nodes = v.nodes;
+	uint64_t *big = arg, i, j, m, got, want, have, n;
+	const uint64_t *nb;
+
+	for (i = 0; i < b->roots; i++) {
+		uint64_t r = nodes[roots[i]];
+
+		if (r - f->hdr->node_base >= f->hdr->nodes_local)
+			continue;
+		nb = f->col + f->row_ptr[r - f->hdr->node_base];
+		n = f->row_ptr[r - f->hdr->node_base + 1] -
+		    f->row_ptr[r - f->hdr->node_base];
+		got = 0;
+		for (j = 0; j < b->edges[0]; j++) {
+			uint64_t c;
+
+			if (h0[2 * j] != i)
+				continue;
+			got++;
+			c = nodes[h0[2 * j + 1]];
+			want = 0;
+			have = 0;
+			for (m = 0; m < n; m++)
+				have += nb[m] == c;
+			for (m = 0; m < b->edges[0]; m++)
+				want += h0[2 * m] == i &&
+					nodes[h0[2 * m + 1]] == c;
+			EXPECT_LE(want, have);
+		}
+		EXPECT_EQ(n < o->fanout[0] ? n : o->fanout[0], got);
+		*big += n > o->fanout[0];
+	}
+}
+
+/* Fan-outs beyond the small draw set: the same batches, the right shape. */
+TEST(large_fanout)
+{
+	uint64_t ref[BATCHES], got[BATCHES], big = 0;
+	struct dfg_hub_stats st;
+	struct parts p;
+	unsigned int c, i;
+	static const uint32_t fan[][2] = { { 70, 66 }, { 10, 5 } };
+
+	make_parts(_metadata, &p, "large", 11, 13, 2);
+	for (i = 0; i < 2; i++) {
+		struct dfg_hub_opts o = {
+			.hops = 2, .fanout = { fan[i][0], fan[i][1] },
+			.seed = 3,
+		};
+
+		for (c = 0; c < NCONF; c++) {
+			o.rules = configs[c].rules;
+			run(_metadata, &p, 0, configs[c].load, &o,
+			    c ? got : ref, &st, sample_shape, &big);
+			if (c)
+				EXPECT_EQ(0, memcmp(ref, got, sizeof(ref)));
+		}
+		/* Some roots had more neighbours than the fan-out. */
+		EXPECT_LT(0, big);
+		big = 0;
+	}
+	rm_parts(&p);
+}
+
 /* Expected firings, computed from the batch and the partition file. */
 struct expect {
 	uint64_t	r1, r2, r3, r4;
@@ -270,11 +363,9 @@ static void expect_batch(struct __test_metadata *_metadata,
 			 const struct dfg_hub_batch *b,
 			 const struct dfg_hub_opts *o, void *arg)
 {
-	const uint8_t *base = (const uint8_t *)b;
-	const uint32_t *roots = (const void *)(base + b->roots_off);
-	const uint64_t *nodes = (const void *)(base + b->nodes_off);
-	const uint32_t *h0 = (const void *)(base + b->hop_off[0]);
-	const uint32_t *h1 = (const void *)(base + b->hop_off[1]);
+	struct bview v = bview_of(b);
+	const uint32_t *roots = v.roots, *h0 = v.h0, *h1 = v.h1;
+	const uint64_t *nodes = v.nodes;
 	struct expect *x = arg;
 	const uint64_t *nb, *nb2;
 	uint64_t n, n2, i, j;
@@ -294,20 +385,33 @@ static void expect_batch(struct __test_metadata *_metadata,
 			picked += h0[2 * j] == i;
 		x->r4 += picked;
 	}
-	/* R2 (claims 3/8): own hubs sampled from an own root. */
+	/*
+	 * R2 (claims 3/8): own hubs sampled from an own root, and of the
+	 * remote hubs next to each, those the next hop sampled from it
+	 * (hop 1's edges from its slot j); with one hop, all of them.
+	 */
 	for (j = 0; j < b->edges[0]; j++) {
 		uint64_t r = nodes[roots[h0[2 * j]]], c = nodes[h0[2 * j + 1]];
 
 		if (!file_own(f, r) || !file_hub(f, c))
 			continue;
-		file_nbrs(f, c, &nb2, &n2);
-		for (i = 0; i < n2; i++)
-			x->r2 += !file_own(f, nb2[i]) && file_rep(f, nb2[i]);
+		if (b->hops < 2) {
+			file_nbrs(f, c, &nb2, &n2);
+			for (i = 0; i < n2; i++)
+				x->r2 += !file_own(f, nb2[i]) &&
+					 file_rep(f, nb2[i]);
+			continue;
+		}
+		for (i = 0; i < b->edges[1]; i++) {
+			uint64_t y = nodes[h1[2 * i + 1]];
+
+			if (h1[2 * i] == j)
+				x->r2 += !file_own(f, y) && file_rep(f, y);
+		}
 	}
 	/* R3: remote hubs at hop 1, parent own or replicated. */
 	if (o->hops < 2)
 		return;
-	(void)h1;
 	for (j = 0; j < b->edges[0]; j++) {
 		uint64_t parent = nodes[roots[h0[2 * j]]];
 		uint64_t c = nodes[h0[2 * j + 1]];
