@@ -21,14 +21,16 @@
 #   (coll_vs_mpi -a rhalving) in the same rounds: net_alt_*.csv, the
 #   hier/flat crossover.
 #
-# Open MPI's transport: before the jobs, a short probe runs the same
-# points (allreduce and alltoall, a few sizes) once with pml ucx over
-# rxe0 (tools/vm/rig.env) and once with pml ob1 and the tcp BTL over
-# eth0; the one whose MPI times are lower (geometric mean of the per-point
-# ratios) runs the benchmark, and net.cmd says which, with the probe's
-# figures (net_mpi_probe.csv). DFG_BENCH_NET_MPI=ucx or ob1 skips the
-# probe. dfg itself always runs over UCX as rig.env sets it (rc_verbs
-# over rxe0).
+# Open MPI's transport: before the jobs, a short probe times Open MPI
+# alone (coll_vs_mpi -P: allreduce and alltoall, a few sizes) once with
+# pml ucx over rxe0 (tools/vm/rig.env) and once with pml ob1 and the tcp
+# BTL over eth0; the one whose times are lower (geometric mean of the
+# per-point ratios) runs the benchmark, and net.cmd says which, with the
+# probe's figures (net_mpi_probe.csv). DFG_BENCH_NET_MPI=ucx or ob1 skips
+# the probe. dfg itself always runs over UCX as rig.env sets it (rc_verbs
+# over rxe0). (dfg is left out of the probe: in the one quick run that
+# had it, a job with Open MPI on ob1 stopped in dfg's alltoall of 64 B,
+# both guests spinning, for 14 min until killed: not understood yet.)
 #
 # DFG_BENCH_QUICK: fewer sizes (step 4, allreduce to 1 MiB, alltoall
 # blocks to 4 KiB), 3 rounds, shorter loops, no yield job: a check that
@@ -36,7 +38,8 @@
 #
 # Writes net_summary.csv, net_rounds.csv (coll_vs_mpi's columns; nprocs 2:
 # 1 rank per node, 4: 2 per node), net_alt_summary.csv, net_alt_rounds.csv,
-# net_mpi_probe.csv, net_table.md, net_busbw.png (1 rank per node),
+# net_mpi_probe.csv, net_overlap_trace.txt, net_table.md, net_busbw.png
+# (1 rank per node),
 # net_busbw_2pn.png (2 per node), net_hier.png and net.cmd into
 # $DFG_BENCH_OUT.
 set -u
@@ -57,10 +60,10 @@ t_start=$(date +%s)
 # allreduce takes seconds).
 net_jobs() {
 	if [ -n "$quick" ]; then
-		echo "1 default 3 0.02 4 allreduce:8:$((1 << 20)),alltoall:16:$((8 << 10))"
+		echo "1 default 3 0.02 4 allreduce:8:$((1 << 20)),alltoall:16:$((8 << 10)) -O"
 		echo "2 default 3 0.02 4 allreduce:8:$((1 << 20)),alltoall:32:$((16 << 10)) -a rhalving"
 	else
-		echo "1 default 5 0.05 2 allreduce:8:$((64 << 20)),alltoall:16:$((128 << 10))"
+		echo "1 default 5 0.05 2 allreduce:8:$((64 << 20)),alltoall:16:$((128 << 10)) -O"
 		echo "2 default 5 0.05 4 allreduce:8:$((32 << 20)),alltoall:32:$((256 << 10)) -a rhalving"
 		echo "2 yield 5 0.05 4 allreduce:8:$((32 << 20)),alltoall:32:$((256 << 10))"
 	fi
@@ -87,12 +90,14 @@ hosts() {
 # its command line to cmds. Under TCG a job's 64 MiB points take minutes:
 # the limit is generous, but a hung job still ends.
 cmds=()
+mpirun_extra=()
 run_job() {
 	local prefix=$1 ppn=$2 mode=$3 tr=$4 start=$SECONDS rc
 	local -a a
 	shift 4
 	read -r -a a <<<"$(hosts "$ppn") $(mpi_transport "$tr")"
 	[ "$mode" = yield ] && a+=(--mca mpi_yield_when_idle 1)
+	a+=("${mpirun_extra[@]}")
 	cmds+=("mpirun ${a[*]} ${bin#"$top"/} $* -l $mode -o JOBS/${prefix##*/}")
 	timeout 3600 mpirun "${a[@]}" "$bin" "$@" -l "$mode" -o "$prefix" \
 		</dev/null
@@ -121,7 +126,7 @@ ucx|ob1) why="DFG_BENCH_NET_MPI=$mpi (no probe)" ;;
 "")
 	echo "# bench: net: Open MPI's transport, pml ucx (rxe0) against ob1 + tcp (eth0)"
 	for tr in ucx ob1; do
-		run_job "$jobs/probe-$tr" 1 default "$tr" -r 3 -t 0.02 -s 4 \
+		run_job "$jobs/probe-$tr" 1 default "$tr" -P -r 3 -t 0.02 -s 4 \
 			-c allreduce:8:$((512 << 10)),alltoall:16:$((4 << 10)) ||
 			{ echo "bench: net: probe $tr failed" >&2; rc=1; }
 	done
@@ -161,8 +166,28 @@ if [ "$rc" = 0 ]; then
 fi
 [ "$rc" = 0 ] || exit 1
 
+# Patent 002's overlap, traced: a few allreduce calls at 1 rank per node
+# with DFG_COLL_TRACE=1 (rhalving.c: a line per reduced segment, with the
+# next segment's transfer in flight or not as its reduction began and
+# ended); the time it saves is the -O loop of the first job
+# (net_alt_*.csv, alt_algo rhalving/nooverlap).
+tsize=$([ -n "$quick" ] && echo $((1 << 20)) || echo $((4 << 20)))
+echo "# bench: net: the overlap traced, allreduce $tsize B"
+mpirun_extra=(-x DFG_COLL_TRACE=1)
+run_job "$jobs/trace" 1 default "$mpi" -r 1 -t 0.0001 \
+	-c "allreduce:$tsize:$tsize" 2>"$jobs/trace.err" ||
+	{ cat "$jobs/trace.err" >&2; echo "bench: net: traced job failed" >&2; exit 1; }
+mpirun_extra=()
+grep '^dfg-trace rh ' "$jobs/trace.err" >"$out/net_overlap_trace.txt"
+overlap=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^next_in_flight=/) {
+		split(substr($i, 16), f, ","); n++
+		if (f[1] >= 0) { p++; a += f[1] == 1; b += f[2] == 1 } } }
+	END { printf "%d segments reduced, %d with a next transfer posted: in flight as the reduction began %d, still when it ended %d", n, p, a, b }' \
+	"$out/net_overlap_trace.txt")
+echo "# bench: net: overlap: $overlap"
+
 for f in summary rounds alt_summary alt_rounds; do
-	set -- "$jobs"/p*-*_"$f".csv
+	set -- "$jobs"/p[0-9]-*_"$f".csv
 	[ -e "$1" ] || continue
 	awk 'FNR > 1 || NR == 1' "$@" >"$out/net_$f.csv" || exit 1
 done
@@ -177,7 +202,7 @@ for ppn in $(net_jobs | cut -d' ' -f1 | uniq); do
 		"$here/coll_busbw.gp" || rc=1
 done
 if [ -s "$out/net_alt_summary.csv" ]; then
-	gnuplot -e "csv='$out/net_alt_summary.csv'; png='$out/net_hier.png'; term='$gterm'; subtitle='$sub, oversubscribed'" \
+	gnuplot -e "csv='$out/net_alt_summary.csv'; png='$out/net_hier.png'; term='$gterm'; subtitle='$sub'" \
 		"$here/net_hier.gp" || rc=1
 fi
 rm -rf "$jobs"
@@ -197,6 +222,8 @@ t_end=$(date +%s)
 	echo "nprocs: 2 = 1 rank per node (headline, no oversubscription); 4 = 2 ranks per node on 1-vCPU guests (oversubscribed, reported apart)"
 	echo "mpi_mode: default = mpirun's defaults (with --host node:2 Open MPI sees 2 slots per node and does not yield); yield = --mca mpi_yield_when_idle 1; the CSV's mpi_yield column is the value the job ran with (MPI_T)"
 	echo "alt: net_alt_*.csv: dfg's table choice (hier at 2 ranks per node) against -a rhalving (flat recursive halving over all 4 ranks) in the same rounds; alt_over_dfg > 1: the table's choice faster"
+	echo "overlap: net_overlap_trace.txt (DFG_COLL_TRACE=1, allreduce $tsize B, 1 rank per node; times in us since the call began): $overlap"
+	echo "overlap_saved: net_alt_*.csv rows with alt_algo rhalving/nooverlap (coll_vs_mpi -O: DFG_COLL_OVERLAP=0 in the same rounds); alt_over_dfg > 1: the overlap saves time"
 	echo "table: tools/bench/coll_table.awk net_summary.csv > net_table.md"
 	echo "distortion: TCG emulates both CPUs and Soft-RoCE runs RDMA in the guest kernels over a virtual Ethernet carried by UNIX sockets on one host: round trips are milliseconds and bandwidth tens of MB/s, and every byte is copied by emulated CPUs; only ratios measured in the same run mean anything"
 	echo "duration_s: $((t_end - t_start))"

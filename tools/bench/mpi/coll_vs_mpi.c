@@ -3,7 +3,7 @@
  * coll_vs_mpi: dfg's collectives against Open MPI's, in one MPI job.
  *
  *   mpirun -np N coll_vs_mpi [-c LIST] [-m MIN] [-M MAX] [-s 2|4] [-r ROUNDS]
- *                            [-t SEC] [-l LABEL] [-a ALGO] -o PREFIX
+ *                            [-t SEC] [-l LABEL] [-a ALGO | -O | -P] -o PREFIX
  *
  * LIST: collectives, comma-separated, each NAME or NAME:MIN:MAX (its own
  * size range, powers of two, instead of -m/-M).
@@ -42,6 +42,16 @@
  * ratio ALGO time / dfg time goes to PREFIX_alt_rounds.csv and its
  * median and range to PREFIX_alt_summary.csv: where the table's choice
  * and ALGO cross, measured in the same rounds.
+ *
+ * -O: the third loop is dfg as its table picks with DFG_COLL_OVERLAP=0
+ * in the environment (libdfg reads it at every call: recursive halving
+ * completes and reduces each segment before posting the next transfer),
+ * for allreduce and reduce_scatter; its rows go to the same files,
+ * alt_algo suffixed "/nooverlap": the time patent 002's overlap saves.
+ *
+ * -P: Open MPI alone (dfg is not called; its columns are nan): to compare
+ * Open MPI's transports between jobs (tools/bench/net.sh's probe), not a
+ * comparison with dfg.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -88,6 +98,8 @@ struct opts {
 	double min_time;
 	unsigned int mask;
 	int alt;			/* -a: enum dfg_coll_algo, or -1 */
+	bool nooverlap;			/* -O */
+	bool mpi_only;			/* -P */
 	const char *label, *prefix;
 };
 
@@ -399,7 +411,9 @@ static int timed_loop(struct job *j, enum lib lib, enum kind k, size_t size,
 	int ret = 0;
 
 	poison(j, k, size, blk);
-	if (lib == LIB_ALT)
+	if (lib == LIB_ALT && j->o->nooverlap)
+		ret = setenv("DFG_COLL_OVERLAP", "0", 1) ? -errno : 0;
+	else if (lib == LIB_ALT)
 		ret = dfg_coll_set_algo(j->team, dfg_kinds[k], j->o->alt);
 	MPI_Barrier(MPI_COMM_WORLD);
 	c0 = cpu_now();
@@ -411,7 +425,10 @@ static int timed_loop(struct job *j, enum lib lib, enum kind k, size_t size,
 	*cpu = cpu_now() - c0;
 	if (lib == LIB_ALT) {
 		j->alt_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
-		dfg_coll_set_algo(j->team, dfg_kinds[k], DFG_ALGO_AUTO);
+		if (j->o->nooverlap)
+			unsetenv("DFG_COLL_OVERLAP");
+		else
+			dfg_coll_set_algo(j->team, dfg_kinds[k], DFG_ALGO_AUTO);
 	}
 	return ret;
 }
@@ -470,6 +487,8 @@ static int round_libs(struct job *j, enum kind k, size_t size, size_t blk,
 /* Does -a apply to @k? (dfg_coll_set_algo() says; the table again after.) */
 static bool alt_applies(struct job *j, enum kind k)
 {
+	if (j->o->nooverlap)
+		return k == ALLREDUCE || k == REDUCE_SCATTER;
 	if (j->o->alt < 0 ||
 	    dfg_coll_set_algo(j->team, dfg_kinds[k], j->o->alt))
 		return false;
@@ -486,7 +505,13 @@ static void alt_report(struct job *j, enum kind k, size_t size, size_t blk,
 	double r[ROUNDS_MAX], m[ROUNDS_MAX], rmin, rmax, f;
 	const char *aname = j->alt_algo >= 0 && j->alt_algo < DFG_ALGO_NR ?
 			    algo_names[j->alt_algo] : "?";
+	char nov[32];
 	unsigned int rd;
+
+	if (o->nooverlap) {
+		snprintf(nov, sizeof(nov), "%s/nooverlap", aname);
+		aname = nov;
+	}
 
 	for (rd = 0; rd < o->rounds; rd++) {
 		r[rd] = lat[LIB_ALT][rd] / lat[LIB_DFG][rd];
@@ -531,7 +556,8 @@ static int run_point(struct job *j, enum kind k, size_t size)
 
 	if (!geometry(k, size, j->n, &blk))
 		return 0;
-	nlibs = alt_applies(j, k) ? 3 : 2;
+	nlibs = o->mpi_only ? 1 : alt_applies(j, k) ? 3 : 2;
+	t[LIB_DFG] = cpu[LIB_DFG] = NAN;
 	fill(j, k, size, blk);
 	/* Warm-up (first-touch, setup), then the calibration: the count
 	 * that makes the faster library's loop last min_time. Each count is
@@ -545,11 +571,11 @@ static int run_point(struct job *j, enum kind k, size_t size)
 
 		best = INFINITY;
 		for (tries = 0; tries < 2; tries++) {
-			ret = round_libs(j, k, size, blk, c, tries, 2, t,
-					 cpu);
+			ret = round_libs(j, k, size, blk, c, tries,
+					 nlibs < 2 ? nlibs : 2, t, cpu);
 			if (ret)
 				return ret;
-			best = fmin(best, fmin(t[0], t[1]));
+			best = fmin(best, fmin(t[0], t[1]));	/* NAN: the other */
 		}
 		if (best >= o->min_time || c >= ITERS_MAX)
 			break;
@@ -712,8 +738,10 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &j.n);
-	while ((opt = getopt(argc, argv, "a:c:m:M:s:r:t:l:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:c:m:M:s:r:t:l:o:OP")) != -1) {
 		switch (opt) {
+		case 'P': o.mpi_only = true; break;
+		case 'O': o.nooverlap = true; break;
 		case 'a': o.alt = parse_algo(optarg); break;
 		case 'c': o.mask = parse_mask(optarg, &o); break;
 		case 'm': o.min = strtoul(optarg, NULL, 0); break;
@@ -730,9 +758,10 @@ int main(int argc, char **argv)
 	if (!o.mask || !o.prefix || (o.step != 2 && o.step != 4) ||
 	    o.rounds < 1 || o.rounds > ROUNDS_MAX || !(o.min_time > 0) ||
 	    o.min < 1 || o.max < o.min || (o.min & (o.min - 1)) ||
-	    o.max >= 1UL << 31 || j.n < 2 || o.alt < -1) {
+	    o.max >= 1UL << 31 || j.n < 2 || o.alt < -1 ||
+	    (o.nooverlap + (o.alt >= 0) + o.mpi_only > 1)) {
 		if (!j.rank)
-			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier] -o PREFIX\n",
+			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier | -O | -P] -o PREFIX\n",
 				argv[0], ROUNDS_MAX);
 		MPI_Finalize();
 		return 2;
@@ -755,7 +784,7 @@ int main(int argc, char **argv)
 		if (!j.rounds || !j.summary)
 			ret = -EIO;
 	}
-	if (!ret && !j.rank && o.alt >= 0) {
+	if (!ret && !j.rank && (o.alt >= 0 || o.nooverlap)) {
 		j.alt_rounds = open_csv(o.prefix, "alt_rounds",
 					"coll,nprocs,mpi_mode,bytes,block,round,first,iters,mpi_us,dfg_us,alt_us,dfg_algo,alt_algo,alt_over_dfg,mpi_over_alt");
 		j.alt_summary = open_csv(o.prefix, "alt_summary",
@@ -764,7 +793,7 @@ int main(int argc, char **argv)
 			ret = -EIO;
 	}
 	ret = agree(ret);
-	if (!ret) {
+	if (!ret && !o.mpi_only) {
 		ret = dfg_team_from_mpi(MPI_COMM_WORLD, -1, &j.team);
 		if (ret && !j.rank)
 			fprintf(stderr, "coll_vs_mpi: dfg_team_from_mpi: %s\n",
