@@ -111,6 +111,7 @@ struct job {
 	const struct opts *o;
 	double memcpy_bw[64];	/* MB/s by log2(size), rank 0 */
 	int yield;		/* mpi_yield_when_idle as this job runs */
+	int dfg_algo;		/* what the last dfg loop ran */
 	int alt_algo;		/* what the last -a loop ran */
 };
 
@@ -423,6 +424,8 @@ static int timed_loop(struct job *j, enum lib lib, enum kind k, size_t size,
 				       call_dfg(j, k, size, blk);
 	*el = now() - t0;
 	*cpu = cpu_now() - c0;
+	if (lib == LIB_DFG)
+		j->dfg_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
 	if (lib == LIB_ALT) {
 		j->alt_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
 		if (j->o->nooverlap)
@@ -592,7 +595,7 @@ static int run_point(struct job *j, enum kind k, size_t size)
 				 cpu);
 		if (ret)
 			return ret;
-		a = dfg_coll_last_algo(j->team, dfg_kinds[k]);
+		a = j->dfg_algo;	/* not the -a loop's, which may run later */
 		algo = a >= 0 && a < DFG_ALGO_NR ? algo_names[a] : "?";
 		if (j->rank)
 			continue;
@@ -731,7 +734,7 @@ int main(int argc, char **argv)
 		.min_time = 0.01, .mask = (1U << NKINDS) - 1, .alt = -1,
 		.label = "default", .prefix = NULL,
 	};
-	struct job j = { .o = &o, .alt_algo = -1 };
+	struct job j = { .o = &o, .dfg_algo = -1, .alt_algo = -1 };
 	int opt, ret = 0, k;
 	size_t size, bufmax;
 
