@@ -268,6 +268,7 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 {
 	const void *pp;
 	int ticket, err = 0;
+	double posted;
 
 	if (wslot < DFG_XPORT_SLOTS) {
 		err = rh_ready(h, peer, wslot, wval);
@@ -278,6 +279,8 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 		      &ticket, &err);
 	if (!pp)
 		return err;
+	/* before the previous segment's reduction, which it overlaps */
+	posted = h->tr ? rh_us(h) : 0;
 	h->g++;
 	err = rh_finish(h, ticket);
 	if (err)
@@ -295,7 +298,7 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 		.tr = {
 			.step = h->step, .seg = h->seg,
 			.bytes = (hi - lo) * h->e,
-			.post = h->tr ? rh_us(h) : 0,
+			.post = posted,
 		},
 	};
 	return h->overlap ? 0 : rh_finish(h, -1);

@@ -31,7 +31,7 @@
 # DFG_BENCH_ONLY=hub and/or net boot the two-node rig instead (below).
 #
 # Passes DFG_BENCH_ONLY, DFG_BENCH_QUICK, DFG_BENCH_REPS,
-# DFG_BENCH_FLOW_JOBS, DFG_BENCH_COLL_ENV, DFG_BENCH_NET_MPI and the
+# DFG_BENCH_FLOW_JOBS, DFG_BENCH_COLL_ENV, DFG_BENCH_NET_* and the
 # DFG_BENCH_HUB_* variables into the guest (dfg-vm passes only some).
 # DFG_BENCH_PUBLISH: where to publish (default bench/results).
 # DFG_BENCH_VM_TIMEOUT: dfg-vm's limit in seconds (default 10800: the full
@@ -145,7 +145,7 @@ env_args=(env "DFG_BENCH_OUT=$stage")
 for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS \
 	 DFG_BENCH_HUB_SCALE DFG_BENCH_HUB_GRAPHS DFG_BENCH_HUB_BUDGET \
 	 DFG_BENCH_HUB_THRESHOLD DFG_BENCH_HUB_APT_BATCHES \
-	 DFG_BENCH_COLL_ENV DFG_BENCH_NET_MPI; do
+	 DFG_BENCH_COLL_ENV DFG_BENCH_NET_MPI DFG_BENCH_NET_JOB_TIMEOUT; do
 	[ -n "${!v:-}" ] && env_args+=("$v=${!v}")
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)

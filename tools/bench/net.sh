@@ -56,9 +56,12 @@ t_start=$(date +%s)
 job_timeout=${DFG_BENCH_NET_JOB_TIMEOUT:-$([ -n "$quick" ] && echo 420 || echo 3600)}
 
 # One job a line: ranks per node, MPI mode, rounds, loop seconds, sizes
-# step, coll_vs_mpi -c list, extra coll_vs_mpi arguments. Sizes: the full
-# run stays near 25 min on a quiet host (TCG + Soft-RoCE: a 64 MiB
-# allreduce takes seconds).
+# step, coll_vs_mpi -c list, extra coll_vs_mpi arguments. Sizes, meant to
+# keep the full run near 30 min on a quiet host (TCG + Soft-RoCE: a 64 MiB
+# allreduce takes seconds; not yet timed on a quiet host): 1 rank per node
+# allreduce 8 B-64 MiB in powers of 2; 2 ranks per node in powers of 4,
+# allreduce to 32 MiB (default) and 8 MiB (yield), alltoall blocks to
+# 64 KiB.
 net_jobs() {
 	if [ -n "$quick" ]; then
 		echo "1 default 3 0.02 4 allreduce:8:$((1 << 20)),alltoall:16:$((8 << 10)) -O"
@@ -66,7 +69,7 @@ net_jobs() {
 	else
 		echo "1 default 5 0.05 2 allreduce:8:$((64 << 20)),alltoall:16:$((128 << 10)) -O"
 		echo "2 default 5 0.05 4 allreduce:8:$((32 << 20)),alltoall:32:$((256 << 10)) -a rhalving"
-		echo "2 yield 5 0.05 4 allreduce:8:$((32 << 20)),alltoall:32:$((256 << 10))"
+		echo "2 yield 5 0.05 4 allreduce:8:$((8 << 20)),alltoall:32:$((256 << 10))"
 	fi
 }
 
@@ -162,8 +165,10 @@ echo "# bench: net: Open MPI over $mpi: $why"
 # A failed or hung job fails the run (host.sh then publishes nothing),
 # but the others still run and what every job measured is staged, with
 # the failure in net.cmd.
+prefixes=()
 while read -r ppn mode rounds t step list extra; do
 	echo "# bench: net: $ppn rank(s) per node, MPI $mode"
+	prefixes+=("$jobs/p$ppn-$mode")
 	# shellcheck disable=SC2086 # extra: coll_vs_mpi's options
 	run_job "$jobs/p$ppn-$mode" "$ppn" "$mode" "$mpi" -r "$rounds" \
 		-t "$t" -s "$step" -c "$list" $extra ||
@@ -191,8 +196,11 @@ overlap=$(awk '{ for (i = 1; i <= NF; i++) if ($i ~ /^next_in_flight=/) {
 echo "# bench: net: overlap: $overlap"
 
 for f in summary rounds alt_summary alt_rounds; do
-	set -- "$jobs"/p[0-9]-*_"$f".csv
-	[ -e "$1" ] || continue
+	set --
+	for p in "${prefixes[@]}"; do
+		[ -e "${p}_$f.csv" ] && set -- "$@" "${p}_$f.csv"
+	done
+	[ $# -gt 0 ] || continue
 	awk 'FNR > 1 || NR == 1' "$@" >"$out/net_$f.csv" || exit 1
 done
 "$here/coll_table.awk" "$out/net_summary.csv" >"$out/net_table.md" || rc=1

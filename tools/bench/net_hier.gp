@@ -29,7 +29,7 @@ sel(c) = strcol(1) eq 'allreduce' && strcol(9) eq c ? $4 : NaN
 set multiplot layout 1,3 title "allreduce across 2 nodes: the hierarchy against flat recursive halving (2 ranks per node), the overlap against none (1 rank per node); same rounds".(subtitle eq '' ? '' : "\n".subtitle)
 set logscale xy 2
 eval size_xtics
-set format y '%.1f'
+set format y '%g'
 set ylabel 'bus bandwidth, MB/s'
 set title '2 ranks per node: bus bandwidth (median of the rounds)'
 plot csv skip 1 using (sel('rhalving')):15 with linespoints lw 2 pt 7 ps 0.6 title 'table choice (hier)', \
