@@ -39,10 +39,22 @@
  * during collection, FOLD for unfold, DONE when a rank stops reading its
  * peers' memory (nobody returns, and so unexposes, before its readers
  * are done).
+ *
+ * Evidence of the overlap (environment, read at every call):
+ * DFG_COLL_OVERLAP=0 turns it off (each segment's transfer is completed
+ * and reduced before the next is posted: the baseline for the time the
+ * overlap saves); DFG_COLL_TRACE=1 prints, at the end of the call, a
+ * line per reduced segment to stderr (rh_trace_print()): when its
+ * transfer was posted, when completing it began and ended, when its
+ * reduction ended, and whether the next segment's transfer was in
+ * flight when the reduction began and when it ended (the transport's
+ * in_flight(); -1 where there is no next transfer or no such op).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "copy.h"
 #include "coll.h"
@@ -51,6 +63,25 @@ struct rh_note {
 	unsigned int	peer;
 	unsigned int	slot;
 	__u64		val;
+};
+
+/*
+ * struct rh_trace - one reduced segment, DFG_COLL_TRACE (times: µs since
+ * the call began)
+ * @step, @seg:	distribution step (-1: the fold), segment
+ * @bytes:	the segment's length
+ * @post:	its transfer posted (or its peer pointer taken)
+ * @wait:	completing it began (rh_finish())
+ * @done:	completed; the reduction begins
+ * @end:	reduction done
+ * @next0, @next1: the next segment's transfer in flight at @done, @end
+ */
+struct rh_trace {
+	int		step;
+	unsigned int	seg;
+	size_t		bytes;
+	double		post, wait, done, end;
+	int		next0, next1;
 };
 
 /*
@@ -68,6 +99,7 @@ struct rh_pend {
 	void		*dst;
 	size_t		cnt;
 	struct rh_note	note;
+	struct rh_trace	tr;
 };
 
 /*
@@ -80,6 +112,10 @@ struct rh_pend {
  * @keys:	every rank's keys as received (by real rank)
  * @slot:	two landing slots for transports without load/store
  * @g:		transfers posted (selects the slot)
+ * @overlap:	reduce segment k while k + 1 is in flight (DFG_COLL_OVERLAP)
+ * @step, @seg:	what rh_reduce_seg() is called for (traces)
+ * @tr, @ntr, @captr: trace records (DFG_COLL_TRACE; @tr NULL: off)
+ * @t0:		CLOCK_MONOTONIC at the call's start, seconds (traces)
  */
 struct rh {
 	struct dfg_call		*c;
@@ -97,9 +133,57 @@ struct rh {
 	char			*slot[2];
 	unsigned int		g;
 	struct rh_pend		pend;
+	bool			overlap;
+	int			step;
+	unsigned int		seg;
+	struct rh_trace		*tr;
+	unsigned int		ntr;
+	unsigned int		captr;
+	double			t0;
 };
 
-static int rh_finish(struct rh *h)
+static double rh_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* µs since the call began. */
+static double rh_us(const struct rh *h)
+{
+	return (rh_now() - h->t0) * 1e6;
+}
+
+/* The next transfer's state: in flight (1), done (0), none or unknown. */
+static int rh_next_state(struct rh *h, int next)
+{
+	if (next < 0 || !h->x->ops->in_flight)
+		return -1;
+	return h->x->ops->in_flight(h->x, next);
+}
+
+/* Keep @t; a full trace grows, and a failed growth drops the record. */
+static void rh_trace_add(struct rh *h, const struct rh_trace *t)
+{
+	if (h->ntr == h->captr) {
+		unsigned int cap = h->captr ? 2 * h->captr : 64;
+		struct rh_trace *n = realloc(h->tr, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		h->tr = n;
+		h->captr = cap;
+	}
+	h->tr[h->ntr++] = *t;
+}
+
+/*
+ * Complete and reduce the pending segment; @next: the ticket of the
+ * transfer posted after it (-1: none), whose state a trace records.
+ */
+static int rh_finish(struct rh *h, int next)
 {
 	struct rh_pend *p = &h->pend;
 	int ret;
@@ -107,13 +191,24 @@ static int rh_finish(struct rh *h)
 	if (!p->valid)
 		return 0;
 	p->valid = false;
+	if (h->tr)
+		p->tr.wait = rh_us(h);
 	if (p->ticket_valid) {
 		ret = h->x->ops->complete(h->x, p->ticket);
 		if (ret)
 			return ret;
 	}
+	if (h->tr) {
+		p->tr.done = rh_us(h);
+		p->tr.next0 = rh_next_state(h, next);
+	}
 	dfg_reducer_run(&h->c->red, p->dst, p->own_lower ? p->own : p->peer,
 			p->own_lower ? p->peer : p->own, p->cnt);
+	if (h->tr) {
+		p->tr.end = rh_us(h);
+		p->tr.next1 = rh_next_state(h, next);
+		rh_trace_add(h, &p->tr);
+	}
 	if (p->note.slot == DFG_XPORT_SLOTS)
 		return 0;
 	return h->x->ops->notify(h->x, p->note.peer, p->note.slot,
@@ -133,7 +228,7 @@ static int rh_ready(struct rh *h, unsigned int peer, unsigned int slot,
 
 	if (x->ops->peek(x, dfg_xport_inbox(peer, slot)) >= val)
 		return 0;
-	ret = rh_finish(h);
+	ret = rh_finish(h, -1);
 	if (ret)
 		return ret;
 	return dfg_xport_wait_from(x, peer, slot, val);
@@ -163,7 +258,8 @@ static const void *rh_fetch(struct rh *h, unsigned int peer,
 /*
  * One segment of an exchange (308/310 then 314): wait until the peer's
  * copy is final, start its transfer, run the previous segment's
- * reduction meanwhile, and leave this one pending.
+ * reduction meanwhile, and leave this one pending (without the overlap:
+ * reduce it at once).
  */
 static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 			 const struct dfg_xkey *pkey, __u64 poff,
@@ -172,6 +268,7 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 {
 	const void *pp;
 	int ticket, err = 0;
+	double posted;
 
 	if (wslot < DFG_XPORT_SLOTS) {
 		err = rh_ready(h, peer, wslot, wval);
@@ -182,8 +279,10 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 		      &ticket, &err);
 	if (!pp)
 		return err;
+	/* before the previous segment's reduction, which it overlaps */
+	posted = h->tr ? rh_us(h) : 0;
 	h->g++;
-	err = rh_finish(h);
+	err = rh_finish(h, ticket);
 	if (err)
 		return err;
 	h->pend = (struct rh_pend){
@@ -196,8 +295,13 @@ static int rh_reduce_seg(struct rh *h, unsigned int peer, bool own_lower,
 		.dst = h->work + lo * h->e,
 		.cnt = hi - lo,
 		.note = note,
+		.tr = {
+			.step = h->step, .seg = h->seg,
+			.bytes = (hi - lo) * h->e,
+			.post = posted,
+		},
 	};
-	return 0;
+	return h->overlap ? 0 : rh_finish(h, -1);
 }
 
 /* Copy the peer's [lo, hi) of its W into ours at the same offset. */
@@ -301,6 +405,8 @@ static int rh_fold(struct rh *h)
 		if (h->q)
 			note = rh_note(rh_partner(h, 0), DFG_SLOT_STEP(0),
 				       dfg_call_val(h->c, m + 1));
+		h->step = -1;
+		h->seg = m;
 		ret = rh_reduce_seg(h, even, false, &k->src, k->soff, h->src,
 				    lo, hi, DFG_XPORT_SLOTS, 0, note);
 		if (ret)
@@ -341,6 +447,8 @@ static int rh_distribute(struct rh *h)
 					       dfg_call_val(h->c, m + 1));
 			else
 				note = rh_last_note(h, m);
+			h->step = (int)i;
+			h->seg = m;
 			ret = rh_reduce_seg(h, p, !bit, pkey, poff,
 					    i ? h->work : own0, lo, hi, wslot,
 					    dfg_call_val(h->c, m + 1), note);
@@ -457,11 +565,20 @@ static int rh_setup(struct rh *h, struct dfg_call *c)
 {
 	struct dfg_team *t = c->t;
 	size_t bytes, slot_bytes;
+	const char *env;
 	bool user_w;
 	int ret;
 
 	h->c = c;
 	h->x = c->x;
+	env = getenv("DFG_COLL_OVERLAP");
+	h->overlap = !env || strcmp(env, "0");
+	env = getenv("DFG_COLL_TRACE");
+	if (env && *env && strcmp(env, "0")) {
+		h->t0 = rh_now();
+		h->tr = malloc(64 * sizeof(*h->tr));
+		h->captr = h->tr ? 64 : 0;
+	}
 	h->n = c->count;
 	h->e = c->esize;
 	bytes = h->n * h->e;
@@ -487,6 +604,27 @@ static int rh_setup(struct rh *h, struct dfg_call *c)
 	return 0;
 }
 
+/* DFG_COLL_TRACE: the call's segments, a line each, to stderr. */
+static void rh_trace_print(const struct rh *h)
+{
+	const struct dfg_call *c = h->c;
+	char buf[256];
+
+	for (unsigned int k = 0; k < h->ntr; k++) {
+		const struct rh_trace *r = &h->tr[k];
+
+		/* One write per line: ranks share the terminal. */
+		snprintf(buf, sizeof(buf),
+			 "dfg-trace rh rank=%u size=%u seq=%llu bytes=%zu segs=%u overlap=%d step=%d seg=%u len=%zu post=%.1f wait=%.1f done=%.1f end=%.1f next_in_flight=%d,%d\n",
+			 c->t->rank, c->t->size, (unsigned long long)c->seq,
+			 h->n * h->e, h->segs, h->overlap, r->step, r->seg,
+			 r->bytes, r->post, r->wait, r->done, r->end, r->next0,
+			 r->next1);
+		fputs(buf, stderr);
+	}
+	fflush(stderr);
+}
+
 static int rh_run(struct dfg_call *c)
 {
 	unsigned int peers[DFG_TEAM_SIZE_MAX], np, rank = c->t->rank;
@@ -506,7 +644,7 @@ static int rh_run(struct dfg_call *c)
 	if (!ret && h.v >= 0)
 		ret = rh_distribute(&h);
 	if (!ret)
-		ret = rh_finish(&h);
+		ret = rh_finish(&h, -1);
 	if (ret)
 		goto out;
 
@@ -539,6 +677,9 @@ static int rh_run(struct dfg_call *c)
 	if (!ret && h.b.out)
 		dfg_copy(h.b.out, h.work, h.n * h.e);
 out:
+	if (h.tr && !ret)
+		rh_trace_print(&h);
+	free(h.tr);
 	dfg_cbufs_teardown(c, &h.b);
 	free(h.keys);
 	return ret;

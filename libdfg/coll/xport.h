@@ -150,6 +150,12 @@ struct dfg_xport_ops {
 	int	(*complete)(struct dfg_xport *x, int ticket);
 	/* Complete every get and put posted so far. */
 	int	(*flush)(struct dfg_xport *x);
+	/*
+	 * Optional (NULL: unknown), for traces only: 1 while the get or put
+	 * of @ticket is still in flight, 0 once it has completed (not yet
+	 * reaped by complete()), -errno. May progress the transport.
+	 */
+	int	(*in_flight)(struct dfg_xport *x, int ticket);
 	/* @peer's inbox word (this rank, @slot) = @value (monotonic). */
 	int	(*notify)(struct dfg_xport *x, unsigned int peer,
 			  unsigned int slot, __u64 value);

@@ -378,6 +378,25 @@ static int xucx_complete(struct dfg_xport *x, int ticket)
 	return ret ? ret : xucx_flush_worker(s);
 }
 
+static int xucx_in_flight(struct dfg_xport *x, int ticket)
+{
+	struct xucx *s = to_xucx(x);
+	ucs_status_t st;
+
+	ucp_worker_progress(s->w);
+	for (unsigned int i = 0; i < s->nr_ops; i++) {
+		if (s->ops[i].ticket != ticket)
+			continue;
+		if (!UCS_PTR_IS_PTR(s->ops[i].req))
+			return 0;
+		st = ucp_request_check_status(s->ops[i].req);
+		if (st == UCS_INPROGRESS)
+			return 1;
+		return st == UCS_OK ? 0 : xucx_err(s, st);
+	}
+	return 0;	/* reaped: complete */
+}
+
 static int xucx_flush(struct dfg_xport *x)
 {
 	struct xucx *s = to_xucx(x);
@@ -1007,6 +1026,7 @@ static const struct dfg_xport_ops xucx_ops = {
 	.get		= xucx_get,
 	.put		= xucx_put,
 	.complete	= xucx_complete,
+	.in_flight	= xucx_in_flight,
 	.flush		= xucx_flush,
 	.notify		= xucx_notify,
 	.fadd		= xucx_fadd,

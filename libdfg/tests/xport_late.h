@@ -209,6 +209,17 @@ static inline int late_complete(struct dfg_xport *x, int ticket)
 	return late_run(to_late(x), late_upto, ticket, true);
 }
 
+/* Held (not carried out yet): in flight. */
+static inline int late_in_flight(struct dfg_xport *x, int ticket)
+{
+	struct late *l = to_late(x);
+
+	for (unsigned int i = 0; i < l->nr; i++)
+		if (l->ops[i].ticket == ticket)
+			return 1;
+	return 0;
+}
+
 static inline int late_flush(struct dfg_xport *x)
 {
 	return late_run(to_late(x), late_all, 0, false);
@@ -315,7 +326,7 @@ static const struct dfg_xport_ops late_ops = {
 	.name = "late", .expose = late_expose, .unexpose = late_unexpose,
 	.peer_ptr = late_peer_ptr, .get = late_get, .put = late_put,
 	.complete = late_complete, .flush = late_flush,
-	.notify = late_notify, .fadd = late_fadd, .wait = late_wait,
+	.in_flight = late_in_flight, .notify = late_notify, .fadd = late_fadd, .wait = late_wait,
 	.peek = late_peek, .msg_send = late_msg_send,
 	.msg_recv = late_msg_recv, .begin = late_begin, .abort = late_abort,
 	.broken = late_broken, .release = late_release,

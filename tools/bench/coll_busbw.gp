@@ -4,12 +4,16 @@
 # panel per collective, one pair of lines per MPI mode of the data, and
 # memcpy's bandwidth measured in the same job: the physical limit.
 #   gnuplot -e "csv='coll_summary.csv'; png='out.png'; term='pngcairo'; n=4; modes='default yield'" coll_busbw.gp
+# colls: the panels (default all five); what: the title's team (default
+# "N = n").
 if (!exists("csv")) csv = 'bench/results/coll_summary.csv'
 if (!exists("png")) png = 'bench/results/coll_busbw.png'
 if (!exists("term")) term = 'pngcairo'
 if (!exists("subtitle")) subtitle = ''
 if (!exists("n")) n = 2
 if (!exists("modes")) modes = 'default'
+if (!exists("colls")) colls = 'allreduce reduce_scatter allgather bcast alltoall'
+if (!exists("what")) what = sprintf("N = %d", n)
 
 if (term eq 'pngcairo') {
 	set terminal pngcairo size 1500,900 font 'sans,10'
@@ -29,8 +33,11 @@ eval size_xtics
 set format y '%.0f'
 # columns: 1 coll, 2 nprocs, 3 mpi_mode, 5 bytes, 17 mpi_busbw, 18 dfg_busbw, 19 memcpy
 sel(c, m) = (strcol(1) eq c && $2 == n && strcol(3) eq m) ? $5 : NaN
-set multiplot layout 2,3 title sprintf("dfg vs Open MPI, N = %d: bus bandwidth (median of the rounds; higher is better)", n).(subtitle eq '' ? '' : "\n".subtitle)
-colls = 'allreduce reduce_scatter allgather bcast alltoall'
+if (words(colls) > 3) {
+	set multiplot layout 2,3 title sprintf("dfg vs Open MPI, %s: bus bandwidth (median of the rounds; higher is better)", what).(subtitle eq '' ? '' : "\n".subtitle)
+} else {
+	set multiplot layout 1,words(colls) title sprintf("dfg vs Open MPI, %s: bus bandwidth (median of the rounds; higher is better)", what).(subtitle eq '' ? '' : "\n".subtitle)
+}
 do for [k = 1:words(colls)] {
 	c = word(colls, k)
 	set title word(colls, k)

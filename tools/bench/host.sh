@@ -28,9 +28,11 @@
 # bench/results/NAME_* go first (no stale file of an earlier run stays
 # beside the new ones), then every staged file is copied.
 #
+# DFG_BENCH_ONLY=hub and/or net boot the two-node rig instead (below).
+#
 # Passes DFG_BENCH_ONLY, DFG_BENCH_QUICK, DFG_BENCH_REPS,
-# DFG_BENCH_FLOW_JOBS and DFG_BENCH_COLL_ENV into the guest (dfg-vm passes
-# only some variables).
+# DFG_BENCH_FLOW_JOBS, DFG_BENCH_COLL_ENV, DFG_BENCH_NET_* and the
+# DFG_BENCH_HUB_* variables into the guest (dfg-vm passes only some).
 # DFG_BENCH_PUBLISH: where to publish (default bench/results).
 # DFG_BENCH_VM_TIMEOUT: dfg-vm's limit in seconds (default 10800: the full
 # collective run takes 30-45 min on a quiet host, over an hour on a loaded
@@ -71,17 +73,49 @@ if [ "${1:-}" = --guest ]; then
 	exit "$rc"
 fi
 
-# The hub benchmark needs the two-node rig: DFG_BENCH_ONLY=hub alone
-# boots it and runs tools/bench/hub.sh on node0. The contention rule then
-# counts every node's qemu as the run's own CPU time.
+# Benchmarks that need the two-node rig (tools/vm/dfg-vm --nodes 2), each
+# tools/bench/NAME.sh run on node0: hub (patent 004's prefetch), net
+# (collectives across the nodes against Open MPI). DFG_BENCH_ONLY naming
+# only such benchmarks boots the rig and runs them one after the other
+# (run_rig below); they cannot share a run with the one-VM benchmarks of
+# run.sh. The contention rule then counts every node's qemu as the run's
+# own CPU time.
+rig_benches=(hub net)
+nodes=1
 vm_args=()
 if [ $# -eq 0 ]; then
-	if [ "${DFG_BENCH_ONLY:-}" = hub ]; then
-		vm_args=(--nodes 2)
-		set -- "$here/hub.sh"
-	else
-		set -- "$here/run.sh"
+	set -- "$here/run.sh"
+	if [ -n "${DFG_BENCH_ONLY:-}" ]; then
+		rig=() one=()
+		IFS=, read -r -a only <<<"$DFG_BENCH_ONLY"
+		for b in "${only[@]}"; do
+			if [[ " ${rig_benches[*]} " == *" $b "* ]]; then
+				rig+=("$here/$b.sh")
+			else
+				one+=("$b")
+			fi
+		done
+		if [ "${#rig[@]}" -gt 0 ] && [ "${#one[@]}" -gt 0 ]; then
+			echo "bench: ${rig_benches[*]} run in the two-node rig, ${one[*]} in one VM: not in one DFG_BENCH_ONLY" >&2
+			exit 2
+		fi
+		if [ "${#rig[@]}" -gt 0 ]; then
+			nodes=2
+			vm_args=(--nodes "$nodes")
+			set -- "$here/host.sh" --rig "${rig[@]}"
+		fi
 	fi
+fi
+
+# host.sh --rig SCRIPT...: in the rig's node0, each SCRIPT in turn; fails
+# if any did.
+if [ "${1:-}" = --rig ]; then
+	shift
+	rc=0
+	for s in "$@"; do
+		"$s" || rc=1
+	done
+	exit "$rc"
 fi
 
 # "busy total" jiffies of the host, all CPUs.
@@ -111,7 +145,7 @@ env_args=(env "DFG_BENCH_OUT=$stage")
 for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS \
 	 DFG_BENCH_HUB_SCALE DFG_BENCH_HUB_GRAPHS DFG_BENCH_HUB_BUDGET \
 	 DFG_BENCH_HUB_THRESHOLD DFG_BENCH_HUB_APT_BATCHES \
-	 DFG_BENCH_COLL_ENV; do
+	 DFG_BENCH_COLL_ENV DFG_BENCH_NET_MPI DFG_BENCH_NET_JOB_TIMEOUT; do
 	[ -n "${!v:-}" ] && env_args+=("$v=${!v}")
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -122,8 +156,6 @@ t0=$(date +%s.%N)
 vm=$!
 # Every node's qemu is the run's own: their CPU time, summed, is taken out
 # of the host's. A node's last sample stands once its qemu has exited.
-nodes=1
-[ "${vm_args[*]}" = "--nodes 2" ] && nodes=2
 declare -A qstart qlast
 qemu= h0= q0= h1= q1= t1=
 while kill -0 "$vm" 2>/dev/null; do

@@ -13,8 +13,9 @@
 # rules) runs only those (flow: flow_hop, run_flow and run_pool; pool:
 # run_pool alone; rules:
 # tools/bench/rules.sh, the rule interpreter's shifting scenarios). The
-# hub benchmark runs on the two-node rig instead
-# (DFG_BENCH_ONLY=hub alone: tools/bench/host.sh runs tools/bench/hub.sh).
+# hub and net benchmarks run on the two-node rig instead
+# (DFG_BENCH_ONLY=hub and/or net, alone: tools/bench/host.sh boots the rig
+# and runs tools/bench/hub.sh, tools/bench/net.sh there).
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -3,7 +3,10 @@
  * coll_vs_mpi: dfg's collectives against Open MPI's, in one MPI job.
  *
  *   mpirun -np N coll_vs_mpi [-c LIST] [-m MIN] [-M MAX] [-s 2|4] [-r ROUNDS]
- *                            [-t SEC] [-l LABEL] -o PREFIX
+ *                            [-t SEC] [-l LABEL] [-a ALGO | -O | -P] -o PREFIX
+ *
+ * LIST: collectives, comma-separated, each NAME or NAME:MIN:MAX (its own
+ * size range, powers of two, instead of -m/-M).
  *
  * The same ranks run dfg (a team from dfg_team_from_mpi()) and MPI_* on
  * the same buffers. Per collective and size: warm-up and calibration
@@ -30,6 +33,25 @@
  * fraction of. Writes PREFIX_rounds.csv (a row per round) and
  * PREFIX_summary.csv (a row per collective and size); LABEL fills the
  * mpi_mode column (default, yield: how mpirun was told to wait).
+ *
+ * -a ALGO (rhalving, ring, direct, tiles, inbox, hier): a third loop per
+ * round, dfg with ALGO forced (dfg_coll_set_algo(); back to the table
+ * after it, so do not combine with DFG_COLL_ALGO for the same kind) for
+ * the collectives ALGO applies to; the order of the three loops is MPI,
+ * dfg, ALGO in even rounds and the reverse in odd ones. The per-round
+ * ratio ALGO time / dfg time goes to PREFIX_alt_rounds.csv and its
+ * median and range to PREFIX_alt_summary.csv: where the table's choice
+ * and ALGO cross, measured in the same rounds.
+ *
+ * -O: the third loop is dfg as its table picks with DFG_COLL_OVERLAP=0
+ * in the environment (libdfg reads it at every call: recursive halving
+ * completes and reduces each segment before posting the next transfer),
+ * for allreduce and reduce_scatter; its rows go to the same files,
+ * alt_algo suffixed "/nooverlap": the time patent 002's overlap saves.
+ *
+ * -P: Open MPI alone (dfg is not called; its columns are nan): to compare
+ * Open MPI's transports between jobs (tools/bench/net.sh's probe), not a
+ * comparison with dfg.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -71,9 +93,13 @@ static const char * const algo_names[DFG_ALGO_NR] = {
 
 struct opts {
 	size_t min, max;
+	size_t kmin[NKINDS], kmax[NKINDS];	/* per kind; 0: min, max */
 	unsigned int step, rounds;
 	double min_time;
 	unsigned int mask;
+	int alt;			/* -a: enum dfg_coll_algo, or -1 */
+	bool nooverlap;			/* -O */
+	bool mpi_only;			/* -P */
 	const char *label, *prefix;
 };
 
@@ -81,10 +107,12 @@ struct job {
 	struct dfg_team *team;
 	int rank, n;
 	char *s, *r, *x;	/* send, receive, expected */
-	FILE *rounds, *summary;
+	FILE *rounds, *summary, *alt_rounds, *alt_summary;
 	const struct opts *o;
 	double memcpy_bw[64];	/* MB/s by log2(size), rank 0 */
 	int yield;		/* mpi_yield_when_idle as this job runs */
+	int dfg_algo;		/* what the last dfg loop ran */
+	int alt_algo;		/* what the last -a loop ran */
 };
 
 static double now(void)
@@ -302,39 +330,64 @@ static void quiet_barrier(void)
 		nanosleep(&ms, NULL);
 }
 
-/* memcpy() bandwidth at each size, median of the rounds, on rank 0. */
+/* memcpy() bandwidth at @size, median of the rounds, on rank 0. */
+static void measure_memcpy_at(struct job *j, size_t size)
+{
+	const struct opts *o = j->o;
+	double bw[ROUNDS_MAX], t;
+	unsigned int it, c = 1, rd;
+
+	for (;;) {
+		t = now();
+		for (it = 0; it < c; it++) {
+			memcpy(j->r, j->s, size);
+			__asm__ volatile("" : : "r"(j->r) : "memory");
+		}
+		t = now() - t;
+		if (t >= o->min_time || c >= ITERS_MAX)
+			break;
+		c *= 4;
+	}
+	for (rd = 0; rd < o->rounds; rd++) {
+		t = now();
+		for (it = 0; it < c; it++) {
+			memcpy(j->r, j->s, size);
+			__asm__ volatile("" : : "r"(j->r) : "memory");
+		}
+		t = now() - t;
+		bw[rd] = size * (double)c / t / 1e6;
+	}
+	j->memcpy_bw[log2_of(size)] = median(bw, o->rounds);
+}
+
+static size_t kind_min(const struct opts *o, int k)
+{
+	return o->kmin[k] ? o->kmin[k] : o->min;
+}
+
+static size_t kind_max(const struct opts *o, int k)
+{
+	return o->kmax[k] ? o->kmax[k] : o->max;
+}
+
+/* memcpy() bandwidth at each size of a selected collective, median of
+ * the rounds, on rank 0. */
 static void measure_memcpy(struct job *j)
 {
 	const struct opts *o = j->o;
 	size_t size;
+	int k;
 
-	for (size = o->min; size <= o->max; size *= o->step) {
-		double bw[ROUNDS_MAX], t;
-		unsigned int it, c = 1, rd;
-
-		for (;;) {
-			t = now();
-			for (it = 0; it < c; it++) {
-				memcpy(j->r, j->s, size);
-				__asm__ volatile("" : : "r"(j->r) : "memory");
-			}
-			t = now() - t;
-			if (t >= o->min_time || c >= ITERS_MAX)
-				break;
-			c *= 4;
-		}
-		for (rd = 0; rd < o->rounds; rd++) {
-			t = now();
-			for (it = 0; it < c; it++) {
-				memcpy(j->r, j->s, size);
-				__asm__ volatile("" : : "r"(j->r) : "memory");
-			}
-			t = now() - t;
-			bw[rd] = size * (double)c / t / 1e6;
-		}
-		j->memcpy_bw[log2_of(size)] = median(bw, o->rounds);
+	for (k = 0; k < NKINDS; k++) {
+		if (!(o->mask & (1U << k)))
+			continue;
+		for (size = kind_min(o, k); size <= kind_max(o, k);
+		     size *= o->step)
+			if (!j->memcpy_bw[log2_of(size)])
+				measure_memcpy_at(j, size);
 	}
 }
+
 
 /* Poisons what @k writes (bcast's root keeps its input). */
 static void poison(struct job *j, enum kind k, size_t size, size_t blk)
@@ -345,8 +398,13 @@ static void poison(struct job *j, enum kind k, size_t size, size_t blk)
 		memset(j->r, 0xa5, out_bytes(k, size, blk));
 }
 
+/* The loops of a round: Open MPI, dfg as its table picks, dfg with -a. */
+enum lib { LIB_MPI, LIB_DFG, LIB_ALT, NLIBS };
+
+static const char * const lib_names[NLIBS] = { "MPI", "dfg", "dfg -a" };
+
 /* Times @iters calls of one library; elapsed and CPU seconds of this rank. */
-static int timed_loop(struct job *j, bool dfg, enum kind k, size_t size,
+static int timed_loop(struct job *j, enum lib lib, enum kind k, size_t size,
 		      size_t blk, unsigned int iters, double *el, double *cpu)
 {
 	unsigned int i;
@@ -354,18 +412,32 @@ static int timed_loop(struct job *j, bool dfg, enum kind k, size_t size,
 	int ret = 0;
 
 	poison(j, k, size, blk);
+	if (lib == LIB_ALT && j->o->nooverlap)
+		ret = setenv("DFG_COLL_OVERLAP", "0", 1) ? -errno : 0;
+	else if (lib == LIB_ALT)
+		ret = dfg_coll_set_algo(j->team, dfg_kinds[k], j->o->alt);
 	MPI_Barrier(MPI_COMM_WORLD);
 	c0 = cpu_now();
 	t0 = now();
 	for (i = 0; i < iters && !ret; i++)
-		ret = dfg ? call_dfg(j, k, size, blk) : call_mpi(j, k, size, blk);
+		ret = lib == LIB_MPI ? call_mpi(j, k, size, blk) :
+				       call_dfg(j, k, size, blk);
 	*el = now() - t0;
 	*cpu = cpu_now() - c0;
+	if (lib == LIB_DFG)
+		j->dfg_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
+	if (lib == LIB_ALT) {
+		j->alt_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
+		if (j->o->nooverlap)
+			unsetenv("DFG_COLL_OVERLAP");
+		else
+			dfg_coll_set_algo(j->team, dfg_kinds[k], DFG_ALGO_AUTO);
+	}
 	return ret;
 }
 
 /* 0 if the receive buffer holds the closed form; reports the first miss. */
-static int check(struct job *j, bool dfg, enum kind k, size_t size,
+static int check(struct job *j, enum lib lib, enum kind k, size_t size,
 		 size_t blk)
 {
 	size_t len = out_bytes(k, size, blk), i;
@@ -375,7 +447,7 @@ static int check(struct job *j, bool dfg, enum kind k, size_t size,
 	for (i = 0; i < len && j->r[i] == j->x[i]; i++)
 		;
 	fprintf(stderr, "coll_vs_mpi: rank %d: %s %s %zu B: wrong result at byte %zu (0x%02x, expected 0x%02x)\n",
-		j->rank, dfg ? "dfg" : "MPI", kind_names[k], size, i,
+		j->rank, lib_names[lib], kind_names[k], size, i,
 		(uint8_t)j->r[i], (uint8_t)j->x[i]);
 	return -EBADMSG;
 }
@@ -391,16 +463,17 @@ static int agree(int ret)
 	return worst;
 }
 
-/* Both loops of one round: elapsed (max over ranks) and CPU (summed). */
-static int round_pair(struct job *j, enum kind k, size_t size, size_t blk,
-		      unsigned int iters, bool mpi_first, double t[2],
-		      double cpu[2])
+/* The @nlibs loops of one round (MPI, dfg, then -a's; reversed unless
+ * @mpi_first): elapsed (max over ranks) and CPU (summed), by enum lib. */
+static int round_libs(struct job *j, enum kind k, size_t size, size_t blk,
+		      unsigned int iters, bool mpi_first, int nlibs,
+		      double t[NLIBS], double cpu[NLIBS])
 {
-	double el[2], c[2];
+	double el[NLIBS], c[NLIBS];
 	int ret = 0, pass, lib;
 
-	for (pass = 0; pass < 2; pass++) {
-		lib = mpi_first ? pass : !pass;	/* 0 MPI, 1 dfg */
+	for (pass = 0; pass < nlibs; pass++) {
+		lib = mpi_first ? pass : nlibs - 1 - pass;
 		ret = timed_loop(j, lib, k, size, blk, iters, &el[lib],
 				 &c[lib]);
 		if (!ret)
@@ -409,29 +482,91 @@ static int round_pair(struct job *j, enum kind k, size_t size, size_t blk,
 		if (ret)
 			return ret;
 	}
-	MPI_Allreduce(el, t, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	MPI_Reduce(c, cpu, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Allreduce(el, t, nlibs, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Reduce(c, cpu, nlibs, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	return 0;
+}
+
+/* Does -a apply to @k? (dfg_coll_set_algo() says; the table again after.) */
+static bool alt_applies(struct job *j, enum kind k)
+{
+	if (j->o->nooverlap)
+		return k == ALLREDUCE || k == REDUCE_SCATTER;
+	if (j->o->alt < 0 ||
+	    dfg_coll_set_algo(j->team, dfg_kinds[k], j->o->alt))
+		return false;
+	dfg_coll_set_algo(j->team, dfg_kinds[k], DFG_ALGO_AUTO);
+	return true;
+}
+
+/* The -a rows of one point: per round ALGO / table, then the summary. */
+static void alt_report(struct job *j, enum kind k, size_t size, size_t blk,
+		       unsigned int iters, const char *algo,
+		       double lat[NLIBS][ROUNDS_MAX])
+{
+	const struct opts *o = j->o;
+	double r[ROUNDS_MAX], m[ROUNDS_MAX], rmin, rmax, f;
+	const char *aname = j->alt_algo >= 0 && j->alt_algo < DFG_ALGO_NR ?
+			    algo_names[j->alt_algo] : "?";
+	char nov[32];
+	unsigned int rd;
+
+	if (o->nooverlap) {
+		snprintf(nov, sizeof(nov), "%s/nooverlap", aname);
+		aname = nov;
+	}
+
+	for (rd = 0; rd < o->rounds; rd++) {
+		r[rd] = lat[LIB_ALT][rd] / lat[LIB_DFG][rd];
+		m[rd] = lat[LIB_MPI][rd] / lat[LIB_ALT][rd];
+		fprintf(j->alt_rounds, "%s,%d,%s,%zu,%zu,%u,%s,%u,%.3f,%.3f,%.3f,%s,%s,%.4f,%.4f\n",
+			kind_names[k], j->n, o->label, size, blk, rd,
+			rd % 2 == 0 ? "mpi" : "alt", iters, lat[LIB_MPI][rd],
+			lat[LIB_DFG][rd], lat[LIB_ALT][rd], algo, aname, r[rd],
+			m[rd]);
+	}
+	rmin = rmax = r[0];
+	for (rd = 1; rd < o->rounds; rd++) {
+		rmin = fmin(rmin, r[rd]);
+		rmax = fmax(rmax, r[rd]);
+	}
+	f = bus_factor(k, j->n);
+	fprintf(j->alt_summary, "%s,%d,%s,%zu,%zu,%u,%u,%s,%s,%.3f,%.3f,%.4f,%.4f,%.4f,%.5g,%.5g,%.4f\n",
+		kind_names[k], j->n, o->label, size, blk, o->rounds, iters,
+		algo, aname, median(lat[LIB_DFG], o->rounds),
+		median(lat[LIB_ALT], o->rounds), median(r, o->rounds), rmin,
+		rmax, size / median(lat[LIB_DFG], o->rounds) * f,
+		size / median(lat[LIB_ALT], o->rounds) * f,
+		median(m, o->rounds));
+	fflush(j->alt_rounds);
+	fflush(j->alt_summary);
+	printf("%-14s N=%d %-7s %9zu B  %s %10.2f us  %s %10.2f us  %s/%s %.2f [%.2f..%.2f]\n",
+	       kind_names[k], j->n, o->label, size, algo,
+	       median(lat[LIB_DFG], o->rounds), aname,
+	       median(lat[LIB_ALT], o->rounds), aname, algo,
+	       median(r, o->rounds), rmin, rmax);
 }
 
 static int run_point(struct job *j, enum kind k, size_t size)
 {
 	const struct opts *o = j->o;
-	double t[2], cpu[2], ratio[ROUNDS_MAX], lat[2][ROUNDS_MAX];
+	double t[NLIBS], cpu[NLIBS], ratio[ROUNDS_MAX], lat[NLIBS][ROUNDS_MAX];
 	double cpc[2][ROUNDS_MAX], best;
 	unsigned int c = 1, iters, rd;
 	const char *algo = "?";
 	size_t blk;
-	int ret, a;
+	int ret, a, nlibs;
 
 	if (!geometry(k, size, j->n, &blk))
 		return 0;
+	nlibs = o->mpi_only ? 1 : alt_applies(j, k) ? 3 : 2;
+	t[LIB_DFG] = cpu[LIB_DFG] = NAN;
 	fill(j, k, size, blk);
 	/* Warm-up (first-touch, setup), then the calibration: the count
 	 * that makes the faster library's loop last min_time. Each count is
 	 * timed twice and the shorter kept, so that one slow moment of the
 	 * machine does not leave a point with a handful of iterations. */
-	ret = round_pair(j, k, size, blk, 2, true, t, cpu);
+	ret = round_libs(j, k, size, blk, 2, true, nlibs, t, cpu);
 	if (ret)
 		return ret;
 	for (;;) {
@@ -439,10 +574,11 @@ static int run_point(struct job *j, enum kind k, size_t size)
 
 		best = INFINITY;
 		for (tries = 0; tries < 2; tries++) {
-			ret = round_pair(j, k, size, blk, c, tries, t, cpu);
+			ret = round_libs(j, k, size, blk, c, tries,
+					 nlibs < 2 ? nlibs : 2, t, cpu);
 			if (ret)
 				return ret;
-			best = fmin(best, fmin(t[0], t[1]));
+			best = fmin(best, fmin(t[0], t[1]));	/* NAN: the other */
 		}
 		if (best >= o->min_time || c >= ITERS_MAX)
 			break;
@@ -455,15 +591,17 @@ static int run_point(struct job *j, enum kind k, size_t size)
 	for (rd = 0; rd < o->rounds; rd++) {
 		bool mpi_first = rd % 2 == 0;
 
-		ret = round_pair(j, k, size, blk, iters, mpi_first, t, cpu);
+		ret = round_libs(j, k, size, blk, iters, mpi_first, nlibs, t,
+				 cpu);
 		if (ret)
 			return ret;
-		a = dfg_coll_last_algo(j->team, dfg_kinds[k]);
+		a = j->dfg_algo;	/* not the -a loop's, which may run later */
 		algo = a >= 0 && a < DFG_ALGO_NR ? algo_names[a] : "?";
 		if (j->rank)
 			continue;
 		lat[0][rd] = t[0] / iters * 1e6;
 		lat[1][rd] = t[1] / iters * 1e6;
+		lat[2][rd] = nlibs > 2 ? t[2] / iters * 1e6 : 0;
 		cpc[0][rd] = cpu[0] / iters * 1e6;
 		cpc[1][rd] = cpu[1] / iters * 1e6;
 		ratio[rd] = t[0] / t[1];
@@ -494,6 +632,8 @@ static int run_point(struct job *j, enum kind k, size_t size)
 		printf("%-14s N=%d %-7s %9zu B  MPI %10.2f us  dfg %10.2f us  ratio %.2f [%.2f..%.2f]\n",
 		       kind_names[k], j->n, o->label, size, lm, ld,
 		       median(ratio, o->rounds), rmin, rmax);
+		if (nlibs > 2)
+			alt_report(j, k, size, blk, iters, algo, lat);
 		fflush(stdout);
 	}
 	return 0;
@@ -534,16 +674,26 @@ static FILE *open_csv(const char *prefix, const char *what,
 	return f;
 }
 
-static unsigned int parse_mask(const char *list)
+static bool pow2(size_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* -c LIST: NAME or NAME:MIN:MAX, comma-separated; 0 if malformed. */
+static unsigned int parse_mask(const char *list, struct opts *o)
 {
 	unsigned int mask = 0;
-	char *dup = strdup(list), *save = NULL, *tok;
+	char *dup = strdup(list), *save = NULL, *tok, *range, *end;
+	size_t lo, hi;
 	int k;
 
 	if (!dup)
 		return 0;
 	for (tok = strtok_r(dup, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
+		range = strchr(tok, ':');
+		if (range)
+			*range++ = '\0';
 		for (k = 0; k < NKINDS && strcmp(tok, kind_names[k]); k++)
 			;
 		if (k == NKINDS) {
@@ -551,28 +701,52 @@ static unsigned int parse_mask(const char *list)
 			break;
 		}
 		mask |= 1U << k;
+		if (!range)
+			continue;
+		lo = strtoul(range, &end, 0);
+		hi = *end == ':' ? strtoul(end + 1, &end, 0) : 0;
+		if (*end || !pow2(lo) || !pow2(hi) || hi < lo ||
+		    hi >= 1UL << 31) {
+			mask = 0;
+			break;
+		}
+		o->kmin[k] = lo;
+		o->kmax[k] = hi;
 	}
 	free(dup);
 	return mask;
+}
+
+static int parse_algo(const char *name)
+{
+	int a;
+
+	for (a = DFG_ALGO_AUTO + 1; a < DFG_ALGO_NR; a++)
+		if (!strcmp(name, algo_names[a]))
+			return a;
+	return -2;
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = {
 		.min = 8, .max = 1 << 20, .step = 2, .rounds = 5,
-		.min_time = 0.01, .mask = (1U << NKINDS) - 1,
+		.min_time = 0.01, .mask = (1U << NKINDS) - 1, .alt = -1,
 		.label = "default", .prefix = NULL,
 	};
-	struct job j = { .o = &o };
+	struct job j = { .o = &o, .dfg_algo = -1, .alt_algo = -1 };
 	int opt, ret = 0, k;
-	size_t size;
+	size_t size, bufmax;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &j.n);
-	while ((opt = getopt(argc, argv, "c:m:M:s:r:t:l:o:")) != -1) {
+	while ((opt = getopt(argc, argv, "a:c:m:M:s:r:t:l:o:OP")) != -1) {
 		switch (opt) {
-		case 'c': o.mask = parse_mask(optarg); break;
+		case 'P': o.mpi_only = true; break;
+		case 'O': o.nooverlap = true; break;
+		case 'a': o.alt = parse_algo(optarg); break;
+		case 'c': o.mask = parse_mask(optarg, &o); break;
 		case 'm': o.min = strtoul(optarg, NULL, 0); break;
 		case 'M': o.max = strtoul(optarg, NULL, 0); break;
 		case 's': o.step = strtoul(optarg, NULL, 0); break;
@@ -587,17 +761,22 @@ int main(int argc, char **argv)
 	if (!o.mask || !o.prefix || (o.step != 2 && o.step != 4) ||
 	    o.rounds < 1 || o.rounds > ROUNDS_MAX || !(o.min_time > 0) ||
 	    o.min < 1 || o.max < o.min || (o.min & (o.min - 1)) ||
-	    o.max >= 1UL << 31 || j.n < 2) {
+	    o.max >= 1UL << 31 || j.n < 2 || o.alt < -1 ||
+	    (o.nooverlap + (o.alt >= 0) + o.mpi_only > 1)) {
 		if (!j.rank)
-			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c allreduce,reduce_scatter,allgather,bcast,alltoall] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] -o PREFIX\n",
+			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier | -O | -P] -o PREFIX\n",
 				argv[0], ROUNDS_MAX);
 		MPI_Finalize();
 		return 2;
 	}
 	j.yield = mpi_yield_setting();
-	j.s = malloc(o.max);
-	j.r = malloc(o.max);
-	j.x = malloc(o.max);
+	bufmax = 0;
+	for (k = 0; k < NKINDS; k++)
+		if (o.mask & (1U << k) && kind_max(&o, k) > bufmax)
+			bufmax = kind_max(&o, k);
+	j.s = malloc(bufmax);
+	j.r = malloc(bufmax);
+	j.x = malloc(bufmax);
 	if (!j.s || !j.r || !j.x)
 		ret = -ENOMEM;
 	if (!ret && !j.rank) {
@@ -608,8 +787,16 @@ int main(int argc, char **argv)
 		if (!j.rounds || !j.summary)
 			ret = -EIO;
 	}
+	if (!ret && !j.rank && (o.alt >= 0 || o.nooverlap)) {
+		j.alt_rounds = open_csv(o.prefix, "alt_rounds",
+					"coll,nprocs,mpi_mode,bytes,block,round,first,iters,mpi_us,dfg_us,alt_us,dfg_algo,alt_algo,alt_over_dfg,mpi_over_alt");
+		j.alt_summary = open_csv(o.prefix, "alt_summary",
+					 "coll,nprocs,mpi_mode,bytes,block,rounds,iters,dfg_algo,alt_algo,dfg_us,alt_us,alt_over_dfg_med,alt_over_dfg_min,alt_over_dfg_max,dfg_busbw_MBps,alt_busbw_MBps,mpi_over_alt_med");
+		if (!j.alt_rounds || !j.alt_summary)
+			ret = -EIO;
+	}
 	ret = agree(ret);
-	if (!ret) {
+	if (!ret && !o.mpi_only) {
 		ret = dfg_team_from_mpi(MPI_COMM_WORLD, -1, &j.team);
 		if (ret && !j.rank)
 			fprintf(stderr, "coll_vs_mpi: dfg_team_from_mpi: %s\n",
@@ -617,7 +804,7 @@ int main(int argc, char **argv)
 		ret = agree(ret);
 	}
 	if (!ret) {
-		memset(j.s, 1, o.max);
+		memset(j.s, 1, bufmax);
 		if (!j.rank)
 			measure_memcpy(&j);
 		quiet_barrier();
@@ -625,7 +812,8 @@ int main(int argc, char **argv)
 	for (k = 0; k < NKINDS && !ret; k++) {
 		if (!(o.mask & (1U << k)))
 			continue;
-		for (size = o.min; size <= o.max && !ret; size *= o.step)
+		for (size = kind_min(&o, k); size <= kind_max(&o, k) && !ret;
+		     size *= o.step)
 			ret = run_point(&j, k, size);
 	}
 	if (ret && !j.rank)
@@ -636,6 +824,10 @@ int main(int argc, char **argv)
 		fclose(j.rounds);
 	if (j.summary)
 		fclose(j.summary);
+	if (j.alt_rounds)
+		fclose(j.alt_rounds);
+	if (j.alt_summary)
+		fclose(j.alt_summary);
 	free(j.s);
 	free(j.r);
 	free(j.x);
