@@ -10,7 +10,10 @@
  * element into an arena buffer and queues its descriptor for the
  * channel of the downstream instance the flow kind picks; if the element
  * is the buffer this set received and is working on, unchanged, that
- * buffer is forwarded instead of copied.
+ * buffer is forwarded instead of copied. Members with a step (map, filter
+ * without rejects; comp_run.h) that follow one another are called in
+ * turn from one frame (rt_steps()) rather than each from the emit of the
+ * one before.
  *
  * Descriptors (struct dfg_desc) carry a kind and the sending instance in
  * @flags (RUN_D_*), the element's tag or the blip's sequence in @tag.
