@@ -58,12 +58,15 @@ static const struct dfg_param_decl merge_decls[] = {
  *		element (dfg_expr_shape()): the element itself, or the
  *		constant @k; a map of $0 and a filter of a constant then do
  *		no work of their own but the emit
+ * @out:	a map's last element (its bytes in @env), valid until the
+ *		next one
  */
 struct xform {
 	struct dfg_expr		*expr;
 	struct dfg_expr_env	env;
 	enum dfg_expr_shape	shape;
 	struct dfg_expr_val	k;
+	struct dfg_elem		out;
 };
 
 static void xform_fini(struct dfg_comp *c)
@@ -127,20 +130,23 @@ static __attribute__((noinline)) int filter_eval(struct dfg_comp *c,
 	return dfg_expr_truth(&v);
 }
 
+/* Does @e pass? 1 or 0, or a negative errno. */
+static inline int filter_pass(struct dfg_comp *c, struct xform *x,
+			      const struct dfg_elem *e)
+{
+	if (x->shape == DFG_EXPR_CONST)
+		return dfg_expr_truth(&x->k);
+	return filter_eval(c, x, e);
+}
+
 static int filter_compute(struct dfg_comp *c, unsigned int port,
 			  const struct dfg_elem *e)
 {
-	struct xform *x = c->state;
-	int pass;
+	int pass = filter_pass(c, c->state, e);
 
 	(void)port;
-	if (x->shape == DFG_EXPR_CONST) {
-		pass = dfg_expr_truth(&x->k);
-	} else {
-		pass = filter_eval(c, x, e);
-		if (pass < 0)
-			return pass;
-	}
+	if (pass < 0)
+		return pass;
 	if (pass)
 		return __dfg_emit(c, 0, e);
 	if (dfg_comp_nr_out(c) > 1)	/* the rejects, if connected */
@@ -148,11 +154,19 @@ static int filter_compute(struct dfg_comp *c, unsigned int port,
 	return 0;
 }
 
+/* A filter without rejects: the element, or nothing. */
+static int filter_step(struct dfg_comp *c, const struct dfg_elem *e,
+		       const struct dfg_elem **out)
+{
+	*out = e;
+	return filter_pass(c, c->state, e);
+}
+
+/* The value of a map's expression for @e into x->out; 0 or -errno. */
 static __attribute__((noinline)) int map_eval(struct dfg_comp *c,
 					      struct xform *x,
 					      const struct dfg_elem *e)
 {
-	struct dfg_elem out = { .tag = e->tag };
 	struct dfg_expr_val v;
 	int ret;
 
@@ -161,9 +175,19 @@ static __attribute__((noinline)) int map_eval(struct dfg_comp *c,
 		ret = dfg_comp_error(c, -ENOMEM, "out of memory");
 	if (ret)
 		return ret;
-	out.data = v.s;
-	out.len = v.len;
-	return __dfg_emit(c, 0, &out);
+	x->out.data = v.s;
+	x->out.len = v.len;
+	x->out.tag = e->tag;
+	return 0;
+}
+
+static __attribute__((noinline)) int map_eval_emit(struct dfg_comp *c,
+						   struct xform *x,
+						   const struct dfg_elem *e)
+{
+	int ret = map_eval(c, x, e);
+
+	return ret ? ret : __dfg_emit(c, 0, &x->out);
 }
 
 static int map_compute(struct dfg_comp *c, unsigned int port,
@@ -174,7 +198,30 @@ static int map_compute(struct dfg_comp *c, unsigned int port,
 	(void)port;
 	if (x->shape == DFG_EXPR_LINE)
 		return __dfg_emit(c, 0, e);	/* the same pointer, length, tag */
-	return map_eval(c, x, e);
+	return map_eval_emit(c, x, e);
+}
+
+static __attribute__((noinline)) int map_eval_step(struct dfg_comp *c,
+						   struct xform *x,
+						   const struct dfg_elem *e,
+						   const struct dfg_elem **out)
+{
+	int ret = map_eval(c, x, e);
+
+	*out = &x->out;
+	return ret ? ret : 1;
+}
+
+static int map_step(struct dfg_comp *c, const struct dfg_elem *e,
+		    const struct dfg_elem **out)
+{
+	struct xform *x = c->state;
+
+	if (x->shape == DFG_EXPR_LINE) {
+		*out = e;		/* the same pointer, length, tag */
+		return 1;
+	}
+	return map_eval_step(c, x, e, out);
 }
 
 const struct dfg_comp_type comp_filter = {
@@ -202,6 +249,15 @@ const struct dfg_comp_type comp_map = {
 	.fini = xform_fini,
 	.compute = map_compute,
 };
+
+comp_step_fn comp_step_of(const struct dfg_comp_type *t, unsigned int nr_out)
+{
+	if (t == &comp_map)
+		return map_step;
+	if (t == &comp_filter && nr_out == 1)
+		return filter_step;
+	return NULL;
+}
 
 /* ---- split_words ------------------------------------------------------- */
 

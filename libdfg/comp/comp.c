@@ -161,6 +161,7 @@ int dfg_comp_create(const struct dfg_comp_type *t,
 	c->degree = a->degree ? a->degree : 1;
 	c->nr_params = a->nr_params;
 	c->emit = no_emit;
+	c->step = comp_step_of(t, a->nr_out);
 	c->name = strdup(a->name);
 	c->params = copy_params(a->params, a->nr_params);
 	c->ended = calloc(a->nr_in ? a->nr_in : 1, sizeof(*c->ended));
@@ -255,12 +256,17 @@ int dfg_comp_init(struct dfg_comp *c)
 int dfg_comp_compute(struct dfg_comp *c, unsigned int port,
 		     const struct dfg_elem *e)
 {
-	int saved = errno;
+	int *errp = &errno;	/* the thread's: looked up once per call */
+	int saved = *errp, ret;
 
 	if (c->phase != COMP_READY || port >= c->nr_in || !e ||
 	    c->ended[port] || !c->type->compute)
 		return -EINVAL;
-	return finish(c, c->type->compute(c, port, e), saved);
+	ret = c->type->compute(c, port, e);
+	if (__builtin_expect(ret < 0, 0))
+		return finish(c, ret, saved);
+	*errp = saved;
+	return ret;
 }
 
 /**

@@ -27,6 +27,10 @@ extern const struct dfg_comp_type comp_read_lines, comp_read_records,
 	comp_sort, comp_sort_external, comp_join, comp_aggregate, comp_count,
 	comp_exec;
 
+/* The step of an instance of @t with @nr_out outputs, or NULL
+ * (builtin_xform.c). */
+comp_step_fn comp_step_of(const struct dfg_comp_type *t, unsigned int nr_out);
+
 /*
  * A key: an expression over an element, compared as an integer (numeric)
  * or as bytes, ascending or descending.

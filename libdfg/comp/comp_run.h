@@ -20,6 +20,20 @@ enum comp_phase {
 	COMP_FAILED,	/* a callback failed; only destroy is left */
 };
 
+struct dfg_comp;
+
+/*
+ * A one-in, one-out step: what compute() would emit on output 0 for @e,
+ * without emitting it. Returns 1 with *@out the element to pass on (@e
+ * itself, or one the instance owns until its next call), 0 when nothing
+ * goes on, or a negative errno with the message on @c. Built-in map, and
+ * filter with its rejects not connected, have one (comp_step_of()), so
+ * that a run of them inside a set is called one after the other in one
+ * frame rather than each from the emit of the one before (set.c).
+ */
+typedef int (*comp_step_fn)(struct dfg_comp *c, const struct dfg_elem *e,
+			    const struct dfg_elem **out);
+
 /*
  * struct dfg_comp - an instance
  * @type:	its type (registered types are never freed)
@@ -28,6 +42,7 @@ enum comp_phase {
  * @params, @nr_params: copies of the parameters (one allocation, owned)
  * @state:	what init() made
  * @emit, @cookie: the executor's emit hook
+ * @step:	its step, or NULL: compute() is then the only way in
  * @phase:	COMP_*
  * @inited:	init() succeeded, so fini() is due
  * @ended:	per input: end_input() was called for it
@@ -46,6 +61,7 @@ struct dfg_comp {
 	void				*state;
 	dfg_emit_fn			emit;
 	void				*cookie;
+	comp_step_fn			step;
 	enum comp_phase			phase;
 	bool				inited;
 	bool				*ended;
@@ -72,6 +88,23 @@ static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
 			     c->ended[port] || !c->type->compute, 0))
 		return -EINVAL;
 	ret = c->type->compute(c, port, e);
+	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
+}
+
+/*
+ * The executor's call of @c's step (c->step set) for input @port: the
+ * checks of __dfg_comp_compute(), a failure the same way; *@e is the
+ * element given, and the one to pass on when it returns 1.
+ */
+static inline int __dfg_comp_step(struct dfg_comp *c, unsigned int port,
+				  const struct dfg_elem **e)
+{
+	int ret;
+
+	if (__builtin_expect(c->phase != COMP_READY || port >= c->nr_in ||
+			     c->ended[port], 0))
+		return -EINVAL;
+	ret = c->step(c, *e, e);
 	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
 }
 

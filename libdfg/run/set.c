@@ -10,7 +10,10 @@
  * element into an arena buffer and queues its descriptor for the
  * channel of the downstream instance the flow kind picks; if the element
  * is the buffer this set received and is working on, unchanged, that
- * buffer is forwarded instead of copied.
+ * buffer is forwarded instead of copied. Members with a step (map, filter
+ * without rejects; comp_run.h) that follow one another are called in
+ * turn from one frame (rt_steps()) rather than each from the emit of the
+ * one before.
  *
  * Descriptors (struct dfg_desc) carry a kind and the sending instance in
  * @flags (RUN_D_*), the element's tag or the blip's sequence in @tag.
@@ -137,6 +140,49 @@ static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
 	return 0;
 }
 
+/*
+ * @e into input @port of @t, which has a step, and on: the steps of a
+ * run of such members one after the other in this one frame, each on
+ * what the one before passed on, rather than each called from the emit of
+ * the one before, until one passes nothing, fails, or passes the element
+ * to a member without a step or out of the set. Each is the active
+ * member while its step runs, and its output port counts as its emit
+ * would; a failure is the same as through rt_call().
+ */
+static __attribute__((noinline)) int rt_steps(struct rt_member *t,
+					      unsigned int port,
+					      const struct dfg_elem *e)
+{
+	struct rt_set *s = t->set;
+	struct dfg_set_page *pg = s->page;
+	unsigned int prev = dfg_set_enter(pg, t->idx);
+	struct rt_port *p;
+	int r;
+
+	for (;;) {
+		r = __dfg_comp_step(t->c, port, &e);
+		if (__builtin_expect(r <= 0, 0))
+			break;
+		p = &t->out[0];
+		p->elems++;
+		p->bytes += e->len;
+		if (__builtin_expect(!p->to || !p->to->step, 0)) {
+			r = p->to ? rt_call(p->to, p->to_port, e) :
+				rt_emit_each(t, p, e);
+			if (r < 0)	/* as __dfg_emit() records it */
+				t->c->emit_err = r;
+			break;
+		}
+		port = p->to_port;
+		t = p->to;
+		dfg_set_leave(pg, t->idx);	/* t is the active one now */
+	}
+	dfg_set_leave(pg, prev);
+	if (__builtin_expect(r < 0, 0) && !s->failed)
+		s->failed = t;
+	return r < 0 ? r : 0;
+}
+
 static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 		   const struct dfg_elem *e)
 {
@@ -146,8 +192,11 @@ static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 	(void)c;
 	p->elems++;
 	p->bytes += e->len;
-	if (__builtin_expect(p->to != NULL, 1))
+	if (__builtin_expect(p->to != NULL, 1)) {
+		if (p->to->step)
+			return rt_steps(p->to, p->to_port, e);
 		return rt_call(p->to, p->to_port, e);
+	}
 	return rt_emit_each(m, p, e);
 }
 
@@ -183,6 +232,7 @@ static int setup_member(struct rt_set *s, unsigned int i)
 		return rt_fail(s, r, fc->name, "cannot create: %s",
 			       strerror(-r));
 	dfg_comp_set_emit(m->c, rt_emit, m);
+	m->step = m->c->step && fc->nout == 1;
 	m->out = calloc(fc->nout ? fc->nout : 1, sizeof(*m->out));
 	if (!m->out)
 		return rt_fail(s, -ENOMEM, fc->name, "out of memory");

@@ -45,9 +45,12 @@ struct rt_edge {
 struct rt_port {
 	struct rt_edge		*edge;
 	unsigned int		nr;
+	__u64			elems;
 	struct rt_member	*to;
 	unsigned int		to_port;
-	__u64			elems, bytes;
+	/* apart from @elems: next to it, gcc pairs the two counts into
+	 * vector instructions that take three times as many */
+	__u64			bytes;
 };
 
 struct rt_member {
@@ -58,6 +61,7 @@ struct rt_member {
 	struct rt_port		*out;		/* per output port */
 	unsigned int		nr_out;
 	struct run_comp_stats	*st;
+	bool			step;		/* has a step (comp_run.h) */
 	bool			root;
 	bool			root_eof;
 	bool			ckpt_asked;	/* root returned a ckpt blip */

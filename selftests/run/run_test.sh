@@ -50,7 +50,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..42"
+echo "1..45"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -346,6 +346,35 @@ ls ph.state >ph.files 2>&1
 rc=$?
 check "two phases, resume after kill in phase 1: same output ($(grep -c ckpt ph.files) checkpoint files)" \
 	"[ $rc = 0 ] && grep -q 's2.1.*ckpt' ph.files && cmp -s ph.a.out ph.ref && sort ph.b.out | cmp -s - ph.sorted"
+
+# Members with a step (map, filter without rejects) one after another
+# in a folded set are called in turn from one frame: values computed,
+# elements dropped, and a failure in the middle of the run names its
+# component and element, as when each is called from the one before.
+cat >steps.dot <<'G'
+digraph steps {
+	gen  [type=generate, count=30000, pattern="{} x"];
+	even [type=filter, expr="$1 % 2 == 0"];
+	half [type=map, expr="$1 / 2"];
+	big  [type=filter, expr="$0 >= 100"];
+	id   [type=map, expr="$0"];
+	out  [type=write_lines, file="steps.out"];
+	gen -> even -> half -> big -> id -> out;
+}
+G
+seq 100 14999 >steps.ref
+for fold in "" --no-fold; do
+	rm -f steps.out
+	"$dfg" run -q $fold steps.dot
+	rc=$?
+	check "map and filter steps, ${fold:-folded}: exit $rc, output = seq" \
+		"[ $rc = 0 ] && cmp -s steps.out steps.ref"
+done
+sed -e 's|expr="\$1 / 2"|expr="$1 / ($1 - 14)"|' steps.dot >steps-bad.dot
+"$dfg" run -q steps-bad.dot 2>steps-bad.log
+rc=$?
+check "a step that fails mid-run: exit $rc, its name, element and column" \
+	"[ $rc != 0 ] && grep -q 'half: element 8: col 4: division by zero' steps-bad.log && no_leftovers"
 
 # Many short graphs in a row: nothing leaks.
 cat >short.dot <<'G'
