@@ -287,10 +287,16 @@ G
 for mode in "--workers 2" --isolate; do
 	"$dfg" run -q --no-fold $mode long.dot 2>kill.err &
 	pid=$!
-	sleep 2
+	# A loaded host may take seconds to fork the sets: wait for them.
+	for _ in $(seq 300); do
+		[ -n "$(pgrep -P $pid)" ] && break
+		sleep 0.1
+	done
+	sleep 1
 	victim=$(pgrep -P $pid | tail -n 1)
-	kill -9 "$victim"
-	timeout 30 tail --pid=$pid -f /dev/null
+	[ -n "$victim" ] && kill -9 "$victim"
+	# Not ended 30 s after the kill: a failure, and no test left waiting.
+	timeout 30 tail --pid=$pid -f /dev/null || kill -9 $pid
 	wait $pid
 	rc=$?
 	check "killed worker, $mode: the run fails ($(cat kill.err))" \
