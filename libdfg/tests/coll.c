@@ -1188,6 +1188,21 @@ static void *hier_main(void *arg)
 		for (unsigned int r = 0; r < n; r++)
 			ref_fill(in[r], (b + 3) / 4, DFG_INT32, r, call);
 		ref_allgather(n, in, b, ref);
+		/* Forced flat on the same team: the same layout. */
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_DIRECT);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_DIRECT);
+		memset(rbuf, 0x3c, n * b);
+		ret = dfg_allgather(t, in[c->rank], rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b) ||
+		    dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) !=
+		    DFG_ALGO_DIRECT)
+			fail(c, "flat allgather on a hier team", ret);
+		ret = dfg_barrier(t);
+		if (ret || dfg_coll_last_algo(t, DFG_COLL_BARRIER) !=
+		    DFG_ALGO_DIRECT)
+			fail(c, "flat barrier on a hier team", ret);
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_AUTO);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_AUTO);
 		memset(rbuf, 0xa5, n * b);
 		ret = dfg_allgather(t, in[c->rank], rbuf, b);
 		if (ret || memcmp(ref, rbuf, n * b))
@@ -1479,6 +1494,7 @@ TEST_F_TIMEOUT(world, hier_death, 300)
 	/* ... in a hierarchical allgather and barrier */
 	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_ALLGATHER);
 	run_hier_in(_metadata, 5, hier_mix, true, 2, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 5, hier_mix, true, 1, DFG_COLL_ALLGATHER);
 	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_BARRIER);
 	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_BARRIER);
 }
