@@ -73,13 +73,13 @@ ctl=/run/hub-bench-ssh
 quick=${DFG_BENCH_QUICK:-}
 [ "$quick" = 0 ] && quick=
 scale=${DFG_BENCH_HUB_SCALE:-$([ -n "$quick" ] && echo 14 || echo 18)}
-# Rounds and batches keep the full run near 40 min on a loaded 2-core host
-# (R-MAT 18: ~3 s a batch under TCG; the quick run ~8 min).
-rounds=${DFG_BENCH_REPS:-$([ -n "$quick" ] && echo 2 || echo 3)}
-batches=$([ -n "$quick" ] && echo 8 || echo 16)
-# The apt graph's batches cost ~5x R-MAT 14's under TCG (sampling among
-# the tens of thousands of neighbours of libc6 and the like): fewer.
-apt_batches=${DFG_BENCH_HUB_APT_BATCHES:-$([ -n "$quick" ] && echo 4 || echo 8)}
+# Rounds and batches: a batch costs what its sampled nodes do (tens of ms
+# under TCG, more where norep reads remote nodes on demand), so a module
+# run's time is mostly the reload and the serve around it; 5 rounds of 32
+# batches take about 15 min on a quiet host (the quick run a few).
+rounds=${DFG_BENCH_REPS:-$([ -n "$quick" ] && echo 2 || echo 5)}
+batches=$([ -n "$quick" ] && echo 8 || echo 32)
+apt_batches=${DFG_BENCH_HUB_APT_BATCHES:-$batches}
 graphs=${DFG_BENCH_HUB_GRAPHS:-rmat apt}
 budget=${DFG_BENCH_HUB_BUDGET:-}
 threshold=${DFG_BENCH_HUB_THRESHOLD:-}
