@@ -3,25 +3,29 @@
 # which runs tools/bench/host.sh, which boots the two-node rig and runs tools/bench/hub.sh on node0
 graph rmat: dfg graph gen --scale 18 --seed 1; dfg graph partition -k 2
 graph apt: deb.debian.org_debian-security_dists_bookworm-security_main_binary-amd64_Packages.lz4 deb.debian.org_debian_dists_bookworm-updates_main_binary-amd64_Packages.lz4 deb.debian.org_debian_dists_bookworm_main_binary-amd64_Packages.lz4 (apt lists, 19620816 bytes compressed as stored); dfg graph partition -k 2
-command: dfg graph sample --fanout 10,5 --batch 64 --batches 16 (apt: 8) --seed 1 --verbose, with --rules none (norep, rep), r1,r2,r4 (local), all (r3); norep served with --no-replica; kv: dfg graph kv-serve on node1, dfg graph sample --kv 169.254.0.11:7469 --timeout 30000 --no-replica on node0
+command: dfg graph sample --fanout 10,5 --batch 64 --batches 32 (apt: 32) --seed 1 --verbose, with --rules none (norep, rep), r1,r2,r4 (local), all (r3); norep served with --no-replica; kv: dfg graph kv-serve on node1, dfg graph sample --kv 169.254.0.11:7469 --timeout 30000 --no-replica on node0
 configurations: norep/rdma rep/rdma local/rdma r3/rdma norep/tcp rep/tcp local/tcp r3/tcp kv
 r3 gate: the module's default, /sys/kernel/dfg/prefetch/traffic_threshold = 67108864 bytes/s
-rounds: 3, configuration order rotating; node0's dfg.ko and transport module reloaded before each module run (empty cache); every batch's hash checked equal across configurations
+rounds: 5, configuration order rotating; node0's dfg.ko and transport module reloaded before each module run (empty cache); every batch's hash checked equal across configurations
 K: 2 (K=4 needs 4 nodes: not booted by host.sh)
 largest R-MAT scale fitting the rig (estimate): 20
-duration_s: 1642
-date: 2026-11-28T15:36:59Z
-git: 53b129c (added by hand after the run: hub.sh wrote no commit line before the commit that publishes this file; the tree was clean at 53b129c)
+duration_s: 581
+date: 2026-11-28T18:33:27Z
+git: bad1f84
 kernel: Linux 6.1.0-56-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16) x86_64
+cpu: QEMU TCG CPU version 2.5+
 cpus: 1
+virt: guest (tools/vm/dfg-vm)
+dfg module: 0.9.0
+mitigations: mitigations=off
 # host contention over the run (tools/bench/host.sh):
-host_command: tools/bench/host.sh tools/bench/hub.sh 
-host_window_s: 1660.0 (from qemu seen to its last sample)
-host_qemu_cpu_s: 2103.6 (127% of one core)
-host_other_cpu_s: 21.0 (1.3% of one core)
-guest_busy_pct: 96.11
+host_command: tools/bench/host.sh tools/bench/host.sh --rig tools/bench/hub.sh 
+host_window_s: 601.7 (from qemu seen to its last sample)
+host_qemu_cpu_s: 763.8 (127% of one core)
+host_other_cpu_s: 25.0 (4.2% of one core)
+guest_busy_pct: 81.32
 guest_steal_pct: 0.00
-guest_loadavg_after: 0.97 0.98 0.89
-host_loadavg: before 0.56 1.00 1.23, after 1.37 1.37 1.31
+guest_loadavg_after: 0.96 0.87 0.49
+host_loadavg: before 0.82 1.12 1.33, after 1.57 1.47 1.41
 rule: publish only if other host processes used <= 10% of one core (DFG_BENCH_MAX_OTHER_CPU) and guest steal <= 2% (DFG_BENCH_MAX_STEAL)
 verdict: accepted
