@@ -156,12 +156,13 @@ static LIST_HEAD(dfg_pf_fifo);
 enum {
 	DFG_PF_HITS, DFG_PF_MISSES, DFG_PF_LOCAL, DFG_PF_REPLICA,
 	DFG_PF_BYTES, DFG_PF_READS, DFG_PF_INFLIGHT, DFG_PF_EVICTIONS,
-	DFG_PF_ERRORS, DFG_PF_SPEC_ISSUED, DFG_PF_SPEC_GATED, DFG_PF_NR_STATS,
+	DFG_PF_ERRORS, DFG_PF_SPEC_ISSUED, DFG_PF_SPEC_GATED, DFG_PF_PUTS,
+	DFG_PF_NR_STATS,
 };
 
 static const char * const dfg_pf_stat_names[DFG_PF_NR_STATS] = {
 	"hits", "misses", "local", "replica", "bytes", "reads", "inflight",
-	"evictions", "errors", "spec_issued", "spec_gated",
+	"evictions", "errors", "spec_issued", "spec_gated", "puts",
 };
 
 static u64 dfg_pf_stats[DFG_PF_NR_STATS];
@@ -910,6 +911,7 @@ void dfg_pf_read_done(struct dfg_pf_read *rd, int status)
 	} else {
 		r->e->filling = false;
 		dfg_pf_stats[DFG_PF_BYTES] += rd->len;
+		dfg_pf_stats[DFG_PF_PUTS]++;
 	}
 	dfg_pf_req_end(req, status);
 	spin_unlock(&dfg_pf_lock);

@@ -208,32 +208,6 @@ static const uint32_t *map_get(const struct map *m, uint64_t k)
 	return NULL;
 }
 
-/* Removes @k (backward-shift deletion: no tombstones). */
-static void map_del(struct map *m, uint64_t k)
-{
-	size_t i, j, h, mask = m->cap - 1;
-
-	if (!m->cap)
-		return;
-	i = mix64(k) & mask;
-	while (m->key[i] != k) {
-		if (m->key[i] == MAP_EMPTY)
-			return;
-		i = (i + 1) & mask;
-	}
-	for (j = (i + 1) & mask; m->key[j] != MAP_EMPTY; j = (j + 1) & mask) {
-		h = mix64(m->key[j]) & mask;
-		/* Move j's entry into the hole at i unless its home is in (i, j]. */
-		if (((j - h) & mask) >= ((j - i) & mask)) {
-			m->key[i] = m->key[j];
-			m->val[i] = m->val[j];
-			i = j;
-		}
-	}
-	m->key[i] = MAP_EMPTY;
-	m->n--;
-}
-
 static void map_free(struct map *m)
 {
 	free(m->key);
@@ -258,14 +232,17 @@ struct cand {
 /*
  * One prefetch buffer entry: a node's bytes. @ref: @data points into
  * memory that outlives the engine (the own partition, the replica, an
- * owner's image over files), not owned; else a copy (bytes from the
- * machine's cache, which may reuse them), owned.
+ * owner's image over files), not owned; else @data is @copy, the slot's
+ * own bytes (from the machine's cache, which may reuse them), kept
+ * allocated for the slot's next copy.
  */
 struct pbuf_ent {
 	uint64_t	key;
 	uint32_t	len;
+	uint32_t	copy_cap;
 	bool		ref;
 	const uint8_t	*data;
+	uint8_t		*copy;
 };
 
 /*
@@ -309,13 +286,23 @@ struct dfg_hub_engine {
 	const struct hub_fetch_ops *ext;
 	void			*ext_arg;
 
-	/* The prefetch buffer: a FIFO ring of entries, an index by key. */
+	/*
+	 * The prefetch buffer: 2-way set-associative, @pbuf_sets sets of
+	 * two entries (2 * @pbuf_sets of them), the older of a set replaced
+	 * (@pbuf_old: a bit per set, the way to replace next). A put and a
+	 * lookup are one hash and two compares: no index to keep.
+	 */
 	struct pbuf_ent		*pbuf;
-	uint32_t		pbuf_cap, pbuf_head, pbuf_n;
-	struct map		pbuf_idx;	/* key -> ring slot */
+	uint32_t		pbuf_sets;
+	uint8_t			*pbuf_old;
 
-	/* Keys R3 brought, for its hit count (cleared per batch). */
+	/*
+	 * Keys R3 brought (cleared per batch), for its hit count; each to
+	 * the index of its cache location in @r3_locv, or ~0 when none is
+	 * known (the request was not on the ring, or over files).
+	 */
 	struct map		r3_keys;
+	struct vec		r3_locv;
 
 	/* R3's requests in flight: the ring, its requests, their keys. */
 	struct io_uring		ring;
@@ -338,7 +325,6 @@ struct dfg_hub_engine {
 	struct vec		front, next;	/* frontier node IDs */
 	struct vec		froot, nroot;	/* their roots' indices */
 	struct vec		ids;		/* IDs of one request */
-	struct vec		r2s;		/* R2: a hub's sample */
 	uint8_t			*tmp;		/* one remote entry */
 	size_t			tmp_cap;
 
@@ -397,9 +383,13 @@ static int engine_alloc(const struct dfg_hub_opts *opts,
 	e->o = *opts;
 	if (!e->o.decay)
 		e->o.decay = 0.5;
-	e->pbuf_cap = e->o.buf_entries ? e->o.buf_entries : 4096;
-	e->pbuf = calloc(e->pbuf_cap, sizeof(*e->pbuf));
-	if (!e->pbuf) {
+	e->pbuf_sets = e->o.buf_entries > 1 ? e->o.buf_entries / 2 :
+		       e->o.buf_entries ? 1 : 2048;
+	e->pbuf = calloc((size_t)e->pbuf_sets * 2, sizeof(*e->pbuf));
+	e->pbuf_old = calloc(e->pbuf_sets, 1);
+	if (!e->pbuf || !e->pbuf_old) {
+		free(e->pbuf);
+		free(e->pbuf_old);
 		free(e);
 		return -ENOMEM;
 	}
@@ -416,7 +406,7 @@ static int engine_alloc(const struct dfg_hub_opts *opts,
 	e->froot = VEC(uint32_t);
 	e->nroot = VEC(uint32_t);
 	e->ids = VEC(uint64_t);
-	e->r2s = VEC(uint64_t);
+	e->r3_locv = VEC(struct dfg_pf_loc);
 	e->cand = VEC(struct cand);
 	*out = e;
 	return 0;
@@ -598,13 +588,13 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 	free(e->imgs);
 	free(e->views);
 	free(e->part_base);
-	for (i = 0; i < e->pbuf_cap; i++)
-		if (!e->pbuf[i].ref)
-			free((void *)e->pbuf[i].data);
+	for (i = 0; i < e->pbuf_sets * 2; i++)
+		free(e->pbuf[i].copy);
 	free(e->pbuf);
-	map_free(&e->pbuf_idx);
+	free(e->pbuf_old);
 	map_free(&e->sim_cache);
 	map_free(&e->r3_keys);
+	free(e->r3_locv.p);
 	map_free(&e->nb_idx);
 	map_free(&e->node_idx);
 	free(e->nb.p);
@@ -620,7 +610,6 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 	free(e->froot.p);
 	free(e->nroot.p);
 	free(e->ids.p);
-	free(e->r2s.p);
 	free(e->cand.p);
 	map_free(&e->picked);
 	free(e->tmp);
@@ -643,59 +632,75 @@ void dfg_hub_engine_stats(const struct dfg_hub_engine *e,
 
 /* ---- the prefetch buffer (323) ---- */
 
+/* The first lines of @len bytes at @p into the CPU's cache. */
+static void touch(const void *p, uint32_t len)
+{
+	uint32_t o;
+
+	for (o = 0; o < len && o < 256; o += 64)
+		__builtin_prefetch((const uint8_t *)p + o);
+}
+
+/* The set of @key: its two entries. */
+static struct pbuf_ent *pbuf_set(const struct dfg_hub_engine *e, uint64_t key)
+{
+	return &e->pbuf[(mix64(key) % e->pbuf_sets) * 2];
+}
+
 static const struct pbuf_ent *pbuf_get(const struct dfg_hub_engine *e,
 				       uint64_t key)
 {
-	const uint32_t *slot = map_get(&e->pbuf_idx, key);
+	const struct pbuf_ent *s = pbuf_set(e, key);
 
-	return slot ? &e->pbuf[*slot] : NULL;
+	if (s[0].data && s[0].key == key)
+		return &s[0];
+	if (s[1].data && s[1].key == key)
+		return &s[1];
+	return NULL;
 }
 
 /*
- * @len bytes of @key into the buffer, evicting the oldest. Bytes that
- * stay where they are (@stable: this machine's partition or replica) are
- * referenced, and their first lines brought into the CPU's cache (the
- * software form of the patent's DDR-to-buffer move: the bytes are in
- * this machine's memory already, a copy would only cost); others copied.
+ * @len bytes of @key into the buffer, replacing the older entry of its
+ * set. Bytes that stay where they are (@stable: this machine's partition
+ * or replica) are referenced, and their first lines brought into the
+ * CPU's cache (the software form of the patent's DDR-to-buffer move: the
+ * bytes are in this machine's memory already, a copy would only cost);
+ * others copied into the entry's own room.
  */
 static int pbuf_put(struct dfg_hub_engine *e, uint64_t key, const void *data,
 		    uint32_t len, bool stable)
 {
-	struct pbuf_ent *pe;
-	uint8_t *copy;
-	uint32_t *v, o;
-	bool found;
+	struct pbuf_ent *s, *pe;
+	uint32_t set;
 
 	if (pbuf_get(e, key))
 		return 0;
-	pe = &e->pbuf[e->pbuf_head];
-	if (pe->data) {
-		map_del(&e->pbuf_idx, pe->key);
-		if (!pe->ref)
-			free((void *)pe->data);
-		pe->data = NULL;
-		e->pbuf_n--;
-	}
+	s = pbuf_set(e, key);
+	set = (uint32_t)((s - e->pbuf) / 2);
+	pe = &s[e->pbuf_old[set]];
+	e->pbuf_old[set] ^= 1;
+	pe->data = NULL;
 	if (stable) {
 		pe->data = data;
-		for (o = 0; o < len && o < 256; o += 64)
-			__builtin_prefetch((const uint8_t *)data + o);
+		touch(data, len);
 	} else {
-		copy = malloc(len ? len : 1);
-		if (!copy)
-			return -ENOMEM;
-		memcpy(copy, data, len);
-		pe->data = copy;
+		if (pe->copy_cap < len) {
+			uint8_t *c = realloc(pe->copy, len);
+
+			if (!c)
+				return -ENOMEM;
+			pe->copy = c;
+			pe->copy_cap = len;
+		}
+		if (len)
+			memcpy(pe->copy, data, len);
+		/* Never NULL: data marks the entry used. */
+		pe->data = pe->copy ? pe->copy : (const uint8_t *)pe;
 	}
 	pe->ref = stable;
 	pe->len = len;
 	pe->key = key;
-	v = map_slot(&e->pbuf_idx, key, &found);
-	if (!v)
-		return -ENOMEM;
-	*v = e->pbuf_head;
-	e->pbuf_head = (e->pbuf_head + 1) % e->pbuf_cap;
-	e->pbuf_n++;
+	e->st.buf_puts++;
 	return 0;
 }
 
@@ -753,14 +758,17 @@ static void count_remote(struct dfg_hub_engine *e, uint64_t key, bool hit,
 
 /*
  * What a speculative request of @n entries (@ids, @what) answered
- * (@res, @l): reads and hits counted, its keys kept for r3_hits, gated
- * entries counted. A failure counts nothing (see the header).
+ * (@res, @l): reads and hits counted, its keys kept for r3_hits with
+ * their cache locations (a demand read copies them from there without
+ * asking the module again), gated entries counted. A failure counts
+ * nothing (see the header).
  */
 static int r3_done(struct dfg_hub_engine *e, const uint64_t *ids,
 		   const struct dfg_pf_loc *l, size_t n, unsigned int what,
 		   int res)
 {
 	bool found;
+	uint32_t *v;
 	size_t i;
 
 	if (res < 0)
@@ -775,8 +783,10 @@ static int r3_done(struct dfg_hub_engine *e, const uint64_t *ids,
 		if (l[i].where != DFG_PF_IN_CACHE)
 			continue;
 		count_remote(e, key, l[i].hit, true);
-		if (!map_slot(&e->r3_keys, key, &found))
+		v = map_slot(&e->r3_keys, key, &found);
+		if (!v || vec_push(&e->r3_locv, &l[i], 1))
 			return -ENOMEM;
+		*v = (uint32_t)(e->r3_locv.n - 1);
 	}
 	return 0;
 }
@@ -975,6 +985,50 @@ static int fetch_ext(struct dfg_hub_engine *e, unsigned int what,
 }
 
 /*
+ * Demand entries among miss_ids that R3 brought into the machine's cache
+ * in this batch, its request reaped: copied from where its completion
+ * said, no PREFETCH. What is left (not R3's, or its bytes reused since:
+ * -ESTALE) stays in miss_ids and miss_slot for the module.
+ */
+static int from_r3(struct dfg_hub_engine *e, unsigned int what, sink_fn sink)
+{
+	uint64_t *ids = e->miss_ids.p;
+	uint32_t *slot = e->miss_slot.p;
+	size_t i, left = 0;
+	int ret;
+
+	if (!e->r3_locv.n)
+		return 0;
+	for (i = 0; i < e->miss_ids.n; i++) {
+		uint64_t key = kkey(ids[i], what);
+		const uint32_t *v = map_get(&e->r3_keys, key);
+		const struct dfg_pf_loc *l;
+
+		ret = -ESTALE;
+		if (v && *v != ~0U) {
+			l = &VAT(&e->r3_locv, struct dfg_pf_loc, *v);
+			ret = tmp_room(e, l->len);
+			if (!ret)
+				ret = dfg_hub_cache_copy(e->hub, l, e->tmp);
+			e->sink_stable = false;
+			if (!ret)
+				ret = sink(e, slot[i], e->tmp, l->len);
+		}
+		if (!ret) {
+			count_remote(e, key, true, false);
+			continue;
+		}
+		if (ret != -ESTALE)
+			return ret;
+		ids[left] = ids[i];
+		slot[left++] = slot[i];
+	}
+	e->miss_ids.n = left;
+	e->miss_slot.n = left;
+	return 0;
+}
+
+/*
  * Remote entries of one fetch (miss_ids, miss_slot) from their owners:
  * PREFETCH in chunks and a copy out of the cache, or the owners' files.
  */
@@ -992,14 +1046,21 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 		return 0;
 	if (e->ext)
 		return fetch_ext(e, what, sink, r3);
-	e->st.remote_calls++;
-	if (e->hub && r3)
+	if (e->hub && r3) {
+		e->st.remote_calls++;
 		return r3_send(e, ids, n, what);
+	}
 	if (e->hub) {
 		ret = r3_before(e, ids, n, what);
+		if (!ret)
+			ret = from_r3(e, what, sink);
 		if (ret)
 			return ret;
+		n = e->miss_ids.n;
+		if (!n)
+			return 0;
 	}
+	e->st.remote_calls++;
 	if (!e->hub) {
 		for (i = 0; i < n; i++) {
 			const struct hub_view *ov = owner_view(e, ids[i]);
@@ -1013,8 +1074,10 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 				return -ENOMEM;
 			count_remote(e, key, found, r3);
 			if (r3) {
-				if (!map_slot(&e->r3_keys, key, &found))
+				v = map_slot(&e->r3_keys, key, &found);
+				if (!v)
 					return -ENOMEM;
+				*v = ~0U;
 				continue;
 			}
 			/* An owner's image: loaded for the engine's life. */
@@ -1088,11 +1151,14 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 }
 
 /*
- * Read @what of @n nodes: buffer, own, replica, else remote (one request
+ * Read @what of @n nodes: own, buffer, replica, else remote (one request
  * for all of them). Each entry goes to @sink as (index, bytes). @demand:
  * the pipeline's read (counted as local, replica, buffer hit), not a
- * rule's. With @r3, only remote entries are requested (into the cache)
- * and nothing reaches the sink.
+ * rule's. A rule's own nodes are only touched (brought into the CPU's
+ * cache): a buffer entry for bytes one row lookup away would cost more
+ * than it saves; replica entries save the demand read its search, remote
+ * ones the trip. With @r3, only remote entries are requested (into the
+ * cache) and nothing reaches the sink.
  */
 static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		 unsigned int what, sink_fn sink, bool demand, bool r3)
@@ -1109,6 +1175,22 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 
 		if (e->id_end && ids[i] >= e->id_end)
 			return -ERANGE;
+		if (hub_view_own(e->own, ids[i])) {
+			if (r3)
+				continue;
+			if (hub_view_ref(e->own, ids[i], what, &ref))
+				return -EPROTO;
+			if (!demand) {
+				touch(ref.data, ref.len);
+				continue;
+			}
+			e->st.local++;
+			e->sink_stable = true;
+			ret = sink(e, s, ref.data, ref.len);
+			if (ret)
+				return ret;
+			continue;
+		}
 		if (!r3) {
 			pe = pbuf_get(e, kkey(ids[i], what));
 			if (pe) {
@@ -1123,12 +1205,7 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		if (!hub_view_ref(e->own, ids[i], what, &ref)) {
 			if (r3)
 				continue;
-			if (!demand)
-				;
-			else if (ref.where == DFG_PF_IN_PART)
-				e->st.local++;
-			else
-				e->st.replica++;
+			e->st.replica += demand;
 			e->sink_stable = true;
 			ret = sink(e, s, ref.data, ref.len);
 			if (ret)
@@ -1457,90 +1534,108 @@ static bool own_hub(const struct dfg_hub_engine *e, uint64_t id)
 }
 
 /*
- * R2: remote hubs next to own hub @h held in the replica, into the
- * buffer. Those the next hop samples from @h, when it was sampled at hop
- * 0 in frontier slot @slot (claims 3/8): the sample computed as the
- * pipeline will, so the buffer takes what the batch reads, not every
- * remote neighbour of a hub that may have tens of thousands (R-MAT 18:
- * 150 000 entries a batch for a buffer of 4096, all evicted unread).
- * With @slot ~0 (at root selection, para. 76/79, or with one hop) no
- * sample of @h is known yet: all of them.
+ * R2's puts: of @n nodes, those in the replica into the buffer (their
+ * attributes, which the batch reads, and their lists if a later hop
+ * expands them), each found in the replica once.
  */
-static int rule_r2(struct dfg_hub_engine *e, uint64_t batch, uint64_t h,
-		   uint64_t slot)
+static int r2_put(struct dfg_hub_engine *e, const uint64_t *ids, size_t n)
 {
 	struct dfg_hub_ref ref;
-	const uint64_t *nb, *rnb;
-	uint32_t i, n, rn;
-	uint64_t root;
+	size_t i;
+	int64_t r;
 	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (hub_view_own(e->own, ids[i]))
+			continue;
+		r = hub_view_rep(e->own, ids[i]);
+		if (r < 0)
+			continue;
+		e->st.r2++;
+		hub_view_rep_ref(e->own, (uint64_t)r, DFG_PF_ATTRS, &ref);
+		ret = pbuf_put(e, kkey(ids[i], DFG_PF_ATTRS), ref.data,
+			       ref.len, true);
+		if (!ret && e->o.hops > 2) {
+			hub_view_rep_ref(e->own, (uint64_t)r, DFG_PF_NBRS,
+					 &ref);
+			ret = pbuf_put(e, kkey(ids[i], DFG_PF_NBRS), ref.data,
+				       ref.len, true);
+		}
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * R2 with no sample of own hub @h known (at root selection, para. 76/79,
+ * or with one hop): every remote hub next to @h held in the replica.
+ * Claims 3/8's R2, an own hub sampled at hop 0, is r2_put() of what hop 1
+ * samples from it (hop_run()): what the batch reads, not every remote
+ * neighbour of a hub that may have tens of thousands (R-MAT 18: 150 000
+ * entries a batch for a buffer of 4096, all evicted unread), and drawn
+ * once, not once for the rule and again for the hop.
+ */
+static int rule_r2(struct dfg_hub_engine *e, uint64_t h)
+{
+	struct dfg_hub_ref ref;
 
 	if (hub_view_ref(e->own, h, DFG_PF_NBRS, &ref))
 		return 0;
-	nb = ref.data;
-	n = ref.len / 8;
-	if (slot != ~0ULL && e->o.hops > 1) {
-		root = e->roots[VAT(&e->nroot, uint32_t, slot)];
-		rnb = nbrs_of(e, root, &rn);
-		e->r2s.n = 0;
-		ret = sample(e, batch, 1, slot, root, rnb, rn, nb, n, &e->r2s);
-		if (ret)
-			return ret;
-		nb = e->r2s.p;
-		n = (uint32_t)e->r2s.n;
-	}
-	e->ids.n = 0;
-	for (i = 0; i < n; i++) {
-		if (hub_view_own(e->own, nb[i]) || hub_view_rep(e->own, nb[i]) < 0)
-			continue;
-		ret = vec_push(&e->ids, &nb[i], 1);
-		if (ret)
-			return ret;
-	}
-	e->st.r2 += e->ids.n;
-	ret = to_pbuf(e, e->ids.p, e->ids.n, DFG_PF_NBRS);
-	if (!ret)
-		ret = to_pbuf(e, e->ids.p, e->ids.n, DFG_PF_ATTRS);
-	return ret;
+	return r2_put(e, ref.data, ref.len / 8);
 }
 
-/* Rules at root selection: R1, R2 (para. 76 variant), R4. */
-static int rules_root(struct dfg_hub_engine *e, uint64_t batch,
-		      unsigned int ri, uint64_t r)
+/*
+ * Rules of root @r (frontier slot @ri) once hop 0 has sampled its
+ * neighbours (@pick, @np of them; the sample R4 and R1 would compute is
+ * this one, so it is not drawn twice): if @r is an own node next to an
+ * own hub, R1 the own hubs among them (lists and attributes, bounded like
+ * R2 to what the batch reads: a root of R-MAT 18 has up to thousands of
+ * hubs next to it, of which hop 0 samples ten), R2's para. 76 variant
+ * every remote hub next to an own hub of @r, R4 the attributes of them
+ * all.
+ */
+static int rules_root(struct dfg_hub_engine *e, uint64_t r,
+		      const uint64_t *pick, size_t np)
 {
-	uint32_t n, i;
+	bool on_root = (e->o.rules & DFG_HUB_R2) &&
+		       (e->o.flags & DFG_HUB_F_R2_ON_ROOT);
+	struct vec hubs = VEC(uint64_t);
 	const uint64_t *nb;
-	struct vec tmp = VEC(uint64_t), hubs = VEC(uint64_t);
+	uint32_t n, i;
+	bool near = false;
 	int ret = 0;
 
 	if (!hub_view_own(e->own, r))
 		return 0;
 	nb = nbrs_of(e, r, &n);
-	for (i = 0; i < n && !ret; i++)
-		if (own_hub(e, nb[i]))
+	for (i = 0; i < n && !ret && (!near || on_root); i++) {
+		if (!own_hub(e, nb[i]))
+			continue;
+		near = true;
+		if (on_root)
 			ret = vec_push(&hubs, &nb[i], 1);
-	if (ret || !hubs.n)
+	}
+	if (ret || !near)
 		goto out;
-	if (e->o.rules & DFG_HUB_R1) {
+	for (i = 0; i < hubs.n && !ret; i++)
+		ret = rule_r2(e, VAT(&hubs, uint64_t, i));
+	if (!ret && (e->o.rules & DFG_HUB_R1)) {
+		hubs.n = 0;
+		for (i = 0; i < np && !ret; i++)
+			if (own_hub(e, pick[i]))
+				ret = vec_push(&hubs, &pick[i], 1);
 		e->st.r1 += hubs.n;
-		ret = to_pbuf(e, hubs.p, hubs.n, DFG_PF_NBRS);
+		if (!ret)
+			ret = to_pbuf(e, hubs.p, hubs.n, DFG_PF_NBRS);
 		if (!ret)
 			ret = to_pbuf(e, hubs.p, hubs.n, DFG_PF_ATTRS);
 	}
-	if ((e->o.rules & DFG_HUB_R2) && (e->o.flags & DFG_HUB_F_R2_ON_ROOT))
-		for (i = 0; i < hubs.n && !ret; i++)
-			ret = rule_r2(e, batch, VAT(&hubs, uint64_t, i),
-				      ~0ULL);
 	if (!ret && (e->o.rules & DFG_HUB_R4)) {
-		/* nb stays valid: buffer reads do not touch e->nb. */
-		ret = sample(e, batch, 0, ri, r, nb, n, nb, n, &tmp);
-		if (!ret) {
-			e->st.r4 += tmp.n;
-			ret = to_pbuf(e, tmp.p, tmp.n, DFG_PF_ATTRS);
-		}
+		e->st.r4 += np;
+		ret = to_pbuf(e, pick, np, DFG_PF_ATTRS);
 	}
 out:
-	free(tmp.p);
 	free(hubs.p);
 	return ret;
 }
@@ -1633,6 +1728,7 @@ static void batch_reset(struct dfg_hub_engine *e)
 	map_clear(&e->nb_idx);
 	map_clear(&e->node_idx);
 	map_clear(&e->r3_keys);
+	e->r3_locv.n = 0;
 	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
 		e->pairs[h].n = 0;
 	e->front.n = 0;
@@ -1653,13 +1749,6 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 	ret = acquire(e, e->front.p, e->front.n);
 	if (ret)
 		return ret;
-	if (h == 0 && (e->o.rules & (DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4)))
-		for (s = 0; s < e->front.n; s++) {
-			ret = rules_root(e, batch, (unsigned int)s,
-					 VAT(&e->front, uint64_t, s));
-			if (ret)
-				return ret;
-		}
 	e->next.n = 0;
 	e->nroot.n = 0;
 	for (s = 0; s < e->front.n; s++) {
@@ -1684,12 +1773,22 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 			if (!ret)
 				ret = vec_push(&e->nroot, &ri, 1);
 		}
+		if (!ret && h == 0 &&
+		    (e->o.rules & (DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4)))
+			ret = rules_root(e, x, &VAT(&e->next, uint64_t, before),
+					 e->next.n - before);
+		/* R2 (claims 3/8): an own hub sampled from an own root. */
+		if (!ret && h == 1 && (e->o.rules & DFG_HUB_R2) &&
+		    !(e->o.flags & DFG_HUB_F_R2_ON_ROOT) &&
+		    hub_view_own(e->own, e->roots[ri]) && own_hub(e, x))
+			ret = r2_put(e, &VAT(&e->next, uint64_t, before),
+				     e->next.n - before);
 		if (ret)
 			return ret;
 	}
 	e->st.sampled += e->next.n;
-	/* R2 (claims 3/8): own hubs sampled one hop from the root. */
-	if (h == 0 && (e->o.rules & DFG_HUB_R2) &&
+	/* R2 (claims 3/8) with one hop: no next hop's sample to bound it. */
+	if (h == 0 && e->o.hops == 1 && (e->o.rules & DFG_HUB_R2) &&
 	    !(e->o.flags & DFG_HUB_F_R2_ON_ROOT))
 		for (s = 0; s < e->next.n; s++) {
 			uint64_t y = VAT(&e->next, uint64_t, s);
@@ -1697,7 +1796,7 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 			if (hub_view_own(e->own, e->roots[VAT(&e->nroot,
 							    uint32_t, s)]) &&
 			    own_hub(e, y)) {
-				ret = rule_r2(e, batch, y, s);
+				ret = rule_r2(e, y);
 				if (ret)
 					return ret;
 			}

@@ -40,6 +40,10 @@ int hub_view_ref(const struct hub_view *v, uint64_t id, unsigned int what,
 /* Index of @id in the replica, or -1. */
 int64_t hub_view_rep(const struct hub_view *v, uint64_t id);
 
+/* The bytes of replica entry @r (an index hub_view_rep() gave). */
+void hub_view_rep_ref(const struct hub_view *v, uint64_t r, unsigned int what,
+		      struct dfg_hub_ref *ref);
+
 static inline bool hub_view_own(const struct hub_view *v, uint64_t id)
 {
 	return id - v->h->node_first < v->h->node_count;

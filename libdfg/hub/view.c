@@ -104,6 +104,19 @@ int64_t hub_view_rep(const struct hub_view *v, uint64_t id)
 	return -1;
 }
 
+void hub_view_rep_ref(const struct hub_view *v, uint64_t r, unsigned int what,
+		      struct dfg_hub_ref *ref)
+{
+	ref->where = DFG_PF_IN_REPLICA;
+	if (what == DFG_PF_NBRS) {
+		ref->data = v->rep_col + v->rep_row[r];
+		ref->len = (uint32_t)((v->rep_row[r + 1] - v->rep_row[r]) * 8);
+	} else {
+		ref->data = v->rep_feat + r * v->h->feat_bytes;
+		ref->len = v->h->feat_bytes;
+	}
+}
+
 int hub_view_ref(const struct hub_view *v, uint64_t id, unsigned int what,
 		 struct dfg_hub_ref *ref)
 {

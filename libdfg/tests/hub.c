@@ -380,9 +380,13 @@ static void expect_batch(struct __test_metadata *_metadata,
 			hubs += file_hub(f, nb[j]);
 		if (!hubs)
 			continue;
-		x->r1 += hubs;
-		for (j = 0; j < b->edges[0]; j++)
-			picked += h0[2 * j] == i;
+		/* R1: the own hubs hop 0 sampled from it; R4: all it sampled. */
+		for (j = 0; j < b->edges[0]; j++) {
+			if (h0[2 * j] != i)
+				continue;
+			picked++;
+			x->r1 += file_hub(f, nodes[h0[2 * j + 1]]);
+		}
 		x->r4 += picked;
 	}
 	/*

@@ -393,6 +393,7 @@ static void pf_step_fetch(int fd, struct io_uring *ring,
 {
 	__u64 miss0 = pf_stat("misses"), hit0 = pf_stat("hits");
 	__u64 bytes0 = pf_stat("bytes"), loc0 = pf_stat("local"), rep0;
+	__u64 put0 = pf_stat("puts");
 	struct dfg_pf_loc out[4];
 	__u64 rep_bytes;
 	int want = pf_remote(1500, 300, &rep_bytes), ret;
@@ -413,6 +414,9 @@ static void pf_step_fetch(int fd, struct io_uring *ring,
 	       pf_stat("misses") - miss0, want, pf_stat("bytes") - bytes0,
 	       rep_bytes);
 	pf_tap(pf_stat("inflight") == 0, "no read in flight after the CQE");
+	/* An entry is put once its read completed; empty lists are none. */
+	pf_tap(pf_stat("puts") - put0 == (__u64)ret,
+	       "puts +%llu (want %d, the reads)", pf_stat("puts") - put0, ret);
 
 	ret = pf_fetch(fd, ring, DFG_PATH_INLINE, m, 1500, 300,
 		       DFG_PF_IN_CACHE, 1, &ok);

@@ -14,6 +14,11 @@
 #		or /var/lib/dpkg/status when there are none (the .cmd says
 #		which)
 # DFG_BENCH_HUB_GRAPHS picks some ("rmat", "apt"; default both).
+# DFG_BENCH_HUB_BUDGET (bytes, or a share such as 50%: dfg graph
+# partition --replica-budget) replicates only part of the hubs; the run
+# prints, per graph, the replicated share of a 1-hop halo beside the
+# median batch of each replicated configuration (also in hub_graphs.csv
+# and hub_summary.csv).
 #
 # Configurations, 2-hop mini-batches (fan-outs 10,5, 64 roots):
 #   norep	no replication: every remote node read from its owner on
@@ -324,6 +329,15 @@ awk -F, -v entries="${entries[*]}" -v first="${transports[0]}" '
 		} }' "$csv" >"$out/hub_summary.csv" || exit 1
 column -s, -t "$out/hub_summary.csv" | sed 's/^/# /'
 column -s, -t "$gcsv" | sed 's/^/# /'
+# The replica against the batch: per graph, the replicated share of a
+# 1-hop halo (nodes, bytes; under DFG_BENCH_HUB_BUDGET's budget, or all
+# of the hubs) beside the median batch of each configuration with it.
+awk -F, -v budget="${budget:-none (every hub)}" '
+	FNR == 1 { f++; next }
+	f == 1 { share[$1] = sprintf("%.1f%% of a 1-hop halo'"'"'s nodes, %.1f%% of its bytes", $10, $11) }
+	f == 2 && $3 != "norep" && $3 != "kv" { t[$1] = t[$1] sprintf(" %s/%s %.1f ms", $3, $2, $4 / 1000) }
+	END { for (g in share) printf "# replica budget %s: %s: replicated %s; batch median%s\n", budget, g, share[g], t[g] }' \
+	"$gcsv" "$out/hub_summary.csv"
 
 # The largest R-MAT scale the rig holds (an estimate): node0 builds and
 # partitions the whole graph (the file, METIS's copy and the partitions:

@@ -403,12 +403,13 @@ static void print_stats(const struct dfg_hub_stats *st, unsigned int batches,
 	printf("batches %llu roots %llu sampled %llu nodes %llu\n",
 	       (unsigned long long)st->batches, (unsigned long long)st->roots,
 	       (unsigned long long)st->sampled, (unsigned long long)st->nodes);
-	printf("local %llu replica %llu buffer %llu remote %llu cache %llu calls %llu\n",
+	printf("local %llu replica %llu buffer %llu remote %llu cache %llu calls %llu puts %llu\n",
 	       (unsigned long long)st->local, (unsigned long long)st->replica,
 	       (unsigned long long)st->buf_hits,
 	       (unsigned long long)st->remote,
 	       (unsigned long long)st->cache_hits,
-	       (unsigned long long)st->remote_calls);
+	       (unsigned long long)st->remote_calls,
+	       (unsigned long long)st->buf_puts);
 	printf("r1 %llu r2 %llu r3 %llu r3_nodes %llu r3_hits %llu r3_gated %llu r4 %llu\n",
 	       (unsigned long long)st->r1, (unsigned long long)st->r2,
 	       (unsigned long long)st->r3, (unsigned long long)st->r3_nodes,

@@ -20,7 +20,7 @@ static const char *const sysfs_top[] = {
  */
 static const char *const sysfs_prefetch[] = {
 	"hits", "misses", "local", "replica", "bytes", "reads", "inflight",
-	"evictions", "errors", "spec_issued", "spec_gated",
+	"evictions", "errors", "spec_issued", "spec_gated", "puts",
 	"traffic_threshold", "traffic_interval_ms",
 };
 

@@ -1857,13 +1857,16 @@ enum dfg_event {
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
  *   prefetch/{hits,misses,local,replica,bytes,reads,inflight,evictions,
- *	errors,spec_issued,spec_gated}	the prefetch's counters: cache hits,
+ *	errors,spec_issued,spec_gated,puts}
+ *					the prefetch's counters: cache hits,
  *					entries read from peers, own and
  *					replica entries, bytes read, reads
  *					started, reads in flight now, cache
  *					entries evicted, failed reads, reads
- *					of speculative requests started, and
- *					entries of theirs gated
+ *					of speculative requests started,
+ *					entries of theirs gated, and entries
+ *					put into the cache (reads that
+ *					completed: the hit rate is hits/puts)
  *   prefetch/traffic			per peer: "<id> <ifindex> <ifname>
  *					<bytes/s> <bytes> <state> <spec_issued>
  *					<spec_gated>": the link its address

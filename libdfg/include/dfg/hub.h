@@ -247,12 +247,15 @@ struct dfg_hub_opts {
  *		same batch
  * @r3_gated:	entries of R3's requests the module did not read because
  *		the owner's link was busy (its traffic gate, claim 10)
+ * @buf_puts:	entries the rules put into the prefetch buffer (its hit
+ *		rate is @buf_hits / @buf_puts)
  */
 struct dfg_hub_stats {
 	__u64	batches, roots, sampled, nodes;
 	__u64	local, replica, buf_hits, remote, cache_hits, remote_calls;
 	__u64	r1, r2, r3, r4, r3_nodes, r3_hits;
 	__u64	r3_gated;
+	__u64	buf_puts;
 };
 
 /* Opaque: an engine over a view (or over partition files, for tests). */
