@@ -92,7 +92,7 @@
 #define XSHM_MAPS_MAX		64
 /* Bytes of all inbox slots of a team, and the bounds of one slot. */
 #define XSHM_INBOX_BUDGET	(2U << 20)
-#define XSHM_INBOX_SLOT_MAX	(16U << 10)
+#define XSHM_INBOX_SLOT_MAX	(256U << 10)
 #define XSHM_INBOX_SLOT_MIN	(1U << 10)
 
 struct xshm_hdr {
