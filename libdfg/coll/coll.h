@@ -474,7 +474,8 @@ bool dfg_inbox_fits(const struct dfg_team *t, enum dfg_coll_kind kind,
  * Reduce block [@lo, @lo + @cnt) of every rank's input into @acc, in rank
  * order. @inputs[r] points at rank r's data, or NULL (or @inputs NULL) to
  * fetch it from @keys (landing in @land when the transport has no
- * load/store).
+ * load/store). @acc may be an input's very address, never overlap one
+ * otherwise: the first two inputs are read while @acc is written.
  */
 int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
 		       const struct dfg_ckeys *keys, size_t lo, size_t cnt,

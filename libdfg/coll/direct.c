@@ -57,6 +57,7 @@ int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
 		       void *acc, void *land)
 {
 	size_t e = c->esize;
+	const void *x0 = NULL;
 	int ret = 0;
 
 	for (unsigned int r = 0; r < c->t->size; r++) {
@@ -68,10 +69,19 @@ int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
 					 &ret);
 		if (!p)
 			return ret;
-		if (!r)
+		/*
+		 * x0 op x1 in one pass into @acc (a copy of x0 first cost
+		 * one more pass over the vector), unless x0 was fetched
+		 * into @land, which x1's fetch reuses.
+		 */
+		if (!r && p != land && c->t->size > 1)
+			x0 = p;
+		else if (!r)
 			dfg_copy(acc, p, cnt * e);
 		else
-			dfg_reducer_run(&c->red, acc, acc, p, cnt);
+			dfg_reducer_run(&c->red, acc, x0 ? x0 : acc, p, cnt);
+		if (r)
+			x0 = NULL;
 	}
 	return 0;
 }
@@ -166,7 +176,7 @@ int dfg_direct_reduce_scatter(struct dfg_call *c)
 	const void *inputs[DFG_TEAM_SIZE_MAX];
 	struct dfg_ckeys *keys = NULL;
 	struct dfg_cbufs b = { 0 };
-	char *tmp = NULL;
+	char *tmp = NULL, *acc;
 	int ret = 0;
 
 	if (rc * e <= DFG_EAGER_MAX) {
@@ -196,15 +206,20 @@ int dfg_direct_reduce_scatter(struct dfg_call *c)
 	if (!keys)
 		return -ENOMEM;
 	ret = dfg_cbufs_setup(c, bytes, 0, NULL, 2 * rc * e, &b);
+	/*
+	 * The result goes straight to rbuf, which no peer reads, unless it
+	 * is our input (in place): then through scratch, after DONE.
+	 */
+	acc = c->in_place ? b.extra : c->rbuf;
 	if (!ret)
 		ret = dfg_ckeys_xchg(c, &b.keys, peers, np, peers, np, keys);
 	if (!ret)
 		ret = dfg_direct_combine(c, NULL, keys, rank * rc, rc,
-					 b.extra, b.extra + rc * e);
+					 acc, b.extra + rc * e);
 	if (!ret)
 		ret = dfg_call_done(c, 1, peers, np, peers, np);
-	if (!ret)
-		dfg_copy(c->rbuf, b.extra, rc * e);
+	if (!ret && acc != c->rbuf)
+		dfg_copy(c->rbuf, acc, rc * e);
 	dfg_cbufs_teardown(c, &b);
 	free(keys);
 	return ret;

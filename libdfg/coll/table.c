@@ -31,10 +31,13 @@
  * for one), one round in which every rank reads what it needs directly
  * (DIRECT) beats log2(N) dependent rounds. Above,
  * patent 002's recursive halving moves and reduces (N-1)/N of the vector
- * per rank, like ring, in log2(N) instead of N-1 dependent rounds. All-to-
- * all with fixed blocks that fit a slot takes the inbox too (a block per
- * peer, one message per pair, no shared words); above, the tiles: blocks
- * above the threshold go direct inside them.
+ * per rank, like ring, in log2(N) instead of N-1 dependent rounds; but
+ * reduce_scatter, whose result is one block per rank, takes the direct
+ * algorithm at every size (each rank reads its block of every input,
+ * one round). All-to-all, all-gather and reduce_scatter take the inbox
+ * wherever the payload fits a slot (a block per peer, one message per
+ * pair, no shared words, no DONE round); above, all-to-all takes the
+ * tiles: blocks above the threshold go direct inside them.
  *
  * HIER (hier.c) exists only on a team that spans machines with several
  * members on some machine (t->hier): there it is the choice at every
@@ -60,9 +63,23 @@ struct dfg_coll_opdef {
  * Bytes per rank up to which the inbox is taken where it fits: measured
  * at N = 2 in the test VM (2 vCPUs), against the previous algorithm in
  * the same job, the inbox won at every size up to its 16 KiB slots (see
- * DESIGN.md, "Collectives: the inbox"), so this is the slot size.
+ * DESIGN.md, "Collectives: the inbox"), the slot size then. Allreduce,
+ * reduce and broadcast keep it: larger slots were not measured there.
  */
 #define INBOX	(16U << 10)
+/*
+ * The inbox wherever the payload fits a slot (xport_shm.c: 256 KiB at
+ * N = 2, 64 KiB at N = 4, 16 KiB at N = 8): for all-to-all, all-gather
+ * and reduce_scatter. Measured with coll_vs_mpi -a inbox in the test VM
+ * (issue 11; 3 interleaved rounds per point, loaded host, so indications
+ * only), inbox time / the table's previous choice: all-to-all (tiles,
+ * blocks above 4 KiB exported every call) 0.22-0.67 at N = 2 for
+ * 64-512 KiB and 0.46 at N = 4 for 256 KiB; all-gather (direct, staged,
+ * a DONE round) 0.67 at N = 4 for 256 KiB, within the noise at N = 2;
+ * reduce_scatter (recursive halving) 0.35-0.69 at N = 2 for 32-512 KiB
+ * but one point at 1.35, 0.65-0.97 at N = 4 for 64-256 KiB.
+ */
+#define INBOX_FIT	SIZE_MAX
 
 static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 	[DFG_COLL_ALLREDUCE] = { "allreduce", {
@@ -85,14 +102,24 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 					    dfg_inbox_allreduce },
 		[DFG_ALGO_HIER]		= { "hier", 0, dfg_hier_allreduce },
 	} },
+	/*
+	 * Above the inbox, direct: each rank reads its block of every
+	 * input once, in one round (recursive halving reduces a segment
+	 * layout that is not the block layout, then collects its block
+	 * from the owners). coll_vs_mpi -a direct in the test VM (issue 11,
+	 * 3 rounds, loaded host): direct / recursive halving 0.31-0.69 at
+	 * N = 4 for 64 KiB-1 MiB, 0.78-0.82 at N = 2 for 1-4 MiB (but
+	 * 1.6-2.2 at 256-512 KiB, where the inbox now runs). N = 8 and the
+	 * network transport (get() instead of loads) not measured.
+	 */
 	[DFG_COLL_REDUCE_SCATTER] = { "reduce_scatter", {
-		[DFG_ALGO_DIRECT]	= { "direct", SMALL,
+		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
 					    dfg_direct_reduce_scatter },
-		[DFG_ALGO_RHALVING]	= { "rhalving", SIZE_MAX,
+		[DFG_ALGO_RHALVING]	= { "rhalving", 0,
 					    dfg_rh_reduce_scatter },
 		[DFG_ALGO_RING]		= { "ring", 0,
 					    dfg_ring_reduce_scatter },
-		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT,
 					    dfg_inbox_reduce_scatter },
 		[DFG_ALGO_HIER]		= { "hier", 0,
 					    dfg_hier_reduce_scatter },
@@ -101,7 +128,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
 					    dfg_direct_allgather },
 		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allgather },
-		[DFG_ALGO_INBOX]	= { "inbox", INBOX,
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT,
 					    dfg_inbox_allgather },
 	} },
 	[DFG_COLL_BROADCAST] = { "broadcast", {
@@ -115,7 +142,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 	[DFG_COLL_ALLTOALL] = { "alltoall", {
 		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
 		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
-		[DFG_ALGO_INBOX]	= { "inbox", INBOX, NULL },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT, NULL },
 	} },
 };
 

@@ -9,7 +9,8 @@
  *   struct xshm_rank[size]		per rank: doorbell, what it sleeps
  *					on, current and aborted call
  *   __u64 words[size][WORDS(size)]	per rank: inbox and atomic words
- *   struct xshm_mbox[size][size]	mailbox [src][dst]
+ *   struct xshm_mbox[size][size]	mailbox [src][dst], each with
+ *					xshm_mbox_depth(size) entries
  *   inbox[dst][src][2][slot]		per destination, source and call
  *					parity: a slot of xshm_inbox_slot()
  *					bytes (none in large teams)
@@ -31,8 +32,14 @@
  *
  * When the team has more members than the machine has CPUs, the rank
  * everybody waits for is likely to wait for a CPU: polling would burn
- * the time it needs, and so would yielding (every poller would be picked
- * in turn), so ranks then sleep at once.
+ * the time it needs, so ranks then poll only a few times, then yield
+ * their CPU for a bounded time (XSHM_YIELD_NS), then sleep. Yielding
+ * hands the CPU over at once, like sleeping, but the yielder needs no
+ * wakeup: a root that broadcasts small payloads call after call (its
+ * receivers' mailboxes are deep enough to hold a time slice of its
+ * calls) makes no system call for them, and each receiver, when its
+ * turn comes, takes every call waiting for it; a rank that slept would
+ * be woken, switched to and put back to sleep for each message.
  *
  * Memory: a buffer inside an arena this process registered is exposed by
  * arena offset; anything else is exported as a region for the call (the
@@ -45,7 +52,9 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <sched.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <dfg/region.h>
@@ -55,15 +64,35 @@
 #include "coll.h"
 #include "kteam.h"
 
-#define XSHM_MBOX_DEPTH		4
+/*
+ * Mailbox depth: what the team's mailboxes may take (the [src][dst]
+ * boxes share XSHM_MBOX_BUDGET), a power of two from 4 to 64. The depth
+ * is how many calls a rank may run ahead of a receiver: where ranks
+ * outnumber CPUs, a root that broadcasts eagerly runs its time slice
+ * through as many calls while its receivers wait for a CPU, and each of
+ * them then takes all of them in one turn. With 4, every 4th call of
+ * such a root slept until a receiver ran (issue 11: 8-byte broadcasts
+ * at N = 4 on 2 vCPUs took 300 us where Open MPI's took 13 us).
+ */
+#define XSHM_MBOX_BUDGET	(4U << 20)
+#define XSHM_MBOX_DEPTH_MIN	4U
+#define XSHM_MBOX_DEPTH_MAX	64U
 /* Polls before sleeping: with CPUs to spare, and oversubscribed. */
 #define XSHM_SPIN		2000
 #define XSHM_SPIN_CROWDED	16
+/*
+ * Oversubscribed, a rank that polled its XSHM_SPIN_CROWDED times yields
+ * its CPU for up to this long before it sleeps: a rank that waits for
+ * one that waits for a CPU lets it run, and stays ready for what comes,
+ * without a wakeup (a system call for its waker and two context switches
+ * for each message otherwise).
+ */
+#define XSHM_YIELD_NS		(200 * 1000LL)
 #define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
 #define XSHM_MAPS_MAX		64
 /* Bytes of all inbox slots of a team, and the bounds of one slot. */
 #define XSHM_INBOX_BUDGET	(2U << 20)
-#define XSHM_INBOX_SLOT_MAX	(16U << 10)
+#define XSHM_INBOX_SLOT_MAX	(256U << 10)
 #define XSHM_INBOX_SLOT_MIN	(1U << 10)
 
 struct xshm_hdr {
@@ -72,8 +101,9 @@ struct xshm_hdr {
 
 /*
  * Per rank: @doorbell as above; @sleep_on, 1 + the control-area offset
- * of the word it sleeps on (0: not sleeping); @cur_seq, the call it is
- * in (stored at begin); @aborted_seq, the last call it aborted.
+ * of the word it sleeps on (0: not sleeping, or a notifier already rang
+ * it); @sleep_val, the value it waits for there; @cur_seq, the call it
+ * is in (stored at begin); @aborted_seq, the last call it aborted.
  *
  * @sleep_on has a cache line of its own: every notification and every
  * begin loads the peer's, and the peer stores it only around a sleep, so
@@ -87,7 +117,9 @@ struct xshm_rank {
 	_Atomic __u64	aborted_seq;
 	__u64		pad1[5];
 	_Atomic __u32	sleep_on;
-	__u32		pad2[15];
+	__u32		pad2;
+	_Atomic __u64	sleep_val;
+	__u64		pad3[6];
 };
 
 _Static_assert(sizeof(struct xshm_rank) == 128, "two cache lines");
@@ -98,13 +130,16 @@ struct xshm_msg {
 	unsigned char	data[DFG_XPORT_MSG_MAX];
 };
 
-/* head: messages sent (sender writes); tail: consumed (receiver writes). */
+/*
+ * head: messages sent (sender writes); tail: consumed (receiver writes);
+ * then the entries (the transport's @depth of them).
+ */
 struct xshm_mbox {
 	_Atomic __u64	head;
 	__u64		pad0[7];
 	_Atomic __u64	tail;
 	__u64		pad1[7];
-	struct xshm_msg	ent[XSHM_MBOX_DEPTH];
+	struct xshm_msg	ent[];
 };
 
 /*
@@ -131,6 +166,9 @@ struct xshm_map {
  * @spin:	polls of a word before sleeping on it
  * @hdr, @ranks, @words, @boxes: the control area, parsed
  * @nwords:	words per rank
+ * @depth:	entries per mailbox (xshm_mbox_depth())
+ * @box_bytes:	bytes per mailbox (xshm_mbox_bytes())
+ * @yield_ns:	how long a wait yields before it sleeps (0: never)
  * @inbox:	the inbox slots (NULL: none)
  * @slot:	bytes per inbox slot
  * @gen:	generation of the next key exposed
@@ -147,8 +185,11 @@ struct xshm {
 	struct xshm_hdr		*hdr;
 	struct xshm_rank	*ranks;
 	_Atomic __u64		*words;
-	struct xshm_mbox	*boxes;
+	unsigned char		*boxes;
 	unsigned int		nwords;
+	unsigned int		depth;
+	size_t			box_bytes;
+	long long		yield_ns;
 	unsigned char		*inbox;
 	size_t			slot;
 	__u64			gen;
@@ -185,12 +226,33 @@ static size_t xshm_inbox_slot(unsigned int size)
 	return b < XSHM_INBOX_SLOT_MIN ? 0 : b & ~(size_t)63;
 }
 
+/* Entries of each mailbox of a team of @size (see XSHM_MBOX_BUDGET). */
+static unsigned int xshm_mbox_depth(unsigned int size)
+{
+	size_t fit = XSHM_MBOX_BUDGET /
+		     ((size_t)size * size * sizeof(struct xshm_msg));
+	unsigned int d = XSHM_MBOX_DEPTH_MAX;
+
+	while (d > XSHM_MBOX_DEPTH_MIN && d > fit)
+		d /= 2;
+	return d;
+}
+
+/* Bytes of one mailbox with its entries, cache-aligned. */
+static size_t xshm_mbox_bytes(unsigned int size)
+{
+	size_t b = sizeof(struct xshm_mbox) +
+		   xshm_mbox_depth(size) * sizeof(struct xshm_msg);
+
+	return (b + 63) & ~(size_t)63;
+}
+
 /* Control-area offset of the inbox: after the mailboxes, cache-aligned. */
 static size_t xshm_inbox_off(unsigned int size)
 {
 	size_t off = sizeof(struct xshm_hdr) +
 		     size * sizeof(struct xshm_rank) + xshm_words_bytes(size) +
-		     (size_t)size * size * sizeof(struct xshm_mbox);
+		     (size_t)size * size * xshm_mbox_bytes(size);
 
 	return (off + 63) & ~(size_t)63;
 }
@@ -264,30 +326,68 @@ static __u32 xshm_sleep_tag(const struct xshm *s, const void *p)
 }
 
 /*
- * Ring @peer's doorbell if it sleeps on @p, which we just stored to (the
- * fence orders that store before the look at sleep_on).
+ * Ring @peer's doorbell if it sleeps on @p, which we just set to @v, and
+ * @v is what it waits for (the fence orders that store before the look
+ * at sleep_on). The notifier that rings takes sleep_on back to 0, so the
+ * others that store to @p before the sleeper runs again (a root that
+ * broadcasts call after call) make no system call. A sleeper publishes
+ * sleep_val before sleep_on (release, read here with acquire), so the
+ * value read is its current one or a later one of its (after its fence,
+ * it looks at @p again: it sees @v then).
  */
-static void xshm_ring(struct xshm *s, unsigned int peer, const void *p)
+static void xshm_ring(struct xshm *s, unsigned int peer, const void *p,
+		      __u64 v)
 {
 	struct xshm_rank *r = &s->ranks[peer];
+	__u32 tag = xshm_sleep_tag(s, p);
 
 	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->sleep_on, memory_order_relaxed) !=
-	    xshm_sleep_tag(s, p))
+	if (atomic_load_explicit(&r->sleep_on, memory_order_acquire) != tag ||
+	    v < atomic_load_explicit(&r->sleep_val, memory_order_relaxed))
+		return;
+	if (!atomic_compare_exchange_strong(&r->sleep_on, &tag, 0))
 		return;
 	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
 	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
 }
 
+static long long xshm_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /*
- * Until *@p >= @value, written by @src (size: anyone): poll, then sleep
- * on our doorbell.
+ * Shall a wait that has polled enough yield once more instead of
+ * sleeping? *@since: 0, or when it began to yield.
+ */
+static bool xshm_yield(struct xshm *s, long long *since)
+{
+	long long t;
+
+	if (!s->yield_ns)
+		return false;
+	t = xshm_now_ns();
+	if (!*since)
+		*since = t;
+	if (t - *since >= s->yield_ns)
+		return false;
+	sched_yield();
+	return true;
+}
+
+/*
+ * Until *@p >= @value, written by @src (size: anyone): poll, yield for a
+ * while where the team is crowded, then sleep on our doorbell.
  */
 static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 			 unsigned int src, __u64 *now)
 {
 	struct xshm_rank *me = &s->ranks[s->x.rank];
 	unsigned int tries = 0;
+	long long since = 0;
 	__u64 v;
 	int ret;
 
@@ -308,9 +408,13 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 				break;
 			return ret;
 		}
+		if (xshm_yield(s, &since))
+			continue;
 		__u32 bell = atomic_load_explicit(&me->doorbell,
 						  memory_order_acquire);
 
+		atomic_store_explicit(&me->sleep_val, value,
+				      memory_order_relaxed);
 		atomic_store_explicit(&me->sleep_on, xshm_sleep_tag(s, p),
 				      memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
@@ -368,7 +472,7 @@ static int xshm_notify(struct dfg_xport *x, unsigned int peer,
 		return -EINVAL;
 	w = xshm_word(s, peer, dfg_xport_inbox(x->rank, slot));
 	atomic_store_explicit(w, value, memory_order_release);
-	xshm_ring(s, peer, w);
+	xshm_ring(s, peer, w, value);
 	return 0;
 }
 
@@ -385,14 +489,16 @@ static int xshm_fadd(struct dfg_xport *x, unsigned int peer, unsigned int idx,
 	o = atomic_fetch_add_explicit(w, add, memory_order_acq_rel);
 	if (old)
 		*old = o;
-	xshm_ring(s, peer, w);
+	xshm_ring(s, peer, w, o + add);
 	return 0;
 }
 
 static struct xshm_mbox *xshm_box(struct xshm *s, unsigned int src,
 				  unsigned int dst)
 {
-	return &s->boxes[(size_t)src * s->x.size + dst];
+	size_t i = (size_t)src * s->x.size + dst;
+
+	return (struct xshm_mbox *)(s->boxes + i * s->box_bytes);
 }
 
 static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
@@ -408,17 +514,17 @@ static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 		return -EINVAL;
 	b = xshm_box(s, x->rank, peer);
 	head = atomic_load_explicit(&b->head, memory_order_relaxed);
-	if (head >= XSHM_MBOX_DEPTH) {
-		ret = xshm_wait_u64(s, &b->tail, head + 1 - XSHM_MBOX_DEPTH,
+	if (head >= s->depth) {
+		ret = xshm_wait_u64(s, &b->tail, head + 1 - s->depth,
 				    peer, NULL);
 		if (ret)
 			return ret;
 	}
-	m = &b->ent[head % XSHM_MBOX_DEPTH];
+	m = &b->ent[head % s->depth];
 	m->len = len;
 	memcpy(m->data, buf, len);
 	atomic_store_explicit(&b->head, head + 1, memory_order_release);
-	xshm_ring(s, peer, &b->head);
+	xshm_ring(s, peer, &b->head, head + 1);
 	return 0;
 }
 
@@ -439,7 +545,7 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	ret = xshm_wait_u64(s, &b->head, tail + 1, src, NULL);
 	if (ret)
 		return ret;
-	m = &b->ent[tail % XSHM_MBOX_DEPTH];
+	m = &b->ent[tail % s->depth];
 	/* The peer writes len: never trust it beyond the entry. */
 	len = m->len;
 	if (len > DFG_XPORT_MSG_MAX)
@@ -447,7 +553,7 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	if (len <= cap)
 		memcpy(buf, m->data, len);
 	atomic_store_explicit(&b->tail, tail + 1, memory_order_release);
-	xshm_ring(s, src, &b->tail);
+	xshm_ring(s, src, &b->tail, tail + 1);
 	return len <= cap ? (int)len : -EMSGSIZE;
 }
 
@@ -462,7 +568,7 @@ static int xshm_begin(struct dfg_xport *x, __u64 seq)
 	if (s->inbox)
 		for (unsigned int r = 0; r < x->size; r++)
 			if (r != x->rank)
-				xshm_ring(s, r, cur);
+				xshm_ring(s, r, cur, seq);
 	return 0;
 }
 
@@ -816,6 +922,7 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->no_ptr = no_ptr;
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	s->spin = cpus > 0 && size <= cpus ? XSHM_SPIN : XSHM_SPIN_CROWDED;
+	s->yield_ns = s->spin == XSHM_SPIN_CROWDED ? XSHM_YIELD_NS : 0;
 	s->nwords = DFG_XPORT_WORDS(size);
 	s->hdr = (struct xshm_hdr *)p;
 	p += sizeof(struct xshm_hdr);
@@ -823,7 +930,9 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	p += size * sizeof(struct xshm_rank);
 	s->words = (_Atomic __u64 *)p;
 	p += xshm_words_bytes(size);
-	s->boxes = (struct xshm_mbox *)p;
+	s->boxes = (unsigned char *)p;
+	s->depth = xshm_mbox_depth(size);
+	s->box_bytes = xshm_mbox_bytes(size);
 	s->slot = xshm_inbox_slot(size);
 	s->inbox = s->slot ? (unsigned char *)ctl + xshm_inbox_off(size) :
 			     NULL;

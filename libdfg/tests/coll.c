@@ -330,7 +330,7 @@ TEST(table_inbox)
 	/* reduce_scatter: a rank sends a quarter of the vector to each */
 	EXPECT_EQ(DFG_ALGO_INBOX,
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4096));
-	EXPECT_EQ(DFG_ALGO_RHALVING,
+	EXPECT_EQ(DFG_ALGO_DIRECT,
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4097));
 	/* all-to-all: a block that fits a slot, the inbox; above, tiles */
 	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
@@ -371,7 +371,10 @@ TEST(table)
 	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	EXPECT_EQ(DFG_ALGO_RHALVING,
 		  dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 1 << 20));
-	EXPECT_EQ(DFG_ALGO_RHALVING,
+	/* reduce_scatter: direct at every size (table.c) */
+	EXPECT_EQ(DFG_ALGO_DIRECT,
+		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4097));
+	EXPECT_EQ(DFG_ALGO_DIRECT,
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, SIZE_MAX));
 	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	/* Large blocks go direct per block inside the tiles (alltoall.c). */

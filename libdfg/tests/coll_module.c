@@ -202,7 +202,7 @@ static int all_kinds(struct dfg_team *t, unsigned int n, unsigned int r,
 					 */
 					CHECK(a != DFG_ALGO_INBOX || n < 2 ||
 					      getenv("DFG_COLL_NOPTR") ||
-					      (cnt * e <= (16U << 10)) ==
+					      (cnt * e <= ref_inbox_slot(n)) ==
 					      (dfg_coll_last_algo(t,
 					       DFG_COLL_ALLREDUCE) ==
 					       DFG_ALGO_INBOX));
