@@ -616,11 +616,10 @@ int dfg_barrier(struct dfg_team *t)
 
 	if (!t)
 		return -EINVAL;
-	/* Not in the table: the barrier has one algorithm. */
-	ret = dfg_call_begin(&c, t, DFG_COLL_KIND_NR, 0);
+	ret = dfg_call_begin(&c, t, DFG_COLL_BARRIER, 0);
 	if (ret)
 		return ret;
-	ret = dfg_call_end(&c, dfg_coll_barrier(&c));
+	ret = dfg_call_end(&c, dfg_coll_run(&c));
 	/*
 	 * Everyone entered this barrier, so nobody is in a failed call any
 	 * more: its exposures can go.

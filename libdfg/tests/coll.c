@@ -1067,11 +1067,12 @@ struct hrank {
 	unsigned int		lr;
 	const unsigned int	*key;
 	int			victim;
+	enum dfg_coll_kind	dkind;
 };
 
 static const enum dfg_coll_kind hier_kinds[] = {
 	DFG_COLL_ALLREDUCE, DFG_COLL_REDUCE, DFG_COLL_REDUCE_SCATTER,
-	DFG_COLL_BROADCAST,
+	DFG_COLL_BROADCAST, DFG_COLL_ALLGATHER, DFG_COLL_BARRIER,
 };
 
 static bool hier_used(struct dfg_team *t, enum dfg_coll_kind kind)
@@ -1185,6 +1186,46 @@ static void *hier_main(void *arg)
 				fail(c, "hier broadcast", ret);
 		}
 	}
+	/*
+	 * allgather: the flat layout, whatever the machines (interleaved
+	 * ranks included); odd sizes, staged and exposed, in place; then a
+	 * barrier.
+	 */
+	for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+		size_t b = counts[ci] * 4 + ci;
+
+		call++;
+		for (unsigned int r = 0; r < n; r++)
+			ref_fill(in[r], (b + 3) / 4, DFG_INT32, r, call);
+		ref_allgather(n, in, b, ref);
+		/* Forced flat on the same team: the same layout. */
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_DIRECT);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_DIRECT);
+		memset(rbuf, 0x3c, n * b);
+		ret = dfg_allgather(t, in[c->rank], rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b) ||
+		    dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) !=
+		    DFG_ALGO_DIRECT)
+			fail(c, "flat allgather on a hier team", ret);
+		ret = dfg_barrier(t);
+		if (ret || dfg_coll_last_algo(t, DFG_COLL_BARRIER) !=
+		    DFG_ALGO_DIRECT)
+			fail(c, "flat barrier on a hier team", ret);
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_AUTO);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_AUTO);
+		memset(rbuf, 0xa5, n * b);
+		ret = dfg_allgather(t, in[c->rank], rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b))
+			fail(c, "hier allgather", ret);
+		memset(rbuf, 0x5a, n * b);
+		memcpy(rbuf + c->rank * b, in[c->rank], b);
+		ret = dfg_allgather(t, DFG_IN_PLACE, rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b))
+			fail(c, "hier allgather in place", ret);
+		ret = dfg_barrier(t);
+		if (ret)
+			fail(c, "hier barrier", ret);
+	}
 	for (size_t k = 0; k < sizeof(hier_kinds) / sizeof(hier_kinds[0]);
 	     k++)
 		if (!hier_used(t, hier_kinds[k]))
@@ -1197,6 +1238,12 @@ static void *hier_main(void *arg)
 	ret = dfg_barrier(t);
 	if (ret)
 		fail(c, "barrier after errors", ret);
+	ret = dfg_allgather(t, sbuf, rbuf, 64 + c->rank);
+	if (ret != -EINVAL && ret != -EPROTO)
+		fail(c, "hier allgather mismatched count", ret);
+	ret = dfg_barrier(t);
+	if (ret || !hier_used(t, DFG_COLL_BARRIER))
+		fail(c, "hier barrier after errors", ret);
 	{
 		struct dfg_reducer red;
 
@@ -1215,8 +1262,13 @@ static void *hier_main(void *arg)
 		if (c->rank == (unsigned int)h->victim) {
 			hier_die(h);
 		} else {
-			ret = dfg_allreduce(t, sbuf, rbuf, 1000, DFG_FLOAT64,
-					    DFG_SUM);
+			if (h->dkind == DFG_COLL_ALLGATHER)
+				ret = dfg_allgather(t, sbuf, rbuf, 1000);
+			else if (h->dkind == DFG_COLL_BARRIER)
+				ret = dfg_barrier(t);
+			else
+				ret = dfg_allreduce(t, sbuf, rbuf, 1000,
+						    DFG_FLOAT64, DFG_SUM);
 			if (ret != -EOWNERDEAD)
 				fail(c, "survivor's error", ret);
 			if (dfg_barrier(t) != -EOWNERDEAD)
@@ -1230,9 +1282,14 @@ out:
 	return NULL;
 }
 
-/* @n ranks on machines @key (late: the network transport completes late). */
-static void run_hier(struct __test_metadata *_metadata, unsigned int n,
-		     const unsigned int *key, bool late, int victim)
+/*
+ * @n ranks on machines @key (late: the network transport completes late);
+ * @victim dies while the others are in a call of @dkind (allreduce,
+ * allgather or barrier).
+ */
+static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
+			const unsigned int *key, bool late, int victim,
+			enum dfg_coll_kind dkind)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct world *nw = calloc(n, sizeof(*nw));
@@ -1264,6 +1321,7 @@ static void run_hier(struct __test_metadata *_metadata, unsigned int n,
 		};
 		h[r].key = key;
 		h[r].victim = victim;
+		h[r].dkind = dkind;
 		c->w = w;
 		c->rank = r;
 		c->fx = (struct fx){
@@ -1309,6 +1367,12 @@ static void run_hier(struct __test_metadata *_metadata, unsigned int n,
 	free(w);
 }
 
+static void run_hier(struct __test_metadata *_metadata, unsigned int n,
+		     const unsigned int *key, bool late, int victim)
+{
+	run_hier_in(_metadata, n, key, late, victim, DFG_COLL_ALLREDUCE);
+}
+
 /* Machines of 2 and 2, 2 and 3 interleaved, and 3, 1 and 2 (fold). */
 static const unsigned int hier_2x2[] = { 0, 0, 1, 1 };
 static const unsigned int hier_mix[] = { 0, 1, 0, 1, 1 };
@@ -1346,7 +1410,9 @@ TEST(hier_setup)
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_BROADCAST,
 					       SIZE_MAX));
-	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 8));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 8));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_BARRIER, 0));
+	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
 	EXPECT_EQ(DFG_ALGO_RING, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	dfg_hier_free(hh);
@@ -1354,13 +1420,21 @@ TEST(hier_setup)
 	t.hier = NULL;
 	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_HIER;
 	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	t.force[DFG_COLL_BARRIER] = DFG_ALGO_HIER;
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_BARRIER, 0));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_BARRIER, DFG_ALGO_RING));
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_REDUCE_SCATTER,
 					DFG_ALGO_HIER));
 	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_HIER));
 	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=hier,broadcast=hier",
 					 f, &segs));
 	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BROADCAST]);
-	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allgather=hier", f, &segs));
+	EXPECT_EQ(0, dfg_coll_parse_algo("allgather=hier,barrier=hier", f,
+					 &segs));
+	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_ALLGATHER]);
+	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BARRIER]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=hier", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("barrier=inbox", f, &segs));
 	free(w);
 }
 
@@ -1500,11 +1574,17 @@ TEST_F_TIMEOUT(world, hier_late, 300)
  * non-leader (its node's leader and the other machine's members learn it
  * through their own team or an abort), then a leader.
  */
-TEST_F_TIMEOUT(world, hier_death, 120)
+TEST_F_TIMEOUT(world, hier_death, 300)
 {
 	run_hier(_metadata, 4, hier_2x2, false, 3);
 	run_hier(_metadata, 4, hier_2x2, false, 2);
 	run_hier(_metadata, 5, hier_mix, true, 0);
+	/* ... in a hierarchical allgather and barrier */
+	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 5, hier_mix, true, 2, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 5, hier_mix, true, 1, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_BARRIER);
+	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_BARRIER);
 }
 
 TEST_HARNESS_MAIN

@@ -12,7 +12,9 @@
  * ranks talk over UCX (DFG_ALGO_HIER, the default there); every
  * hierarchical collective is then run too, checked against the
  * hierarchy's serial order (ref_hier(), the nodes from MPI's shared-memory
- * split), and the table's choice must be hier.
+ * split), and the table's choice must be hier; allgather and barrier run
+ * both hierarchical and flat (forced direct), the allgather's layout
+ * checked against rank order in both.
  *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
@@ -194,6 +196,16 @@ static void alltoallv(struct dfg_team *t, void **in, size_t b, char *rbuf)
 	check(ok, "alltoallv", b, ret);
 }
 
+/* Every rank's @b bytes of @in, in rank order, at @rbuf? */
+static int gathered(const char *rbuf, void **in, size_t b)
+{
+	int ok = 1;
+
+	for (int r = 0; r < size; r++)
+		ok &= !memcmp(rbuf + r * b, in[r], b);
+	return ok;
+}
+
 /* allgather, broadcast from every root, alltoall(v): @b bytes per rank. */
 static void moves(struct dfg_team *t, size_t b)
 {
@@ -206,11 +218,29 @@ static void moves(struct dfg_team *t, size_t b)
 	call++;
 	for (int r = 0; r < size; r++)
 		ref_fill(in[r], (b * size + 3) / 4, DFG_INT32, r, call);
+	/*
+	 * allgather: the table's choice (hier where the hierarchy exists),
+	 * in place too, and, on a hierarchical team, the flat one: the
+	 * same layout, rank order, whatever the machines' order.
+	 */
 	ret = dfg_allgather(t, in[rank], rbuf, b);
-	ok = 1;
-	for (int r = 0; r < size; r++)
-		ok &= !memcmp(rbuf + r * b, in[r], b);
-	check(ok, "allgather", b, ret);
+	check(gathered(rbuf, in, b), "allgather", b, ret);
+	if (hier)
+		check(dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) ==
+		      DFG_ALGO_HIER, "allgather hier chosen", b, 0);
+	memset(rbuf, 0xa5, b * size);
+	memcpy(rbuf + rank * b, in[rank], b);
+	ret = dfg_allgather(t, DFG_IN_PLACE, rbuf, b);
+	check(gathered(rbuf, in, b), "allgather in place", b, ret);
+	if (hier) {
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_DIRECT);
+		memset(rbuf, 0x5a, b * size);
+		ret = dfg_allgather(t, in[rank], rbuf, b);
+		check(gathered(rbuf, in, b) &&
+		      dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) ==
+		      DFG_ALGO_DIRECT, "allgather flat", b, ret);
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_AUTO);
+	}
 	for (int root = 0; root < size; root++) {
 		memcpy(rbuf, in[rank], b);
 		ret = dfg_broadcast(t, rbuf, b, root);
@@ -228,6 +258,13 @@ static void moves(struct dfg_team *t, size_t b)
 	check(ok, "alltoall", b, ret);
 	alltoallv(t, in, b, rbuf);
 	check(1, "barrier", b, dfg_barrier(t));
+	if (hier) {
+		check(dfg_coll_last_algo(t, DFG_COLL_BARRIER) ==
+		      DFG_ALGO_HIER, "barrier hier chosen", b, 0);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_DIRECT);
+		check(1, "barrier flat", b, dfg_barrier(t));
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_AUTO);
+	}
 	free_inputs(in);
 	free(rbuf);
 	free(sbuf);
@@ -269,20 +306,33 @@ static long long now_ms(void)
 }
 
 /*
- * Allreduces until one fails (at most 120 s), rank @victim doing @harm
+ * Collectives until one fails (at most 120 s), rank @victim doing @harm
  * after 20 of them; each rank reports "@what <rank> <errno> <ms>".
  */
 static int fail_loop(struct dfg_team *t, int victim, const char *what,
 		     void (*harm)(void), int expect)
 {
-	double v[64] = { 0 }, out[64];
+	double v[64] = { 0 }, out[64], *all = malloc(sizeof(v) * size);
 	long long last = now_ms(), t0 = last;
 	int ret = 0;
 
+	if (!all)
+		exit(2);
+	/*
+	 * allreduce, allgather, barrier in turn: the victim's harm comes
+	 * before call 20, so the others wait for it in a barrier (a
+	 * hierarchical one with several ranks per node).
+	 */
 	for (int i = 0; !ret && now_ms() - t0 < 120000; i++) {
 		if (rank == victim && i == 20)
 			harm();
-		ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64, DFG_SUM);
+		if (i % 3 == 0)
+			ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64,
+					    DFG_SUM);
+		else if (i % 3 == 1)
+			ret = dfg_allgather(t, v, all, sizeof(v));
+		else
+			ret = dfg_barrier(t);
 		if (!ret)
 			last = now_ms();
 	}
