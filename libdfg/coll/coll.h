@@ -190,6 +190,8 @@ void dfg_hier_free(struct dfg_hier *h);
 void dfg_hier_clean(struct dfg_hier *h);
 /* 0, or the node team's -EOWNERDEAD / -ECANCELED. */
 int dfg_hier_broken(struct dfg_hier *h);
+/* The team refused call @seq (broken): the node's members fail it too. */
+void dfg_hier_refuse(struct dfg_hier *h, __u64 seq);
 /*
  * Form the hierarchy of network team @t (team.c's dfg_team_join_net()):
  * the machines from the transport's boot ids, a kernel team per machine

@@ -357,6 +357,18 @@ int dfg_hier_broken(struct dfg_hier *h)
 }
 
 /*
+ * Call @seq is refused (the team is broken): this rank will not come to
+ * its node calls, 2 @seq and 2 @seq + 1, so the node's members waiting
+ * for it there fail now. (The other leaders learn it from the team's
+ * transport: its abort of @seq, or the break it tells.)
+ */
+void dfg_hier_refuse(struct dfg_hier *h, __u64 seq)
+{
+	if (h && h->node)
+		h->node->x->ops->abort(h->node->x, 2 * seq + 1);
+}
+
+/*
  * This machine's graph, made by its leader (@lead) or attached by name;
  * the graph descriptor or -errno.
  */

@@ -465,10 +465,12 @@ struct world {
 	unsigned char	inbox[W_MAX][W_MAX][2][FX_SLOT];
 };
 
+/* @broken: this rank's transport broke on its own, the world did not. */
 struct fx {
 	struct dfg_xport	x;
 	struct world		*w;
 	int			tickets;
+	_Atomic int		broken;
 };
 
 static struct world *fx_w(struct dfg_xport *x)
@@ -481,7 +483,7 @@ static int fx_check(struct dfg_xport *x, unsigned int src)
 {
 	struct world *w = fx_w(x);
 
-	if (atomic_load(&w->broken))
+	if (atomic_load(&w->broken) || atomic_load(&((struct fx *)x)->broken))
 		return -EOWNERDEAD;
 	if (!x->seq)
 		return 0;
@@ -735,7 +737,8 @@ static int fx_abort(struct dfg_xport *x, __u64 seq)
 
 static int fx_broken(struct dfg_xport *x)
 {
-	return atomic_load(&fx_w(x)->broken) ? -EOWNERDEAD : 0;
+	return atomic_load(&fx_w(x)->broken) ||
+	       atomic_load(&((struct fx *)x)->broken) ? -EOWNERDEAD : 0;
 }
 
 static void fx_release(struct dfg_xport *x)
@@ -1057,7 +1060,9 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
  * A rank of a team spread over "machines": the team's transport is @c's
  * (one world, late or not), its machine's node team another world's.
  * @key: per rank, its machine; @victim: the rank that dies in the last
- * call (-1: none).
+ * call (-1: none); @dkind: the others' call then, or DFG_COLL_KIND_NR:
+ * the victim does not die, its own network transport breaks (it refuses
+ * every later call, which the others must not wait for).
  */
 struct hrank {
 	struct rank_ctx		c;
@@ -1257,8 +1262,40 @@ static void *hier_main(void *arg)
 		    !hier_used(t, DFG_COLL_ALLREDUCE))
 			fail(c, "hier allreduce after errors", ret);
 	}
-	/* A member dies while the others are in a call: all fail. */
-	if (h->victim >= 0) {
+	/*
+	 * A live member's transport breaks: it refuses the next calls, and
+	 * the others fail them (an abort), rather than wait for it.
+	 */
+	if (h->victim >= 0 && h->dkind == DFG_COLL_KIND_NR) {
+		struct dfg_hier *hh = t->hier;
+		unsigned int me = c->rank, v = h->victim;
+		/*
+		 * Who waits on the victim's words or its leader's: its
+		 * machine's members and the leaders. A non-leader elsewhere
+		 * waits on its own leader's node words, which the leader's
+		 * next call may raise before this rank looks (a wait takes
+		 * a later call's value for its own: a known race, DESIGN.md),
+		 * so its barrier may end without the victim.
+		 */
+		bool near = h->key[me] == h->key[v] ||
+			    hh->leader[hh->node_of[me]] == me;
+
+		if (me == v) {
+			usleep(200 * 1000);
+			atomic_store(&c->fx.broken, 1);
+		}
+		for (int i = 0; i < 2; i++) {
+			ret = dfg_barrier(t);
+			if (me == v ? ret != -EOWNERDEAD :
+			    near ? ret != -EPROTO : ret && ret != -EPROTO)
+				fail(c, "barrier with a refusing member", ret);
+		}
+		ret = dfg_allreduce(t, sbuf, rbuf, 1000, DFG_FLOAT64, DFG_SUM);
+		if (c->rank == (unsigned int)h->victim ?
+		    ret != -EOWNERDEAD : ret != -EPROTO)
+			fail(c, "allreduce with a refusing member", ret);
+	} else if (h->victim >= 0) {
+		/* A member dies while the others are in a call: all fail. */
 		if (c->rank == (unsigned int)h->victim) {
 			hier_die(h);
 		} else {
@@ -1585,6 +1622,21 @@ TEST_F_TIMEOUT(world, hier_death, 300)
 	run_hier_in(_metadata, 5, hier_mix, true, 1, DFG_COLL_ALLGATHER);
 	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_BARRIER);
 	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_BARRIER);
+}
+
+/*
+ * A member's network transport breaks while it lives (xport_ucx.c: a
+ * lost connection, not a death): it refuses the next calls with
+ * -EOWNERDEAD, and the others fail them with -EPROTO instead of waiting
+ * for it: a leader (its node's member and the other leaders wait for
+ * it), a non-leader (its leader waits), late and out of order too.
+ */
+TEST_F_TIMEOUT(world, hier_refuse, 300)
+{
+	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_KIND_NR);
+	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_KIND_NR);
+	run_hier_in(_metadata, 5, hier_mix, true, 0, DFG_COLL_KIND_NR);
+	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_KIND_NR);
 }
 
 TEST_HARNESS_MAIN
