@@ -35,6 +35,12 @@
  *				20 s after a few allreduces; every rank must
  *				fail (any error) and prints "linkdown <rank>
  *				<errno> <ms>" as above
+ *	net_coll mismatch N	only the mismatched calls, N times: each
+ *				rank's allreduce and allgather counts
+ *				differ, every rank must fail them and go on
+ *				(a barrier, a good allreduce)
+ *	net_coll alltoall N	only alltoall, N calls in a row at each of
+ *				blocks of 8 B to 4 KiB, every result checked
  *	net_coll nojoin RANK	rank RANK never forms the team (PMIx); the
  *				others' dfg_team_from_pmix() must fail with
  *				-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS and print
@@ -271,6 +277,67 @@ static void moves(struct dfg_team *t, size_t b)
 }
 
 /*
+ * Mismatched counts, @rounds times: an error on every rank, and the team
+ * goes on (a barrier, then a good call). A rank that decided the team
+ * was dead while the others went on, or one left waiting, shows here: a
+ * failed barrier, or a job that hangs (rig_node0.sh's timeout).
+ */
+static void mismatches(struct dfg_team *t, int rounds)
+{
+	double v[80] = { 0 }, out[80 * 64];
+	int ret;
+
+	for (int i = 0; i < rounds; i++) {
+		ret = dfg_allreduce(t, v, out, 64 + rank, DFG_FLOAT64,
+				    DFG_SUM);
+		check(ret == -EINVAL || ret == -EPROTO, "mismatch", 64, 0);
+		check(1, "barrier after mismatch", 0, dfg_barrier(t));
+		ret = dfg_allreduce(t, v, out, 80, DFG_FLOAT64, DFG_SUM);
+		check(!ret && !out[0], "allreduce after mismatch", 80, ret);
+		/* allgather's blocks disagree: hierarchical where it exists */
+		ret = dfg_allgather(t, v, out, 64 + rank);
+		check(ret == -EINVAL || ret == -EPROTO, "allgather mismatch",
+		      64, 0);
+		check(1, "barrier after allgather mismatch", 0,
+		      dfg_barrier(t));
+	}
+}
+
+/*
+ * alltoall, @rounds calls back to back at each of a few small blocks
+ * (the tiles' sizes), every result checked: a call that hangs across the
+ * nodes shows as a job that does not end (rig_node0.sh's timeout).
+ */
+static void alltoalls(struct dfg_team *t, int rounds)
+{
+	static const size_t blocks[] = { 8, 64, 512, 1024, 4096 };
+
+	for (size_t k = 0; k < sizeof(blocks) / sizeof(*blocks); k++) {
+		size_t b = blocks[k];
+		void **in = inputs(b * size);
+		char *rbuf = malloc(b * size);
+		int ret, ok;
+
+		if (!rbuf)
+			exit(2);
+		for (int i = 0; i < rounds; i++) {
+			call++;
+			for (int r = 0; r < size; r++)
+				ref_fill(in[r], (b * size + 3) / 4, DFG_INT32,
+					 r, call);
+			ret = dfg_alltoall(t, in[rank], rbuf, b);
+			ok = 1;
+			for (int r = 0; r < size; r++)
+				ok &= !memcmp(rbuf + r * b,
+					      (char *)in[r] + rank * b, b);
+			check(ok, "alltoall loop", b, ret);
+		}
+		free_inputs(in);
+		free(rbuf);
+	}
+}
+
+/*
  * node_key[], nodes, hier: from MPI's shared-memory split, independent of
  * the library's own view of the machines.
  */
@@ -380,11 +447,13 @@ int main(int argc, char **argv)
 	bool pmix = argc > 1 && !strcmp(argv[1], "pmix");
 	bool dying = argc > 2 && (!strcmp(argv[1], "die") ||
 				  !strcmp(argv[1], "linkdown"));
+	bool mism = argc > 2 && !strcmp(argv[1], "mismatch");
+	bool a2a = argc > 2 && !strcmp(argv[1], "alltoall");
 	size_t max = 1 << 20;
 	struct dfg_team *t;
 	int ret, all;
 
-	if (!dying && argc > 1 + pmix)
+	if (!dying && !mism && !a2a && argc > 1 + pmix)
 		max = strtoul(argv[1 + pmix], NULL, 0);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -407,6 +476,13 @@ int main(int argc, char **argv)
 				 -EOWNERDEAD);
 	if (dying)
 		return fail_loop(t, atoi(argv[2]), "linkdown", harm_link, 0);
+	if (mism || a2a) {
+		if (mism)
+			mismatches(t, atoi(argv[2]));
+		else
+			alltoalls(t, atoi(argv[2]));
+		goto out;
+	}
 	/* Each type with one op, and every op on one type. */
 	for (size_t k = 0; k < 4; k++) {
 		for (size_t n = 1; n * 8 <= max; n = n < 4 ? n + 2 : n * 16)
@@ -427,17 +503,8 @@ int main(int argc, char **argv)
 	for (size_t b = 1; b * size <= max; b *= 32)
 		moves(t, b);
 	moves(t, max / size);
-	/* Mismatched counts: an error everywhere, and the team goes on. */
-	{
-		double v[80] = { 0 }, out[80];
-
-		ret = dfg_allreduce(t, v, out, 64 + rank, DFG_FLOAT64,
-				    DFG_SUM);
-		check(ret == -EINVAL || ret == -EPROTO, "mismatch", 64, 0);
-		check(1, "barrier after mismatch", 0, dfg_barrier(t));
-		ret = dfg_allreduce(t, v, out, 80, DFG_FLOAT64, DFG_SUM);
-		check(!ret && !out[0], "allreduce after mismatch", 80, ret);
-	}
+	mismatches(t, 1);
+out:
 	ret = dfg_team_leave(t);
 	check(1, "leave", 0, ret);
 	MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

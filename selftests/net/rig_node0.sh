@@ -123,6 +123,13 @@ check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
+# Mismatched calls, over and over, on the same four ranks: every rank
+# must fail each one and go on. A rank whose transport broke there used to
+# leave the others waiting for it in the next barrier (1 run in 5).
+check "mismatched calls 20 times, two ranks on node0 and two on $peer (hier)" \
+	'^net_coll ok 4 [0-9]+ hier$' \
+	timeout 300 mpirun --host node0:2,$peer:2 -np 4 \
+	"$BUILD/selftests/net/net_coll" mismatch 20
 # The same four ranks placed round-robin (--map-by node): ranks 0 and 2
 # on node0, 1 and 3 on $peer, so a machine's ranks are not consecutive;
 # the hierarchical allgather still gives the flat layout, rank order.
