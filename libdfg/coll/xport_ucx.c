@@ -527,8 +527,13 @@ static int xucx_flush(struct dfg_xport *x)
 	return ret ? ret : xucx_flush_worker(s);
 }
 
-/* Post an atomic add into @peer's control area at @off. */
-static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add)
+/*
+ * Post an atomic add into @peer's control area at @off: completed by the
+ * next complete() or flush(), or (@loose) by UCX on its own, which then
+ * frees it: nobody waits for it.
+ */
+static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add,
+		    bool loose)
 {
 	ucp_request_param_t p = {
 		.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
@@ -546,6 +551,11 @@ static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add)
 				s->peer_ctl[peer] + off, s->peer_rkey[peer], &p);
 	if (UCS_PTR_IS_ERR(req))
 		return xucx_err_peer(s, UCS_PTR_STATUS(req), peer);
+	if (loose) {
+		if (UCS_PTR_IS_PTR(req))
+			ucp_request_free(req);
+		return 0;
+	}
 	s->unflushed[peer] = true;
 	ret = xucx_push(s, req, peer);
 	if (ret < 0)
@@ -569,7 +579,7 @@ static int xucx_notify(struct dfg_xport *x, unsigned int peer,
 		return 0;
 	ret = xucx_add(s, peer, xucx_words_off(dfg_xport_inbox(x->rank,
 								   slot)),
-		       value - *sent);
+		       value - *sent, false);
 	if (!ret)
 		*sent = value;
 	return ret;
@@ -997,17 +1007,25 @@ static int xucx_abort(struct dfg_xport *x, __u64 seq)
 
 	if (atomic_load(&s->aborted[x->rank]) < seq)
 		atomic_store(&s->aborted[x->rank], seq);
+	/* The call's transfers end here: its buffers go back to the user. */
+	if (!s->broken)
+		xucx_reap(s, 0, true);
+	/*
+	 * The abort words: posted, not waited for. A flush of them waited
+	 * for every peer's progress, and a hierarchy's members sleep in
+	 * their machine's kernel team while their leader waits for ours:
+	 * in the rig a non-leader's abort waited 79 s on the other
+	 * machine's non-leader, until UCX failed an endpoint ("Endpoint
+	 * timeout") and broke the team.
+	 */
 	for (unsigned int r = 0; r < x->size && !s->broken; r++) {
 		if (r == x->rank || s->sent_abort[r] >= seq)
 			continue;
 		if (xucx_add(s, r, xucx_aborted_off(s, x->rank),
-			     seq - s->sent_abort[r]))
+			     seq - s->sent_abort[r], true))
 			break;
 		s->sent_abort[r] = seq;
 	}
-	/* Out on the wire now: the peers wait for nothing else from us. */
-	if (!s->broken)
-		xucx_flush(x);
 	/* Broken (before or meanwhile): the peers break too. */
 	if (s->broken)
 		xucx_live_poll(s, true);
