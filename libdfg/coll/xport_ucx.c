@@ -1625,85 +1625,6 @@ out:
 	return ret;
 }
 
-/*
- * Connect every endpoint now, while every rank is here to progress its
- * worker: a read and a fetching atomic (an add of 0) on each peer's
- * control area, which need the lanes the calls use, waited for at most
- * @timeout_ms (< 0: for ever). Left to the first call that used it, an
- * endpoint's wireup waited for a peer that was not progressing UCX (a
- * hierarchy's members wait in their machine's kernel team; ranks form
- * the node teams between the allgathers), and UCX failed the endpoint
- * with "Endpoint timeout" before any call: in the rig, one run in five
- * of net_coll's mismatched calls on 2 x 2 ranks, node1's leader and
- * node0's other rank.
- */
-static int xucx_wireup(struct xucx *s, int timeout_ms)
-{
-	ucp_request_param_t p = { 0 };
-	ucp_request_param_t a = {
-		.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE |
-				UCP_OP_ATTR_FIELD_REPLY_BUFFER,
-		.datatype = ucp_dt_make_contig(sizeof(__u64)),
-	};
-	unsigned int n = s->x.size;
-	__s64 end = INT64_MAX, t;
-	static const __u64 zero;
-	__u64 *land;
-	void **reqs;
-	int ret = 0;
-
-	if (timeout_ms >= 0)
-		end = xucx_now_ns(CLOCK_MONOTONIC) + timeout_ms * 1000000LL;
-	reqs = calloc(2 * (size_t)n, sizeof(*reqs));
-	land = calloc(2 * (size_t)n, sizeof(*land));
-	if (!reqs || !land) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (unsigned int r = 0; r < n && !ret; r++) {
-		void *req;
-
-		req = ucp_get_nbx(s->eps[r], &land[r], sizeof(*land),
-				  s->peer_ctl[r], s->peer_rkey[r], &p);
-		if (UCS_PTR_IS_ERR(req))
-			ret = xucx_err_peer(s, UCS_PTR_STATUS(req), r);
-		else if (UCS_PTR_IS_PTR(req))
-			reqs[r] = req;
-		a.reply_buffer = &land[n + r];
-		req = ucp_atomic_op_nbx(s->eps[r], UCP_ATOMIC_OP_ADD, &zero, 1,
-					s->peer_ctl[r] +
-					xucx_words_off(dfg_xport_atomic(&s->x,
-									0)),
-					s->peer_rkey[r], &a);
-		if (!ret && UCS_PTR_IS_ERR(req))
-			ret = xucx_err_peer(s, UCS_PTR_STATUS(req), r);
-		else if (UCS_PTR_IS_PTR(req))
-			reqs[n + r] = req;
-	}
-	while (!ret) {
-		t = xucx_now_ns(CLOCK_MONOTONIC) + XUCX_LIVE_NS;
-		if (xucx_reqs_wait(s->w, reqs, 2 * n, t < end ? t : end))
-			break;
-		xucx_live_poll(s, true);
-		if (s->broken)
-			ret = s->broken;
-		else if (xucx_now_ns(CLOCK_MONOTONIC) > end)
-			ret = -ETIMEDOUT;
-	}
-	if (!ret && s->broken)
-		ret = s->broken;
-out:
-	for (unsigned int r = 0; reqs && r < 2 * n; r++) {
-		if (!reqs[r])
-			continue;
-		ucp_request_cancel(s->w, reqs[r]);
-		ucp_request_free(reqs[r]);
-	}
-	free(reqs);
-	free(land);
-	return ret;
-}
-
 int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 			 dfg_allgather_fn ag, void *arg, int timeout_ms,
 			 struct dfg_xport **out)
@@ -1727,8 +1648,6 @@ int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 		ret = xucx_connect(s, ag, arg);
 	if (!ret)
 		ret = xucx_live_hello(s, timeout_ms);
-	if (!ret)
-		ret = xucx_wireup(s, timeout_ms);
 	if (ret) {
 		/*
 		 * Peers that never came answer no orderly close: force it.
