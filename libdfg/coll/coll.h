@@ -190,6 +190,8 @@ void dfg_hier_free(struct dfg_hier *h);
 void dfg_hier_clean(struct dfg_hier *h);
 /* 0, or the node team's -EOWNERDEAD / -ECANCELED. */
 int dfg_hier_broken(struct dfg_hier *h);
+/* The team refused call @seq (broken): the node's members fail it too. */
+void dfg_hier_refuse(struct dfg_hier *h, __u64 seq);
 /*
  * Form the hierarchy of network team @t (team.c's dfg_team_join_net()):
  * the machines from the transport's boot ids, a kernel team per machine
@@ -285,7 +287,7 @@ static inline __u64 dfg_call_val(const struct dfg_call *c, __u32 n)
 
 /*
  * Next sequence number, algorithm for @bytes (@kind DFG_COLL_KIND_NR: a
- * call outside the table, the barrier); 0 or -errno (-EOWNERDEAD).
+ * call outside the table, no algorithm); 0 or -errno (-EOWNERDEAD).
  */
 int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 		   enum dfg_coll_kind kind, size_t bytes);
@@ -448,7 +450,7 @@ int dfg_direct_allreduce(struct dfg_call *c);	/* also reduce */
 int dfg_direct_reduce_scatter(struct dfg_call *c);
 int dfg_direct_allgather(struct dfg_call *c);
 int dfg_direct_broadcast(struct dfg_call *c);
-int dfg_coll_barrier(struct dfg_call *c);
+int dfg_coll_barrier(struct dfg_call *c);	/* dissemination */
 int dfg_inbox_allreduce(struct dfg_call *c);	/* also reduce */
 int dfg_inbox_reduce_scatter(struct dfg_call *c);
 int dfg_inbox_allgather(struct dfg_call *c);
@@ -456,6 +458,8 @@ int dfg_inbox_broadcast(struct dfg_call *c);
 int dfg_hier_allreduce(struct dfg_call *c);	/* also reduce */
 int dfg_hier_reduce_scatter(struct dfg_call *c);
 int dfg_hier_broadcast(struct dfg_call *c);
+int dfg_hier_allgather(struct dfg_call *c);
+int dfg_hier_barrier(struct dfg_call *c);
 /*
  * Fixed-block all-to-all through the inbox (c->count: the block). Its
  * call messages carry op DFG_A2A_OP_INBOX, an engine call's (alltoall.c)

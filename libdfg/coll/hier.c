@@ -357,6 +357,18 @@ int dfg_hier_broken(struct dfg_hier *h)
 }
 
 /*
+ * Call @seq is refused (the team is broken): this rank will not come to
+ * its node calls, 2 @seq and 2 @seq + 1, so the node's members waiting
+ * for it there fail now. (The other leaders learn it from the team's
+ * transport: its abort of @seq, or the break it tells.)
+ */
+void dfg_hier_refuse(struct dfg_hier *h, __u64 seq)
+{
+	if (h && h->node)
+		h->node->x->ops->abort(h->node->x, 2 * seq + 1);
+}
+
+/*
  * This machine's graph, made by its leader (@lead) or attached by name;
  * the graph descriptor or -errno.
  */
@@ -722,5 +734,71 @@ int dfg_hier_broadcast(struct dfg_call *c)
 	/* The root's node has it unless the root is its leader. */
 	if (!ret && h->node && (k != rk || h->leader[rk] == c->root))
 		ret = hier_node_bcast(c, c->rbuf, c->count, 0);
+	return hier_done(c, ret);
+}
+
+/*
+ * allgather (@count bytes per rank): the node's allgather (every member
+ * gets its machine's blocks in node-rank order: the node team has no
+ * gather, and the leader needs them all), the leaders' allgather of one
+ * block per machine, padded to the largest machine (@pad members) so the
+ * leaders' call has equal blocks, the leader's reordering into rank
+ * order (a machine's members need not be consecutive ranks), and the
+ * node's broadcast of the whole result. A member that is not a leader
+ * gathers its machine's blocks into the front of its receive buffer,
+ * which the broadcast overwrites.
+ */
+int dfg_hier_allgather(struct dfg_call *c)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int me = c->t->rank, k = h->node_of[me], pad = 0;
+	size_t b = c->count, n = c->t->size;
+	char *all = c->rbuf;
+	int ret = 0;
+
+	for (unsigned int i = 0; i < h->nodes; i++)
+		if (h->nsize[i] > pad)
+			pad = h->nsize[i];
+	if (h->lead) {
+		all = (size_t)h->nodes * pad > SIZE_MAX / b ? NULL :
+		      hier_tmp(h, h->nodes * pad * b);
+		if (!all)
+			return hier_fail(c, -ENOMEM);
+		all += k * pad * b;
+	}
+	/* In place, our block is at rank * b >= lrank * b: memmove. */
+	memmove(all + h->lrank[me] * b, c->sbuf, b);
+	if (h->node)
+		ret = dfg_allgather(hier_node(c, 0), DFG_IN_PLACE, all, b);
+	if (!ret && h->lead) {
+		all -= k * pad * b;
+		ret = dfg_allgather(hier_lead_begin(c), DFG_IN_PLACE, all,
+				    pad * b);
+		ret = hier_lead_end(c, ret);
+		for (size_t r = 0; !ret && r < n; r++)
+			dfg_copy((char *)c->rbuf + r * b, all +
+				 (h->node_of[r] * pad + h->lrank[r]) * b, b);
+	}
+	if (!ret && h->node)
+		ret = hier_node_bcast(c, c->rbuf, n * b, 0);
+	return hier_done(c, ret);
+}
+
+/*
+ * barrier: the node's barrier (every member of the machine entered), the
+ * leaders' (every rank entered), the node's second barrier (the leader
+ * is through, so every rank entered: the members may leave).
+ */
+int dfg_hier_barrier(struct dfg_call *c)
+{
+	struct dfg_hier *h = c->t->hier;
+	int ret = 0;
+
+	if (h->node)
+		ret = dfg_barrier(hier_node(c, 0));
+	if (!ret && h->lead)
+		ret = hier_lead_end(c, dfg_barrier(hier_lead_begin(c)));
+	if (!ret && h->node)
+		ret = dfg_barrier(hier_node(c, 1));
 	return hier_done(c, ret);
 }

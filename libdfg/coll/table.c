@@ -130,6 +130,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_RING]		= { "ring", 0, dfg_ring_allgather },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT,
 					    dfg_inbox_allgather },
+		[DFG_ALGO_HIER]		= { "hier", 0, dfg_hier_allgather },
 	} },
 	[DFG_COLL_BROADCAST] = { "broadcast", {
 		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
@@ -143,6 +144,12 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
 		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT, NULL },
+	} },
+	/* no payload: dissemination over the team's words, or hier */
+	[DFG_COLL_BARRIER] = { "barrier", {
+		[DFG_ALGO_DIRECT]	= { "direct", SIZE_MAX,
+					    dfg_coll_barrier },
+		[DFG_ALGO_HIER]		= { "hier", 0, dfg_hier_barrier },
 	} },
 };
 

@@ -325,8 +325,15 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 	if (!ret)
 		ret = dfg_hier_broken(t->hier);
 	*c = (struct dfg_call){ .t = t, .x = t->x, .kind = kind };
-	if (ret)
+	if (ret) {
+		/*
+		 * Refused: the peers that wait for us in this call (the
+		 * node's members in its node calls too) fail now.
+		 */
+		t->x->ops->abort(t->x, ++t->seq);
+		dfg_hier_refuse(t->hier, t->seq);
 		return ret;
+	}
 	c->seq = ++t->seq;
 	t->x->ops->begin(t->x, c->seq);
 	if (kind < DFG_COLL_KIND_NR) {
@@ -616,11 +623,10 @@ int dfg_barrier(struct dfg_team *t)
 
 	if (!t)
 		return -EINVAL;
-	/* Not in the table: the barrier has one algorithm. */
-	ret = dfg_call_begin(&c, t, DFG_COLL_KIND_NR, 0);
+	ret = dfg_call_begin(&c, t, DFG_COLL_BARRIER, 0);
 	if (ret)
 		return ret;
-	ret = dfg_call_end(&c, dfg_coll_barrier(&c));
+	ret = dfg_call_end(&c, dfg_coll_run(&c));
 	/*
 	 * Everyone entered this barrier, so nobody is in a failed call any
 	 * more: its exposures can go.

@@ -29,13 +29,20 @@
  *
  * Failure: endpoints use peer error handling; a peer's death (its
  * endpoint failing, UCX's keepalive finding it gone) breaks the
- * transport for good: -EOWNERDEAD. Over verbs UCX finds a dead peer only
- * by timeouts (seconds, and shorter ones break live connections under
- * load), so each rank also keeps a liveness connection to every peer in a
- * second, TCP-only UCX context: a process that dies has its sockets
- * closed by its kernel at once, which fails our endpoint to it within
- * milliseconds, without any timeout. A rank that leaves in order says
- * goodbye on it first, so its closing is no death.
+ * transport for good: -EOWNERDEAD. So does a request that fails with a
+ * status that means a lost connection; any other failed request fails
+ * only its call (-EIO), which the call's abort tells the peers. Over
+ * verbs UCX finds a dead peer only by timeouts (seconds, and shorter ones
+ * break live connections under load), so each rank also keeps a liveness
+ * connection to every peer in a second, TCP-only UCX context: a process
+ * that dies has its sockets closed by its kernel at once, which fails our
+ * endpoint to it within milliseconds, without any timeout. A rank that leaves in order says
+ * goodbye on it first, so its closing is no death. A rank whose transport
+ * breaks while it lives says so on the same connections (a goodbye whose
+ * byte is XUCX_BYE_BROKEN): its peers break too, at their next look at
+ * the liveness connections (a waiter looks every XUCX_LIVE_NS), rather
+ * than wait for words it will never raise, and it says no other goodbye.
+ * With DFG_COLL_TRACE set, a transport that breaks prints why to stderr.
  */
 #include <errno.h>
 #include <ifaddrs.h>
@@ -66,6 +73,9 @@
 /* Liveness tags: kind in the high bits, the sender's rank below. */
 #define XUCX_TAG_HELLO		(1ULL << 32)
 #define XUCX_TAG_BYE		(2ULL << 32)
+/* The goodbye's byte: leaving in order, or the team broke here. */
+#define XUCX_BYE_LEAVE		0
+#define XUCX_BYE_BROKEN		1
 
 /* One published key: written by the exposer, read by peers' gets. */
 struct xucx_kent {
@@ -98,13 +108,16 @@ struct xucx_boot {
  * @failed:	the connection closed or failed
  * @left:	the peer said goodbye: its connection's end is no death
  * @bye:	the receive of the goodbye, posted once joined
- * @byte:	its landing byte
+ * @byte:	its landing byte (XUCX_BYE_*)
+ * @s, @rank:	the transport and the peer (endpoint error handlers)
  */
 struct xucx_live {
 	bool		failed;
 	bool		left;
 	void		*bye;
 	unsigned char	byte;
+	struct xucx	*s;
+	unsigned int	rank;
 };
 
 /* A local exposure: keys[id] describes it. */
@@ -122,10 +135,25 @@ struct xucx_rkey {
 	ucp_rkey_h	rkey;
 };
 
+/*
+ * What the transport did in the current call, for DFG_COLL_TRACE (@on:
+ * tracing this call): operations posted (one-sided reads and writes,
+ * atomics without and with a result, endpoint flushes, messages), and
+ * the time from begin() to release(), the part of it spent waiting for
+ * requests (round trips: a fetching atomic, a flush, a message) and for
+ * own words (peers' notifications).
+ */
+struct xucx_stats {
+	bool		on;
+	unsigned int	get, put, amo, famo, flush, send, recv;
+	__s64		t0, req_ns, word_ns;
+};
+
 /* A posted operation. */
 struct xucx_op {
-	void	*req;
-	int	ticket;
+	void		*req;
+	int		ticket;
+	unsigned int	peer;
 };
 
 struct xucx {
@@ -169,11 +197,14 @@ struct xucx {
 	ucp_ep_h		*leps;
 	struct xucx_live	*live;
 	__s64			live_ns;
+	/* -EOWNERDEAD once broken; the peers were told (XUCX_BYE_BROKEN). */
 	int			broken;
+	bool			told;
 	unsigned int		nr_eps;
 	/* Every rank's machine and token (struct xucx_boot). */
 	char			(*node)[DFG_XPORT_NODE_MAX];
 	__u64			*token;
+	struct xucx_stats	st;
 };
 
 static inline struct xucx *to_xucx(struct dfg_xport *x)
@@ -201,8 +232,48 @@ static size_t xucx_kents_off(const struct xucx *s)
 	return xucx_align64((size_t)(s->nwords + s->x.size) * sizeof(__u64));
 }
 
-/* A failed request or endpoint: the peer is gone, or the wire is. */
-static int xucx_err(struct xucx *s, ucs_status_t st)
+/* DFG_COLL_TRACE: what happened to the transport, a line to stderr. */
+static void xucx_trace(struct xucx *s, const char *what, unsigned int peer,
+		       ucs_status_t st)
+{
+	const char *env = getenv("DFG_COLL_TRACE");
+	char buf[192];
+
+	if (!env || !*env || !strcmp(env, "0"))
+		return;
+	/* One write per line: ranks share the terminal. */
+	snprintf(buf, sizeof(buf),
+		 "dfg-trace ucx rank=%u size=%u seq=%llu %s peer=%d status=%s\n",
+		 s->x.rank, s->x.size, (unsigned long long)s->x.seq, what,
+		 peer < s->x.size ? (int)peer : -1, ucs_status_string(st));
+	fputs(buf, stderr);
+	fflush(stderr);
+}
+
+/*
+ * The team is unusable from here on: -EOWNERDEAD for good. @why, @peer
+ * (size: not known) and @st say why, for DFG_COLL_TRACE. The peers are
+ * told at the next look at the liveness connections (xucx_live_poll()):
+ * this may run inside UCX's progress, which must not post.
+ */
+static void xucx_break(struct xucx *s, const char *why, unsigned int peer,
+		       ucs_status_t st)
+{
+	char what[96];
+
+	if (s->broken)
+		return;
+	s->broken = -EOWNERDEAD;
+	snprintf(what, sizeof(what), "broken: %s", why);
+	xucx_trace(s, what, peer, st);
+}
+
+/*
+ * A failed request or endpoint. Lost connections and timeouts break the
+ * transport (a member is unreachable); any other status fails only the
+ * call that met it.
+ */
+static int xucx_err_peer(struct xucx *s, ucs_status_t st, unsigned int peer)
 {
 	if (st == UCS_OK)
 		return 0;
@@ -217,20 +288,29 @@ static int xucx_err(struct xucx *s, ucs_status_t st)
 		return -ECANCELED;
 	case UCS_ERR_INVALID_PARAM:
 		return -EINVAL;
+	case UCS_ERR_IO_ERROR:
+	case UCS_ERR_UNREACHABLE:
+	case UCS_ERR_TIMED_OUT:
+	case UCS_ERR_NOT_CONNECTED:
+	case UCS_ERR_CONNECTION_RESET:
+	case UCS_ERR_REJECTED:
+		break;
 	default:
-		/* Lost connections, timeouts: a member is unreachable. */
-		s->broken = -EOWNERDEAD;
-		return s->broken;
+		if (!UCS_IS_LINK_ERROR(st) && !UCS_IS_ENDPOINT_ERROR(st)) {
+			xucx_trace(s, "call failed", peer, st);
+			return -EIO;
+		}
 	}
+	xucx_break(s, "request failed", peer, st);
+	return s->broken;
 }
 
 static void xucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
-	struct xucx *s = arg;
+	struct xucx_live *l = arg;
 
 	(void)ep;
-	(void)status;
-	s->broken = -EOWNERDEAD;
+	xucx_break(l->s, "endpoint failed", l->rank, status);
 }
 
 static __s64 xucx_now_ns(clockid_t clk)
@@ -251,8 +331,40 @@ static void xucx_live_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 }
 
 /*
+ * Send @byte (XUCX_BYE_*) as our goodbye to every peer on the liveness
+ * connections, without waiting: closing the endpoints (or the peer's
+ * progress) flushes it.
+ */
+static void xucx_live_send(struct xucx *s, unsigned char byte)
+{
+	static const unsigned char bytes[] = { XUCX_BYE_LEAVE,
+					       XUCX_BYE_BROKEN };
+	ucp_request_param_t p = { 0 };
+
+	for (unsigned int r = 0; r < s->x.size; r++) {
+		void *req;
+
+		if (!s->leps[r])
+			continue;
+		req = ucp_tag_send_nbx(s->leps[r], &bytes[byte], 1,
+				       XUCX_TAG_BYE | s->x.rank, &p);
+		if (UCS_PTR_IS_PTR(req))
+			ucp_request_free(req);
+	}
+}
+
+/* A goodbye that came from @l: XUCX_BYE_BROKEN breaks us too. */
+static void xucx_live_left(struct xucx *s, struct xucx_live *l)
+{
+	l->left = true;
+	if (l->byte == XUCX_BYE_BROKEN)
+		xucx_break(s, "peer broke", l->rank, UCS_OK);
+}
+
+/*
  * Look at the liveness connections (every XUCX_LIVE_NS unless @now): a
- * peer whose connection closed without a goodbye died.
+ * peer whose connection closed without a goodbye died, one that said it
+ * broke makes us break. Once broken, we say so.
  */
 static void xucx_live_poll(struct xucx *s, bool now)
 {
@@ -274,9 +386,14 @@ static void xucx_live_poll(struct xucx *s, bool now)
 
 		if (!l->left && l->bye &&
 		    ucp_request_check_status(l->bye) == UCS_OK)
-			l->left = true;
+			xucx_live_left(s, l);
 		if (l->failed && !l->left)
-			s->broken = -EOWNERDEAD;
+			xucx_break(s, "peer died (liveness connection)", r,
+				   UCS_ERR_CONNECTION_RESET);
+	}
+	if (s->broken && !s->told) {
+		s->told = true;
+		xucx_live_send(s, XUCX_BYE_BROKEN);
 	}
 }
 
@@ -301,6 +418,7 @@ static void xucx_progress(struct xucx *s, unsigned int *idle)
  */
 static ucs_status_t xucx_wait_req(struct xucx *s, void *req)
 {
+	__s64 t0 = s->st.on ? xucx_now_ns(CLOCK_MONOTONIC) : 0;
 	unsigned int idle = 0;
 	ucs_status_t st;
 
@@ -310,10 +428,12 @@ static ucs_status_t xucx_wait_req(struct xucx *s, void *req)
 	       !s->broken)
 		xucx_progress(s, &idle);
 	ucp_request_free(req);
+	if (s->st.on)
+		s->st.req_ns += xucx_now_ns(CLOCK_MONOTONIC) - t0;
 	return st == UCS_INPROGRESS ? UCS_ERR_CONNECTION_RESET : st;
 }
 
-static int xucx_push(struct xucx *s, void *req)
+static int xucx_push(struct xucx *s, void *req, unsigned int peer)
 {
 	if (s->nr_ops == s->cap_ops) {
 		unsigned int cap = s->cap_ops ? 2 * s->cap_ops : 64;
@@ -327,7 +447,7 @@ static int xucx_push(struct xucx *s, void *req)
 	if (s->tickets == INT32_MAX)
 		s->tickets = 0;
 	s->ops[s->nr_ops++] = (struct xucx_op){
-		.req = req, .ticket = ++s->tickets,
+		.req = req, .ticket = ++s->tickets, .peer = peer,
 	};
 	return s->tickets;
 }
@@ -345,7 +465,7 @@ static int xucx_reap(struct xucx *s, int ticket, bool all)
 			s->ops[keep++] = *o;
 			continue;
 		}
-		r = xucx_err(s, xucx_wait_req(s, o->req));
+		r = xucx_err_peer(s, xucx_wait_req(s, o->req), o->peer);
 		if (!ret)
 			ret = r;
 	}
@@ -364,8 +484,9 @@ static int xucx_flush_worker(struct xucx *s)
 		if (!s->unflushed[r])
 			continue;
 		s->unflushed[r] = false;
-		ret = xucx_err(s, xucx_wait_req(s, ucp_ep_flush_nbx(s->eps[r],
-								    &p)));
+		s->st.flush++;
+		ret = xucx_err_peer(s, xucx_wait_req(s,
+				ucp_ep_flush_nbx(s->eps[r], &p)), r);
 	}
 	return ret;
 }
@@ -392,7 +513,8 @@ static int xucx_in_flight(struct dfg_xport *x, int ticket)
 		st = ucp_request_check_status(s->ops[i].req);
 		if (st == UCS_INPROGRESS)
 			return 1;
-		return st == UCS_OK ? 0 : xucx_err(s, st);
+		return st == UCS_OK ? 0 :
+		       xucx_err_peer(s, st, s->ops[i].peer);
 	}
 	return 0;	/* reaped: complete */
 }
@@ -405,8 +527,13 @@ static int xucx_flush(struct dfg_xport *x)
 	return ret ? ret : xucx_flush_worker(s);
 }
 
-/* Post an atomic add into @peer's control area at @off. */
-static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add)
+/*
+ * Post an atomic add into @peer's control area at @off: completed by the
+ * next complete() or flush(), or (@loose) by UCX on its own, which then
+ * frees it: nobody waits for it.
+ */
+static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add,
+		    bool loose)
 {
 	ucp_request_param_t p = {
 		.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE,
@@ -417,16 +544,22 @@ static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add)
 
 	if (!add)
 		return 0;
+	s->st.amo++;
 	ucp_worker_fence(s->w);
 	/* A non-fetching atomic reads its operand when posted. */
 	req = ucp_atomic_op_nbx(s->eps[peer], UCP_ATOMIC_OP_ADD, &add, 1,
 				s->peer_ctl[peer] + off, s->peer_rkey[peer], &p);
 	if (UCS_PTR_IS_ERR(req))
-		return xucx_err(s, UCS_PTR_STATUS(req));
+		return xucx_err_peer(s, UCS_PTR_STATUS(req), peer);
+	if (loose) {
+		if (UCS_PTR_IS_PTR(req))
+			ucp_request_free(req);
+		return 0;
+	}
 	s->unflushed[peer] = true;
-	ret = xucx_push(s, req);
+	ret = xucx_push(s, req, peer);
 	if (ret < 0)
-		return xucx_err(s, xucx_wait_req(s, req));
+		return xucx_err_peer(s, xucx_wait_req(s, req), peer);
 	return 0;
 }
 
@@ -446,7 +579,7 @@ static int xucx_notify(struct dfg_xport *x, unsigned int peer,
 		return 0;
 	ret = xucx_add(s, peer, xucx_words_off(dfg_xport_inbox(x->rank,
 								   slot)),
-		       value - *sent);
+		       value - *sent, false);
 	if (!ret)
 		*sent = value;
 	return ret;
@@ -470,12 +603,13 @@ static int xucx_fadd(struct dfg_xport *x, unsigned int peer, unsigned int idx,
 	if (s->broken)
 		return s->broken;
 	p.reply_buffer = &reply;
+	s->st.famo++;
 	ucp_worker_fence(s->w);
 	req = ucp_atomic_op_nbx(s->eps[peer], UCP_ATOMIC_OP_ADD, &add, 1,
 				s->peer_ctl[peer] +
 				xucx_words_off(dfg_xport_atomic(x, idx)),
 				s->peer_rkey[peer], &p);
-	ret = xucx_err(s, xucx_wait_req(s, req));
+	ret = xucx_err_peer(s, xucx_wait_req(s, req), peer);
 	if (!ret && old)
 		*old = reply;
 	return ret;
@@ -506,6 +640,7 @@ static int xucx_check(struct xucx *s, unsigned int src)
 static int xucx_wait_u64(struct xucx *s, _Atomic __u64 *p, __u64 value,
 			 unsigned int src, __u64 *now)
 {
+	__s64 t0 = s->st.on ? xucx_now_ns(CLOCK_MONOTONIC) : 0;
 	unsigned int idle = 0;
 	__u64 v;
 	int ret;
@@ -524,6 +659,8 @@ static int xucx_wait_u64(struct xucx *s, _Atomic __u64 *p, __u64 value,
 		}
 		xucx_progress(s, &idle);
 	}
+	if (s->st.on)
+		s->st.word_ns += xucx_now_ns(CLOCK_MONOTONIC) - t0;
 	if (now)
 		*now = v;
 	return 0;
@@ -625,16 +762,40 @@ static void xucx_rkey_drop(struct xucx *s, unsigned int i)
 }
 
 /* Drop the unpacked keys that do not outlive the call. */
-static void xucx_release(struct dfg_xport *x)
+static void xucx_rkeys_drop(struct xucx *s)
 {
-	struct xucx *s = to_xucx(x);
-
 	for (unsigned int i = 0; i < s->nr_rk;) {
 		if (!s->rk[i].keep)
 			xucx_rkey_drop(s, i);
 		else
 			i++;
 	}
+}
+
+/*
+ * The call ends: drop its keys; DFG_COLL_TRACE: a line of what the
+ * transport did in it (struct xucx_stats; sub-teams of a hierarchy
+ * print theirs too, with the parent call's sequence).
+ */
+static void xucx_release(struct dfg_xport *x)
+{
+	struct xucx *s = to_xucx(x);
+	struct xucx_stats *t = &s->st;
+	char buf[256];
+
+	xucx_rkeys_drop(s);
+	if (!t->on)
+		return;
+	snprintf(buf, sizeof(buf),
+		 "dfg-trace ucx rank=%u size=%u seq=%llu call us=%.1f req_wait_us=%.1f word_wait_us=%.1f get=%u put=%u amo=%u famo=%u flush=%u send=%u recv=%u\n",
+		 x->rank, x->size, (unsigned long long)x->seq,
+		 (xucx_now_ns(CLOCK_MONOTONIC) - t->t0) / 1e3,
+		 t->req_ns / 1e3, t->word_ns / 1e3, t->get, t->put, t->amo,
+		 t->famo, t->flush, t->send, t->recv);
+	fputs(buf, stderr);
+	fflush(stderr);
+	*t = (struct xucx_stats){ .on = true,
+				  .t0 = xucx_now_ns(CLOCK_MONOTONIC) };
 }
 
 /* @peer's key @key unpacked: cached, or read from its key table. */
@@ -662,10 +823,10 @@ static int xucx_rkey(struct xucx *s, unsigned int peer,
 		xucx_rkey_drop(s, i);
 		break;
 	}
-	ret = xucx_err(s, xucx_wait_req(s, ucp_get_nbx(s->eps[peer], &k,
+	ret = xucx_err_peer(s, xucx_wait_req(s, ucp_get_nbx(s->eps[peer], &k,
 				sizeof(k), s->peer_ctl[peer] +
 				xucx_kents_off(s) + key->id * sizeof(k),
-				s->peer_rkey[peer], &p)));
+				s->peer_rkey[peer], &p)), peer);
 	if (ret)
 		return ret;
 	if (k.gen != key->gen || k.len != key->len ||
@@ -673,9 +834,9 @@ static int xucx_rkey(struct xucx *s, unsigned int peer,
 		return -EINVAL;
 	st = ucp_ep_rkey_unpack(s->eps[peer], k.rkey, &rkey);
 	if (st != UCS_OK)
-		return xucx_err(s, st);
+		return xucx_err_peer(s, st, peer);
 	if (s->nr_rk == XUCX_RKEYS_MAX) {
-		xucx_release(&s->x);
+		xucx_rkeys_drop(s);
 		if (s->nr_rk == XUCX_RKEYS_MAX)
 			xucx_rkey_drop(s, 0);
 	}
@@ -711,7 +872,7 @@ static int xucx_rma(struct xucx *s, bool put, unsigned int peer,
 		    size_t len)
 {
 	ucp_request_param_t p = { 0 };
-	ucp_rkey_h rkey;
+	ucp_rkey_h rkey = NULL;
 	void *req;
 	int ret;
 
@@ -726,6 +887,8 @@ static int xucx_rma(struct xucx *s, bool put, unsigned int peer,
 	ret = xucx_rkey(s, peer, key, &rkey);
 	if (ret)
 		return ret;
+	s->st.put += put;
+	s->st.get += !put;
 	if (put)
 		req = ucp_put_nbx(s->eps[peer], local, len, key->addr + off,
 				  rkey, &p);
@@ -733,12 +896,12 @@ static int xucx_rma(struct xucx *s, bool put, unsigned int peer,
 		req = ucp_get_nbx(s->eps[peer], local, len, key->addr + off,
 				  rkey, &p);
 	if (UCS_PTR_IS_ERR(req))
-		return xucx_err(s, UCS_PTR_STATUS(req));
+		return xucx_err_peer(s, UCS_PTR_STATUS(req), peer);
 	s->unflushed[peer] |= put;
-	ret = xucx_push(s, req);
+	ret = xucx_push(s, req, peer);
 	if (ret < 0) {
 		/* No ticket to hand out: finish it here. */
-		int err = xucx_err(s, xucx_wait_req(s, req));
+		int err = xucx_err_peer(s, xucx_wait_req(s, req), peer);
 
 		return err ? err : ret;
 	}
@@ -771,9 +934,10 @@ static int xucx_msg_send(struct dfg_xport *x, unsigned int peer,
 		return -EINVAL;
 	if (s->broken)
 		return s->broken;
+	s->st.send++;
 	/* The tag is the sender: per pair FIFO, as tag matching keeps order. */
-	return xucx_err(s, xucx_wait_req(s, ucp_tag_send_nbx(s->eps[peer],
-				buf, len, x->rank, &p)));
+	return xucx_err_peer(s, xucx_wait_req(s, ucp_tag_send_nbx(s->eps[peer],
+				buf, len, x->rank, &p)), peer);
 }
 
 static int xucx_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
@@ -794,9 +958,10 @@ static int xucx_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 		return -EINVAL;
 	if (s->broken)
 		return s->broken;
+	s->st.recv++;
 	req = ucp_tag_recv_nbx(s->w, buf, cap, src, (ucp_tag_t)-1, &p);
 	if (UCS_PTR_IS_ERR(req))
-		return xucx_err(s, UCS_PTR_STATUS(req));
+		return xucx_err_peer(s, UCS_PTR_STATUS(req), src);
 	for (;;) {
 		st = ucp_tag_recv_request_test(req, &info);
 		if (st != UCS_INPROGRESS)
@@ -818,13 +983,21 @@ static int xucx_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	}
 	ucp_request_free(req);
 	if (st != UCS_OK)
-		return xucx_err(s, st);
+		return xucx_err_peer(s, st, src);
 	return (int)info.length;
 }
 
 static int xucx_begin(struct dfg_xport *x, __u64 seq)
 {
+	struct xucx *s = to_xucx(x);
+	const char *env = getenv("DFG_COLL_TRACE");
+
 	x->seq = seq;
+	s->st = (struct xucx_stats){
+		.on = env && *env && strcmp(env, "0"),
+	};
+	if (s->st.on)
+		s->st.t0 = xucx_now_ns(CLOCK_MONOTONIC);
 	return 0;
 }
 
@@ -834,18 +1007,28 @@ static int xucx_abort(struct dfg_xport *x, __u64 seq)
 
 	if (atomic_load(&s->aborted[x->rank]) < seq)
 		atomic_store(&s->aborted[x->rank], seq);
-	if (s->broken)
-		return 0;
-	for (unsigned int r = 0; r < x->size; r++) {
+	/* The call's transfers end here: its buffers go back to the user. */
+	if (!s->broken)
+		xucx_reap(s, 0, true);
+	/*
+	 * The abort words: posted, not waited for. A flush of them waited
+	 * for every peer's progress, and a hierarchy's members sleep in
+	 * their machine's kernel team while their leader waits for ours:
+	 * in the rig a non-leader's abort waited 79 s on the other
+	 * machine's non-leader, until UCX failed an endpoint ("Endpoint
+	 * timeout") and broke the team.
+	 */
+	for (unsigned int r = 0; r < x->size && !s->broken; r++) {
 		if (r == x->rank || s->sent_abort[r] >= seq)
 			continue;
 		if (xucx_add(s, r, xucx_aborted_off(s, x->rank),
-			     seq - s->sent_abort[r]))
-			return 0;
+			     seq - s->sent_abort[r], true))
+			break;
 		s->sent_abort[r] = seq;
 	}
-	/* Out on the wire now: the peers wait for nothing else from us. */
-	xucx_flush(x);
+	/* Broken (before or meanwhile): the peers break too. */
+	if (s->broken)
+		xucx_live_poll(s, true);
 	return 0;
 }
 
@@ -932,33 +1115,16 @@ static void xucx_close_eps(ucp_worker_h w, ucp_ep_h *eps, unsigned int n,
 	free(reqs);
 }
 
-/* Goodbye to every peer on the liveness connections: we leave in order. */
+/*
+ * Goodbye to every peer on the liveness connections: we leave in order,
+ * or (broken, and not said yet) the team broke here.
+ */
 static void xucx_live_bye(struct xucx *s)
 {
-	ucp_request_param_t p = { 0 };
-	unsigned int n = s->x.size;
-	static const unsigned char byte;
-	void **reqs;
-
-	if (!s->lw || s->broken)
+	if (!s->lw || s->told)
 		return;
-	reqs = calloc(n, sizeof(*reqs));
-	for (unsigned int r = 0; reqs && r < n; r++) {
-		void *req;
-
-		if (!s->leps[r])
-			continue;
-		req = ucp_tag_send_nbx(s->leps[r], &byte, 1,
-				       XUCX_TAG_BYE | s->x.rank, &p);
-		if (UCS_PTR_IS_PTR(req))
-			reqs[r] = req;
-	}
-	/* Closing the endpoints flushes what is still on its way. */
-	if (reqs)
-		for (unsigned int r = 0; r < n; r++)
-			if (reqs[r])
-				ucp_request_free(reqs[r]);
-	free(reqs);
+	s->told = true;
+	xucx_live_send(s, s->broken ? XUCX_BYE_BROKEN : XUCX_BYE_LEAVE);
 }
 
 static void xucx_live_destroy(struct xucx *s)
@@ -1314,9 +1480,12 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 				      UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
 				      UCP_EP_PARAM_FIELD_ERR_HANDLER,
 			.err_mode = UCP_ERR_HANDLING_MODE_PEER,
-			.err_handler = { .cb = xucx_ep_error, .arg = s },
+			.err_handler = { .cb = xucx_ep_error,
+					 .arg = &s->live[r] },
 		};
 
+		s->live[r].s = s;
+		s->live[r].rank = r;
 		memcpy(&b, e, sizeof(b));
 		if (sizeof(b) + (size_t)b.rlen + b.alen + b.llen != lens[r] ||
 		    lens[r] > max) {
@@ -1440,7 +1609,7 @@ static int xucx_live_hello(struct xucx *s, int timeout_ms)
 		if (UCS_PTR_IS_PTR(req))
 			s->live[r].bye = req;
 		else
-			s->live[r].left = true;
+			xucx_live_left(s, &s->live[r]);
 	}
 out:
 	/* Left over on failure: cancelled (sends end with the endpoints). */
@@ -1480,8 +1649,12 @@ int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 	if (!ret)
 		ret = xucx_live_hello(s, timeout_ms);
 	if (ret) {
-		/* Peers that never came answer no orderly close: force it. */
+		/*
+		 * Peers that never came answer no orderly close: force it.
+		 * Those that did find our connections closed: no goodbye.
+		 */
 		s->broken = ret;
+		s->told = true;
 		xucx_destroy(&s->x);
 		return ret;
 	}

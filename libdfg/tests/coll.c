@@ -468,10 +468,12 @@ struct world {
 	unsigned char	inbox[W_MAX][W_MAX][2][FX_SLOT];
 };
 
+/* @broken: this rank's transport broke on its own, the world did not. */
 struct fx {
 	struct dfg_xport	x;
 	struct world		*w;
 	int			tickets;
+	_Atomic int		broken;
 };
 
 static struct world *fx_w(struct dfg_xport *x)
@@ -484,7 +486,7 @@ static int fx_check(struct dfg_xport *x, unsigned int src)
 {
 	struct world *w = fx_w(x);
 
-	if (atomic_load(&w->broken))
+	if (atomic_load(&w->broken) || atomic_load(&((struct fx *)x)->broken))
 		return -EOWNERDEAD;
 	if (!x->seq)
 		return 0;
@@ -738,7 +740,8 @@ static int fx_abort(struct dfg_xport *x, __u64 seq)
 
 static int fx_broken(struct dfg_xport *x)
 {
-	return atomic_load(&fx_w(x)->broken) ? -EOWNERDEAD : 0;
+	return atomic_load(&fx_w(x)->broken) ||
+	       atomic_load(&((struct fx *)x)->broken) ? -EOWNERDEAD : 0;
 }
 
 static void fx_release(struct dfg_xport *x)
@@ -1060,7 +1063,9 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
  * A rank of a team spread over "machines": the team's transport is @c's
  * (one world, late or not), its machine's node team another world's.
  * @key: per rank, its machine; @victim: the rank that dies in the last
- * call (-1: none).
+ * call (-1: none); @dkind: the others' call then, or DFG_COLL_KIND_NR:
+ * the victim does not die, its own network transport breaks (it refuses
+ * every later call, which the others must not wait for).
  */
 struct hrank {
 	struct rank_ctx		c;
@@ -1070,11 +1075,12 @@ struct hrank {
 	unsigned int		lr;
 	const unsigned int	*key;
 	int			victim;
+	enum dfg_coll_kind	dkind;
 };
 
 static const enum dfg_coll_kind hier_kinds[] = {
 	DFG_COLL_ALLREDUCE, DFG_COLL_REDUCE, DFG_COLL_REDUCE_SCATTER,
-	DFG_COLL_BROADCAST,
+	DFG_COLL_BROADCAST, DFG_COLL_ALLGATHER, DFG_COLL_BARRIER,
 };
 
 static bool hier_used(struct dfg_team *t, enum dfg_coll_kind kind)
@@ -1188,6 +1194,46 @@ static void *hier_main(void *arg)
 				fail(c, "hier broadcast", ret);
 		}
 	}
+	/*
+	 * allgather: the flat layout, whatever the machines (interleaved
+	 * ranks included); odd sizes, staged and exposed, in place; then a
+	 * barrier.
+	 */
+	for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+		size_t b = counts[ci] * 4 + ci;
+
+		call++;
+		for (unsigned int r = 0; r < n; r++)
+			ref_fill(in[r], (b + 3) / 4, DFG_INT32, r, call);
+		ref_allgather(n, in, b, ref);
+		/* Forced flat on the same team: the same layout. */
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_DIRECT);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_DIRECT);
+		memset(rbuf, 0x3c, n * b);
+		ret = dfg_allgather(t, in[c->rank], rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b) ||
+		    dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) !=
+		    DFG_ALGO_DIRECT)
+			fail(c, "flat allgather on a hier team", ret);
+		ret = dfg_barrier(t);
+		if (ret || dfg_coll_last_algo(t, DFG_COLL_BARRIER) !=
+		    DFG_ALGO_DIRECT)
+			fail(c, "flat barrier on a hier team", ret);
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_AUTO);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_AUTO);
+		memset(rbuf, 0xa5, n * b);
+		ret = dfg_allgather(t, in[c->rank], rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b))
+			fail(c, "hier allgather", ret);
+		memset(rbuf, 0x5a, n * b);
+		memcpy(rbuf + c->rank * b, in[c->rank], b);
+		ret = dfg_allgather(t, DFG_IN_PLACE, rbuf, b);
+		if (ret || memcmp(ref, rbuf, n * b))
+			fail(c, "hier allgather in place", ret);
+		ret = dfg_barrier(t);
+		if (ret)
+			fail(c, "hier barrier", ret);
+	}
 	for (size_t k = 0; k < sizeof(hier_kinds) / sizeof(hier_kinds[0]);
 	     k++)
 		if (!hier_used(t, hier_kinds[k]))
@@ -1200,6 +1246,12 @@ static void *hier_main(void *arg)
 	ret = dfg_barrier(t);
 	if (ret)
 		fail(c, "barrier after errors", ret);
+	ret = dfg_allgather(t, sbuf, rbuf, 64 + c->rank);
+	if (ret != -EINVAL && ret != -EPROTO)
+		fail(c, "hier allgather mismatched count", ret);
+	ret = dfg_barrier(t);
+	if (ret || !hier_used(t, DFG_COLL_BARRIER))
+		fail(c, "hier barrier after errors", ret);
 	{
 		struct dfg_reducer red;
 
@@ -1213,13 +1265,50 @@ static void *hier_main(void *arg)
 		    !hier_used(t, DFG_COLL_ALLREDUCE))
 			fail(c, "hier allreduce after errors", ret);
 	}
-	/* A member dies while the others are in a call: all fail. */
-	if (h->victim >= 0) {
+	/*
+	 * A live member's transport breaks: it refuses the next calls, and
+	 * the others fail them (an abort), rather than wait for it.
+	 */
+	if (h->victim >= 0 && h->dkind == DFG_COLL_KIND_NR) {
+		struct dfg_hier *hh = t->hier;
+		unsigned int me = c->rank, v = h->victim;
+		/*
+		 * Who waits on the victim's words or its leader's: its
+		 * machine's members and the leaders. A non-leader elsewhere
+		 * waits on its own leader's node words, which the leader's
+		 * next call may raise before this rank looks (a wait takes
+		 * a later call's value for its own: a known race, DESIGN.md),
+		 * so its barrier may end without the victim.
+		 */
+		bool near = h->key[me] == h->key[v] ||
+			    hh->leader[hh->node_of[me]] == me;
+
+		if (me == v) {
+			usleep(200 * 1000);
+			atomic_store(&c->fx.broken, 1);
+		}
+		for (int i = 0; i < 2; i++) {
+			ret = dfg_barrier(t);
+			if (me == v ? ret != -EOWNERDEAD :
+			    near ? ret != -EPROTO : ret && ret != -EPROTO)
+				fail(c, "barrier with a refusing member", ret);
+		}
+		ret = dfg_allreduce(t, sbuf, rbuf, 1000, DFG_FLOAT64, DFG_SUM);
+		if (c->rank == (unsigned int)h->victim ?
+		    ret != -EOWNERDEAD : ret != -EPROTO)
+			fail(c, "allreduce with a refusing member", ret);
+	} else if (h->victim >= 0) {
+		/* A member dies while the others are in a call: all fail. */
 		if (c->rank == (unsigned int)h->victim) {
 			hier_die(h);
 		} else {
-			ret = dfg_allreduce(t, sbuf, rbuf, 1000, DFG_FLOAT64,
-					    DFG_SUM);
+			if (h->dkind == DFG_COLL_ALLGATHER)
+				ret = dfg_allgather(t, sbuf, rbuf, 1000);
+			else if (h->dkind == DFG_COLL_BARRIER)
+				ret = dfg_barrier(t);
+			else
+				ret = dfg_allreduce(t, sbuf, rbuf, 1000,
+						    DFG_FLOAT64, DFG_SUM);
 			if (ret != -EOWNERDEAD)
 				fail(c, "survivor's error", ret);
 			if (dfg_barrier(t) != -EOWNERDEAD)
@@ -1233,9 +1322,14 @@ out:
 	return NULL;
 }
 
-/* @n ranks on machines @key (late: the network transport completes late). */
-static void run_hier(struct __test_metadata *_metadata, unsigned int n,
-		     const unsigned int *key, bool late, int victim)
+/*
+ * @n ranks on machines @key (late: the network transport completes late);
+ * @victim dies while the others are in a call of @dkind (allreduce,
+ * allgather or barrier).
+ */
+static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
+			const unsigned int *key, bool late, int victim,
+			enum dfg_coll_kind dkind)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct world *nw = calloc(n, sizeof(*nw));
@@ -1267,6 +1361,7 @@ static void run_hier(struct __test_metadata *_metadata, unsigned int n,
 		};
 		h[r].key = key;
 		h[r].victim = victim;
+		h[r].dkind = dkind;
 		c->w = w;
 		c->rank = r;
 		c->fx = (struct fx){
@@ -1312,6 +1407,12 @@ static void run_hier(struct __test_metadata *_metadata, unsigned int n,
 	free(w);
 }
 
+static void run_hier(struct __test_metadata *_metadata, unsigned int n,
+		     const unsigned int *key, bool late, int victim)
+{
+	run_hier_in(_metadata, n, key, late, victim, DFG_COLL_ALLREDUCE);
+}
+
 /* Machines of 2 and 2, 2 and 3 interleaved, and 3, 1 and 2 (fold). */
 static const unsigned int hier_2x2[] = { 0, 0, 1, 1 };
 static const unsigned int hier_mix[] = { 0, 1, 0, 1, 1 };
@@ -1349,7 +1450,9 @@ TEST(hier_setup)
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_BROADCAST,
 					       SIZE_MAX));
-	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 8));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 8));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_BARRIER, 0));
+	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
 	EXPECT_EQ(DFG_ALGO_RING, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	dfg_hier_free(hh);
@@ -1357,13 +1460,21 @@ TEST(hier_setup)
 	t.hier = NULL;
 	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_HIER;
 	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	t.force[DFG_COLL_BARRIER] = DFG_ALGO_HIER;
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_BARRIER, 0));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_BARRIER, DFG_ALGO_RING));
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_REDUCE_SCATTER,
 					DFG_ALGO_HIER));
 	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_HIER));
 	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=hier,broadcast=hier",
 					 f, &segs));
 	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BROADCAST]);
-	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allgather=hier", f, &segs));
+	EXPECT_EQ(0, dfg_coll_parse_algo("allgather=hier,barrier=hier", f,
+					 &segs));
+	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_ALLGATHER]);
+	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BARRIER]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=hier", f, &segs));
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("barrier=inbox", f, &segs));
 	free(w);
 }
 
@@ -1503,11 +1614,32 @@ TEST_F_TIMEOUT(world, hier_late, 300)
  * non-leader (its node's leader and the other machine's members learn it
  * through their own team or an abort), then a leader.
  */
-TEST_F_TIMEOUT(world, hier_death, 120)
+TEST_F_TIMEOUT(world, hier_death, 300)
 {
 	run_hier(_metadata, 4, hier_2x2, false, 3);
 	run_hier(_metadata, 4, hier_2x2, false, 2);
 	run_hier(_metadata, 5, hier_mix, true, 0);
+	/* ... in a hierarchical allgather and barrier */
+	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 5, hier_mix, true, 2, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 5, hier_mix, true, 1, DFG_COLL_ALLGATHER);
+	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_BARRIER);
+	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_BARRIER);
+}
+
+/*
+ * A member's network transport breaks while it lives (xport_ucx.c: a
+ * lost connection, not a death): it refuses the next calls with
+ * -EOWNERDEAD, and the others fail them with -EPROTO instead of waiting
+ * for it: a leader (its node's member and the other leaders wait for
+ * it), a non-leader (its leader waits), late and out of order too.
+ */
+TEST_F_TIMEOUT(world, hier_refuse, 300)
+{
+	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_KIND_NR);
+	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_KIND_NR);
+	run_hier_in(_metadata, 5, hier_mix, true, 0, DFG_COLL_KIND_NR);
+	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_KIND_NR);
 }
 
 TEST_HARNESS_MAIN

@@ -133,6 +133,17 @@ static inline void ref_hier(unsigned int size, const unsigned int *key,
 	free(first);
 }
 
+/*
+ * @out = every rank's @bytes in rank order: the allgather's layout, which
+ * every algorithm (the hierarchy's too, whatever its machines) keeps.
+ */
+static inline void ref_allgather(unsigned int size, void *const *in,
+				 size_t bytes, void *out)
+{
+	for (unsigned int r = 0; r < size; r++)
+		memcpy((char *)out + r * bytes, in[r], bytes);
+}
+
 /* The reduce-scatter orders: rh and direct as the reductions; ring too. */
 static inline enum dfg_coll_algo ref_order(const struct dfg_team *t,
 					   enum dfg_coll_kind kind)

@@ -12,7 +12,9 @@
  * ranks talk over UCX (DFG_ALGO_HIER, the default there); every
  * hierarchical collective is then run too, checked against the
  * hierarchy's serial order (ref_hier(), the nodes from MPI's shared-memory
- * split), and the table's choice must be hier.
+ * split), and the table's choice must be hier; allgather and barrier run
+ * both hierarchical and flat (forced direct), the allgather's layout
+ * checked against rank order in both.
  *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
@@ -33,6 +35,12 @@
  *				20 s after a few allreduces; every rank must
  *				fail (any error) and prints "linkdown <rank>
  *				<errno> <ms>" as above
+ *	net_coll mismatch N	only the mismatched calls, N times: each
+ *				rank's allreduce and allgather counts
+ *				differ, every rank must fail them and go on
+ *				(a barrier, a good allreduce)
+ *	net_coll alltoall N	only alltoall, N calls in a row at each of
+ *				blocks of 8 B to 4 KiB, every result checked
  *	net_coll nojoin RANK	rank RANK never forms the team (PMIx); the
  *				others' dfg_team_from_pmix() must fail with
  *				-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS and print
@@ -194,6 +202,16 @@ static void alltoallv(struct dfg_team *t, void **in, size_t b, char *rbuf)
 	check(ok, "alltoallv", b, ret);
 }
 
+/* Every rank's @b bytes of @in, in rank order, at @rbuf? */
+static int gathered(const char *rbuf, void **in, size_t b)
+{
+	int ok = 1;
+
+	for (int r = 0; r < size; r++)
+		ok &= !memcmp(rbuf + r * b, in[r], b);
+	return ok;
+}
+
 /* allgather, broadcast from every root, alltoall(v): @b bytes per rank. */
 static void moves(struct dfg_team *t, size_t b)
 {
@@ -206,11 +224,29 @@ static void moves(struct dfg_team *t, size_t b)
 	call++;
 	for (int r = 0; r < size; r++)
 		ref_fill(in[r], (b * size + 3) / 4, DFG_INT32, r, call);
+	/*
+	 * allgather: the table's choice (hier where the hierarchy exists),
+	 * in place too, and, on a hierarchical team, the flat one: the
+	 * same layout, rank order, whatever the machines' order.
+	 */
 	ret = dfg_allgather(t, in[rank], rbuf, b);
-	ok = 1;
-	for (int r = 0; r < size; r++)
-		ok &= !memcmp(rbuf + r * b, in[r], b);
-	check(ok, "allgather", b, ret);
+	check(gathered(rbuf, in, b), "allgather", b, ret);
+	if (hier)
+		check(dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) ==
+		      DFG_ALGO_HIER, "allgather hier chosen", b, 0);
+	memset(rbuf, 0xa5, b * size);
+	memcpy(rbuf + rank * b, in[rank], b);
+	ret = dfg_allgather(t, DFG_IN_PLACE, rbuf, b);
+	check(gathered(rbuf, in, b), "allgather in place", b, ret);
+	if (hier) {
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_DIRECT);
+		memset(rbuf, 0x5a, b * size);
+		ret = dfg_allgather(t, in[rank], rbuf, b);
+		check(gathered(rbuf, in, b) &&
+		      dfg_coll_last_algo(t, DFG_COLL_ALLGATHER) ==
+		      DFG_ALGO_DIRECT, "allgather flat", b, ret);
+		dfg_coll_set_algo(t, DFG_COLL_ALLGATHER, DFG_ALGO_AUTO);
+	}
 	for (int root = 0; root < size; root++) {
 		memcpy(rbuf, in[rank], b);
 		ret = dfg_broadcast(t, rbuf, b, root);
@@ -228,9 +264,77 @@ static void moves(struct dfg_team *t, size_t b)
 	check(ok, "alltoall", b, ret);
 	alltoallv(t, in, b, rbuf);
 	check(1, "barrier", b, dfg_barrier(t));
+	if (hier) {
+		check(dfg_coll_last_algo(t, DFG_COLL_BARRIER) ==
+		      DFG_ALGO_HIER, "barrier hier chosen", b, 0);
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_DIRECT);
+		check(1, "barrier flat", b, dfg_barrier(t));
+		dfg_coll_set_algo(t, DFG_COLL_BARRIER, DFG_ALGO_AUTO);
+	}
 	free_inputs(in);
 	free(rbuf);
 	free(sbuf);
+}
+
+/*
+ * Mismatched counts, @rounds times: an error on every rank, and the team
+ * goes on (a barrier, then a good call). A rank that decided the team
+ * was dead while the others went on, or one left waiting, shows here: a
+ * failed barrier, or a job that hangs (rig_node0.sh's timeout).
+ */
+static void mismatches(struct dfg_team *t, int rounds)
+{
+	double v[80] = { 0 }, out[80 * 64];
+	int ret;
+
+	for (int i = 0; i < rounds; i++) {
+		ret = dfg_allreduce(t, v, out, 64 + rank, DFG_FLOAT64,
+				    DFG_SUM);
+		check(ret == -EINVAL || ret == -EPROTO, "mismatch", 64, 0);
+		check(1, "barrier after mismatch", 0, dfg_barrier(t));
+		ret = dfg_allreduce(t, v, out, 80, DFG_FLOAT64, DFG_SUM);
+		check(!ret && !out[0], "allreduce after mismatch", 80, ret);
+		/* allgather's blocks disagree: hierarchical where it exists */
+		ret = dfg_allgather(t, v, out, 64 + rank);
+		check(ret == -EINVAL || ret == -EPROTO, "allgather mismatch",
+		      64, 0);
+		check(1, "barrier after allgather mismatch", 0,
+		      dfg_barrier(t));
+	}
+}
+
+/*
+ * alltoall, @rounds calls back to back at each of a few small blocks
+ * (the tiles' sizes), every result checked: a call that hangs across the
+ * nodes shows as a job that does not end (rig_node0.sh's timeout).
+ */
+static void alltoalls(struct dfg_team *t, int rounds)
+{
+	static const size_t blocks[] = { 8, 64, 512, 1024, 4096 };
+
+	for (size_t k = 0; k < sizeof(blocks) / sizeof(*blocks); k++) {
+		size_t b = blocks[k];
+		void **in = inputs(b * size);
+		char *rbuf = malloc(b * size);
+		int ret, ok;
+
+		if (!rbuf)
+			exit(2);
+		for (int i = 0; i < rounds; i++) {
+			call++;
+			for (int r = 0; r < size; r++)
+				ref_fill(in[r], (b * size + 3) / 4, DFG_INT32,
+					 r, call);
+			ret = dfg_alltoall(t, in[rank], rbuf, b);
+			ok = 1;
+			for (int r = 0; r < size; r++)
+				ok &= !memcmp(rbuf + r * b,
+					      (char *)in[r] + rank * b, b);
+			check(ok, "alltoall loop", b, ret);
+		}
+		free_inputs(in);
+		free(rbuf);
+	}
 }
 
 /*
@@ -269,20 +373,33 @@ static long long now_ms(void)
 }
 
 /*
- * Allreduces until one fails (at most 120 s), rank @victim doing @harm
+ * Collectives until one fails (at most 120 s), rank @victim doing @harm
  * after 20 of them; each rank reports "@what <rank> <errno> <ms>".
  */
 static int fail_loop(struct dfg_team *t, int victim, const char *what,
 		     void (*harm)(void), int expect)
 {
-	double v[64] = { 0 }, out[64];
+	double v[64] = { 0 }, out[64], *all = malloc(sizeof(v) * size);
 	long long last = now_ms(), t0 = last;
 	int ret = 0;
 
+	if (!all)
+		exit(2);
+	/*
+	 * allreduce, allgather, barrier in turn: the victim's harm comes
+	 * before call 20, so the others wait for it in a barrier (a
+	 * hierarchical one with several ranks per node).
+	 */
 	for (int i = 0; !ret && now_ms() - t0 < 120000; i++) {
 		if (rank == victim && i == 20)
 			harm();
-		ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64, DFG_SUM);
+		if (i % 3 == 0)
+			ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64,
+					    DFG_SUM);
+		else if (i % 3 == 1)
+			ret = dfg_allgather(t, v, all, sizeof(v));
+		else
+			ret = dfg_barrier(t);
 		if (!ret)
 			last = now_ms();
 	}
@@ -330,11 +447,13 @@ int main(int argc, char **argv)
 	bool pmix = argc > 1 && !strcmp(argv[1], "pmix");
 	bool dying = argc > 2 && (!strcmp(argv[1], "die") ||
 				  !strcmp(argv[1], "linkdown"));
+	bool mism = argc > 2 && !strcmp(argv[1], "mismatch");
+	bool a2a = argc > 2 && !strcmp(argv[1], "alltoall");
 	size_t max = 1 << 20;
 	struct dfg_team *t;
 	int ret, all;
 
-	if (!dying && argc > 1 + pmix)
+	if (!dying && !mism && !a2a && argc > 1 + pmix)
 		max = strtoul(argv[1 + pmix], NULL, 0);
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -357,6 +476,13 @@ int main(int argc, char **argv)
 				 -EOWNERDEAD);
 	if (dying)
 		return fail_loop(t, atoi(argv[2]), "linkdown", harm_link, 0);
+	if (mism || a2a) {
+		if (mism)
+			mismatches(t, atoi(argv[2]));
+		else
+			alltoalls(t, atoi(argv[2]));
+		goto out;
+	}
 	/* Each type with one op, and every op on one type. */
 	for (size_t k = 0; k < 4; k++) {
 		for (size_t n = 1; n * 8 <= max; n = n < 4 ? n + 2 : n * 16)
@@ -377,17 +503,8 @@ int main(int argc, char **argv)
 	for (size_t b = 1; b * size <= max; b *= 32)
 		moves(t, b);
 	moves(t, max / size);
-	/* Mismatched counts: an error everywhere, and the team goes on. */
-	{
-		double v[80] = { 0 }, out[80];
-
-		ret = dfg_allreduce(t, v, out, 64 + rank, DFG_FLOAT64,
-				    DFG_SUM);
-		check(ret == -EINVAL || ret == -EPROTO, "mismatch", 64, 0);
-		check(1, "barrier after mismatch", 0, dfg_barrier(t));
-		ret = dfg_allreduce(t, v, out, 80, DFG_FLOAT64, DFG_SUM);
-		check(!ret && !out[0], "allreduce after mismatch", 80, ret);
-	}
+	mismatches(t, 1);
+out:
 	ret = dfg_team_leave(t);
 	check(1, "leave", 0, ret);
 	MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -116,12 +116,27 @@ check "dfg collectives across the nodes, team from dfg_team_from_pmix" \
 	"$BUILD/selftests/net/net_coll" pmix 4096
 # Two ranks on each node (four in all), with every rank's liveness
 # connections: the team is hierarchical (each node's two ranks in a kernel
-# team, the nodes' leaders over rxe0), and every reduction and broadcast
-# runs both flat and hierarchical (DFG_ALGO_HIER, the default there).
+# team, the nodes' leaders over rxe0), and every reduction, broadcast,
+# allgather and barrier runs both flat and hierarchical (DFG_ALGO_HIER, the
+# default there).
 check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
+# Mismatched calls, over and over, on the same four ranks: every rank
+# must fail each one and go on. A rank whose transport broke there used to
+# leave the others waiting for it in the next barrier (1 run in 5).
+check "mismatched calls 20 times, two ranks on node0 and two on $peer (hier)" \
+	'^net_coll ok 4 [0-9]+ hier$' \
+	timeout 300 mpirun --host node0:2,$peer:2 -np 4 \
+	"$BUILD/selftests/net/net_coll" mismatch 20
+# The same four ranks placed round-robin (--map-by node): ranks 0 and 2
+# on node0, 1 and 3 on $peer, so a machine's ranks are not consecutive;
+# the hierarchical allgather still gives the flat layout, rank order.
+check "dfg collectives, ranks interleaved over node0 and $peer (hier)" \
+	'^net_coll ok 4 [0-9]+ hier$' \
+	timeout 600 mpirun --host node0:2,$peer:2 -np 4 --map-by node \
+	"$BUILD/selftests/net/net_coll" 4096
 # The same collectives with UCX forced onto TCP (and MPI onto ob1/tcp):
 # rxe0 carries none of them, so its counters stay where they were.
 before=$(pkts)
@@ -159,7 +174,8 @@ survivor() {
 }
 check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2 s" \
 	'^survivor 0: ' survivor
-# The same in a hierarchical allreduce, two ranks per node: the killed
+# The same in a hierarchical barrier (the series runs allreduce,
+# allgather and barrier in turn), two ranks per node: the killed
 # rank is not its node's leader, so its leader learns it from the kernel
 # team, node0's leader from the network, node0's other rank from its
 # leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms

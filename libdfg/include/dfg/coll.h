@@ -92,7 +92,8 @@ typedef int (*dfg_allgather_fn)(const void *mine, void *all, size_t len,
  * dfg_team_add_arena() gives -EOPNOTSUPP. A team over several machines
  * with several members on one is hierarchical: each machine's members
  * join a kernel team (dfg.ko there; two more rounds of @ag), and
- * allreduce, reduce, reduce_scatter and broadcast take DFG_ALGO_HIER
+ * allreduce, reduce, reduce_scatter, allgather, broadcast and barrier
+ * take DFG_ALGO_HIER
  * (man 3 dfg_team_join_net). After the allgather each rank waits at most
  * DFG_TEAM_TIMEOUT_MS (environment, default 30000; < 0 for ever) for the
  * others to connect. Returns 0, or -errno: -EINVAL, -ENOMEM, -ENODEV
@@ -190,6 +191,7 @@ enum dfg_coll_kind {
 	DFG_COLL_ALLGATHER,
 	DFG_COLL_BROADCAST,
 	DFG_COLL_ALLTOALL,	/* also alltoallv */
+	DFG_COLL_BARRIER,	/* direct (dissemination) or hier */
 	DFG_COLL_KIND_NR,
 };
 
