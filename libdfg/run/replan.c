@@ -28,7 +28,11 @@
  *     placement is that routing's (otherwise the state is not keyed by
  *     the flow's key and the change is refused); a component without
  *     state needs nothing;
- *   - round-robin counters per flow and producer instance.
+ *   - round-robin counters per flow and producer instance;
+ *   - a set the change leaves as it was (the region of run_region_compute():
+ *     the same members, degree, types and parameters) keeps its files, the
+ *     same bytes, hard-linked into the new generation; only the files of
+ *     the sets it stops are read and the new sets' written.
  *
  * The state directory keeps one directory per generation, "g<N>" (the
  * first plan's checkpoints stay at the top), and the journal "replan":
@@ -383,13 +387,33 @@ struct inst_state {
 struct carry {
 	const struct dfg_flow	*ofg, *nfg;
 	const struct dfg_plan	*oplan, *nplan;
+	/* the change's region, when known: the files of a set it leaves as
+	 * it was are linked into the new generation, not read and written */
+	const struct run_region	*reg;
+	const char		*odir;
 	struct inst_state	**st;	/* [comp][old inst], then new */
 	__u64			**rr;	/* [flow][producer inst] */
 	void			**files;
 	unsigned int		nfiles;
 };
 
-/* Reads the old plan's files of checkpoint @seq into @c. */
+/* The set of the new plan that set @s of the old one goes on as, or
+ * ~0U (the change stops it, or its region is not known). */
+static unsigned int carry_kept(const struct carry *c, unsigned int s)
+{
+	unsigned int t;
+
+	for (t = 0; c->reg && t < c->reg->nsets; t++)
+		if (c->reg->kind[t] != RUN_REGION_NEW && c->reg->old[t] == s)
+			return t;
+	return ~0U;
+}
+
+/*
+ * Reads the old plan's files of checkpoint @seq into @c: those of the
+ * sets the change stops (a set it keeps as it was holds no member of a
+ * new set, and its file goes over as it is).
+ */
 static int carry_read(struct carry *c, const char *dir, __u64 seq)
 {
 	const struct dfg_plan *plan = c->oplan;
@@ -404,6 +428,8 @@ static int carry_read(struct carry *c, const char *dir, __u64 seq)
 	for (s = 0; s < plan->nsets; s++) {
 		const struct dfg_plan_set *ps = &plan->sets[s];
 
+		if (carry_kept(c, s) != ~0U)
+			continue;
 		for (i = 0; i < ps->degree; i++) {
 			struct dfg_ckpt *rd = NULL;
 			__u64 v[4];
@@ -741,6 +767,14 @@ static int carry_write(const struct carry *c, const char *dir, __u64 seq)
 	for (s = 0; !r && s < plan->nsets; s++) {
 		const struct dfg_plan_set *ps = &plan->sets[s];
 
+		/* as it was: the same bytes (members, their states, the
+		 * round-robin counters of the same flows) */
+		if (c->reg && c->reg->kind[s] != RUN_REGION_NEW) {
+			for (i = 0; !r && i < ps->degree; i++)
+				r = run_state_link(c->odir, c->reg->old[s], dir,
+						   s, i, seq);
+			continue;
+		}
 		for (i = 0; !r && i < ps->degree; i++) {
 			struct dfg_ckpt *w;
 			const void *data;
@@ -809,6 +843,9 @@ static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
 	struct carry c = {
 		.ofg = g->fg, .oplan = g->plan,
 		.nfg = x->pend_fg, .nplan = x->pend_plan,
+		.reg = x->region.nsets == x->pend_plan->nsets ? &x->region :
+		       NULL,
+		.odir = x->dir,
 	};
 	struct run_graph ng = { .fg = x->pend_fg, .plan = x->pend_plan };
 	unsigned int i;
@@ -1437,19 +1474,16 @@ int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 }
 
 /*
- * The region the change to the pending plan affects, for the log lines
- * and dfg run -v; without it (no memory) they go without.
+ * The region the change to the pending plan affected (worked out before
+ * the carry), for the log lines and dfg run -v; without it (no memory)
+ * they go without.
  */
 static void note_region(struct run_replan *x, const struct run_graph *g)
 {
 	size_t len = 0;
 	FILE *f;
 
-	run_region_free(&x->region);
-	free(x->region_text);
-	x->region_text = NULL;
-	if (run_region_compute(&x->region, g->fg, g->plan, x->pend_fg,
-			       x->pend_plan))
+	if (x->region.nsets != x->pend_plan->nsets)
 		return;
 	f = open_memstream(&x->region_text, &len);
 	if (f) {
@@ -1483,7 +1517,16 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	*seq = x->at_seq;
 	*fgp = NULL;
 	*planp = NULL;
+	/* the region first: the carry leaves the sets it keeps as they are
+	 * (without it, no memory, every set is carried anew) */
+	free(x->region_text);
+	x->region_text = NULL;
+	if (run_region_compute(&x->region, g->fg, g->plan, x->pend_fg,
+			       x->pend_plan))
+		run_region_free(&x->region);
 	r = carry(x, g, x->at_seq, dir, sizeof(dir), why, sizeof(why));
+	if (r)
+		run_region_free(&x->region);
 	if (r == -EINVAL && why[0]) {
 		char msg[256];
 

@@ -179,6 +179,9 @@ int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 int run_state_put(const char *dir, unsigned int set, unsigned int inst,
 		  __u64 seq, const void *data, size_t len);
 int run_state_sync(const char *dir);
+int run_state_link(const char *from_dir, unsigned int from_set,
+		   const char *to_dir, unsigned int to_set, unsigned int inst,
+		   __u64 seq);
 int run_state_write_file(const char *dir, const char *name, const void *data,
 			 size_t len);
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,
