@@ -211,7 +211,8 @@ void run_spool_clear(const char *dir);
  * a running set's channels. The sets of @op that no set of @np continues
  * stop (@stopped_*). Today's executor stops and restarts every set; the
  * region is what it reports (DFG_REPLAN_LOG's "region" line, dfg run -v),
- * and what a switch that keeps the others running would stop.
+ * the sets whose checkpoint files the carry links as they are (those not
+ * new), and what a switch that keeps the others running would stop.
  */
 enum {
 	RUN_REGION_KEPT,
