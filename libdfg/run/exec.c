@@ -1043,6 +1043,9 @@ static int replan_switch(struct run_ctx *x)
 		say(x, "re-plan: generation %u from checkpoint %llu\n",
 		    run_replan_generation(x->rp), (unsigned long long)seq);
 		print_plan(x);
+		if (run_replan_region_text(x->rp))
+			say(x, "re-plan: region: %s",
+			    run_replan_region_text(x->rp));
 	}
 	if (!r && x->graph_fd < 0)
 		r = kernel_objects(x);

@@ -28,7 +28,11 @@
  *     placement is that routing's (otherwise the state is not keyed by
  *     the flow's key and the change is refused); a component without
  *     state needs nothing;
- *   - round-robin counters per flow and producer instance.
+ *   - round-robin counters per flow and producer instance;
+ *   - a set the change leaves as it was (the region of run_region_compute():
+ *     the same members, degree, types and parameters) keeps its files, the
+ *     same bytes, hard-linked into the new generation; only the files of
+ *     the sets it stops are read and the new sets' written.
  *
  * The state directory keeps one directory per generation, "g<N>" (the
  * first plan's checkpoints stay at the top), and the journal "replan":
@@ -95,6 +99,10 @@ struct run_replan {
 
 	__u64			replans, refused, pause_ns, pause_max_ns;
 	bool			log;		/* DFG_REPLAN_LOG */
+
+	/* what the last change affected, of the plan running now */
+	struct run_region	region;
+	char			*region_text;
 };
 
 /* ---- The journal: generations and their edits ------------------------ */
@@ -379,13 +387,33 @@ struct inst_state {
 struct carry {
 	const struct dfg_flow	*ofg, *nfg;
 	const struct dfg_plan	*oplan, *nplan;
+	/* the change's region, when known: the files of a set it leaves as
+	 * it was are linked into the new generation, not read and written */
+	const struct run_region	*reg;
+	const char		*odir;
 	struct inst_state	**st;	/* [comp][old inst], then new */
 	__u64			**rr;	/* [flow][producer inst] */
 	void			**files;
 	unsigned int		nfiles;
 };
 
-/* Reads the old plan's files of checkpoint @seq into @c. */
+/* The set of the new plan that set @s of the old one goes on as, or
+ * ~0U (the change stops it, or its region is not known). */
+static unsigned int carry_kept(const struct carry *c, unsigned int s)
+{
+	unsigned int t;
+
+	for (t = 0; c->reg && t < c->reg->nsets; t++)
+		if (c->reg->kind[t] != RUN_REGION_NEW && c->reg->old[t] == s)
+			return t;
+	return ~0U;
+}
+
+/*
+ * Reads the old plan's files of checkpoint @seq into @c: those of the
+ * sets the change stops (a set it keeps as it was holds no member of a
+ * new set, and its file goes over as it is).
+ */
 static int carry_read(struct carry *c, const char *dir, __u64 seq)
 {
 	const struct dfg_plan *plan = c->oplan;
@@ -400,6 +428,8 @@ static int carry_read(struct carry *c, const char *dir, __u64 seq)
 	for (s = 0; s < plan->nsets; s++) {
 		const struct dfg_plan_set *ps = &plan->sets[s];
 
+		if (carry_kept(c, s) != ~0U)
+			continue;
 		for (i = 0; i < ps->degree; i++) {
 			struct dfg_ckpt *rd = NULL;
 			__u64 v[4];
@@ -737,6 +767,14 @@ static int carry_write(const struct carry *c, const char *dir, __u64 seq)
 	for (s = 0; !r && s < plan->nsets; s++) {
 		const struct dfg_plan_set *ps = &plan->sets[s];
 
+		/* as it was: the same bytes (members, their states, the
+		 * round-robin counters of the same flows) */
+		if (c->reg && c->reg->kind[s] != RUN_REGION_NEW) {
+			for (i = 0; !r && i < ps->degree; i++)
+				r = run_state_link(c->odir, c->reg->old[s], dir,
+						   s, i, seq);
+			continue;
+		}
 		for (i = 0; !r && i < ps->degree; i++) {
 			struct dfg_ckpt *w;
 			const void *data;
@@ -805,6 +843,9 @@ static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
 	struct carry c = {
 		.ofg = g->fg, .oplan = g->plan,
 		.nfg = x->pend_fg, .nplan = x->pend_plan,
+		.reg = x->region.nsets == x->pend_plan->nsets ? &x->region :
+		       NULL,
+		.odir = x->dir,
 	};
 	struct run_graph ng = { .fg = x->pend_fg, .plan = x->pend_plan };
 	unsigned int i;
@@ -844,6 +885,189 @@ static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
 		r = carry_write(&c, newdir, seq);
 	carry_free(&c);
 	return r;
+}
+
+/* ---- The affected region of a change --------------------------------- */
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The same type, degree and parameters (in order) in both graphs. */
+static bool same_comp(const struct dfg_flow_comp *a,
+		      const struct dfg_flow_comp *b)
+{
+	unsigned int i;
+
+	if (a->degree != b->degree || a->phase != b->phase ||
+	    !same_str(a->type, b->type) || a->nparams != b->nparams)
+		return false;
+	for (i = 0; i < a->nparams; i++)
+		if (!same_str(a->params[i].key, b->params[i].key) ||
+		    !same_str(a->params[i].value, b->params[i].value))
+			return false;
+	return true;
+}
+
+/* The set of @op that set @ns of @np is, as it was; ~0U if none. */
+static unsigned int old_set(const struct dfg_flow *of,
+			    const struct dfg_plan *op,
+			    const struct dfg_flow *nf,
+			    const struct dfg_plan *np, unsigned int ns)
+{
+	const struct dfg_plan_set *n = &np->sets[ns], *o;
+	unsigned int os, i;
+
+	if (!n->nmembers)
+		return ~0U;
+	os = op->set_of[n->members[0]];
+	o = &op->sets[os];
+	if (o->nmembers != n->nmembers || o->degree != n->degree ||
+	    o->phase != n->phase)
+		return ~0U;
+	for (i = 0; i < n->nmembers; i++) {
+		unsigned int c = n->members[i];
+
+		if (op->set_of[c] != os ||
+		    !same_comp(&of->comps[c], &nf->comps[c]))
+			return ~0U;
+	}
+	return os;
+}
+
+/* Union-find over the new plan's sets, for the closed region. */
+static unsigned int uf_root(unsigned int *up, unsigned int s)
+{
+	while (up[s] != s) {
+		up[s] = up[up[s]];
+		s = up[s];
+	}
+	return s;
+}
+
+int run_region_compute(struct run_region *r, const struct dfg_flow *of,
+		       const struct dfg_plan *op, const struct dfg_flow *nf,
+		       const struct dfg_plan *np)
+{
+	unsigned int ns = np->nsets, s, k, f;
+	unsigned int *up = NULL;
+	bool *cont = NULL, *closed_root = NULL;
+	int ret = -ENOMEM;
+
+	memset(r, 0, sizeof(*r));
+	if (of->ncomps != nf->ncomps || of->nflows != nf->nflows)
+		return -EINVAL;
+	r->nsets = ns;
+	r->kind = calloc(ns + 1, sizeof(*r->kind));
+	r->old = calloc(ns + 1, sizeof(*r->old));
+	r->closed = calloc(ns + 1, sizeof(*r->closed));
+	up = calloc(ns + 1, sizeof(*up));
+	closed_root = calloc(ns + 1, sizeof(*closed_root));
+	cont = calloc(op->nsets + 1, sizeof(*cont));
+	if (!r->kind || !r->old || !r->closed || !up || !closed_root || !cont)
+		goto out;
+	for (s = 0; s < ns; s++) {
+		r->old[s] = old_set(of, op, nf, np, s);
+		r->kind[s] = r->old[s] == ~0U ? RUN_REGION_NEW :
+			     RUN_REGION_KEPT;
+		up[s] = s;
+	}
+	/* flows between sets: a kept set next to a new one is rewired;
+	 * both ends are one piece of the graph */
+	for (f = 0; f < nf->nflows; f++) {
+		const struct dfg_flow_edge *e = &nf->flows[f];
+		unsigned int a = np->set_of[e->src], b = np->set_of[e->dst];
+		bool na = r->kind[a] == RUN_REGION_NEW;
+		bool nb = r->kind[b] == RUN_REGION_NEW;
+
+		if (a == b)
+			continue;
+		if (na != nb)
+			r->boundary++;
+		if (na && !nb)
+			r->kind[b] = RUN_REGION_REWIRED;
+		if (nb && !na)
+			r->kind[a] = RUN_REGION_REWIRED;
+		a = uf_root(up, a);
+		b = uf_root(up, b);
+		if (a != b)
+			up[a] = b;
+	}
+	for (s = 0; s < ns; s++)
+		if (r->kind[s] == RUN_REGION_NEW)
+			closed_root[uf_root(up, s)] = true;
+	for (s = 0; s < ns; s++) {
+		unsigned int d = np->sets[s].degree;
+
+		r->sets[r->kind[s]]++;
+		r->inst[r->kind[s]] += d;
+		if (r->old[s] != ~0U)
+			cont[r->old[s]] = true;
+		r->closed[s] = closed_root[uf_root(up, s)];
+		if (r->closed[s]) {
+			r->closed_sets++;
+			r->closed_inst += d;
+		}
+	}
+	for (k = 0; k < op->nsets; k++)
+		if (!cont[k]) {
+			r->stopped_sets++;
+			r->stopped_inst += op->sets[k].degree;
+		}
+	ret = 0;
+out:
+	free(up);
+	free(closed_root);
+	free(cont);
+	if (ret)
+		run_region_free(r);
+	return ret;
+}
+
+void run_region_free(struct run_region *r)
+{
+	free(r->kind);
+	free(r->old);
+	free(r->closed);
+	memset(r, 0, sizeof(*r));
+}
+
+/* "affected: s1; at the boundary: s0 s2; untouched: s3; stopped (old
+ * plan): s1", one line into @f. */
+void run_region_print(const struct run_region *r, const struct dfg_plan *op,
+		      const struct dfg_plan *np, FILE *f)
+{
+	static const char *const what[RUN_REGION_NKINDS] = {
+		[RUN_REGION_KEPT] = "untouched",
+		[RUN_REGION_REWIRED] = "at the boundary",
+		[RUN_REGION_NEW] = "affected",
+	};
+	unsigned int k, s;
+	bool first = true;
+
+	for (k = RUN_REGION_NKINDS; k-- > 0;) {
+		if (!r->sets[k])
+			continue;
+		fprintf(f, "%s%s:", first ? "" : "; ", what[k]);
+		first = false;
+		for (s = 0; s < r->nsets; s++)
+			if (r->kind[s] == k)
+				fprintf(f, " %s", np->sets[s].name);
+	}
+	if (r->stopped_sets) {
+		fprintf(f, "%sstopped (old plan):", first ? "" : "; ");
+		for (s = 0; s < op->nsets; s++) {
+			bool cont = false;
+			unsigned int t;
+
+			for (t = 0; t < r->nsets && !cont; t++)
+				cont = r->old[t] == s;
+			if (!cont)
+				fprintf(f, " %s", op->sets[s].name);
+		}
+	}
+	fputc('\n', f);
 }
 
 /* ---- The coordinator's side ------------------------------------------ */
@@ -923,6 +1147,11 @@ void run_replan_mark(struct run_replan *x, unsigned int what)
 		x->mark[what] = run_now_ns();
 }
 
+const char *run_replan_region_text(const struct run_replan *x)
+{
+	return x->region_text;
+}
+
 /* Removes every generation's directory past the first, and the journal. */
 void run_replan_clear_gens(struct run_replan *x)
 {
@@ -952,6 +1181,8 @@ void run_replan_free(struct run_replan *x)
 	free(x->view);
 	free(x->skew_prev);
 	free(x->skew);
+	run_region_free(&x->region);
+	free(x->region_text);
 	free(x);
 }
 
@@ -1112,8 +1343,8 @@ static __u64 ckpt_done(const struct run_graph *g, const struct run_env *env)
 static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			  const struct run_env *env, bool ended)
 {
-	__u64 last = 0, first = 0, resumed = 0, t, p;
-	unsigned int i;
+	__u64 last = 0, first = 0, resumed = 0, affected = 0, others = 0, t, p;
+	unsigned int i, s;
 
 	if (!x->starting)
 		return;
@@ -1137,9 +1368,20 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 	x->starting = false;
 	if (!resumed)
 		return;
+	/* the affected sets' and the others' (every set restarts) */
+	for (s = 0; x->region.nsets == g->plan->nsets && s < x->region.nsets;
+	     s++)
+		for (i = 0; i < g->plan->sets[s].degree; i++) {
+			bool aff = x->region.kind[s] == RUN_REGION_NEW;
+			__u64 *m = aff ? &affected : &others;
+
+			t = env->sstats[g->sstat[s] + i].resumed_ns;
+			if (t > *m)
+				*m = t;
+		}
 	/* and the steps between, each as its end (0: not taken) */
 	if (x->log)
-		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu resumed_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu\n",
+		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu resumed_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu affected_resumed_ns=%llu others_resumed_ns=%llu\n",
 			x->generation, (unsigned long long)x->stop_ns,
 			(unsigned long long)first, (unsigned long long)last,
 			(unsigned long long)resumed,
@@ -1147,7 +1389,9 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			(unsigned long long)x->mark[RUN_RP_CARRIED],
 			(unsigned long long)x->mark[RUN_RP_OBJECTS],
 			(unsigned long long)x->mark[RUN_RP_FORKED],
-			(unsigned long long)x->mark[RUN_RP_GO]);
+			(unsigned long long)x->mark[RUN_RP_GO],
+			(unsigned long long)affected,
+			(unsigned long long)others);
 	p = resumed > x->stop_ns ? resumed - x->stop_ns : 0;
 	x->pause_ns += p;
 	if (p > x->pause_max_ns)
@@ -1229,6 +1473,38 @@ int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 	return 0;
 }
 
+/*
+ * The region the change to the pending plan affected (worked out before
+ * the carry), for the log lines and dfg run -v; without it (no memory)
+ * they go without.
+ */
+static void note_region(struct run_replan *x, const struct run_graph *g)
+{
+	size_t len = 0;
+	FILE *f;
+
+	if (x->region.nsets != x->pend_plan->nsets)
+		return;
+	f = open_memstream(&x->region_text, &len);
+	if (f) {
+		run_region_print(&x->region, g->plan, x->pend_plan, f);
+		if (fclose(f)) {
+			free(x->region_text);
+			x->region_text = NULL;
+		}
+	}
+	if (x->log)
+		fprintf(stderr, "replan-log: region gen=%u new_sets=%u new_inst=%u rewired_sets=%u rewired_inst=%u kept_sets=%u kept_inst=%u stopped_inst=%u boundary_flows=%u closed_inst=%u\n",
+			x->generation, x->region.sets[RUN_REGION_NEW],
+			x->region.inst[RUN_REGION_NEW],
+			x->region.sets[RUN_REGION_REWIRED],
+			x->region.inst[RUN_REGION_REWIRED],
+			x->region.sets[RUN_REGION_KEPT],
+			x->region.inst[RUN_REGION_KEPT],
+			x->region.stopped_inst, x->region.boundary,
+			x->region.closed_inst);
+}
+
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		      const struct run_env *env, struct dfg_flow **fgp,
 		      struct dfg_plan **planp, __u64 *seq, char *err,
@@ -1241,7 +1517,16 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	*seq = x->at_seq;
 	*fgp = NULL;
 	*planp = NULL;
+	/* the region first: the carry leaves the sets it keeps as they are
+	 * (without it, no memory, every set is carried anew) */
+	free(x->region_text);
+	x->region_text = NULL;
+	if (run_region_compute(&x->region, g->fg, g->plan, x->pend_fg,
+			       x->pend_plan))
+		run_region_free(&x->region);
 	r = carry(x, g, x->at_seq, dir, sizeof(dir), why, sizeof(why));
+	if (r)
+		run_region_free(&x->region);
 	if (r == -EINVAL && why[0]) {
 		char msg[256];
 
@@ -1271,6 +1556,7 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	if (x->generation)
 		run_state_clear(x->dir);
 	x->generation++;
+	note_region(x, g);
 	x->replans++;
 	x->starting = true;
 	x->from_seq = x->at_seq;

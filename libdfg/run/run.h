@@ -25,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <linux/types.h>
 
 #include <dfg/component.h>
@@ -178,6 +179,9 @@ int run_state_write(const char *dir, unsigned int set, unsigned int inst,
 int run_state_put(const char *dir, unsigned int set, unsigned int inst,
 		  __u64 seq, const void *data, size_t len);
 int run_state_sync(const char *dir);
+int run_state_link(const char *from_dir, unsigned int from_set,
+		   const char *to_dir, unsigned int to_set, unsigned int inst,
+		   __u64 seq);
 int run_state_write_file(const char *dir, const char *name, const void *data,
 			 size_t len);
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,
@@ -190,6 +194,52 @@ void run_state_clear(const char *dir);
 int run_spool_path(char *buf, size_t len, const char *dir, unsigned int flow,
 		   unsigned int inst, unsigned int prod);
 void run_spool_clear(const char *dir);
+
+/*
+ * replan.c: the region a change from plan @op to plan @np affects (the
+ * same components and flows at the same indices, as dfg_plan_edit_apply()
+ * gives them). A set of @np is
+ *   RUN_REGION_NEW      when it is no set of @op as it was: its members,
+ *                       degree or phase, or a member's type or parameters
+ *                       changed; it starts from the carried checkpoint;
+ *   RUN_REGION_REWIRED  when it is, but a flow joins it to a new set: its
+ *                       state and members could go on, its channels on
+ *                       those flows (@boundary of them) change;
+ *   RUN_REGION_KEPT     when it is, and so are all its neighbours.
+ * @closed: the sets in a piece of the graph (sets joined by flows) that
+ * holds a new one, which a change must stop as long as it cannot re-wire
+ * a running set's channels. The sets of @op that no set of @np continues
+ * stop (@stopped_*). Today's executor stops and restarts every set; the
+ * region is what it reports (DFG_REPLAN_LOG's "region" line, dfg run -v),
+ * the sets whose checkpoint files the carry links as they are (those not
+ * new), and what a switch that keeps the others running would stop.
+ */
+enum {
+	RUN_REGION_KEPT,
+	RUN_REGION_REWIRED,
+	RUN_REGION_NEW,
+	RUN_REGION_NKINDS
+};
+
+struct run_region {
+	unsigned int	nsets;		/* of @np */
+	unsigned int	*kind;		/* per set of @np: RUN_REGION_* */
+	unsigned int	*old;		/* per set of @np: its set of @op, or
+					 * ~0U when new */
+	bool		*closed;	/* per set of @np */
+	unsigned int	sets[RUN_REGION_NKINDS];	/* per kind */
+	unsigned int	inst[RUN_REGION_NKINDS];	/* their instances */
+	unsigned int	stopped_sets, stopped_inst;
+	unsigned int	boundary;	/* flows from a new set to another */
+	unsigned int	closed_sets, closed_inst;
+};
+
+int run_region_compute(struct run_region *r, const struct dfg_flow *ofg,
+		       const struct dfg_plan *op, const struct dfg_flow *nfg,
+		       const struct dfg_plan *np);
+void run_region_free(struct run_region *r);
+void run_region_print(const struct run_region *r, const struct dfg_plan *op,
+		      const struct dfg_plan *np, FILE *f);
 
 /*
  * replan.c: live re-planning. open() replays the journal of a resumed
@@ -222,6 +272,9 @@ enum {
 	RUN_RP_NMARKS
 };
 void run_replan_mark(struct run_replan *x, unsigned int what);
+/* The region of the last change, one line (run_region_print()); NULL
+ * before the first or when it could not be worked out. */
+const char *run_replan_region_text(const struct run_replan *x);
 int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		    const struct run_env *env, char *why, size_t whylen);
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,

@@ -193,6 +193,39 @@ int run_state_put(const char *dir, unsigned int set, unsigned int inst,
 	return r ? r : write_file_in(dir, path, data, len, false);
 }
 
+/*
+ * Checkpoint @seq of set @from_set's instance @inst in @from_dir, as set
+ * @to_set's in @to_dir: a hard link (the bytes are the same), else a
+ * copy. The directory is left to run_state_sync(), as run_state_put().
+ */
+int run_state_link(const char *from_dir, unsigned int from_set,
+		   const char *to_dir, unsigned int to_set, unsigned int inst,
+		   __u64 seq)
+{
+	char from[PATHLEN], to[PATHLEN];
+	void *data;
+	size_t len;
+	int r = path_of(from, from_dir, from_set, inst, NULL, seq) ?:
+		path_of(to, to_dir, to_set, inst, NULL, seq);
+	int e = errno;
+
+	if (r)
+		return r;
+	unlink(to);	/* a leftover of a re-plan that never committed */
+	if (!link(from, to)) {
+		errno = e;
+		return 0;
+	}
+	/* a file system without hard links: copy */
+	r = read_file(from, &data, &len);
+	if (!r) {
+		r = write_file_in(to_dir, to, data, len, false);
+		free(data);
+	}
+	errno = e;
+	return r;
+}
+
 int run_state_read(const char *dir, unsigned int set, unsigned int inst,
 		   __u64 seq, void **data, size_t *len)
 {

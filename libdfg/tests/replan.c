@@ -6,7 +6,10 @@
  * ports do not fit, a degree across a straight flow, FOLD of a component
  * not unfolded) with its reason and nothing returned, and a property
  * test: random edit lists either give a graph whose components and flows
- * keep their indices or are refused with a reason.
+ * keep their indices or are refused with a reason. And the region a
+ * change affects (run_region_compute()): per edit, which sets are new,
+ * which only border them, which are untouched, on one piece of a graph
+ * and on two, with the same invariants over random edits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 #include <dfg/run.h>
 
 #include "kselftest_harness.h"
+#include "../run/run.h"
 
 static const char job[] =
 	"digraph job {\n"
@@ -374,6 +378,319 @@ TEST_F(g, random)
 	}
 	EXPECT_GT(accepted, 50);
 	TH_LOG("%u of 2000 edit lists accepted", accepted);
+}
+
+/* ---- The region a change affects ----------------------------------- */
+
+static unsigned int set_kind(const struct run_region *r,
+			     const struct dfg_plan *np, unsigned int c)
+{
+	return r->kind[np->set_of[c]];
+}
+
+/*
+ * What every region holds: the kinds add up to the new plan, a kept or
+ * rewired set is its old set as it was, a rewired one has a new
+ * neighbour and a kept one none, every new set is in the closed region,
+ * and the old sets no new set continues are the stopped ones.
+ */
+static int region_holds(const struct run_region *r,
+			const struct dfg_flow *of, const struct dfg_plan *op,
+			const struct dfg_flow *nf, const struct dfg_plan *np)
+{
+	unsigned int s, i, f, inst = 0, kept_inst = 0, boundary = 0;
+	bool *nb_new = calloc(np->nsets + 1, sizeof(bool));
+
+	if (!nb_new)
+		return 0;
+	for (f = 0; f < nf->nflows; f++) {
+		unsigned int a = np->set_of[nf->flows[f].src];
+		unsigned int b = np->set_of[nf->flows[f].dst];
+
+		if (a == b)
+			continue;
+		if ((r->kind[a] == RUN_REGION_NEW) !=
+		    (r->kind[b] == RUN_REGION_NEW))
+			boundary++;
+		if (r->kind[a] == RUN_REGION_NEW)
+			nb_new[b] = true;
+		if (r->kind[b] == RUN_REGION_NEW)
+			nb_new[a] = true;
+	}
+	for (s = 0; s < np->nsets; s++) {
+		const struct dfg_plan_set *ps = &np->sets[s];
+
+		if (r->kind[s] >= RUN_REGION_NKINDS)
+			goto bad;
+		inst += ps->degree;
+		if (r->kind[s] == RUN_REGION_NEW) {
+			if (r->old[s] != ~0U || !r->closed[s])
+				goto bad;
+			continue;
+		}
+		kept_inst += ps->degree;
+		if (r->old[s] >= op->nsets ||
+		    op->sets[r->old[s]].nmembers != ps->nmembers ||
+		    op->sets[r->old[s]].degree != ps->degree ||
+		    (r->kind[s] == RUN_REGION_REWIRED) != nb_new[s])
+			goto bad;
+		for (i = 0; i < ps->nmembers; i++)
+			if (op->set_of[ps->members[i]] != r->old[s] ||
+			    strcmp(of->comps[ps->members[i]].type,
+				   nf->comps[ps->members[i]].type))
+				goto bad;
+	}
+	free(nb_new);
+	return r->sets[0] + r->sets[1] + r->sets[2] == np->nsets &&
+	       r->inst[0] + r->inst[1] + r->inst[2] == inst &&
+	       inst == np->ninstances &&
+	       r->stopped_inst == op->ninstances - kept_inst &&
+	       r->boundary == boundary &&
+	       (r->sets[RUN_REGION_NEW] || !r->closed_inst);
+bad:
+	free(nb_new);
+	return 0;
+}
+
+static int region_of(FIXTURE_DATA(g) *self, struct run_region *r)
+{
+	int ret = run_region_compute(r, self->fg, self->plan, self->nfg,
+				     self->nplan);
+
+	if (!ret && !region_holds(r, self->fg, self->plan, self->nfg,
+				  self->nplan))
+		ret = -EPROTO;
+	return ret;
+}
+
+TEST_F(g, region_nothing)
+{
+	struct run_region r;
+
+	ASSERT_EQ(0, apply(self, NULL, 0));
+	ASSERT_EQ(0, region_of(self, &r));
+	EXPECT_EQ(self->nplan->nsets, r.sets[RUN_REGION_KEPT]);
+	EXPECT_EQ(0, r.sets[RUN_REGION_NEW] + r.sets[RUN_REGION_REWIRED]);
+	EXPECT_EQ(0, r.stopped_sets);
+	EXPECT_EQ(0, r.boundary);
+	EXPECT_EQ(0, r.closed_inst);
+	run_region_free(&r);
+}
+
+/* cnt and fix 2 -> 4: their set is new; the hash flow's producer and
+ * the gather's consumer border it. */
+TEST_F(g, region_degree)
+{
+	struct dfg_plan_edit e[] = {
+		{ .op = DFG_EDIT_DEGREE, .comp = "cnt", .degree = 4 },
+		{ .op = DFG_EDIT_DEGREE, .comp = "fix", .degree = 4 },
+	};
+	struct run_region r;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ASSERT_EQ(0, apply(self, e, 2));
+	ASSERT_EQ(0, region_of(self, &r));
+	EXPECT_EQ(RUN_REGION_NEW, set_kind(&r, self->nplan,
+					   comp(self->nfg, "cnt")));
+	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
+					       comp(self->nfg, "up")));
+	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
+					       comp(self->nfg, "out")));
+	EXPECT_EQ(1, r.sets[RUN_REGION_NEW]);
+	EXPECT_EQ(4, r.inst[RUN_REGION_NEW]);
+	EXPECT_EQ(1, r.stopped_sets);
+	EXPECT_EQ(2, r.stopped_inst);
+	EXPECT_EQ(2, r.boundary);
+	EXPECT_EQ(self->nplan->ninstances, r.closed_inst);
+
+	f = open_memstream(&text, &len);
+	ASSERT_NE(NULL, f);
+	run_region_print(&r, self->plan, self->nplan, f);
+	fclose(f);
+	EXPECT_TRUE(strstr(text, "affected: ") == text);
+	EXPECT_TRUE(strstr(text, "; at the boundary: ") != NULL);
+	EXPECT_TRUE(strstr(text, "untouched") == NULL);
+	EXPECT_TRUE(strstr(text, "; stopped (old plan): ") != NULL);
+	EXPECT_EQ('\n', text[len - 1]);
+	free(text);
+	run_region_free(&r);
+}
+
+/* up becomes a filter: its set is new, the next borders it, the sink is
+ * untouched. */
+TEST_F(g, region_substitute)
+{
+	struct dfg_plan_edit e = {
+		.op = DFG_EDIT_SUBSTITUTE, .comp = "up", .type = "filter",
+	};
+	struct run_region r;
+
+	ASSERT_EQ(0, apply(self, &e, 1));
+	ASSERT_EQ(0, region_of(self, &r));
+	EXPECT_EQ(RUN_REGION_NEW, set_kind(&r, self->nplan,
+					   comp(self->nfg, "gen")));
+	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
+					       comp(self->nfg, "cnt")));
+	EXPECT_EQ(RUN_REGION_KEPT, set_kind(&r, self->nplan,
+					    comp(self->nfg, "out")));
+	EXPECT_EQ(1, r.boundary);
+	run_region_free(&r);
+}
+
+/* A parameter of the sink: only its set is new. */
+TEST_F(g, region_param)
+{
+	struct dfg_plan_edit e = {
+		.op = DFG_EDIT_PARAM, .comp = "out", .key = "file",
+		.value = "p.txt",
+	};
+	struct run_region r;
+
+	ASSERT_EQ(0, apply(self, &e, 1));
+	ASSERT_EQ(0, region_of(self, &r));
+	EXPECT_EQ(RUN_REGION_NEW, set_kind(&r, self->nplan,
+					   comp(self->nfg, "out")));
+	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
+					       comp(self->nfg, "fix")));
+	EXPECT_EQ(RUN_REGION_KEPT, set_kind(&r, self->nplan,
+					    comp(self->nfg, "gen")));
+	EXPECT_EQ(1, r.stopped_sets);
+	run_region_free(&r);
+}
+
+/* Unfolding up makes two new sets of one; folding it back, one of two. */
+TEST_F(g, region_unfold_fold)
+{
+	struct dfg_plan_edit e = { .op = DFG_EDIT_UNFOLD, .comp = "up" };
+	struct run_region r;
+	struct dfg_flow *fg1;
+	struct dfg_plan *p1;
+
+	ASSERT_EQ(0, apply(self, &e, 1));
+	ASSERT_EQ(0, region_of(self, &r));
+	EXPECT_EQ(2, r.sets[RUN_REGION_NEW]);
+	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
+					       comp(self->nfg, "cnt")));
+	EXPECT_EQ(RUN_REGION_KEPT, set_kind(&r, self->nplan,
+					    comp(self->nfg, "out")));
+	EXPECT_EQ(1, r.stopped_sets);
+	run_region_free(&r);
+
+	e.op = DFG_EDIT_FOLD;
+	ASSERT_EQ(0, dfg_plan_edit_apply(self->nfg, self->nplan, 0, &e, 1,
+					 &fg1, &p1, self->why,
+					 sizeof(self->why)));
+	ASSERT_EQ(0, run_region_compute(&r, self->nfg, self->nplan, fg1, p1));
+	EXPECT_TRUE(region_holds(&r, self->nfg, self->nplan, fg1, p1));
+	EXPECT_EQ(1, r.sets[RUN_REGION_NEW]);
+	EXPECT_EQ(2, r.stopped_sets);
+	run_region_free(&r);
+	dfg_plan_free(p1);
+	dfg_flow_free(fg1);
+}
+
+/*
+ * Two pieces, a set per component: a change on one leaves the other
+ * untouched and outside the closed region.
+ */
+TEST(region_two_pieces)
+{
+	static const char two[] =
+		"digraph two {\n"
+		"  g1 [type=generate, count=10];\n"
+		"  c1 [type=count, degree=2];\n"
+		"  w1 [type=write_lines, file=\"a.txt\"];\n"
+		"  g2 [type=generate, count=10];\n"
+		"  m2 [type=map, expr=\"$0\"];\n"
+		"  w2 [type=write_lines, file=\"b.txt\"];\n"
+		"  g1 -> c1 [flow=hash, key=\"$0\"];\n"
+		"  c1 -> w1 [flow=gather];\n"
+		"  g2 -> m2;\n"
+		"  m2 -> w2;\n"
+		"}\n";
+	struct dfg_plan_edit e = {
+		.op = DFG_EDIT_DEGREE, .comp = "c1", .degree = 3,
+	};
+	struct dfg_flow_errors *errs = NULL;
+	struct dfg_flow *fg, *nfg;
+	struct dfg_plan *plan, *nplan;
+	struct run_region r;
+	char why[256];
+	unsigned int c, s;
+
+	ASSERT_EQ(0, dfg_flow_parse(two, strlen(two), "two.dot",
+				    dfg_run_types(), &fg, &errs));
+	ASSERT_EQ(0, dfg_plan_build(fg, DFG_PLAN_NO_FOLD, &plan));
+	ASSERT_EQ(0, dfg_plan_edit_apply(fg, plan, DFG_PLAN_NO_FOLD, &e, 1,
+					 &nfg, &nplan, why, sizeof(why)));
+	ASSERT_EQ(0, run_region_compute(&r, fg, plan, nfg, nplan));
+	EXPECT_TRUE(region_holds(&r, fg, plan, nfg, nplan));
+	EXPECT_EQ(1, r.sets[RUN_REGION_NEW]);
+	EXPECT_EQ(2, r.sets[RUN_REGION_REWIRED]);
+	EXPECT_EQ(3, r.sets[RUN_REGION_KEPT]);
+	EXPECT_EQ(2, r.boundary);
+	EXPECT_EQ(3, r.closed_sets);
+	EXPECT_EQ(1 + 3 + 1, r.closed_inst);
+	for (c = 0; c < nfg->ncomps; c++) {
+		bool second = nfg->comps[c].name[1] == '2';
+
+		s = nplan->set_of[c];
+		EXPECT_EQ(!second, r.closed[s]);
+		if (second)
+			EXPECT_EQ(RUN_REGION_KEPT, r.kind[s]);
+	}
+	run_region_free(&r);
+	dfg_plan_free(nplan);
+	dfg_flow_free(nfg);
+	dfg_plan_free(plan);
+	dfg_flow_free(fg);
+}
+
+/* The invariants over random accepted edit lists, folded and not. */
+TEST_F(g, region_random)
+{
+	static const char *const names[] = { "gen", "up", "cnt", "fix",
+					     "out" };
+	static const char *const types[] = { "map", "filter" };
+	unsigned int seed = 1414, round, accepted = 0, kinds[3] = { 0 };
+
+	for (round = 0; round < 2000; round++) {
+		struct dfg_plan_edit e[3];
+		unsigned int n = 1 + rand_r(&seed) % 3, i, d;
+		struct run_region r;
+
+		memset(e, 0, sizeof(e));
+		for (i = 0; i < n; i++) {
+			e[i].op = (enum dfg_edit_op)(1 + rand_r(&seed) % 5);
+			e[i].comp = names[rand_r(&seed) % 5];
+			e[i].type = types[rand_r(&seed) % 2];
+			e[i].key = "expr";
+			e[i].value = rand_r(&seed) % 2 ? "$0" : "1";
+		}
+		/* cnt and fix move together, or not at all */
+		d = 1 + rand_r(&seed) % 4;
+		if (e[0].op == DFG_EDIT_DEGREE && n < 3) {
+			e[0].comp = "cnt";
+			e[0].degree = d;
+			e[n] = e[0];
+			e[n++].comp = "fix";
+		}
+		if (apply(self, e, n))
+			continue;
+		accepted++;
+		ASSERT_EQ(0, region_of(self, &r));
+		for (i = 0; i < 3; i++)
+			kinds[i] += r.sets[i];
+		run_region_free(&r);
+	}
+	EXPECT_GT(accepted, 100);
+	EXPECT_GT(kinds[RUN_REGION_NEW], 0);
+	EXPECT_GT(kinds[RUN_REGION_REWIRED], 0);
+	EXPECT_GT(kinds[RUN_REGION_KEPT], 0);
+	TH_LOG("%u of 2000 accepted; sets new %u, rewired %u, kept %u",
+	       accepted, kinds[2], kinds[1], kinds[0]);
 }
 
 TEST_HARNESS_MAIN

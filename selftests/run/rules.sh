@@ -7,7 +7,8 @@
 #   - CPU 1 taken offline while a keyed count runs at degree 2: the
 #     default rules refold it onto the CPU left (degree 1), and back to 2
 #     when the CPU returns; the counts are those of coreutils;
-#   - skewed keys: the default rules re-partition 2 -> 4 in one step; a
+#   - skewed keys: the default rules re-partition 2 -> 4 in one step (the
+#     region the change affects: the count's set, and its neighbours); a
 #     second run on the same plan store is answered from it (one step,
 #     the evaluation timed), `dfg plans list` counts the hit;
 #   - a rule that adds a rule and revokes itself: one change, once;
@@ -65,7 +66,7 @@ degrees() {
 
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..21"
+echo "1..22"
 
 # job NAME COUNT KEYEXPR: generate -> key -> hash -> count (2) -> sort ->
 # write; the reference from awk.
@@ -151,6 +152,10 @@ check "skew run 1: one step, 2 -> 4 ($(degree_at skew1.log 0) -> $(degree_at ske
 	"[ \"\$(degree_at skew1.log 0)\" = 2 ] && [ \"\$(degree_at skew1.log 1)\" = 4 ] && [ \$(grep -c '^replan-log: run' skew1.log) = 1 ]"
 check "skew run 1: decided by the rules, not the store" \
 	"grep -q '^replan-log: rules gen=0 .* store=0' skew1.log"
+# the change's region: the count's set anew (4 instances), the sets on
+# either side of it joined by its two flows, none untouched
+check "skew run 1: region: the count's set new, its neighbours at the boundary" \
+	"grep -q '^replan-log: region gen=1 new_sets=1 new_inst=4 rewired_sets=2 rewired_inst=2 kept_sets=0 kept_inst=0 stopped_inst=2 boundary_flows=2 closed_inst=6\$' skew1.log && grep -q '^re-plan: region: affected: s[0-9]*; at the boundary: s[0-9]* s[0-9]*; stopped (old plan): s[0-9]*\$' skew1.log"
 ms=$(awk '/^replan-log: rules gen=0 / { for (i = 3; i <= NF; i++) if ($i ~ /^eval_ns=/) { sub(/eval_ns=/, "", $i); printf "%.3f", $i / 1e6 } }' skew2.log)
 echo "# run 2: the store answered in ${ms:-?} ms"
 check "skew run 2: one step from the plan store (${ms:-?} ms)" \

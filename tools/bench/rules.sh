@@ -39,7 +39,11 @@
 # from the deciding one, both to the first element on the new plan (the
 # first new set's first quantum); pause_ms from the sets stopping to the
 # last new set back in service (its state restored, ready for input; a
-# set with no input yet runs later without being paused).
+# set with no input yet runs later without being paused). Per change
+# also the region it affected ("region gen=G new_inst= rewired_inst=
+# kept_inst= ..."): the instances of new sets, of unchanged sets joined
+# to them by a flow and of untouched sets, and the pause of the new sets
+# and of the others (every set stops for a change today).
 #
 # Files: rules_runs.csv (per run, with what the evaluations cost: their
 # count, CPU ms median and p99, and their CPU over the run's time, from
@@ -213,15 +217,21 @@ rules_one() {
 				for (j = 1; j <= k; j++) if (s[j] > hi) { pt[q] = t[j] - t0; break } } }
 		/^replan-log: rules / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			view = d["view_ns"]; ev = d["eval_ns"]; lk = d["lookup_ns"]; st = d["store"]; ne = d["edits"]; next }
+		/^replan-log: region / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
+			next }
 		/^replan-log: run / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			c++
 			# the phase the deciding evaluation fell in
 			dt = view - t0; ph = 3
 			if (scen == "cpu" || scen == "kill") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
 			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
-			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s\n", scen, cfg, rep, c, d["gen"],
+			ap = d["affected_resumed_ns"] ? sprintf("%.1f", (d["affected_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
+			op = d["others_resumed_ns"] ? sprintf("%.1f", (d["others_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
+			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s,%s,%s,%s,%s,%s\n", scen, cfg, rep, c, d["gen"],
 				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
-				(d["resumed_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph
+				(d["resumed_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph,
+				d["new_inst"], d["rewired_inst"], d["kept_inst"], ap, op
+			delete d
 		}
 		/^re-plan: generation/ { gen = $3 }
 		/^  set .*work/ && gen { sub(/.*degree /, ""); sub(/,.*/, ""); degs = degs " " $0; gen = 0 }
@@ -248,7 +258,7 @@ run_rules() {
 	rules_every=$((rules_nelem / 100))
 	echo "scenario,config,degree,rep,exit,output_ok,seconds,evals,eval_cpu_ms_median,eval_cpu_ms_p99,eval_cpu_share,actions" >"$rw/raw_runs.csv"
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
-	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase" >"$rw/raw_changes.csv"
+	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
 	for scen in skew heavy cpu kill; do
 		case $scen in

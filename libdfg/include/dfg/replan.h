@@ -16,9 +16,11 @@
  *   - a struct dfg_replanner in struct dfg_run_opts is asked, at every
  *     evaluation point of the run, for edits given a view of the running
  *     graph (struct dfg_run_view); the executor applies accepted edits at
- *     the next checkpoint blip: only the affected sets stop, their state and
- *     in-flight elements are carried into the new plan, and the run goes on.
- *     Output is identical to a run that never re-planned.
+ *     the next checkpoint blip: the sets stop, the checkpoint's state is
+ *     carried into the new plan, and the run goes on from it. Output is
+ *     identical to a run that never re-planned. Every set stops for a
+ *     change today, not only the ones it affects (dfg_run(3); which those
+ *     are, dfg run -v and DFG_REPLAN_LOG say).
  *
  * Errors: -errno returns, errno never changed.
  */
