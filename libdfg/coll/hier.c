@@ -38,6 +38,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <stdio.h>
 #include <unistd.h>
@@ -567,6 +568,35 @@ static int hier_lead_end(struct dfg_call *c, int ret)
 	return ret;
 }
 
+/* A death seen by the team's transport or by the node's. */
+static int hier_broken(struct dfg_call *c)
+{
+	int b = c->x->ops->broken(c->x);
+
+	return b ? b : dfg_hier_broken(c->t->hier);
+}
+
+/*
+ * How long a call that a peer aborted (-EPROTO) looks for a death before
+ * it reports the abort. A member dying on another machine reaches us
+ * twice: as the abort of the rank that saw it (one atomic, or our leader
+ * through the node's shared memory) and through our own liveness
+ * connection to the dead rank, closed by its kernel a network round trip
+ * later. The abort can come first: in the rig, node0's two ranks reported
+ * -EPROTO 18-23 ms after a rank on node1 was killed mid-call, where the
+ * flat team's survivors report the death. A call aborted for another
+ * reason (a mismatch) pays this wait once, on its error path.
+ */
+#define HIER_DEATH_GRACE_NS	(500 * 1000 * 1000LL)
+
+static __s64 hier_now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
 /*
  * A failed step: the node's members that wait for us in this call's node
  * calls (or will) fail now; the leaders wait on parent words, which
@@ -575,13 +605,20 @@ static int hier_lead_end(struct dfg_call *c, int ret)
 static int hier_fail(struct dfg_call *c, int ret)
 {
 	struct dfg_hier *h = c->t->hier;
+	const struct timespec nap = { .tv_nsec = 1000 * 1000 };
+	__s64 end;
 	int b;
 
 	if (h->node)
 		h->node->x->ops->abort(h->node->x, 2 * c->seq + 1);
-	b = c->x->ops->broken(c->x);
-	if (!b)
-		b = dfg_hier_broken(h);
+	b = hier_broken(c);
+	if (b || ret != -EPROTO)
+		return b ? b : ret;
+	end = hier_now_ns() + HIER_DEATH_GRACE_NS;
+	while (!b && hier_now_ns() < end) {
+		nanosleep(&nap, NULL);
+		b = hier_broken(c);
+	}
 	return b ? b : ret;
 }
 

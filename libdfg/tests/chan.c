@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -581,10 +582,27 @@ static const struct dfg_chan_ops push_wait_ops = {
 	.wake	= fake_wake,
 };
 
-static void *push_later(void *arg)
+/* push_when_polling's argument: the producer, ring 0's empty count. */
+struct push_poll {
+	struct dfg_chan	*prod;
+	__u64		*stalls;
+	__u64		before;
+};
+
+/*
+ * Push once the consumer has found the channel empty (its empty count
+ * moved, just before it polls), so that the element comes during the
+ * poll however late this thread is scheduled; a sleep before the push
+ * made the test depend on being run again within the poll's budget (it
+ * parked once on a loaded host).
+ */
+static void *push_when_polling(void *arg)
 {
-	usleep(1000);
-	return (void *)(long)send_tags(arg, 7, 1, 0);
+	struct push_poll *p = arg;
+
+	while (__atomic_load_n(p->stalls, __ATOMIC_ACQUIRE) == p->before)
+		sched_yield();
+	return (void *)(long)send_tags(p->prod, 7, 1, 0);
 }
 
 /*
@@ -597,6 +615,7 @@ TEST_F(chan, adaptive_backoff)
 {
 	const unsigned int budget = 2000000;
 	unsigned int i, k = 0, skip = 0;
+	struct push_poll pp;
 	struct dfg_chan *c;
 	struct dfg_desc d;
 	pthread_t t;
@@ -631,7 +650,10 @@ TEST_F(chan, adaptive_backoff)
 
 	/* Data during a full poll: no park, back-off reset. */
 	dfg_chan_set_spin_auto(c, 1000000000);
-	ASSERT_EQ(0, pthread_create(&t, NULL, push_later, self->prod[0]));
+	pp.prod = self->prod[0];
+	pp.stalls = &ring_at(self->map, self->depth, 0)->empty_stalls;
+	pp.before = __atomic_load_n(pp.stalls, __ATOMIC_ACQUIRE);
+	ASSERT_EQ(0, pthread_create(&t, NULL, push_when_polling, &pp));
 	ASSERT_EQ(1, dfg_chan_recv(c, &d, 1, 0));
 	ASSERT_EQ(0, pthread_join(t, &sent));
 	EXPECT_EQ(1, (long)sent);
