@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 #include <linux/dfg.h>
 #include <linux/types.h>
 
@@ -279,6 +280,15 @@ struct dfg_call {
 	struct dfg_xkey		unexpose[DFG_CALL_EXPOSE_MAX];
 	unsigned int		nr_unexpose;
 };
+
+/* Now on @clk, in ns (CLOCK_MONOTONIC_COARSE: a load, no time source read). */
+static inline __s64 dfg_coll_now_ns(clockid_t clk)
+{
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
 
 static inline __u64 dfg_call_val(const struct dfg_call *c, __u32 n)
 {

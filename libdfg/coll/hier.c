@@ -589,14 +589,6 @@ static int hier_broken(struct dfg_call *c)
  */
 #define HIER_DEATH_GRACE_NS	(500 * 1000 * 1000LL)
 
-static __s64 hier_now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 /*
  * A failed step: the node's members that wait for us in this call's node
  * calls (or will) fail now; the leaders wait on parent words, which
@@ -614,8 +606,8 @@ static int hier_fail(struct dfg_call *c, int ret)
 	b = hier_broken(c);
 	if (b || ret != -EPROTO)
 		return b ? b : ret;
-	end = hier_now_ns() + HIER_DEATH_GRACE_NS;
-	while (!b && hier_now_ns() < end) {
+	end = dfg_coll_now_ns(CLOCK_MONOTONIC) + HIER_DEATH_GRACE_NS;
+	while (!b && dfg_coll_now_ns(CLOCK_MONOTONIC) < end) {
 		nanosleep(&nap, NULL);
 		b = hier_broken(c);
 	}

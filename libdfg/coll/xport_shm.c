@@ -351,14 +351,6 @@ static void xshm_ring(struct xshm *s, unsigned int peer, const void *p,
 	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
 }
 
-static long long xshm_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * Shall a wait that has polled enough yield once more instead of
  * sleeping? *@since: 0, or when it began to yield.
@@ -369,7 +361,7 @@ static bool xshm_yield(struct xshm *s, long long *since)
 
 	if (!s->yield_ns)
 		return false;
-	t = xshm_now_ns();
+	t = dfg_coll_now_ns(CLOCK_MONOTONIC);
 	if (!*since)
 		*since = t;
 	if (t - *since >= s->yield_ns)

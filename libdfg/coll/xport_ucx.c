@@ -313,14 +313,6 @@ static void xucx_ep_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 	xucx_break(l->s, "endpoint failed", l->rank, status);
 }
 
-static __s64 xucx_now_ns(clockid_t clk)
-{
-	struct timespec t;
-
-	clock_gettime(clk, &t);
-	return t.tv_sec * 1000000000LL + t.tv_nsec;
-}
-
 static void xucx_live_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 {
 	struct xucx_live *l = arg;
@@ -374,7 +366,7 @@ static void xucx_live_poll(struct xucx *s, bool now)
 		return;
 	if (!now) {
 		/* The coarse clock: a load, no time source read. */
-		t = xucx_now_ns(CLOCK_MONOTONIC_COARSE);
+		t = dfg_coll_now_ns(CLOCK_MONOTONIC_COARSE);
 		if (t - s->live_ns < XUCX_LIVE_NS)
 			return;
 		s->live_ns = t;
@@ -418,7 +410,7 @@ static void xucx_progress(struct xucx *s, unsigned int *idle)
  */
 static ucs_status_t xucx_wait_req(struct xucx *s, void *req)
 {
-	__s64 t0 = s->st.on ? xucx_now_ns(CLOCK_MONOTONIC) : 0;
+	__s64 t0 = s->st.on ? dfg_coll_now_ns(CLOCK_MONOTONIC) : 0;
 	unsigned int idle = 0;
 	ucs_status_t st;
 
@@ -429,7 +421,7 @@ static ucs_status_t xucx_wait_req(struct xucx *s, void *req)
 		xucx_progress(s, &idle);
 	ucp_request_free(req);
 	if (s->st.on)
-		s->st.req_ns += xucx_now_ns(CLOCK_MONOTONIC) - t0;
+		s->st.req_ns += dfg_coll_now_ns(CLOCK_MONOTONIC) - t0;
 	return st == UCS_INPROGRESS ? UCS_ERR_CONNECTION_RESET : st;
 }
 
@@ -640,7 +632,7 @@ static int xucx_check(struct xucx *s, unsigned int src)
 static int xucx_wait_u64(struct xucx *s, _Atomic __u64 *p, __u64 value,
 			 unsigned int src, __u64 *now)
 {
-	__s64 t0 = s->st.on ? xucx_now_ns(CLOCK_MONOTONIC) : 0;
+	__s64 t0 = s->st.on ? dfg_coll_now_ns(CLOCK_MONOTONIC) : 0;
 	unsigned int idle = 0;
 	__u64 v;
 	int ret;
@@ -660,7 +652,7 @@ static int xucx_wait_u64(struct xucx *s, _Atomic __u64 *p, __u64 value,
 		xucx_progress(s, &idle);
 	}
 	if (s->st.on)
-		s->st.word_ns += xucx_now_ns(CLOCK_MONOTONIC) - t0;
+		s->st.word_ns += dfg_coll_now_ns(CLOCK_MONOTONIC) - t0;
 	if (now)
 		*now = v;
 	return 0;
@@ -789,13 +781,13 @@ static void xucx_release(struct dfg_xport *x)
 	snprintf(buf, sizeof(buf),
 		 "dfg-trace ucx rank=%u size=%u seq=%llu call us=%.1f req_wait_us=%.1f word_wait_us=%.1f get=%u put=%u amo=%u famo=%u flush=%u send=%u recv=%u\n",
 		 x->rank, x->size, (unsigned long long)x->seq,
-		 (xucx_now_ns(CLOCK_MONOTONIC) - t->t0) / 1e3,
+		 (dfg_coll_now_ns(CLOCK_MONOTONIC) - t->t0) / 1e3,
 		 t->req_ns / 1e3, t->word_ns / 1e3, t->get, t->put, t->amo,
 		 t->famo, t->flush, t->send, t->recv);
 	fputs(buf, stderr);
 	fflush(stderr);
 	*t = (struct xucx_stats){ .on = true,
-				  .t0 = xucx_now_ns(CLOCK_MONOTONIC) };
+				  .t0 = dfg_coll_now_ns(CLOCK_MONOTONIC) };
 }
 
 /* @peer's key @key unpacked: cached, or read from its key table. */
@@ -997,7 +989,7 @@ static int xucx_begin(struct dfg_xport *x, __u64 seq)
 		.on = env && *env && strcmp(env, "0"),
 	};
 	if (s->st.on)
-		s->st.t0 = xucx_now_ns(CLOCK_MONOTONIC);
+		s->st.t0 = dfg_coll_now_ns(CLOCK_MONOTONIC);
 	return 0;
 }
 
@@ -1065,7 +1057,7 @@ static bool xucx_reqs_wait(ucp_worker_h w, void **reqs, unsigned int n,
 				pending = true;
 			}
 		}
-		if (pending && xucx_now_ns(CLOCK_MONOTONIC) > end_ns)
+		if (pending && dfg_coll_now_ns(CLOCK_MONOTONIC) > end_ns)
 			return false;
 	}
 	return true;
@@ -1097,13 +1089,13 @@ static void xucx_close_eps(ucp_worker_h w, ucp_ep_h *eps, unsigned int n,
 			continue;
 		}
 		/* No room to track it: this one alone, bounded. */
-		end = xucx_now_ns(CLOCK_MONOTONIC) + XUCX_CLOSE_NS;
+		end = dfg_coll_now_ns(CLOCK_MONOTONIC) + XUCX_CLOSE_NS;
 		if (!xucx_reqs_wait(w, &req, 1, end)) {
 			ucp_request_cancel(w, req);
 			ucp_request_free(req);
 		}
 	}
-	end = xucx_now_ns(CLOCK_MONOTONIC) + XUCX_CLOSE_NS;
+	end = dfg_coll_now_ns(CLOCK_MONOTONIC) + XUCX_CLOSE_NS;
 	if (reqs && !xucx_reqs_wait(w, reqs, n, end)) {
 		for (unsigned int r = 0; r < n; r++) {
 			if (!reqs[r])
@@ -1464,7 +1456,7 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 	};
 	xucx_node_id(b.node);
 	if (getrandom(&b.token, sizeof(b.token), 0) != sizeof(b.token))
-		b.token = (__u64)getpid() << 32 ^ (__u64)xucx_now_ns(
+		b.token = (__u64)getpid() << 32 ^ (__u64)dfg_coll_now_ns(
 			CLOCK_REALTIME);
 	memcpy(mine, &b, sizeof(b));
 	memcpy(mine + sizeof(b), rbuf, rlen);
@@ -1551,7 +1543,7 @@ static int xucx_live_hello(struct xucx *s, int timeout_ms)
 	int ret = 0;
 
 	if (timeout_ms >= 0)
-		end = xucx_now_ns(CLOCK_MONOTONIC) +
+		end = dfg_coll_now_ns(CLOCK_MONOTONIC) +
 		      timeout_ms * 1000000LL;
 	reqs = calloc(2 * (size_t)n, sizeof(*reqs));
 	got = calloc(n, 1);
@@ -1580,12 +1572,12 @@ static int xucx_live_hello(struct xucx *s, int timeout_ms)
 		reqs[n + r] = UCS_PTR_IS_PTR(req) ? req : NULL;
 	}
 	while (!xucx_reqs_wait(s->lw, reqs, 2 * n,
-			       xucx_now_ns(CLOCK_MONOTONIC) + XUCX_LIVE_NS)) {
+			       dfg_coll_now_ns(CLOCK_MONOTONIC) + XUCX_LIVE_NS)) {
 		/* A peer that died while we formed: no need to wait on. */
 		for (unsigned int r = 0; r < n && !ret; r++)
 			if (s->live[r].failed)
 				ret = -EOWNERDEAD;
-		if (!ret && xucx_now_ns(CLOCK_MONOTONIC) > end)
+		if (!ret && dfg_coll_now_ns(CLOCK_MONOTONIC) > end)
 			ret = -ETIMEDOUT;
 		if (ret)
 			goto out;
