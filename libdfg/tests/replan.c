@@ -382,12 +382,6 @@ TEST_F(g, random)
 
 /* ---- The region a change affects ----------------------------------- */
 
-static unsigned int set_kind(const struct run_region *r,
-			     const struct dfg_plan *np, unsigned int c)
-{
-	return r->kind[np->set_of[c]];
-}
-
 /*
  * What every region holds: the kinds add up to the new plan, a kept or
  * rewired set is its old set as it was, a rewired one has a new
@@ -463,6 +457,13 @@ static int region_of(FIXTURE_DATA(g) *self, struct run_region *r)
 	return ret;
 }
 
+/* The kind of the new plan's set that holds component @name. */
+static unsigned int kind_of(FIXTURE_DATA(g) *self, const struct run_region *r,
+			    const char *name)
+{
+	return r->kind[self->nplan->set_of[comp(self->nfg, name)]];
+}
+
 TEST_F(g, region_nothing)
 {
 	struct run_region r;
@@ -492,12 +493,9 @@ TEST_F(g, region_degree)
 
 	ASSERT_EQ(0, apply(self, e, 2));
 	ASSERT_EQ(0, region_of(self, &r));
-	EXPECT_EQ(RUN_REGION_NEW, set_kind(&r, self->nplan,
-					   comp(self->nfg, "cnt")));
-	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
-					       comp(self->nfg, "up")));
-	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
-					       comp(self->nfg, "out")));
+	EXPECT_EQ(RUN_REGION_NEW, kind_of(self, &r, "cnt"));
+	EXPECT_EQ(RUN_REGION_REWIRED, kind_of(self, &r, "up"));
+	EXPECT_EQ(RUN_REGION_REWIRED, kind_of(self, &r, "out"));
 	EXPECT_EQ(1, r.sets[RUN_REGION_NEW]);
 	EXPECT_EQ(4, r.inst[RUN_REGION_NEW]);
 	EXPECT_EQ(1, r.stopped_sets);
@@ -529,12 +527,9 @@ TEST_F(g, region_substitute)
 
 	ASSERT_EQ(0, apply(self, &e, 1));
 	ASSERT_EQ(0, region_of(self, &r));
-	EXPECT_EQ(RUN_REGION_NEW, set_kind(&r, self->nplan,
-					   comp(self->nfg, "gen")));
-	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
-					       comp(self->nfg, "cnt")));
-	EXPECT_EQ(RUN_REGION_KEPT, set_kind(&r, self->nplan,
-					    comp(self->nfg, "out")));
+	EXPECT_EQ(RUN_REGION_NEW, kind_of(self, &r, "gen"));
+	EXPECT_EQ(RUN_REGION_REWIRED, kind_of(self, &r, "cnt"));
+	EXPECT_EQ(RUN_REGION_KEPT, kind_of(self, &r, "out"));
 	EXPECT_EQ(1, r.boundary);
 	run_region_free(&r);
 }
@@ -550,12 +545,9 @@ TEST_F(g, region_param)
 
 	ASSERT_EQ(0, apply(self, &e, 1));
 	ASSERT_EQ(0, region_of(self, &r));
-	EXPECT_EQ(RUN_REGION_NEW, set_kind(&r, self->nplan,
-					   comp(self->nfg, "out")));
-	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
-					       comp(self->nfg, "fix")));
-	EXPECT_EQ(RUN_REGION_KEPT, set_kind(&r, self->nplan,
-					    comp(self->nfg, "gen")));
+	EXPECT_EQ(RUN_REGION_NEW, kind_of(self, &r, "out"));
+	EXPECT_EQ(RUN_REGION_REWIRED, kind_of(self, &r, "fix"));
+	EXPECT_EQ(RUN_REGION_KEPT, kind_of(self, &r, "gen"));
 	EXPECT_EQ(1, r.stopped_sets);
 	run_region_free(&r);
 }
@@ -571,10 +563,8 @@ TEST_F(g, region_unfold_fold)
 	ASSERT_EQ(0, apply(self, &e, 1));
 	ASSERT_EQ(0, region_of(self, &r));
 	EXPECT_EQ(2, r.sets[RUN_REGION_NEW]);
-	EXPECT_EQ(RUN_REGION_REWIRED, set_kind(&r, self->nplan,
-					       comp(self->nfg, "cnt")));
-	EXPECT_EQ(RUN_REGION_KEPT, set_kind(&r, self->nplan,
-					    comp(self->nfg, "out")));
+	EXPECT_EQ(RUN_REGION_REWIRED, kind_of(self, &r, "cnt"));
+	EXPECT_EQ(RUN_REGION_KEPT, kind_of(self, &r, "out"));
 	EXPECT_EQ(1, r.stopped_sets);
 	run_region_free(&r);
 
