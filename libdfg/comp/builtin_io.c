@@ -584,6 +584,13 @@ static int writer_compute(struct dfg_comp *c, unsigned int port,
 		return dfg_comp_error(c, -EINVAL,
 				      "a record of %zu bytes, not %zu", e->len,
 				      w->rec_size);
+	/* a line that fits the buffer: one copy and its newline */
+	if (w->newline && w->out.size - w->out.used > e->len) {
+		memcpy(w->out.buf + w->out.used, e->data, e->len);
+		w->out.used += e->len;
+		w->out.buf[w->out.used++] = '\n';
+		return 0;
+	}
 	ret = comp_out_write(c, &w->out, e->data, e->len);
 	if (!ret && w->newline)
 		ret = comp_out_write(c, &w->out, "\n", 1);

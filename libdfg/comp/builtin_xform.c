@@ -154,12 +154,43 @@ static int filter_compute(struct dfg_comp *c, unsigned int port,
 	return 0;
 }
 
-/* A filter without rejects: the element, or nothing. */
-static int filter_step(struct dfg_comp *c, const struct dfg_elem *e,
-		       const struct dfg_elem **out)
+/* A step's failure @ret (< 0), as __dfg_comp_step() returns it. */
+static __attribute__((noinline)) const struct dfg_elem *
+step_failed(struct dfg_comp *c, int ret)
 {
-	*out = e;
-	return filter_pass(c, c->state, e);
+	c->step_err = __dfg_comp_failed(c, ret);
+	return COMP_STEP_FAILED;
+}
+
+/* A filter without rejects: the element, or nothing. */
+static const struct dfg_elem *filter_step(struct dfg_comp *c,
+					  const struct dfg_elem *e)
+{
+	int pass = filter_eval(c, c->state, e);
+
+	if (__builtin_expect(pass < 0, 0))
+		return step_failed(c, pass);
+	return pass ? e : NULL;
+}
+
+/*
+ * The steps of an instance whose expression is known once compiled
+ * (comp_step_ready()): a map of $0 and a filter of a true constant pass
+ * the element on, a filter of a false constant nothing.
+ */
+static const struct dfg_elem *step_same(struct dfg_comp *c,
+					const struct dfg_elem *e)
+{
+	(void)c;
+	return e;
+}
+
+static const struct dfg_elem *step_none(struct dfg_comp *c,
+					const struct dfg_elem *e)
+{
+	(void)c;
+	(void)e;
+	return NULL;
 }
 
 /* The value of a map's expression for @e into x->out; 0 or -errno. */
@@ -201,27 +232,17 @@ static int map_compute(struct dfg_comp *c, unsigned int port,
 	return map_eval_emit(c, x, e);
 }
 
-static __attribute__((noinline)) int map_eval_step(struct dfg_comp *c,
-						   struct xform *x,
-						   const struct dfg_elem *e,
-						   const struct dfg_elem **out)
-{
-	int ret = map_eval(c, x, e);
-
-	*out = &x->out;
-	return ret ? ret : 1;
-}
-
-static int map_step(struct dfg_comp *c, const struct dfg_elem *e,
-		    const struct dfg_elem **out)
+/* A map whose expression is evaluated: its value, a new element. */
+static const struct dfg_elem *map_step(struct dfg_comp *c,
+				       const struct dfg_elem *e)
 {
 	struct xform *x = c->state;
+	int ret = map_eval(c, x, e);
 
-	if (x->shape == DFG_EXPR_LINE) {
-		*out = e;		/* the same pointer, length, tag */
-		return 1;
-	}
-	return map_eval_step(c, x, e, out);
+	if (__builtin_expect(ret < 0, 0))
+		return step_failed(c, ret);
+	c->step_grew += x->out.len - e->len;
+	return &x->out;
 }
 
 const struct dfg_comp_type comp_filter = {
@@ -257,6 +278,17 @@ comp_step_fn comp_step_of(const struct dfg_comp_type *t, unsigned int nr_out)
 	if (t == &comp_filter && nr_out == 1)
 		return filter_step;
 	return NULL;
+}
+
+comp_step_fn comp_step_ready(struct dfg_comp *c)
+{
+	struct xform *x = c->state;
+
+	if (c->step == map_step && x->shape == DFG_EXPR_LINE)
+		return step_same;
+	if (c->step == filter_step && x->shape == DFG_EXPR_CONST)
+		return dfg_expr_truth(&x->k) ? step_same : step_none;
+	return c->step;
 }
 
 /* ---- split_words ------------------------------------------------------- */

@@ -133,6 +133,33 @@ static int no_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 			      port);
 }
 
+/* The step of an instance that does not take elements now. */
+static const struct dfg_elem *step_refused(struct dfg_comp *c,
+					   const struct dfg_elem *e)
+{
+	(void)e;
+	c->step_err = -EINVAL;
+	return COMP_STEP_FAILED;
+}
+
+/*
+ * c->step_now for @c's phase and input 0: the checks of a compute() call,
+ * made here, when they change, instead of in each step call.
+ */
+static void rearm_step(struct dfg_comp *c)
+{
+	if (!c->step)
+		return;
+	c->step_now = c->phase == COMP_READY && !c->ended[0] ?
+		comp_step_ready(c) : step_refused;
+}
+
+static void set_phase(struct dfg_comp *c, enum comp_phase phase)
+{
+	c->phase = phase;
+	rearm_step(c);
+}
+
 /**
  * dfg_comp_create() - make an instance of @t; nothing of @t runs yet
  *
@@ -162,6 +189,7 @@ int dfg_comp_create(const struct dfg_comp_type *t,
 	c->nr_params = a->nr_params;
 	c->emit = no_emit;
 	c->step = comp_step_of(t, a->nr_out);
+	c->step_now = step_refused;
 	c->name = strdup(a->name);
 	c->params = copy_params(a->params, a->nr_params);
 	c->ended = calloc(a->nr_in ? a->nr_in : 1, sizeof(*c->ended));
@@ -199,7 +227,7 @@ static int finish(struct dfg_comp *c, int ret, int saved_errno)
 			snprintf(c->errmsg, sizeof(c->errmsg), "%s",
 				 strerror(-ret));
 		if (c->errmsg[0])
-			c->phase = COMP_FAILED;
+			set_phase(c, COMP_FAILED);
 	}
 	errno = saved_errno;
 	return ret;
@@ -229,21 +257,21 @@ int dfg_comp_init(struct dfg_comp *c)
 		return -EINVAL;
 	ret = dfg_comp_check(c->type, &a, c->errmsg, sizeof(c->errmsg));
 	if (ret) {
-		c->phase = COMP_FAILED;
+		set_phase(c, COMP_FAILED);
 		return ret;
 	}
 	ret = c->type->init ? c->type->init(c, &c->state) : 0;
 	if (ret > 0)
 		ret = -EINVAL;
 	if (!ret) {
-		c->phase = COMP_READY;
+		set_phase(c, COMP_READY);
 		c->inited = true;
 		errno = saved;
 		return 0;
 	}
 	c->state = NULL;
 	finish(c, ret, saved);
-	c->phase = COMP_FAILED;
+	set_phase(c, COMP_FAILED);
 	return ret;
 }
 
@@ -296,13 +324,13 @@ int dfg_comp_run(struct dfg_comp *c, unsigned long budget)
 		if (!c->errmsg[0])
 			snprintf(c->errmsg, sizeof(c->errmsg),
 				 "run returned %d without a message", ret);
-		c->phase = COMP_FAILED;
+		set_phase(c, COMP_FAILED);
 		return DFG_ERROR;
 	}
 	if (ret == DFG_GOT_BLIP && !c->has_blip) {
 		snprintf(c->errmsg, sizeof(c->errmsg),
 			 "GOT_BLIP without dfg_comp_set_blip()");
-		c->phase = COMP_FAILED;
+		set_phase(c, COMP_FAILED);
 		return DFG_ERROR;
 	}
 	return ret;
@@ -320,6 +348,7 @@ int dfg_comp_end_input(struct dfg_comp *c, unsigned int port)
 	if (c->phase != COMP_READY || port >= c->nr_in || c->ended[port])
 		return -EINVAL;
 	c->ended[port] = true;
+	rearm_step(c);
 	if (!c->type->end_input)
 		return 0;
 	return finish(c, c->type->end_input(c, port), saved);
@@ -338,7 +367,7 @@ int dfg_comp_shutdown(struct dfg_comp *c)
 		return -EINVAL;
 	ret = c->type->shutdown ? c->type->shutdown(c) : 0;
 	if (!ret)
-		c->phase = COMP_DONE;
+		set_phase(c, COMP_DONE);
 	return finish(c, ret, saved);
 }
 

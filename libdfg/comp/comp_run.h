@@ -24,15 +24,21 @@ struct dfg_comp;
 
 /*
  * A one-in, one-out step: what compute() would emit on output 0 for @e,
- * without emitting it. Returns 1 with *@out the element to pass on (@e
- * itself, or one the instance owns until its next call), 0 when nothing
- * goes on, or a negative errno with the message on @c. Built-in map, and
- * filter with its rejects not connected, have one (comp_step_of()), so
- * that a run of them inside a set is called one after the other in one
- * frame rather than each from the emit of the one before (set.c).
+ * without emitting it. Returns the element to pass on (@e itself, or one
+ * the instance owns until its next call), NULL when nothing goes on, or
+ * COMP_STEP_FAILED with the negative errno in c->step_err (a failure has
+ * its message on @c and failed the instance, as __dfg_comp_failed()
+ * does). Built-in map, and filter with its rejects not connected, have
+ * one (comp_step_of()), so that a run of them inside a set is called one
+ * after the other in one frame rather than each from the emit of the one
+ * before (set.c). A step that changes the element adds the bytes its
+ * output has over its input to c->step_grew, for the executor's byte
+ * counts.
  */
-typedef int (*comp_step_fn)(struct dfg_comp *c, const struct dfg_elem *e,
-			    const struct dfg_elem **out);
+typedef const struct dfg_elem *(*comp_step_fn)(struct dfg_comp *c,
+					       const struct dfg_elem *e);
+
+#define COMP_STEP_FAILED	((const struct dfg_elem *)1)
 
 /*
  * struct dfg_comp - an instance
@@ -43,6 +49,16 @@ typedef int (*comp_step_fn)(struct dfg_comp *c, const struct dfg_elem *e,
  * @state:	what init() made
  * @emit, @cookie: the executor's emit hook
  * @step:	its step, or NULL: compute() is then the only way in
+ * @step_now:	with @step, what the executor calls for an element on input
+ *		0 (__dfg_comp_step()): while the instance takes elements
+ *		there (ready, input 0 not ended), its step as made for its
+ *		state after init() (a map of $0 passes @e on, a filter of a
+ *		constant passes all or nothing); otherwise one that refuses
+ *		with -EINVAL. The checks of a compute() call are thus made
+ *		when the phase or input changes (comp.c), not per element.
+ * @step_err:	the errno of the last COMP_STEP_FAILED
+ * @step_grew:	bytes the step's outputs had over its inputs (mod 2^64);
+ *		the executor reads and clears it
  * @phase:	COMP_*
  * @inited:	init() succeeded, so fini() is due
  * @ended:	per input: end_input() was called for it
@@ -62,6 +78,9 @@ struct dfg_comp {
 	dfg_emit_fn			emit;
 	void				*cookie;
 	comp_step_fn			step;
+	comp_step_fn			step_now;
+	int				step_err;
+	__u64				step_grew;
 	enum comp_phase			phase;
 	bool				inited;
 	bool				*ended;
@@ -92,20 +111,15 @@ static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
 }
 
 /*
- * The executor's call of @c's step (c->step set) for input @port: the
- * checks of __dfg_comp_compute(), a failure the same way; *@e is the
- * element given, and the one to pass on when it returns 1.
+ * The executor's call of @c's step (c->step set) for input 0, which must
+ * be its only input: the element to pass on, NULL or COMP_STEP_FAILED as
+ * comp_step_fn says; -EINVAL in c->step_err when the instance does not
+ * take elements (not ready, input ended), as __dfg_comp_compute().
  */
-static inline int __dfg_comp_step(struct dfg_comp *c, unsigned int port,
-				  const struct dfg_elem **e)
+static inline const struct dfg_elem *__dfg_comp_step(struct dfg_comp *c,
+						     const struct dfg_elem *e)
 {
-	int ret;
-
-	if (__builtin_expect(c->phase != COMP_READY || port >= c->nr_in ||
-			     c->ended[port], 0))
-		return -EINVAL;
-	ret = c->step(c, *e, e);
-	return __builtin_expect(ret < 0, 0) ? __dfg_comp_failed(c, ret) : ret;
+	return c->step_now(c, e);
 }
 
 struct dfg_flow_typeinfo;

@@ -132,6 +132,8 @@ static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
 
 		if (ed->out)
 			r = rt_out_put(m->set, ed->out, e);
+		else if (ed->to->step)
+			r = rt_steps(ed->to, e);
 		else
 			r = rt_call(ed->to, ed->port, e);
 		if (r < 0)
@@ -141,45 +143,72 @@ static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
 }
 
 /*
- * @e into input @port of @t, which has a step, and on: the steps of a
- * run of such members one after the other in this one frame, each on
- * what the one before passed on, rather than each called from the emit of
- * the one before, until one passes nothing, fails, or passes the element
- * to a member without a step or out of the set. Each is the active
- * member while its step runs, and its output port counts as its emit
- * would; a failure is the same as through rt_call().
+ * The run of members with a step that @t begins ends with @t: @e goes
+ * down its port's flows. Returns 0 or -errno, which its emit would have
+ * recorded.
  */
-static __attribute__((noinline)) int rt_steps(struct rt_member *t,
-					      unsigned int port,
-					      const struct dfg_elem *e)
+static __attribute__((noinline)) int rt_steps_out(struct rt_member *t,
+						  const struct dfg_elem *e)
 {
-	struct rt_set *s = t->set;
-	struct dfg_set_page *pg = s->page;
-	unsigned int prev = dfg_set_enter(pg, t->idx);
-	struct rt_port *p;
+	struct rt_port *p = &t->out[0];
 	int r;
 
+	r = p->to ? rt_call(p->to, p->to_port, e) : rt_emit_each(t, p, e);
+	if (r < 0)	/* as __dfg_emit() records it */
+		t->c->emit_err = r;
+	return r;
+}
+
+/*
+ * A step passed nothing on for @e, or failed: what count() needs to make
+ * its port's counts, and the failure's errno (0: none).
+ */
+static __attribute__((noinline)) int rt_step_stop(struct rt_member *t,
+						  const struct dfg_elem *e,
+						  const struct dfg_elem *ne)
+{
+	t->drop_elems++;
+	t->drop_bytes += e->len;
+	return ne ? t->c->step_err : 0;
+}
+
+/*
+ * @e into input 0 of @t, which has a step, and on: the steps of a run of
+ * such members one after the other in this one frame, each on what the
+ * one before passed on, rather than each called from the emit of the one
+ * before, until one passes nothing, fails, or passes the element to a
+ * member without a step or out of the set. Each is the active member
+ * while its step runs; what a hop leaves undone per element is done
+ * elsewhere: the checks of a compute() call when the member's phase or
+ * input changes (c->step_now, comp_run.h), the counts of its port per
+ * quantum from what the member received and dropped (count()). A failure
+ * is the same as through rt_call().
+ */
+int rt_steps(struct rt_member *t, const struct dfg_elem *e)
+{
+	struct dfg_set_page *pg = t->set->page;
+	unsigned int prev = dfg_set_enter(pg, t->idx);
+	const struct dfg_elem *ne;
+	int r = 0;
+
 	for (;;) {
-		r = __dfg_comp_step(t->c, port, &e);
-		if (__builtin_expect(r <= 0, 0))
-			break;
-		p = &t->out[0];
-		p->elems++;
-		p->bytes += e->len;
-		if (__builtin_expect(!p->to || !p->to->step, 0)) {
-			r = p->to ? rt_call(p->to, p->to_port, e) :
-				rt_emit_each(t, p, e);
-			if (r < 0)	/* as __dfg_emit() records it */
-				t->c->emit_err = r;
+		ne = __dfg_comp_step(t->c, e);
+		if (__builtin_expect((__UINTPTR_TYPE__)ne <=
+				     (__UINTPTR_TYPE__)COMP_STEP_FAILED, 0)) {
+			r = rt_step_stop(t, e, ne);
 			break;
 		}
-		port = p->to_port;
-		t = p->to;
+		e = ne;
+		if (__builtin_expect(!t->next, 0)) {
+			r = rt_steps_out(t, e);
+			break;
+		}
+		t = t->next;
 		dfg_set_leave(pg, t->idx);	/* t is the active one now */
 	}
 	dfg_set_leave(pg, prev);
-	if (__builtin_expect(r < 0, 0) && !s->failed)
-		s->failed = t;
+	if (__builtin_expect(r < 0, 0) && !t->set->failed)
+		t->set->failed = t;
 	return r < 0 ? r : 0;
 }
 
@@ -194,7 +223,7 @@ static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 	p->bytes += e->len;
 	if (__builtin_expect(p->to != NULL, 1)) {
 		if (p->to->step)
-			return rt_steps(p->to, p->to_port, e);
+			return rt_steps(p->to, e);
 		return rt_call(p->to, p->to_port, e);
 	}
 	return rt_emit_each(m, p, e);
@@ -232,7 +261,8 @@ static int setup_member(struct rt_set *s, unsigned int i)
 		return rt_fail(s, r, fc->name, "cannot create: %s",
 			       strerror(-r));
 	dfg_comp_set_emit(m->c, rt_emit, m);
-	m->step = m->c->step && fc->nout == 1;
+	/* one input: a step's flows in all go to input 0 */
+	m->step = m->c->step && fc->nin == 1 && fc->nout == 1;
 	m->out = calloc(fc->nout ? fc->nout : 1, sizeof(*m->out));
 	if (!m->out)
 		return rt_fail(s, -ENOMEM, fc->name, "out of memory");
@@ -394,6 +424,8 @@ static int setup(struct rt_set *s)
 			if (p->nr == 1 && p->edge[0].to) {
 				p->to = p->edge[0].to;
 				p->to_port = p->edge[0].port;
+				if (s->m[i].step && p->to->step)
+					s->m[i].next = p->to;
 			}
 		}
 	return 0;
@@ -596,29 +628,48 @@ static int quantum(struct rt_set *s, unsigned long budget)
 /*
  * What the ports counted into the shared stats area: a port's emits are
  * its member's output and the input of each member its flows reach in
- * the set (a boundary's receiver counts its own).
+ * the set; a boundary's receiver counts its own. The port of a member
+ * with a step (not counted per element, rt_steps()) emitted what the
+ * member received less what it dropped, in bytes with what its step
+ * added; a member's feeders come before it in s->m (topological order),
+ * so what it received is known when its turn comes.
  */
 static void count(struct rt_set *s)
 {
 	unsigned int i, p, k;
 
-	for (i = 0; i < s->nr_m; i++)
-		for (p = 0; p < s->m[i].nr_out; p++) {
-			struct rt_port *o = &s->m[i].out[p];
+	for (i = 0; i < s->nr_m; i++) {
+		struct rt_member *m = &s->m[i];
 
-			s->m[i].st->out_elems += o->elems;
-			s->m[i].st->out_bytes += o->bytes;
+		if (m->step) {
+			struct rt_port *o = &m->out[0];
+
+			o->elems += m->in_elems - m->drop_elems;
+			o->bytes += m->in_bytes - m->drop_bytes +
+				    m->c->step_grew;
+			m->c->step_grew = 0;
+		}
+		m->st->in_elems += m->in_elems;
+		m->st->in_bytes += m->in_bytes;
+		m->in_elems = m->in_bytes = 0;
+		m->drop_elems = m->drop_bytes = 0;
+		for (p = 0; p < m->nr_out; p++) {
+			struct rt_port *o = &m->out[p];
+
+			m->st->out_elems += o->elems;
+			m->st->out_bytes += o->bytes;
 			for (k = 0; k < o->nr; k++) {
 				struct rt_member *t = o->edge[k].to;
 
 				if (!t)
 					continue;
-				t->st->in_elems += o->elems;
-				t->st->in_bytes += o->bytes;
+				t->in_elems += o->elems;
+				t->in_bytes += o->bytes;
 			}
 			o->elems = 0;
 			o->bytes = 0;
 		}
+	}
 }
 
 /* The shared stats area, and the module's page, get the counts. */

@@ -38,7 +38,9 @@ struct rt_edge {
  * last added to the shared stats area (rt_set_publish()). Counting once
  * per port and hop, here rather than in the emitter's and each
  * receiver's shared counters, keeps the hop's stores in this process's
- * own memory; a port's counts are its receivers' in the set too.
+ * own memory; a port's counts are its receivers' in the set too. The
+ * port of a member with a step is not counted per element: count()
+ * (set.c) makes its counts from what the member received and dropped.
  * @to, @to_port: the one flow of the port, when it goes to a member of
  * the set: the hop is then a single direct call.
  */
@@ -62,6 +64,13 @@ struct rt_member {
 	unsigned int		nr_out;
 	struct run_comp_stats	*st;
 	bool			step;		/* has a step (comp_run.h) */
+	struct rt_member	*next;		/* with @step: the member its
+						 * port's one flow reaches, if
+						 * that has a step too */
+	/* since the last count(): what came from a boundary (rt_deliver())
+	 * and, with @step, what its step passed nothing on for */
+	__u64			in_elems, in_bytes;
+	__u64			drop_elems, drop_bytes;
 	bool			root;
 	bool			root_eof;
 	bool			ckpt_asked;	/* root returned a ckpt blip */
@@ -173,12 +182,20 @@ static inline int rt_call(struct rt_member *t, unsigned int port,
 	return r;
 }
 
-/* What came on a boundary (port.c, spool.c), counted as it arrives. */
+/* @e into the member with a step @t, and on down its run (set.c). */
+int rt_steps(struct rt_member *t, const struct dfg_elem *e);
+
+/*
+ * What came on a boundary (port.c, spool.c), counted as it arrives, in
+ * the set's own memory until count() (set.c).
+ */
 static inline int rt_deliver(struct rt_member *t, unsigned int port,
 			     const struct dfg_elem *e)
 {
-	t->st->in_elems++;
-	t->st->in_bytes += e->len;
+	t->in_elems++;
+	t->in_bytes += e->len;
+	if (t->step)
+		return rt_steps(t, e);
 	return rt_call(t, port, e);
 }
 

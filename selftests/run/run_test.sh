@@ -50,7 +50,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..45"
+echo "1..47"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -117,6 +117,36 @@ for mode in --isolate "--workers 1" "--workers 2"; do
 	"$dfg" run -q --no-fold $mode light.dot
 	check "10-component pipeline, unfolded, $mode: output = seq" \
 		"cmp -s light.out light.ref"
+done
+
+# Per-component counts (dfg run -v): a filter that drops, a map that
+# changes the elements' length, then a filter and a map that pass them on
+# unchanged into two writers; members with a step have their port's
+# counts made per quantum from what they received and dropped (set.c),
+# which must give what the elements show, folded or not.
+cat >counts.dot <<'G'
+digraph counts {
+	gen  [type=generate, count=3000, pattern="item {}"];
+	f    [type=filter, expr="$2 % 3 != 0"];
+	m    [type=map, expr="$2"];
+	k    [type=filter, expr="1"];
+	i    [type=map, expr="$0"];
+	out  [type=write_lines, file="counts.out"];
+	out2 [type=write_lines, file="counts2.out"];
+	gen -> f -> m -> k -> i -> out;
+	i -> out2;
+}
+G
+counts_ref=$(seq 0 2999 | awk '{ a += 5 + length($1) } $1 % 3 { b += 5 + length($1); c += length($1) }
+	END { printf "gen 0 3000 0 f 3000 2000 %d m 2000 2000 %d k 2000 2000 %d i 2000 2000 %d out 2000 0 %d out2 2000 0 %d", a, b, c, c, c, c }')
+for fold in "" --no-fold; do
+	rm -f counts.out counts2.out
+	"$dfg" run -v $fold counts.dot 2>counts.log
+	rc=$?
+	got=$(awk '/^  .* cpu%$/ { t = 1; next } t && /^  / && NF == 7 { printf "%s%s %s %s %s", s, $2, $4, $5, $6; s = " " }' counts.log)
+	[ "$got" = "$counts_ref" ] || { echo "# got:  $got"; echo "# want: $counts_ref"; }
+	check "per-component counts, ${fold:-folded}: exit $rc, in, out and in bytes as the elements show" \
+		"[ $rc = 0 ] && [ \"$got\" = \"$counts_ref\" ] && [ \$(wc -l <counts.out) = 2000 ] && cmp -s counts.out counts2.out"
 done
 
 # 40 sets (unfolded: one per component), more than the workers: each
