@@ -110,7 +110,10 @@ int rt_out_control(struct rt_set *s, struct rt_out *o, unsigned int kind,
 	return 0;
 }
 
-/* An arena buffer holding @e: the received one if unchanged, else a copy. */
+/*
+ * An arena buffer holding @e: the received one if unchanged and this is
+ * its last use, else a copy.
+ */
 static int elem_buf(struct rt_set *s, const struct dfg_elem *e, __u64 *off)
 {
 	struct dfg_arena *a = s->env->arena;
@@ -118,7 +121,8 @@ static int elem_buf(struct rt_set *s, const struct dfg_elem *e, __u64 *off)
 	__s64 b;
 	void *p;
 
-	if (s->cur_owned && e->data == s->cur_data && e->len == s->cur_len) {
+	if (s->cur_owned && !s->cur_uses_left && e->data == s->cur_data &&
+	    e->len == s->cur_len) {
 		s->cur_owned = false;
 		*off = s->cur_off;
 		s->st->forwarded++;
@@ -181,7 +185,9 @@ int rt_out_put(struct rt_set *s, struct rt_out *o,
 					return r;
 				continue;
 			}
+			s->cur_uses_left += j + 1 < o->nr;
 			r = elem_buf(s, e, &d.off);
+			s->cur_uses_left -= j + 1 < o->nr;
 			if (!r)
 				r = out_queue(s, o, j, &d);
 			if (r)

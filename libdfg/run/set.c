@@ -129,13 +129,16 @@ static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
 
 	for (k = 0; k < p->nr; k++) {
 		struct rt_edge *ed = &p->edge[k];
+		bool more = k + 1 < p->nr;
 
+		m->set->cur_uses_left += more;
 		if (ed->out)
 			r = rt_out_put(m->set, ed->out, e);
 		else if (ed->to->step)
 			r = rt_steps(ed->to, e);
 		else
 			r = rt_call(ed->to, ed->port, e);
+		m->set->cur_uses_left -= more;
 		if (r < 0)
 			return r;
 	}

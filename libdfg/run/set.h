@@ -139,6 +139,11 @@ struct rt_set {
 	size_t			cur_len;
 	__u64			cur_off;
 	bool			cur_owned;
+	/* uses of the element still to come after the current one (a port
+	 * with several flows, a broadcast): while non-zero the buffer is
+	 * copied, not forwarded, since a forwarded buffer may be consumed
+	 * and freed before the later uses read it */
+	unsigned int		cur_uses_left;
 
 	struct rt_member	*failed;	/* innermost failing member */
 	int			err;
