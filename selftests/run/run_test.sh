@@ -149,6 +149,38 @@ for fold in "" --no-fold; do
 		"[ $rc = 0 ] && [ \"$got\" = \"$counts_ref\" ] && [ \$(wc -l <counts.out) = 2000 ] && cmp -s counts.out counts2.out"
 done
 
+# One element to several consumers: a port feeding three flows and a
+# broadcast to two instances. The set may forward the buffer it received
+# only on its last use; forwarded earlier, a consumer could free it
+# before the later flows copied it (a corrupt or extra line, now and
+# then, in the later files).
+cat >fanout.dot <<'G'
+digraph fanout {
+	gen [type=generate, count=200000, pattern="line {} of the fan-out test"];
+	i   [type=map, expr="$0"];
+	b   [type=map, expr="$0", degree=2];
+	o1  [type=write_lines, file="fanout1.out"];
+	o2  [type=write_lines, file="fanout2.out"];
+	o3  [type=write_lines, file="fanout3.out"];
+	o4  [type=write_lines, file="fanout4.out"];
+	gen -> i;
+	i -> o1;
+	i -> o2;
+	i -> o3;
+	i -> b [flow=broadcast];
+	b -> o4 [flow=gather];
+}
+G
+seq 0 199999 | sed 's/.*/line & of the fan-out test/' >fanout.ref
+sort fanout.ref fanout.ref >fanout4.ref
+for fold in "" --no-fold; do
+	rm -f fanout?.out
+	"$dfg" run -q $fold --workers 2 fanout.dot
+	rc=$?
+	check "one port to three flows and a broadcast, ${fold:-folded}: exit $rc, every file intact" \
+		"[ $rc = 0 ] && cmp -s fanout1.out fanout.ref && cmp -s fanout2.out fanout.ref && cmp -s fanout3.out fanout.ref && sort fanout4.out | cmp -s - fanout4.ref"
+done
+
 # 40 sets (unfolded: one per component), more than the workers: each
 # worker asks the module for the next runnable set.
 {
