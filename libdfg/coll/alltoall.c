@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: (GPL-2.0 OR MIT)
 /*
  * libdfg collectives: dfg_alltoall() and dfg_alltoallv(), the all-to-all
- * engine (alltoall_tiles.c) bound to the team's transport (xport.h).
+ * engine (alltoall_tiles.c) bound to the team's transport (xport.h);
+ * across machines the table takes the put algorithm instead
+ * (alltoall_put.c).
  *
  * At a team's first all-to-all every member maps and exposes its engine
  * area (kept until the team is left) and sends its key to every peer in
@@ -190,10 +192,9 @@ void dfg_a2a_free(struct dfg_team *t)
 static int dfg_a2a_get(struct dfg_call *c, struct dfg_a2a **out)
 {
 	struct dfg_team *t = c->t;
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	struct dfg_a2a *a = t->a2a;
-	unsigned int i;
-	int saved = errno, ret;
+	void *mem = NULL;
+	int ret;
 
 	if (a) {
 		*out = a;
@@ -217,31 +218,11 @@ static int dfg_a2a_get(struct dfg_call *c, struct dfg_a2a **out)
 			    A2A_THRESHOLD, NULL);
 	if (ret)
 		return ret;
-	a->size = (a->eng.lay.size + pg - 1) & ~(pg - 1);
-	a->area = mmap(NULL, a->size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (a->area == MAP_FAILED) {
-		a->area = NULL;
-		ret = -errno;
-		errno = saved;
-		return ret;
-	}
-	ret = t->x->ops->expose(t->x, a->area, a->size, DFG_XPORT_READ |
-				DFG_XPORT_WRITE | DFG_XPORT_KEEP, &a->key);
-	if (ret) {
-		__dfg_sys_munmap(a->area, a->size);
-		a->area = NULL;
-		return ret;
-	}
-	a->eng.area = a->area;
-	a->keys[t->rank] = a->key;
-	for (i = 1; i < t->size && !ret; i++)
-		ret = dfg_call_send(c, (t->rank + i) % t->size, &a->key,
-				    sizeof(a->key));
-	for (i = 1; i < t->size && !ret; i++) {
-		unsigned int src = (t->rank + t->size - i) % t->size;
-
-		ret = dfg_call_recv(c, src, &a->keys[src], sizeof(a->keys[src]));
+	ret = dfg_area_share(c, a->eng.lay.size, &mem, &a->size, a->keys);
+	if (mem) {
+		a->area = mem;
+		a->key = a->keys[t->rank];
+		a->eng.area = a->area;
 	}
 	if (ret)
 		return ret;
@@ -386,6 +367,12 @@ int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
 	if (block > SIZE_MAX / t->size || sbuf == DFG_IN_PLACE ||
 	    (block && (!sbuf || !rbuf)))
 		ac.err = -EINVAL;
+	if (c.algo == DFG_ALGO_PUT) {
+		c.sbuf = sbuf;
+		c.rbuf = rbuf;
+		ret = dfg_put_alltoall(&c, ac.err);
+		return dfg_call_end(&c, ret);
+	}
 	if (c.algo == DFG_ALGO_INBOX && !ac.err) {
 		bool engine;
 
@@ -437,6 +424,16 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 		/* Take part with nothing: the others must not hang. */
 		ac.err = -EINVAL;
 		ac.scounts = ac.sdispls = ac.rcounts = ac.rdispls = zero;
+	}
+	if (c.algo == DFG_ALGO_PUT) {
+		c.sbuf = sbuf;
+		c.rbuf = rbuf;
+		c.scounts = ac.scounts;
+		c.sdispls = ac.sdispls;
+		c.rcounts = ac.rcounts;
+		c.rdispls = ac.rdispls;
+		ret = dfg_put_alltoall(&c, ac.err);
+		return dfg_call_end(&c, ret);
 	}
 	ret = dfg_a2a_run(&c, &ac, false);
 	return dfg_call_end(&c, ret);

@@ -110,6 +110,8 @@ struct dfg_zombie {
  * @segments:	forced segments per half-exchange (0: the table's)
  * @scratch:	staging and intermediate memory
  * @a2a:	all-to-all state, from the first alltoall(v) (alltoall.c)
+ * @a2ap:	the put algorithm's state, from its first call
+ *		(alltoall_put.c)
  * @stash:	per source rank, a message of a later call received early
  * @zombies, @nr_zombies, @cap_zombies: exposures of failed calls
  * @tainted:	a call failed since the last successful barrier: the
@@ -138,6 +140,7 @@ struct dfg_team {
 	unsigned int		cap_zombies;
 	bool			tainted;
 	struct dfg_a2a		*a2a;
+	struct dfg_a2ap		*a2ap;
 	struct dfg_hier		*hier;
 	__u64			outer;
 };
@@ -324,6 +327,17 @@ int dfg_call_recv_op(struct dfg_call *c, unsigned int src, void *buf,
 int dfg_scratch_reserve(struct dfg_team *t, size_t size);
 
 /*
+ * A team's persistent area, in a call every member makes: @size bytes
+ * mapped (page-rounded into *@len, zeroed) into *@mem and exposed with
+ * DFG_XPORT_READ | WRITE | KEEP, its key into @keys[rank]; then every
+ * member's key into @keys[] through call messages that carry no
+ * arguments. On failure after the exposure *@mem is set (the caller
+ * unexposes @keys[rank] and unmaps it).
+ */
+int dfg_area_share(struct dfg_call *c, size_t size, void **mem, size_t *len,
+		   struct dfg_xkey *keys);
+
+/*
  * struct dfg_ckeys - what a rank publishes to the peers that read it
  * @src, @soff:	its input (key, byte offset of element 0 in it)
  * @work, @woff: its work or result vector
@@ -496,5 +510,18 @@ int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
 		       void *acc, void *land);
 /* Free the team's all-to-all state (dfg_team_leave()). */
 void dfg_a2a_free(struct dfg_team *t);
+/*
+ * All-to-all(v) by one-sided puts into the peers' landing areas
+ * (alltoall_put.c, DFG_ALGO_PUT): c->count is the block, or c->scounts,
+ * c->sdispls, c->rcounts, c->rdispls (bytes) are set; @err (-EINVAL):
+ * this rank's arguments are unusable, it takes part with nothing sent.
+ * Returns 0, -EINVAL when the members' arguments disagree (the protocol
+ * ran to its end: c->started cleared), or the transport's error.
+ */
+int dfg_put_alltoall(struct dfg_call *c, int err);
+/* Does @t's transport have what the put algorithm needs? */
+bool dfg_put_fits(const struct dfg_team *t);
+/* Free the put algorithm's state (dfg_team_leave()). */
+void dfg_put_free(struct dfg_team *t);
 
 #endif /* _DFG_COLL_COLL_H */

@@ -22,7 +22,7 @@
  *		with the smallest @auto_max; 0: only when forced
  * @run:	runs a call; NULL for all-to-all, which alltoall.c runs
  *		(tiles and direct on its engine, the inbox through
- *		dfg_inbox_alltoall())
+ *		dfg_inbox_alltoall(), put through dfg_put_alltoall())
  *
  * Small vectors are latency-bound: one round in which every rank stores
  * its payload into its peers' inbox slots (INBOX: no export, no key
@@ -38,6 +38,18 @@
  * wherever the payload fits a slot (a block per peer, one message per
  * pair, no shared words, no DONE round); above, all-to-all takes the
  * tiles: blocks above the threshold go direct inside them.
+ *
+ * PUT (alltoall_put.c) exists only where the transport reaches peers by
+ * RDMA (fence(), complete_local(), wait_eq(): the network transport):
+ * there it is all-to-all's choice at every size and for alltoallv. The
+ * tiles were written for shared memory: over the network a call of them
+ * at N = 2 was a chain of blocking round trips (about 6 gets, 2 puts,
+ * 5 fetching atomics and 2 flushes), 0.03-0.09x Open MPI's time in loaded
+ * rig runs, and its flushes and atomics waited for peers that may have
+ * left the call (see alltoall_put.c); PUT is one round of puts in flight
+ * together, one fence, and a wait for the peers' records. Forced on a
+ * shared-memory team it gives the table's choice; tiles and direct can
+ * still be forced over the network.
  *
  * HIER (hier.c) exists only on a team that spans machines with several
  * members on some machine (t->hier): there it is the choice at every
@@ -144,6 +156,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
 		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT, NULL },
+		[DFG_ALGO_PUT]		= { "put", 0, NULL },
 	} },
 	/* no payload: dissemination over the team's words, or hier */
 	[DFG_COLL_BARRIER] = { "barrier", {
@@ -175,8 +188,12 @@ enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 		return DFG_ALGO_INBOX;
 	if (t->force[kind] != DFG_ALGO_AUTO &&
 	    t->force[kind] != DFG_ALGO_INBOX &&
-	    t->force[kind] != DFG_ALGO_HIER)
+	    t->force[kind] != DFG_ALGO_HIER &&
+	    t->force[kind] != DFG_ALGO_PUT)
 		return t->force[kind];
+	/* Here the force is auto or does not apply (inbox, hier, put). */
+	if (a[DFG_ALGO_PUT].name && dfg_put_fits(t))
+		return DFG_ALGO_PUT;
 	if (t->hier && a[DFG_ALGO_HIER].name &&
 	    (t->force[kind] == DFG_ALGO_AUTO ||
 	     t->force[kind] == DFG_ALGO_HIER))
@@ -186,7 +203,8 @@ enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 		return DFG_ALGO_INBOX;
 	for (i = DFG_ALGO_AUTO + 1; i < DFG_ALGO_NR; i++) {
 		if (!a[i].name || !a[i].auto_max || bytes > a[i].auto_max ||
-		    i == DFG_ALGO_INBOX || i == DFG_ALGO_HIER)
+		    i == DFG_ALGO_INBOX || i == DFG_ALGO_HIER ||
+		    i == DFG_ALGO_PUT)
 			continue;
 		if (!best_max || a[i].auto_max < best_max) {
 			best = i;

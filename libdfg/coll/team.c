@@ -233,6 +233,7 @@ int dfg_team_leave(struct dfg_team *t)
 	/* The leaders' team exposes through our transport: first. */
 	dfg_hier_free(t->hier);
 	dfg_a2a_free(t);
+	dfg_put_free(t);
 	dfg_scratch_free(t);
 	dfg_team_zombies_free(t);
 	free(t->zombies);
@@ -315,6 +316,48 @@ int dfg_scratch_reserve(struct dfg_team *t, size_t size)
 	t->scratch.mem = mem;
 	t->scratch.size = size;
 	return 0;
+}
+
+int dfg_area_share(struct dfg_call *c, size_t size, void **mem, size_t *len,
+		   struct dfg_xkey *keys)
+{
+	struct dfg_team *t = c->t;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), count = c->count;
+	int saved = errno, op = c->op, ret;
+	unsigned int i;
+	void *m;
+
+	*len = (size + pg - 1) & ~(pg - 1);
+	m = mmap(NULL, *len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		ret = -errno;
+		errno = saved;
+		return ret;
+	}
+	ret = t->x->ops->expose(t->x, m, *len, DFG_XPORT_READ |
+				DFG_XPORT_WRITE | DFG_XPORT_KEEP,
+				&keys[t->rank]);
+	if (ret) {
+		__dfg_sys_munmap(m, *len);
+		return ret;
+	}
+	*mem = m;
+	/* The keys' messages carry no arguments: members that disagree
+	 * on them set their areas up together all the same. */
+	c->count = 0;
+	c->op = 0;
+	for (i = 1; i < t->size && !ret; i++)
+		ret = dfg_call_send(c, (t->rank + i) % t->size, &keys[t->rank],
+				    sizeof(keys[t->rank]));
+	for (i = 1; i < t->size && !ret; i++) {
+		unsigned int src = (t->rank + t->size - i) % t->size;
+
+		ret = dfg_call_recv(c, src, &keys[src], sizeof(keys[src]));
+	}
+	c->count = count;
+	c->op = op;
+	return ret;
 }
 
 int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,

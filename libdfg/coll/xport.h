@@ -28,6 +28,14 @@
  *			destination reads in place (shared memory only)
  *  wait_begun		until a peer has begun a call (it no longer reads
  *			the inbox slots of calls before it)
+ *  fence		order: a peer that sees a put posted after it sees
+ *			every put posted before it (network transports)
+ *  complete_local	until every posted get and put is done with its
+ *			local memory, without remote completion: no peer
+ *			has to progress (network transports)
+ *  wait_eq		until a word of memory this rank exposed, which a
+ *			peer puts, holds exactly a value (network
+ *			transports)
  *
  * Words: each rank owns DFG_XPORT_WORDS(size) 64-bit words, the first
  * size * DFG_XPORT_SLOTS its inbox (word src * DFG_XPORT_SLOTS + slot is
@@ -183,6 +191,30 @@ struct dfg_xport_ops {
 	/* Until @peer has begun call @seq or a later one. */
 	int	(*wait_begun)(struct dfg_xport *x, unsigned int peer,
 			      __u64 seq);
+	/*
+	 * Optional (NULL where peers have load/store access: shared
+	 * memory): every put posted before it lands at its peer before any
+	 * put posted after it, to any peer (RDMA fence). Posts nothing.
+	 */
+	int	(*fence)(struct dfg_xport *x);
+	/*
+	 * Optional, with fence: until every get and put posted so far is
+	 * done with its local memory (a put's source may be reused, a get's
+	 * data is there). Unlike complete() and flush(), no remote
+	 * completion: nothing waits for a peer's progress (a peer that has
+	 * left the call may sit in another library, not progressing us).
+	 */
+	int	(*complete_local)(struct dfg_xport *x);
+	/*
+	 * Optional, with fence: until the 64-bit word at @word, inside
+	 * memory this rank exposed with DFG_XPORT_WRITE and 8-byte aligned,
+	 * holds exactly @value (a peer's put: exact, so that a torn 8-byte
+	 * write never passes for it), progressing the transport. -EPROTO
+	 * when rank @src aborted the current call (what it put before still
+	 * counts: the word is read once more).
+	 */
+	int	(*wait_eq)(struct dfg_xport *x, const __u64 *word, __u64 value,
+			   unsigned int src);
 	/* This rank enters call @seq (sets x->seq, tells the peers). */
 	int	(*begin)(struct dfg_xport *x, __u64 seq);
 	/* Make the members' blocking operations of call @seq fail. */

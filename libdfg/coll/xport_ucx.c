@@ -629,8 +629,9 @@ static int xucx_check(struct xucx *s, unsigned int src)
 	return aborted ? -EPROTO : 0;
 }
 
+/* Until *@p >= @value, or (@exact) == @value. */
 static int xucx_wait_u64(struct xucx *s, _Atomic __u64 *p, __u64 value,
-			 unsigned int src, __u64 *now)
+			 bool exact, unsigned int src, __u64 *now)
 {
 	__s64 t0 = s->st.on ? dfg_coll_now_ns(CLOCK_MONOTONIC) : 0;
 	unsigned int idle = 0;
@@ -639,13 +640,13 @@ static int xucx_wait_u64(struct xucx *s, _Atomic __u64 *p, __u64 value,
 
 	for (;;) {
 		v = atomic_load_explicit(p, memory_order_acquire);
-		if (v >= value)
+		if (exact ? v == value : v >= value)
 			break;
 		ret = xucx_check(s, src);
 		if (ret) {
 			/* What it delivered before it failed still counts. */
 			v = atomic_load_explicit(p, memory_order_acquire);
-			if (v >= value)
+			if (exact ? v == value : v >= value)
 				break;
 			return ret;
 		}
@@ -665,8 +666,42 @@ static int xucx_wait(struct dfg_xport *x, unsigned int word, __u64 value,
 
 	if (word >= s->nwords)
 		return -EINVAL;
-	return xucx_wait_u64(s, &s->words[word], value,
+	return xucx_wait_u64(s, &s->words[word], value, false,
 			     dfg_xport_word_src(x, word), now);
+}
+
+/*
+ * A word of exposed memory that a peer puts: RDMA writes it while we
+ * load it, so it is read as an atomic (8-byte aligned: one load).
+ */
+static int xucx_wait_eq(struct dfg_xport *x, const __u64 *word, __u64 value,
+			unsigned int src)
+{
+	struct xucx *s = to_xucx(x);
+
+	if (src >= x->size || (uintptr_t)word % sizeof(*word))
+		return -EINVAL;
+	return xucx_wait_u64(s, (_Atomic __u64 *)(uintptr_t)word, value, true,
+			     src, NULL);
+}
+
+/*
+ * The worker's fence: UCX completes the puts before it at their targets
+ * before it starts any after it, on every endpoint and lane.
+ */
+static int xucx_fence(struct dfg_xport *x)
+{
+	struct xucx *s = to_xucx(x);
+
+	if (s->broken)
+		return s->broken;
+	return xucx_err_peer(s, ucp_worker_fence(s->w), x->size);
+}
+
+/* Requests only: no endpoint flush (which needs the peers' progress). */
+static int xucx_complete_local(struct dfg_xport *x)
+{
+	return xucx_reap(to_xucx(x), 0, true);
 }
 
 static __u64 xucx_peek(struct dfg_xport *x, unsigned int word)
@@ -1186,6 +1221,9 @@ static const struct dfg_xport_ops xucx_ops = {
 	.complete	= xucx_complete,
 	.in_flight	= xucx_in_flight,
 	.flush		= xucx_flush,
+	.fence		= xucx_fence,
+	.complete_local	= xucx_complete_local,
+	.wait_eq	= xucx_wait_eq,
 	.notify		= xucx_notify,
 	.fadd		= xucx_fadd,
 	.wait		= xucx_wait,

@@ -362,6 +362,56 @@ TEST(table_inbox)
 	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=ring", f, &segs));
 }
 
+static int tbl_fence(struct dfg_xport *x)
+{
+	(void)x;
+	return 0;
+}
+
+static int tbl_wait_eq(struct dfg_xport *x, const __u64 *word, __u64 value,
+		       unsigned int src)
+{
+	(void)x; (void)word; (void)value; (void)src;
+	return 0;
+}
+
+/* A transport that reaches peers by RDMA only (the network's ops). */
+static const struct dfg_xport_ops tbl_net_ops = {
+	.fence = tbl_fence, .complete_local = tbl_fence,
+	.wait_eq = tbl_wait_eq,
+};
+
+TEST(table_put)
+{
+	struct dfg_xport net = { .ops = &tbl_net_ops, .size = 4 };
+	struct dfg_xport shm = { .ops = &tbl_ops, .size = 4 };
+	struct dfg_team t = { .size = 4, .x = &net };
+	enum dfg_coll_algo f[DFG_COLL_KIND_NR] = { 0 };
+	unsigned int segs = 0;
+
+	/* Over the network: put at every size; the others when forced. */
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 0));
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL,
+					      SIZE_MAX));
+	EXPECT_EQ(DFG_ALGO_DIRECT, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_TILES;
+	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_INBOX;
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	/* Forced on shared memory (no fence, no wait_eq): the table's. */
+	t.x = &shm;
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 4096));
+	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_PUT));
+	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLREDUCE, DFG_ALGO_PUT));
+	EXPECT_EQ(0, dfg_coll_parse_algo("alltoall=put", f, &segs));
+	EXPECT_EQ(DFG_ALGO_PUT, f[DFG_COLL_ALLTOALL]);
+	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("allreduce=put", f, &segs));
+}
+
 TEST(table)
 {
 	struct dfg_team t = { .size = 8 };

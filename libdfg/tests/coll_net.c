@@ -86,6 +86,146 @@ static void net_fail(struct net_rank *r, const char *what, int ret)
 			 what, ret);
 }
 
+/* Byte @k of rank @i's block for rank @j. */
+static unsigned char net_byte(unsigned int i, unsigned int j, size_t k)
+{
+	return (unsigned char)(i * 31 + j * 17 + k * 7 + 1);
+}
+
+/* Fill @buf with rank @i's blocks: for rank j @cnt[j] bytes at @dis[j]. */
+static void net_fill(char *buf, unsigned int i, unsigned int n,
+		     const size_t *cnt, const size_t *dis)
+{
+	for (unsigned int j = 0; j < n; j++)
+		for (size_t k = 0; k < cnt[j]; k++)
+			buf[dis[j] + k] = (char)net_byte(i, j, k);
+}
+
+/* Are rank @me's received blocks (@cnt[i] bytes at @dis[i]) right? */
+static bool net_got(const char *buf, unsigned int me, unsigned int n,
+		    const size_t *cnt, const size_t *dis)
+{
+	for (unsigned int i = 0; i < n; i++)
+		for (size_t k = 0; k < cnt[i]; k++)
+			if ((unsigned char)buf[dis[i] + k] != net_byte(i, me, k))
+				return false;
+	return true;
+}
+
+/*
+ * Bytes rank @i sends rank @j in net_alltoallv(): uneven, zero for some
+ * pairs; with @big, rank 0's blocks exceed a landing slot (64 KiB) and
+ * the others' do not (the put algorithm's two phases, mixed).
+ */
+static size_t net_vcount(unsigned int i, unsigned int j, bool big)
+{
+	size_t c = (i * 7 + j * 3) % 5 * 100;
+
+	return big && i == 0 ? c + 70000 + j : c;
+}
+
+/*
+ * alltoallv, counts @vc (NULL: net_vcount()), received packed in source
+ * order with 8 bytes between blocks; 0 or the call's error, -EBADMSG
+ * when the blocks are wrong.
+ */
+static int net_alltoallv(struct dfg_team *t, unsigned int me, unsigned int n,
+			 bool big, char *sbuf, char *rbuf)
+{
+	size_t sc[NET_MAX], sd[NET_MAX], rc[NET_MAX], rd[NET_MAX];
+	size_t so = 0, ro = 8;
+	int ret;
+
+	for (unsigned int j = 0; j < n; j++) {
+		sc[j] = net_vcount(me, j, big);
+		sd[j] = so;
+		so += sc[j];
+		rc[j] = net_vcount(j, me, big);
+		rd[j] = ro;
+		ro += rc[j] + 8;
+	}
+	net_fill(sbuf, me, n, sc, sd);
+	ret = dfg_alltoallv(t, sbuf, sc, sd, rbuf, rc, rd);
+	if (!ret && !net_got(rbuf, me, n, rc, rd))
+		ret = -EBADMSG;
+	return ret;
+}
+
+/*
+ * The put algorithm (the network's all-to-all): alltoallv small and
+ * across two phases, the same buffer for send and receive, mismatched
+ * blocks (-EINVAL on every rank, and the team goes on), a rank with
+ * unusable arguments, an alltoallv pair that disagrees (only those two
+ * fail), and the tiles still forced over the network.
+ */
+static void net_alltoall(struct net_rank *r, struct dfg_team *t,
+			 unsigned int n)
+{
+	static const size_t blocks[] = { 100, 70000 };
+	size_t len = 72000 * NET_MAX * 2;
+	char *sbuf = malloc(len), *rbuf = malloc(len);
+	size_t cnt[NET_MAX], dis[NET_MAX];
+	unsigned int me = r->rank;
+	int ret;
+
+	if (!sbuf || !rbuf) {
+		net_fail(r, "alltoall put: memory", -ENOMEM);
+		goto out;
+	}
+	for (int big = 0; big < 2; big++) {
+		ret = net_alltoallv(t, me, n, big, sbuf, rbuf);
+		if (ret || dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) !=
+			   DFG_ALGO_PUT)
+			net_fail(r, big ? "alltoallv put, big" :
+					  "alltoallv put", ret);
+	}
+	for (size_t i = 0; i < 2; i++) {
+		for (unsigned int j = 0; j < n; j++) {
+			cnt[j] = blocks[i];
+			dis[j] = j * blocks[i];
+		}
+		net_fill(sbuf, me, n, cnt, dis);
+		ret = dfg_alltoall(t, sbuf, sbuf, blocks[i]);
+		if (ret || !net_got(sbuf, me, n, cnt, dis))
+			net_fail(r, "alltoall put, one buffer", ret);
+	}
+	if (n > 1) {
+		ret = dfg_alltoall(t, sbuf, rbuf, 64 + me);
+		if (ret != -EINVAL)
+			net_fail(r, "alltoall put, mismatched blocks", ret);
+		ret = dfg_alltoall(t, me == 1 ? NULL : sbuf, rbuf, 64);
+		if (ret != -EINVAL)
+			net_fail(r, "alltoall put, unusable arguments", ret);
+		for (unsigned int j = 0; j < n; j++) {
+			cnt[j] = 100 + (me == 0 && j == 1) * 100;
+			dis[j] = j * 200;
+		}
+		ret = dfg_alltoallv(t, sbuf, cnt, dis, rbuf, (size_t[NET_MAX]){
+				    100, 100, 100, 100 }, dis);
+		if (ret != (me <= 1 ? -EINVAL : 0))
+			net_fail(r, "alltoallv put, a pair disagrees", ret);
+		/* The team goes on, both phases. */
+		ret = net_alltoallv(t, me, n, true, sbuf, rbuf);
+		if (ret)
+			net_fail(r, "alltoallv put after mismatches", ret);
+	}
+	/* The engine, forced over the network. */
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_TILES);
+	for (unsigned int j = 0; j < n; j++) {
+		cnt[j] = 1000;
+		dis[j] = j * 1000;
+	}
+	net_fill(sbuf, me, n, cnt, dis);
+	ret = dfg_alltoall(t, sbuf, rbuf, 1000);
+	if (ret || !net_got(rbuf, me, n, cnt, dis) ||
+	    dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) != DFG_ALGO_TILES)
+		net_fail(r, "alltoall tiles over the network", ret);
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
+out:
+	free(sbuf);
+	free(rbuf);
+}
+
 static void *net_main(void *arg)
 {
 	static const size_t counts[] = { 1, 7, 1000, 70000 };
@@ -149,6 +289,7 @@ static void *net_main(void *arg)
 				net_fail(r, "barrier", ret);
 		}
 	}
+	net_alltoall(r, t, n);
 	/* Mismatched counts: an error on every rank, then it goes on. */
 	if (n > 1) {
 		ret = dfg_allreduce(t, in[r->rank], rbuf, 64 + r->rank,

@@ -36,11 +36,16 @@
  *				fail (any error) and prints "linkdown <rank>
  *				<errno> <ms>" as above
  *	net_coll mismatch N	only the mismatched calls, N times: each
- *				rank's allreduce and allgather counts
- *				differ, every rank must fail them and go on
- *				(a barrier, a good allreduce)
- *	net_coll alltoall N	only alltoall, N calls in a row at each of
- *				blocks of 8 B to 4 KiB, every result checked
+ *				rank's allreduce, allgather and alltoall
+ *				counts differ, every rank must fail them
+ *				and go on (a barrier, a good allreduce)
+ *	net_coll alltoall N [mpi]
+ *				only alltoall, N calls in a row at each of
+ *				blocks of 8 B to 4 KiB, every result
+ *				checked; with "mpi", each followed by an
+ *				MPI_Alltoall on the same buffers (as the
+ *				benchmark does: a rank that left dfg's call
+ *				sits in MPI, not progressing dfg's UCX)
  *	net_coll nojoin RANK	rank RANK never forms the team (PMIx); the
  *				others' dfg_team_from_pmix() must fail with
  *				-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS and print
@@ -300,6 +305,12 @@ static void mismatches(struct dfg_team *t, int rounds)
 		      64, 0);
 		check(1, "barrier after allgather mismatch", 0,
 		      dfg_barrier(t));
+		/* alltoall's blocks disagree: every rank sees every block */
+		ret = dfg_alltoall(t, v, out, 64 + rank);
+		check(ret == -EINVAL, "alltoall mismatch", 64, ret == -EINVAL ?
+		      0 : ret);
+		ret = dfg_alltoall(t, v, out, 64);
+		check(!ret && !out[0], "alltoall after mismatch", 64, ret);
 	}
 }
 
@@ -308,7 +319,7 @@ static void mismatches(struct dfg_team *t, int rounds)
  * (the tiles' sizes), every result checked: a call that hangs across the
  * nodes shows as a job that does not end (rig_node0.sh's timeout).
  */
-static void alltoalls(struct dfg_team *t, int rounds)
+static void alltoalls(struct dfg_team *t, int rounds, bool mpi)
 {
 	static const size_t blocks[] = { 8, 64, 512, 1024, 4096 };
 
@@ -331,6 +342,16 @@ static void alltoalls(struct dfg_team *t, int rounds)
 				ok &= !memcmp(rbuf + r * b,
 					      (char *)in[r] + rank * b, b);
 			check(ok, "alltoall loop", b, ret);
+			if (!mpi)
+				continue;
+			memset(rbuf, 0, b * size);
+			ret = MPI_Alltoall(in[rank], (int)b, MPI_BYTE, rbuf,
+					   (int)b, MPI_BYTE, MPI_COMM_WORLD);
+			ok = ret == MPI_SUCCESS;
+			for (int r = 0; r < size; r++)
+				ok &= !memcmp(rbuf + r * b,
+					      (char *)in[r] + rank * b, b);
+			check(ok, "MPI_Alltoall loop", b, 0);
 		}
 		free_inputs(in);
 		free(rbuf);
@@ -480,7 +501,8 @@ int main(int argc, char **argv)
 		if (mism)
 			mismatches(t, atoi(argv[2]));
 		else
-			alltoalls(t, atoi(argv[2]));
+			alltoalls(t, atoi(argv[2]),
+				  argc > 3 && !strcmp(argv[3], "mpi"));
 		goto out;
 	}
 	/* Each type with one op, and every op on one type. */

@@ -123,13 +123,28 @@ check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
-# Mismatched calls, over and over, on the same four ranks: every rank
-# must fail each one and go on. A rank whose transport broke there used to
+# Mismatched calls (allreduce, allgather, alltoall), over and over, on
+# the same four ranks: every rank must fail each one and go on. A rank whose transport broke there used to
 # leave the others waiting for it in the next barrier (1 run in 5).
 check "mismatched calls 20 times, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 300 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" mismatch 20
+# dfg's alltoall, each call followed by an MPI_Alltoall on the same
+# buffers, as the benchmark interleaves them: a rank that has left dfg's
+# call sits inside MPI and does not progress dfg's UCX worker. The tiles
+# (DFG_COLL_ALGO=alltoall=tiles) hung there in loaded benchmark runs; the
+# put algorithm waits for no peer once it has the peers' records. Open
+# MPI over UCX (rig.env) and over ob1 + tcp, where the hang was first seen.
+check "dfg alltoall interleaved with MPI_Alltoall, 30 calls at each of 8 B-4 KiB (Open MPI over UCX)" \
+	'^net_coll ok 2 [0-9]+$' \
+	timeout 300 mpirun --host node0,$peer -np 2 \
+	"$BUILD/selftests/net/net_coll" alltoall 30 mpi
+check "dfg alltoall interleaved with MPI_Alltoall, 30 calls at each of 8 B-4 KiB (Open MPI over ob1 + tcp)" \
+	'^net_coll ok 2 [0-9]+$' \
+	timeout 300 mpirun --host node0,$peer -np 2 -x OMPI_MCA_pml=ob1 \
+	-x OMPI_MCA_btl=tcp,self -x OMPI_MCA_btl_tcp_if_include=eth0 \
+	"$BUILD/selftests/net/net_coll" alltoall 30 mpi
 # The same four ranks placed round-robin (--map-by node): ranks 0 and 2
 # on node0, 1 and 3 on $peer, so a machine's ranks are not consecutive;
 # the hierarchical allgather still gives the flat layout, rank order.

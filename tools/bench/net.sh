@@ -30,7 +30,9 @@
 # the probe. dfg itself always runs over UCX as rig.env sets it (rc_verbs
 # over rxe0). (dfg is left out of the probe: in the one quick run that
 # had it, a job with Open MPI on ob1 stopped in dfg's alltoall of 64 B,
-# both guests spinning, for 14 min until killed: not understood yet.)
+# then the tiles, both guests spinning, for 14 min until killed; the
+# all-to-all across machines is now the put algorithm: DESIGN.md,
+# "Across machines".)
 #
 # DFG_BENCH_QUICK: fewer sizes (step 4, allreduce to 1 MiB, alltoall
 # blocks to 4 KiB), 3 rounds, shorter loops, no yield job: a check that

@@ -206,6 +206,8 @@ enum dfg_coll_algo {
 	DFG_ALGO_HIER,		/* across machines: each machine's members
 				 * through shared memory, its lowest rank
 				 * across the network */
+	DFG_ALGO_PUT,		/* alltoall across machines: one-sided
+				 * puts into each peer's landing area */
 	DFG_ALGO_NR,
 };
 

@@ -34,7 +34,7 @@
  * PREFIX_summary.csv (a row per collective and size); LABEL fills the
  * mpi_mode column (default, yield: how mpirun was told to wait).
  *
- * -a ALGO (rhalving, ring, direct, tiles, inbox, hier): a third loop per
+ * -a ALGO (rhalving, ring, direct, tiles, inbox, hier, put): a third loop per
  * round, dfg with ALGO forced (dfg_coll_set_algo(); back to the table
  * after it, so do not combine with DFG_COLL_ALGO for the same kind) for
  * the collectives ALGO applies to; the order of the three loops is MPI,
@@ -86,6 +86,7 @@ static const char * const algo_names[DFG_ALGO_NR] = {
 	[DFG_ALGO_TILES] = "tiles",
 	[DFG_ALGO_INBOX] = "inbox",
 	[DFG_ALGO_HIER] = "hier",
+	[DFG_ALGO_PUT] = "put",
 };
 
 #define ROUNDS_MAX	64
