@@ -22,14 +22,27 @@
  *			graph's kobject as its parent while it exists. The
  *			kernel keeps no count of an arena's mappings (no vma
  *			open/close), so sysfs shows none.
- *     ->mem		its pages (struct dfg_mem, below).
+ *     ->mem		its pages (struct dfg_mem, below), allocated at first
+ *			touch (dfg_mem_reserve()).
  *   struct dfg_mem	accounted page array, shared with channel rings
  *			(chan.c), owned by the object embedding it:
  *     ->pages		zeroed order-0 pages, charged to the creator's
- *			memory cgroup (GFP_KERNEL_ACCOUNT). Each pte that
- *			maps one holds a page reference (the fault handler
- *			takes it), so a page outlives its object if something
- *			still maps or pins it; we put ours at free.
+ *			memory cgroup (GFP_KERNEL_ACCOUNT). Eager
+ *			(dfg_mem_alloc(), rings the kernel vmaps): all
+ *			allocated at creation. Lazy (dfg_mem_reserve(),
+ *			arenas): NULL slots, each filled once at the page's
+ *			first fault by dfg_mem_page() with a cmpxchg(), no
+ *			lock: concurrent first touches race for the slot and
+ *			the losers free their page. A slot is never cleared
+ *			before dfg_mem_free(), so a fault reads it without a
+ *			lock too. Each pte that maps a page holds a page
+ *			reference (the fault handler takes it), so a page
+ *			outlives its object if something still maps or pins
+ *			it; we put ours at free.
+ *     ->memcg		lazy only: the creator's memory cgroup, referenced
+ *			at creation and put at free, so a page touched first
+ *			by another process is still charged to the creator
+ *			(set_active_memcg() around the allocation).
  *     ->user		the creator's user_struct, referenced (get_uid())
  *			so the RLIMIT_MEMLOCK charge in ->locked_vm is
  *			returned to the same user at free, whoever the
@@ -37,7 +50,10 @@
  *   dfg_total_pages	pages of all arenas and channel rings: the
  *			dfg.max_total_mb counter and sysfs "pages";
  *			atomic_long, charged with a cmpxchg loop so
- *			concurrent creators never overshoot.
+ *			concurrent creators never overshoot. An arena is
+ *			charged its whole size at creation, touched or not.
+ *   dfg_resident_pages	of those, pages allocated now (sysfs "resident");
+ *			atomic_long, only added to and subtracted from.
  *
  * Mapping: mmap(graph_fd, offset DFG_MMAP_OFFSET(id)), which graph.c
  * resolves to the arena and hands to its dfg_obj_ops.mmap, sets up the
@@ -46,7 +62,13 @@
  * anonymous, so after MADV_DONTNEED or a zap a file-backed arena vma needs
  * a fault path anyway, and with one there is a single way pages get in;
  * faults also keep mmap cheap for large arenas a process touches only in
- * part. A page returned from .fault is a struct page with its own pte
+ * part, and let an arena's pages be allocated at first touch: creating a
+ * 64 MiB arena zeroes nothing, a run that uses 1 MiB of it pays for 1 MiB.
+ * A first touch that cannot get a page (memory, or the creator's memory
+ * cgroup at its limit) is SIGBUS for the toucher, never an OOM kill: the
+ * size was charged to RLIMIT_MEMLOCK and dfg.max_total_mb at creation
+ * (with the headroom check then), the page itself only when it comes.
+ * A page returned from .fault is a struct page with its own pte
  * reference, counted in the mapping process's RSS (MM_FILEPAGES), so the
  * OOM killer sees an arena's pages in the processes that use them; a PFN
  * map (remap_pfn_range(), vmf_insert_pfn()) would count in nobody's.
@@ -57,7 +79,9 @@
 #include <linux/cred.h>
 #include <linux/fs.h>
 #include <linux/gfp.h>
+#include <linux/memcontrol.h>
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/user.h>
 #include <linux/slab.h>
@@ -70,6 +94,7 @@
 static const struct dfg_obj_ops dfg_arena_obj_ops;
 
 atomic_long_t dfg_total_pages = ATOMIC_LONG_INIT(0);
+atomic_long_t dfg_resident_pages = ATOMIC_LONG_INIT(0);
 
 /**
  * struct dfg_arena - one arena (see the top of this file)
@@ -85,7 +110,7 @@ struct dfg_arena {
 	struct dfg_mem		mem;
 };
 
-/* sysfs: graphs/<gid>/arena<id>/, immutable fields only. */
+/* sysfs: graphs/<gid>/arena<id>/: the size, immutable, and a counter. */
 static struct dfg_arena *dfg_kobj_arena(struct kobject *kobj)
 {
 	return container_of(kobj, struct dfg_arena, kobj);
@@ -105,14 +130,25 @@ static ssize_t arena_pages_show(struct kobject *kobj,
 	return sysfs_emit(buf, "%lu\n", dfg_kobj_arena(kobj)->mem.nr_pages);
 }
 
+/* Pages touched so far: a counter, read without a lock. */
+static ssize_t arena_resident_show(struct kobject *kobj,
+				   struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n",
+			  atomic_long_read(&dfg_kobj_arena(kobj)->mem.resident));
+}
+
 static struct kobj_attribute dfg_aattr_size =
 	__ATTR(size, 0444, arena_size_show, NULL);
 static struct kobj_attribute dfg_aattr_pages =
 	__ATTR(pages, 0444, arena_pages_show, NULL);
+static struct kobj_attribute dfg_aattr_resident =
+	__ATTR(resident, 0444, arena_resident_show, NULL);
 
 static struct attribute *dfg_arena_attrs[] = {
 	&dfg_aattr_size.attr,
 	&dfg_aattr_pages.attr,
+	&dfg_aattr_resident.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(dfg_arena);
@@ -195,24 +231,27 @@ static int dfg_total_charge(unsigned long nr_pages)
 	return 0;
 }
 
+/*
+ * Zeroed pages charged to the caller's memory cgroup (or the one
+ * set_active_memcg() names); a failure (memory or cgroup limit) is NULL,
+ * never an OOM kill: __GFP_RETRY_MAYFAIL keeps both the page allocator and
+ * the memcg charge from invoking the OOM killer.
+ */
+#define DFG_MEM_GFP	(GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN | \
+			 __GFP_RETRY_MAYFAIL)
+
+/* Puts the pages of slots 0..@nr-1 that hold one, and the array. */
 static void dfg_mem_free_pages(struct dfg_mem *m, unsigned long nr)
 {
 	while (nr--)
-		put_page(m->pages[nr]);
+		if (m->pages[nr])
+			put_page(m->pages[nr]);
 	kvfree(m->pages);
 	m->pages = NULL;
 }
 
-/*
- * Zeroed pages charged to the caller's memory cgroup; a failure (memory or
- * cgroup limit) is -ENOMEM, never an OOM kill: __GFP_RETRY_MAYFAIL keeps
- * both the page allocator and the memcg charge from invoking the OOM
- * killer.
- */
 static int dfg_mem_alloc_pages(struct dfg_mem *m)
 {
-	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_ZERO | __GFP_NOWARN |
-			  __GFP_RETRY_MAYFAIL;
 	unsigned long i;
 
 	m->pages = kvcalloc(m->nr_pages, sizeof(*m->pages),
@@ -220,7 +259,7 @@ static int dfg_mem_alloc_pages(struct dfg_mem *m)
 	if (!m->pages)
 		return -ENOMEM;
 	for (i = 0; i < m->nr_pages; i++) {
-		m->pages[i] = alloc_page(gfp);
+		m->pages[i] = alloc_page(DFG_MEM_GFP);
 		if (!m->pages[i])
 			goto out_free_pages;
 		if (fatal_signal_pending(current))
@@ -236,14 +275,57 @@ out_free_pages:
 	return fatal_signal_pending(current) ? -EINTR : -ENOMEM;
 }
 
+/*
+ * The charges of a new dfg_mem of @nr_pages, for the caller's user:
+ * RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), then dfg.max_total_mb and the
+ * headroom; dfg_mem_uncharge() returns them.
+ */
+static int dfg_mem_charge(struct dfg_mem *m, unsigned long nr_pages)
+{
+	int ret;
+
+	m->nr_pages = nr_pages;
+	m->pages = NULL;
+	m->user = get_uid(current_user());
+	m->locked = 0;
+	atomic_long_set(&m->resident, 0);
+	m->memcg = NULL;
+	if (!capable(CAP_IPC_LOCK)) {
+		ret = dfg_account_mem(m->user, nr_pages);
+		if (ret)
+			goto out_put_user;
+		m->locked = nr_pages;
+	}
+	ret = dfg_total_charge(nr_pages);
+	if (ret)
+		goto out_unaccount;
+	return 0;
+
+out_unaccount:
+	dfg_unaccount_mem(m->user, m->locked);
+out_put_user:
+	free_uid(m->user);
+	m->user = NULL;
+	return ret;
+}
+
+static void dfg_mem_uncharge(struct dfg_mem *m)
+{
+	atomic_long_sub(m->nr_pages, &dfg_total_pages);
+	dfg_unaccount_mem(m->user, m->locked);
+	free_uid(m->user);
+	m->user = NULL;
+}
+
 /**
  * dfg_mem_alloc() - allocate and account @nr_pages zeroed pages
- * @m: zeroed descriptor, filled on success
+ * @m: descriptor, filled on success
  * @nr_pages: pages wanted, > 0
  *
  * Charges the caller's RLIMIT_MEMLOCK (unless CAP_IPC_LOCK), the module's
  * dfg.max_total_mb (sysfs "pages"; refused too when less than a headroom
- * of memory would be left) and the memory cgroup, in that order;
+ * of memory would be left) and the memory cgroup, in that order, and
+ * allocates every page now (for memory the kernel maps itself);
  * dfg_mem_free() returns everything.
  *
  * Context: process context; may sleep.
@@ -254,31 +336,88 @@ int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages)
 {
 	int ret;
 
-	m->nr_pages = nr_pages;
-	m->user = get_uid(current_user());
-	m->locked = 0;
-	if (!capable(CAP_IPC_LOCK)) {
-		ret = dfg_account_mem(m->user, nr_pages);
-		if (ret)
-			goto out_put_user;
-		m->locked = nr_pages;
-	}
-	ret = dfg_total_charge(nr_pages);
+	ret = dfg_mem_charge(m, nr_pages);
 	if (ret)
-		goto out_unaccount;
+		return ret;
 	ret = dfg_mem_alloc_pages(m);
-	if (ret)
-		goto out_uncharge_total;
+	if (ret) {
+		dfg_mem_uncharge(m);
+		return ret;
+	}
+	atomic_long_set(&m->resident, nr_pages);
+	atomic_long_add(nr_pages, &dfg_resident_pages);
 	return 0;
+}
 
-out_uncharge_total:
-	atomic_long_sub(nr_pages, &dfg_total_pages);
-out_unaccount:
-	dfg_unaccount_mem(m->user, m->locked);
-out_put_user:
-	free_uid(m->user);
-	m->user = NULL;
-	return ret;
+/**
+ * dfg_mem_reserve() - account @nr_pages zeroed pages, allocated at first use
+ * @m: descriptor, filled on success
+ * @nr_pages: pages wanted, > 0
+ *
+ * The charges of dfg_mem_alloc() for the whole size, except the memory
+ * cgroup's, which each page gets when dfg_mem_page() allocates it (to
+ * the caller's cgroup, whoever touches the page). No page is allocated
+ * here; dfg_mem_free() returns everything.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EAGAIN (RLIMIT_MEMLOCK) or -ENOMEM (memory for the page
+ * array, dfg.max_total_mb or the headroom).
+ */
+int dfg_mem_reserve(struct dfg_mem *m, unsigned long nr_pages)
+{
+	int ret;
+
+	ret = dfg_mem_charge(m, nr_pages);
+	if (ret)
+		return ret;
+	m->pages = kvcalloc(nr_pages, sizeof(*m->pages),
+			    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
+	if (!m->pages) {
+		dfg_mem_uncharge(m);
+		return -ENOMEM;
+	}
+	/* Reference put by dfg_mem_free(): the charge target of its pages. */
+	m->memcg = get_mem_cgroup_from_mm(current->mm);
+	return 0;
+}
+
+/**
+ * dfg_mem_page() - page @idx of a dfg_mem_reserve() array, allocated at
+ *	its first use
+ * @m: the pages, alive (the caller holds what holds them)
+ * @idx: page index, < @m->nr_pages
+ *
+ * The first caller for a page allocates it, zeroed, charged to @m's memory
+ * cgroup; callers racing on the same page all get the one that won the
+ * slot.
+ *
+ * Context: process context (a fault); may sleep.
+ * Return: the page (@m holds its reference; a pte takes its own), or NULL
+ * when none can be had (memory, or the memory cgroup's limit).
+ */
+struct page *dfg_mem_page(struct dfg_mem *m, unsigned long idx)
+{
+	struct mem_cgroup *old_memcg;
+	struct page *page, *cur;
+
+	/* Pairs with the cmpxchg() below: the zeroes before the pointer. */
+	page = smp_load_acquire(&m->pages[idx]);
+	if (page)
+		return page;
+	old_memcg = set_active_memcg(m->memcg);
+	page = alloc_page(DFG_MEM_GFP);
+	set_active_memcg(old_memcg);
+	if (!page)
+		return NULL;
+	/* Full barrier on success: the page's zeroes are visible first. */
+	cur = cmpxchg(&m->pages[idx], NULL, page);
+	if (cur) {
+		put_page(page);		/* another first touch won */
+		return cur;
+	}
+	atomic_long_inc(&m->resident);
+	atomic_long_inc(&dfg_resident_pages);
+	return page;
 }
 
 /* Page @vmf->pgoff of a dfg_mem mapped whole; the pte takes a reference. */
@@ -322,17 +461,18 @@ int dfg_mem_mmap(struct dfg_mem *m, struct vm_area_struct *vma)
 
 /**
  * dfg_mem_free() - put the pages of @m and return its charges
- * @m: filled by a successful dfg_mem_alloc()
+ * @m: filled by a successful dfg_mem_alloc() or dfg_mem_reserve(); no
+ *	fault can reach it any more
  *
  * Pages still mapped somewhere live on through their pte references.
  */
 void dfg_mem_free(struct dfg_mem *m)
 {
 	dfg_mem_free_pages(m, m->nr_pages);
-	atomic_long_sub(m->nr_pages, &dfg_total_pages);
-	dfg_unaccount_mem(m->user, m->locked);
-	free_uid(m->user);
-	m->user = NULL;
+	atomic_long_sub(atomic_long_read(&m->resident), &dfg_resident_pages);
+	mem_cgroup_put(m->memcg);
+	m->memcg = NULL;
+	dfg_mem_uncharge(m);
 }
 
 int dfg_arena_create(struct dfg_cmd_ctx *c)
@@ -357,7 +497,7 @@ int dfg_arena_create(struct dfg_cmd_ctx *c)
 		return -ENOMEM;
 	/* From here on kobject_put() frees, through the release. */
 	kobject_init(&a->kobj, &dfg_arena_ktype);
-	ret = dfg_mem_alloc(&a->mem, PAGE_ALIGN(args->size) >> PAGE_SHIFT);
+	ret = dfg_mem_reserve(&a->mem, PAGE_ALIGN(args->size) >> PAGE_SHIFT);
 	if (ret)
 		goto out_put;
 
@@ -438,19 +578,24 @@ static void dfg_arena_destroy(struct dfg_object *obj)
 
 /*
  * Page @vmf->pgoff of the arena: offsets count from DFG_MMAP_OFFSET(id)
- * (vm_pgoff of a split vma moves, the arena's base does not). The pte
- * takes its own page reference.
+ * (vm_pgoff of a split vma moves, the arena's base does not), allocated
+ * here at its first touch. The pte takes its own page reference. No page
+ * to be had is SIGBUS (VM_FAULT_OOM would call the OOM killer).
  */
 static vm_fault_t dfg_arena_fault(struct vm_fault *vmf)
 {
 	struct dfg_arena *a = vmf->vma->vm_private_data;
 	pgoff_t base = DFG_MMAP_OFFSET(a->obj.id) >> PAGE_SHIFT;
 	pgoff_t idx = vmf->pgoff - base;
+	struct page *page;
 
 	if (vmf->pgoff < base || idx >= a->mem.nr_pages)
 		return VM_FAULT_SIGBUS;
-	vmf->page = a->mem.pages[idx];
-	get_page(vmf->page);
+	page = dfg_mem_page(&a->mem, idx);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	get_page(page);
+	vmf->page = page;
 	return 0;
 }
 

@@ -588,25 +588,37 @@ void dfg_limits_exit(void);
 
 /* arena.c: arenas and their mmap, accounted page arrays */
 struct user_struct;
+struct mem_cgroup;
 extern atomic_long_t dfg_total_pages;
+extern atomic_long_t dfg_resident_pages;
 int dfg_account_mem(struct user_struct *user, unsigned long nr_pages);
 void dfg_unaccount_mem(struct user_struct *user, unsigned long nr_pages);
 
 /**
  * struct dfg_mem - accounted zeroed pages of an arena or a channel
- * @nr_pages:	length of @pages
- * @pages:	the pages, one reference each
+ * @nr_pages:	length of @pages, all charged to the limits at creation
+ * @pages:	the pages, one reference each; lazy: NULL until first touched
+ *		(set once by cmpxchg(), never cleared before dfg_mem_free())
  * @user:	creator's user_struct (reference held)
  * @locked:	pages charged to @user->locked_vm (0 with CAP_IPC_LOCK)
+ * @resident:	pages allocated (@nr_pages unless lazy)
+ * @memcg:	lazy only: the creator's memory cgroup, which every page is
+ *		charged to at first touch, whoever touches it (reference
+ *		held until dfg_mem_free(), so the target outlives every
+ *		fault); NULL without memory cgroups
  */
 struct dfg_mem {
 	unsigned long		nr_pages;
 	struct page		**pages;
 	struct user_struct	*user;
 	unsigned long		locked;
+	atomic_long_t		resident;
+	struct mem_cgroup	*memcg;
 };
 
 int dfg_mem_alloc(struct dfg_mem *m, unsigned long nr_pages);
+int dfg_mem_reserve(struct dfg_mem *m, unsigned long nr_pages);
+struct page *dfg_mem_page(struct dfg_mem *m, unsigned long idx);
 void dfg_mem_free(struct dfg_mem *m);
 int dfg_mem_mmap(struct dfg_mem *m, struct vm_area_struct *vma);
 int dfg_arena_create(struct dfg_cmd_ctx *c);

@@ -7,7 +7,10 @@
  *   stats/<cmd>			commands of that name executed
  *   stats/errors			commands that returned an error
  *   stats/canceled			parked commands canceled
- *   pages				pages held by all arenas now
+ *   pages				pages charged by all arenas and rings
+ *					now (dfg.max_total_mb)
+ *   resident				of those, pages allocated now (an
+ *					arena's come at first touch)
  *   pinned				user pages pinned by exported regions now
  *   graphs/<id>/{name,uid,gid,mode,objects,pages,attached,plan_gen}
  *					one directory per live graph
@@ -85,6 +88,12 @@ static ssize_t pages_show(struct kobject *kobj, struct kobj_attribute *attr,
 	return sysfs_emit(buf, "%ld\n", atomic_long_read(&dfg_total_pages));
 }
 
+static ssize_t resident_show(struct kobject *kobj,
+			     struct kobj_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", atomic_long_read(&dfg_resident_pages));
+}
+
 static ssize_t pinned_show(struct kobject *kobj, struct kobj_attribute *attr,
 			   char *buf)
 {
@@ -97,6 +106,7 @@ static struct kobj_attribute dfg_attr_features = __ATTR_RO(features);
 static struct kobj_attribute dfg_attr_clients = __ATTR_RO(clients);
 static struct kobj_attribute dfg_attr_parked = __ATTR_RO(parked);
 static struct kobj_attribute dfg_attr_pages = __ATTR_RO(pages);
+static struct kobj_attribute dfg_attr_resident = __ATTR_RO(resident);
 static struct kobj_attribute dfg_attr_pinned = __ATTR_RO(pinned);
 
 static struct attribute *dfg_attrs[] = {
@@ -106,6 +116,7 @@ static struct attribute *dfg_attrs[] = {
 	&dfg_attr_clients.attr,
 	&dfg_attr_parked.attr,
 	&dfg_attr_pages.attr,
+	&dfg_attr_resident.attr,
 	&dfg_attr_pinned.attr,
 	NULL,
 };

@@ -10,8 +10,8 @@
 #      then DFG_FUZZ_MESSAGES messages from each of three producers while
 #      victims are killed at random points (nothing lost, doubled or
 #      reordered);
-#   2. everything back to zero: pages, pinned pages, clients, parked
-#      commands, graphs;
+#   2. everything back to zero: pages, resident pages, pinned pages,
+#      clients, parked commands, graphs;
 #   3. selftests/limits: every per-user limit and the privileged reserve
 #      exhausted by unprivileged users, root filling max_total_mb without
 #      an OOM kill, then a forced OOM whose first victim must be the arena
@@ -104,7 +104,7 @@ DFG_FUZZ_SECONDS=$fuzz_s DFG_FUZZ_MESSAGES=$msgs \
 zero() {
 	local f v left t
 
-	for f in pages pinned clients parked; do
+	for f in pages resident pinned clients parked; do
 		v=$(cat "$sys/$f")
 		[ "$v" = 0 ] || fail "$f is $v after $1, not 0"
 	done

@@ -16,7 +16,8 @@
 TEST(files)
 {
 	static const char * const counters[] = {
-		"clients", "parked", "stats/nop", "stats/get_info",
+		"clients", "parked", "pages", "resident", "pinned",
+		"stats/nop", "stats/get_info",
 		"stats/errors", "stats/canceled",
 	};
 	__u64 api, features, v;

@@ -33,7 +33,7 @@ fi
 check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
 # dfgctl objects lists an arena and a region of a live graph, one line each.
 check dfgctl_objects_arena \
-	'^graph=[0-9]+ name=exobj-[0-9]+ kind=arena id=1 size=8192 pages=2$' \
+	'^graph=[0-9]+ name=exobj-[0-9]+ kind=arena id=1 size=8192 pages=2 resident=0$' \
 	"$BUILD/selftests/examples/hold_objects" "$BUILD/bin/dfgctl" objects
 check dfgctl_objects_region \
 	'^graph=[0-9]+ name=exobj-[0-9]+ kind=region id=2 size=4096 pages=1 writable=0 users=1$' \

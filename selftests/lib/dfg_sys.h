@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -75,16 +76,14 @@ static inline __u64 dfg_ms_since(__u64 start_ns)
 
 /*
  * Read (into @val of @size, the newline cut) or write (@wr: the string
- * @val) module parameter @name. 0 or -errno.
+ * @val) the file at @path, a sysfs or cgroup attribute. 0 or -errno.
  */
-static inline int dfg_param_rw(const char *name, char *val, size_t size,
-			       bool wr)
+static inline int dfg_file_rw(const char *path, char *val, size_t size,
+			      bool wr)
 {
-	char path[256];
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), DFG_PARAM_DIR "%s", name);
 	fd = open(path, (wr ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -97,6 +96,42 @@ static inline int dfg_param_rw(const char *name, char *val, size_t size,
 		val[strcspn(val, "\n")] = '\0';
 	}
 	return 0;
+}
+
+/* dfg_file_rw() of module parameter @name. */
+static inline int dfg_param_rw(const char *name, char *val, size_t size,
+			       bool wr)
+{
+	char path[256];
+
+	if ((size_t)snprintf(path, sizeof(path), DFG_PARAM_DIR "%s", name) >=
+	    sizeof(path))
+		return -ENAMETOOLONG;
+	return dfg_file_rw(path, val, size, wr);
+}
+
+/* Occurrences of @what in the kernel log, or -1 if it cannot be read. */
+static inline int dfg_klog_count(const char *what)
+{
+	int size = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
+	char *buf, *s;
+	int n = 0, len;
+
+	if (size <= 0)
+		return -1;
+	buf = malloc(size + 1);
+	if (!buf)
+		return -1;
+	len = klogctl(3, buf, size);		/* SYSLOG_ACTION_READ_ALL */
+	if (len < 0) {
+		free(buf);
+		return -1;
+	}
+	buf[len] = '\0';
+	for (s = buf; (s = strstr(s, what)); s++)
+		n++;
+	free(buf);
+	return n;
 }
 
 static inline int sys_dfg_open(void)

@@ -555,30 +555,6 @@ TEST_F(lim, arena_rss)
 	close(g);
 }
 
-/* Occurrences of @what in the kernel log. */
-static int klog_count(const char *what)
-{
-	int size = klogctl(10, NULL, 0);	/* SYSLOG_ACTION_SIZE_BUFFER */
-	char *buf, *s;
-	int n = 0, len;
-
-	if (size <= 0)
-		return -1;
-	buf = malloc(size + 1);
-	if (!buf)
-		return -1;
-	len = klogctl(3, buf, size);		/* SYSLOG_ACTION_READ_ALL */
-	if (len < 0) {
-		free(buf);
-		return -1;
-	}
-	buf[len] = '\0';
-	for (s = buf; (s = strstr(s, what)); s++)
-		n++;
-	free(buf);
-	return n;
-}
-
 /* Allocates and touches @bytes of anonymous memory in a child: 0 if done. */
 static int ordinary_alloc(size_t bytes)
 {
@@ -611,7 +587,7 @@ static int ordinary_alloc(size_t bytes)
 TEST_F_TIMEOUT(lim, fill_until_refusal, 300)
 {
 	unsigned long bound = param_get("max_total_mb");
-	int ooms = klog_count("invoked oom-killer");
+	int ooms = dfg_klog_count("invoked oom-killer");
 	int g, ret, n = 0;
 
 	ASSERT_LE(0, ooms);
@@ -626,7 +602,7 @@ TEST_F_TIMEOUT(lim, fill_until_refusal, 300)
 	       bound, meminfo_kb("MemAvailable"));
 	/* Page cache and anonymous memory still come without a kill. */
 	EXPECT_EQ(0, ordinary_alloc(64 * MiB));
-	EXPECT_EQ(ooms, klog_count("invoked oom-killer"));
+	EXPECT_EQ(ooms, dfg_klog_count("invoked oom-killer"));
 	close(g);
 	EXPECT_EQ(0, dfg_sysfs_wait("pages", 0));
 }
@@ -677,7 +653,7 @@ TEST_F_TIMEOUT(lim, oom_victim_is_holder, 600)
 	close(pfd[0]);
 	ASSERT_LE(1, n);
 	holder_pid = self->kids[0];
-	kills = klog_count("Killed process ");
+	kills = dfg_klog_count("Killed process ");
 	ASSERT_LE(0, kills);
 
 	each = (meminfo_kb("MemAvailable") << 10) / 10 * 4;

@@ -16,7 +16,7 @@ static const char *const chan_attrs[] = {
 };
 
 /* Attributes of graphs/<id>/arena<aid>/ and region<rid>/, in that order. */
-static const char *const arena_attrs[] = { "size", "pages" };
+static const char *const arena_attrs[] = { "size", "pages", "resident" };
 static const char *const region_attrs[] = {
 	"size", "pages", "writable", "users",
 };

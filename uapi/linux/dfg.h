@@ -257,11 +257,16 @@ struct dfg_graph_info {
  * An arena is kernel-allocated, zeroed memory that every process attached
  * to the graph maps with mmap(graph_fd, offset = DFG_MMAP_OFFSET(id)) for
  * up to its size. Data in it is referenced by offset, never by pointer.
- * Its pages are charged to the creating user: to RLIMIT_MEMLOCK (unless
- * CAP_IPC_LOCK) and to the memory cgroup; and bounded by dfg.max_arena_mb
- * per arena and dfg.max_total_mb for the whole module. A mapping larger
- * than the object, or writable on a read-only descriptor, fails; a private
- * mapping fails (-EINVAL): arenas are shared or nothing. mmap errors:
+ * Its whole size is charged at creation to the creating user's
+ * RLIMIT_MEMLOCK (unless CAP_IPC_LOCK) and to dfg.max_total_mb for the
+ * whole module, and bounded by dfg.max_arena_mb per arena. Each page is
+ * allocated at the first fault on it, by whichever process, and charged
+ * then to the creator's memory cgroup (sysfs graphs/<gid>/arena<id>/
+ * resident counts them); a first touch that cannot get a page (memory, or
+ * that cgroup's limit) is SIGBUS for the process touching it, never an
+ * OOM kill. A mapping larger than the object, or writable on a read-only
+ * descriptor, fails; a private mapping fails (-EINVAL): arenas are shared
+ * or nothing. mmap errors:
  * -EINVAL offset not DFG_MMAP_OFFSET() of a live arena, length past its
  * size, or MAP_PRIVATE; -EACCES PROT_WRITE on a read-only descriptor.
  */
