@@ -176,7 +176,10 @@ struct dfg_xport_ops {
 	/*
 	 * The inbox slot rank @src stores into for rank @dst in call @seq
 	 * (slots alternate between odd and even calls), its size into
-	 * *@size; NULL where the transport has no inbox (may be NULL).
+	 * *@size; NULL where the transport has no inbox (may be NULL). The
+	 * odd slot of a pair follows its even one: the two are one area
+	 * of 2 * *@size bytes from the even slot (inbox.c places payloads
+	 * anywhere in it).
 	 */
 	void	*(*inbox)(struct dfg_xport *x, unsigned int src,
 			  unsigned int dst, __u64 seq, size_t *size);
