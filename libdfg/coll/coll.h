@@ -408,7 +408,9 @@ int dfg_coll_parse_algo(const char *s,
  * indices read at every message, entries not aligned to cache lines),
  * "begin" (a fence per peer when a call begins), "ring" (inbox.c: the
  * two slots of a pair alternate between calls, a source waits for the
- * previous call of its destination). Every member must agree.
+ * previous call of its destination), "waitall" (an inbox all-to-all
+ * waits for each peer's message in turn, not for all at once). Every
+ * member must agree.
  */
 bool dfg_coll_prev(const char *what);
 

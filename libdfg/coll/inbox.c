@@ -384,6 +384,29 @@ int dfg_inbox_broadcast(struct dfg_call *c)
 	return inbox_take(c, c->root, c->rbuf, c->count, NULL);
 }
 
+/*
+ * Until every peer's message of this call is there (those of a peer that
+ * left one in the stash excepted), where the transport can wait for a
+ * set: oversubscribed, a rank that waited for each peer in turn slept and
+ * was woken once per late peer. Failures are left to the receives.
+ */
+static void inbox_wait_all(struct dfg_call *c)
+{
+	unsigned int n = c->t->size, rank = c->t->rank, srcs[DFG_TEAM_SIZE_MAX];
+	unsigned int m = 0;
+
+	if (!c->x->ops->msg_wait_all)
+		return;
+	for (unsigned int i = 1; i < n; i++) {
+		unsigned int src = (rank + n - i) % n;
+
+		if (!c->t->stash[src].valid)
+			srcs[m++] = src;
+	}
+	if (m)
+		(void)c->x->ops->msg_wait_all(c->x, srcs, m);
+}
+
 int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)
 {
 	unsigned int n = c->t->size, rank = c->t->rank;
@@ -403,6 +426,7 @@ int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)
 		return ret;
 	if (b)
 		dfg_copy(rbuf + rank * b, sbuf + rank * b, b);
+	inbox_wait_all(c);
 	/*
 	 * Hear every peer, also after a mismatch: the messages must not
 	 * stay in the boxes, and a peer that took the engine needs us there.

@@ -103,7 +103,9 @@ struct xshm_hdr {
  * Per rank: @doorbell as above; @sleep_on, 1 + the control-area offset
  * of the word it sleeps on (0: not sleeping, or a notifier already rang
  * it); @sleep_val, the value it waits for there; @cur_seq, the call it
- * is in (stored at begin); @aborted_seq, the last call it aborted.
+ * is in (stored at begin); @aborted_seq, the last call it aborted;
+ * @arrivals, messages sent to it while it slept on this very word
+ * (msg_wait_all(); @sleep_val is then the count that completes its set).
  *
  * @sleep_on has a cache line of its own: every notification and every
  * begin loads the peer's, and the peer stores it only around a sleep, so
@@ -115,7 +117,8 @@ struct xshm_rank {
 	__u32		pad0;
 	_Atomic __u64	cur_seq;
 	_Atomic __u64	aborted_seq;
-	__u64		pad1[5];
+	_Atomic __u64	arrivals;
+	__u64		pad1[4];
 	_Atomic __u32	sleep_on;
 	__u32		pad2;
 	_Atomic __u64	sleep_val;
@@ -185,6 +188,8 @@ struct xshm_map {
  *		receiver reads the sender's line again only when it has
  *		taken every message it knew of (NULL: at every message)
  * @begin_fence: begin() fences once per peer (DFG_COLL_PREV=begin)
+ * @wait_all:	msg_wait_all() waits (false: returns at once, the caller
+ *		then waits for each box in turn; DFG_COLL_PREV=waitall)
  * @yield_ns:	how long a wait yields before it sleeps (0: never)
  * @inbox:	the inbox slots (NULL: none)
  * @slot:	bytes per inbox slot
@@ -210,6 +215,7 @@ struct xshm {
 	__u64			*tail_seen;
 	__u64			*head_seen;
 	bool			begin_fence;
+	bool			wait_all;
 	long long		yield_ns;
 	unsigned char		*inbox;
 	size_t			slot;
@@ -365,6 +371,15 @@ static __u32 xshm_sleep_tag(const struct xshm *s, const void *p)
  * value read is its current one or a later one of its (after its fence,
  * it looks at @p again: it sees @v then).
  */
+/* Wake @r, which sleeps on @tag, unless another notifier did. */
+static void xshm_wake(struct xshm *s, struct xshm_rank *r, __u32 tag)
+{
+	if (!atomic_compare_exchange_strong(&r->sleep_on, &tag, 0))
+		return;
+	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
+	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
+}
+
 static void xshm_ring_fenced(struct xshm *s, unsigned int peer,
 			     const void *p, __u64 v)
 {
@@ -374,10 +389,7 @@ static void xshm_ring_fenced(struct xshm *s, unsigned int peer,
 	if (atomic_load_explicit(&r->sleep_on, memory_order_acquire) != tag ||
 	    v < atomic_load_explicit(&r->sleep_val, memory_order_relaxed))
 		return;
-	if (!atomic_compare_exchange_strong(&r->sleep_on, &tag, 0))
-		return;
-	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
-	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
+	xshm_wake(s, r, tag);
 }
 
 /* The fence, then xshm_ring_fenced(). */
@@ -386,6 +398,31 @@ static void xshm_ring(struct xshm *s, unsigned int peer, const void *p,
 {
 	atomic_thread_fence(memory_order_seq_cst);
 	xshm_ring_fenced(s, peer, p, v);
+}
+
+/*
+ * xshm_ring() for a message (@p the box's head): a receiver asleep in
+ * msg_wait_all() counts it in its arrivals and is woken by the message
+ * that completes its set. The count is read after the fetch-and-add, the
+ * sleeper's target written before its last look at the count (both
+ * sequentially consistent): either it sees our message counted, or we
+ * see its target.
+ */
+static void xshm_ring_msg(struct xshm *s, unsigned int peer, const void *p,
+			  __u64 v)
+{
+	struct xshm_rank *r = &s->ranks[peer];
+	__u32 tag = xshm_sleep_tag(s, &r->arrivals);
+	__u64 n;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->sleep_on, memory_order_acquire) != tag) {
+		xshm_ring_fenced(s, peer, p, v);
+		return;
+	}
+	n = atomic_fetch_add_explicit(&r->arrivals, 1, memory_order_seq_cst);
+	if (n + 1 >= atomic_load_explicit(&r->sleep_val, memory_order_seq_cst))
+		xshm_wake(s, r, tag);
 }
 
 /*
@@ -565,7 +602,7 @@ static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 	m->len = len;
 	memcpy(m->data, buf, len);
 	atomic_store_explicit(&b->head, head + 1, memory_order_release);
-	xshm_ring(s, peer, &b->head, head + 1);
+	xshm_ring_msg(s, peer, &b->head, head + 1);
 	return 0;
 }
 
@@ -603,6 +640,101 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	atomic_store_explicit(&b->tail, tail + 1, memory_order_release);
 	xshm_ring(s, src, &b->tail, tail + 1);
 	return len <= cap ? (int)len : -EMSGSIZE;
+}
+
+/* Has @src a message for us that we have not received? */
+static bool xshm_msg_ready(struct xshm *s, unsigned int src)
+{
+	struct xshm_mbox *b = xshm_box(s, src, s->x.rank);
+	__u64 tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
+	__u64 head;
+
+	if (s->head_seen && s->head_seen[src] > tail)
+		return true;
+	head = atomic_load_explicit(&b->head, memory_order_acquire);
+	if (s->head_seen)
+		s->head_seen[src] = head;
+	return head > tail;
+}
+
+/* How many of @srcs have no message for us: the first of them in *@first. */
+static unsigned int xshm_msg_missing(struct xshm *s, const unsigned int *srcs,
+				     unsigned int n, unsigned int *first)
+{
+	unsigned int m = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (xshm_msg_ready(s, srcs[i]))
+			continue;
+		if (!m)
+			*first = srcs[i];
+		m++;
+	}
+	return m;
+}
+
+/*
+ * Poll the boxes of @srcs, yield where crowded (as xshm_wait_u64()), then
+ * sleep on our arrivals until as many messages came as were missing: one
+ * wakeup, by the last sender, where waiting on each box in turn woke us
+ * for each late one. The count is published before the boxes are looked
+ * at again, and a sender stores its message before it looks whether we
+ * count (xshm_ring_msg()): a message missing in that look is counted.
+ */
+static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
+			     unsigned int n)
+{
+	struct xshm *s = to_xshm(x);
+	struct xshm_rank *me = &s->ranks[x->rank];
+	__u32 tag = xshm_sleep_tag(s, &me->arrivals), bell;
+	unsigned int tries = 0, first = 0, m;
+	long long since = 0;
+	__u64 a0;
+	int ret;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (srcs[i] >= x->size)
+			return -EINVAL;
+	if (!s->wait_all)
+		return 0;
+	for (;;) {
+		if (!xshm_msg_missing(s, srcs, n, &first))
+			return 0;
+		if (tries < s->spin) {
+			tries++;
+			xshm_relax();
+			continue;
+		}
+		ret = xshm_check(s, first);
+		if (ret)
+			return ret;
+		if (xshm_yield(s, &since))
+			continue;
+		bell = atomic_load_explicit(&me->doorbell, memory_order_acquire);
+		atomic_store_explicit(&me->sleep_val, UINT64_MAX,
+				      memory_order_relaxed);
+		atomic_store_explicit(&me->sleep_on, tag, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		a0 = atomic_load_explicit(&me->arrivals, memory_order_acquire);
+		m = xshm_msg_missing(s, srcs, n, &first);
+		ret = 1;
+		if (m) {
+			atomic_store_explicit(&me->sleep_val, a0 + m,
+					      memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (atomic_load_explicit(&me->arrivals,
+						 memory_order_seq_cst) < a0 + m)
+				ret = xshm_check(s, first);
+		}
+		if (!ret)
+			ret = dfg_kteam_wait(s->kt,
+					     (const uint32_t *)&me->doorbell,
+					     bell, XSHM_SLEEP_NS);
+		atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
+		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
+		    ret != -EPROTO)
+			return ret;
+	}
 }
 
 static int xshm_begin(struct dfg_xport *x, __u64 seq)
@@ -954,6 +1086,7 @@ static const struct dfg_xport_ops xshm_ops = {
 	.peek		= xshm_peek,
 	.msg_send	= xshm_msg_send,
 	.msg_recv	= xshm_msg_recv,
+	.msg_wait_all	= xshm_msg_wait_all,
 	.inbox		= xshm_inbox,
 	.wait_begun	= xshm_wait_begun,
 	.begin		= xshm_begin,
@@ -999,6 +1132,7 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->inbox = s->slot ? (unsigned char *)ctl +
 			     xshm_inbox_off(size, s->ent) : NULL;
 	s->begin_fence = dfg_coll_prev("begin");
+	s->wait_all = !dfg_coll_prev("waitall");
 	if (!dfg_coll_prev("mbox")) {
 		s->tail_seen = calloc(size, sizeof(*s->tail_seen));
 		s->head_seen = calloc(size, sizeof(*s->head_seen));
