@@ -445,6 +445,25 @@ static bool xshm_yield(struct xshm *s, long long *since)
 }
 
 /*
+ * The end of a wait's round: sleep on our doorbell (read as @bell before
+ * we published what we sleep on) unless @ret says not to (1: it came;
+ * < 0: our check failed), then sleep on nothing. 0 to look again, or a
+ * failure to return (-EPROTO from our check is looked at again at the
+ * top of the wait).
+ */
+static int xshm_sleep(struct xshm *s, __u32 bell, int ret)
+{
+	struct xshm_rank *me = &s->ranks[s->x.rank];
+
+	if (!ret)
+		ret = dfg_kteam_wait(s->kt, (const uint32_t *)&me->doorbell,
+				     bell, XSHM_SLEEP_NS);
+	atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
+	return ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
+	       ret != -EPROTO ? ret : 0;
+}
+
+/*
  * Until *@p >= @value, written by @src (size: anyone): poll, yield for a
  * while where the team is crowded, then sleep on our doorbell.
  */
@@ -485,15 +504,8 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 				      memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		v = atomic_load_explicit(p, memory_order_acquire);
-		ret = v >= value ? 1 : xshm_check(s, src);
-		if (!ret)
-			ret = dfg_kteam_wait(s->kt,
-					     (const uint32_t *)&me->doorbell,
-					     bell, XSHM_SLEEP_NS);
-		atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
-		/* -EPROTO from our check is looked at again at the top. */
-		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
-		    ret != -EPROTO)
+		ret = xshm_sleep(s, bell, v >= value ? 1 : xshm_check(s, src));
+		if (ret)
 			return ret;
 	}
 	if (now)
@@ -726,13 +738,8 @@ static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
 						 memory_order_seq_cst) < a0 + m)
 				ret = xshm_check(s, first);
 		}
-		if (!ret)
-			ret = dfg_kteam_wait(s->kt,
-					     (const uint32_t *)&me->doorbell,
-					     bell, XSHM_SLEEP_NS);
-		atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
-		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
-		    ret != -EPROTO)
+		ret = xshm_sleep(s, bell, ret);
+		if (ret)
 			return ret;
 	}
 }
