@@ -16,7 +16,8 @@
  * more cache line).
  *
  * Placement: the two slots of a pair (xport.h: one after the other) are
- * one area of 2 x slot bytes, cut into INBOX_CHUNKS chunks. A source
+ * one area of 2 x slot bytes, cut into at most INBOX_CHUNKS chunks of
+ * whole cache lines. A source
  * places each payload on the chunks after its last one's (from the
  * first again where it would not fit), remembers per chunk the call
  * that stored there last, waits only until the destination has begun
@@ -108,15 +109,23 @@ static int inbox_place(struct dfg_call *c, struct dfg_inbox_pair *p,
 		       unsigned int peer, size_t slot, size_t len,
 		       size_t *off)
 {
-	size_t chunk = 2 * slot / INBOX_CHUNKS;
-	unsigned int n, first = p->next, i;
+	/*
+	 * Whole cache lines, at most INBOX_CHUNKS of them: the reductions
+	 * read elements of up to 8 bytes in place, and 2 x slot / 64 need
+	 * not be aligned (1310 bytes at N = 5).
+	 */
+	size_t chunk = (2 * slot / INBOX_CHUNKS + 63) & ~(size_t)63;
+	unsigned int nch, n, first = p->next, i;
 	__u64 last = 0;
 	int ret;
 
-	if (!chunk || len > slot)
+	if (!chunk)
 		return -EMSGSIZE;
+	nch = 2 * slot / chunk;
 	n = (len + chunk - 1) / chunk;
-	if (first + n > INBOX_CHUNKS)
+	if (len > slot || n > nch)
+		return -EMSGSIZE;
+	if (first + n > nch)
 		first = 0;
 	for (i = first; i < first + n; i++)
 		if (p->seq[i] > last)

@@ -1516,8 +1516,8 @@ TEST_F_TIMEOUT(world, algorithms_late, 120)
 
 /*
  * A root's broadcasts through the inbox slots run ahead of receivers that
- * have not begun (inbox.c's placement): with payloads of 420 B (14 of a
- * pair's 64 chunks of 32 B here) the root finishes 4 calls, as many as
+ * have not begun (inbox.c's placement): with payloads of 420 B (7 of a
+ * pair's 32 chunks of 64 B here) the root finishes 4 calls, as many as
  * the mailboxes (MBOX_DEPTH) hold, before anyone receives; with the
  * slots alternating between calls it finished 1. Then a stream of
  * sizes that wrap around the area at different chunks, the receivers
