@@ -122,6 +122,9 @@ struct dfg_zombie {
  *		root) it serves now; travels in call messages, so members
  *		that disagree on the root (which the sub-call itself may
  *		not see) fail with -EINVAL. 0 elsewhere.
+ * @inbox:	the inbox's placement state (inbox.c), from the first call
+ *		that stores into a slot; NULL before
+ * @inbox_parity: DFG_COLL_PREV=ring, read when the team is formed
  */
 struct dfg_team {
 	int			graph_fd;
@@ -143,6 +146,8 @@ struct dfg_team {
 	struct dfg_a2ap		*a2ap;
 	struct dfg_hier		*hier;
 	__u64			outer;
+	struct dfg_inbox	*inbox;
+	bool			inbox_parity;
 };
 
 /*
@@ -409,6 +414,21 @@ int dfg_coll_parse_algo(const char *s,
 			enum dfg_coll_algo force[DFG_COLL_KIND_NR],
 			unsigned int *segments);
 /*
+ * Measurement switches: does DFG_COLL_PREV (a comma-separated list of
+ * names, read when a team is formed) ask for the previous way of @what?
+ * Each name undoes one change to the shared-memory path, so that a
+ * benchmark can form a second team with it and time both in one job
+ * (coll_vs_mpi -e DFG_COLL_PREV=NAME): "mbox" (xport_shm.c: mailbox
+ * indices read at every message, entries not aligned to cache lines),
+ * "begin" (a fence per peer when a call begins), "ring" (inbox.c: the
+ * two slots of a pair alternate between calls, a source waits for the
+ * previous call of its destination), "waitall" (an inbox all-to-all
+ * waits for each peer's message in turn, not for all at once). Every
+ * member must agree.
+ */
+bool dfg_coll_prev(const char *what);
+
+/*
  * How long a network team's join waits for the other ranks (ms, < 0 for
  * ever): DFG_TEAM_TIMEOUT_MS, else DFG_TEAM_TIMEOUT_DEFAULT_MS; -EINVAL
  * for a value that is not an integer.
@@ -508,6 +528,8 @@ bool dfg_inbox_fits(const struct dfg_team *t, enum dfg_coll_kind kind,
 int dfg_direct_combine(struct dfg_call *c, const void *const *inputs,
 		       const struct dfg_ckeys *keys, size_t lo, size_t cnt,
 		       void *acc, void *land);
+/* Free the team's inbox state (dfg_team_leave()). */
+void dfg_inbox_free(struct dfg_team *t);
 /* Free the team's all-to-all state (dfg_team_leave()). */
 void dfg_a2a_free(struct dfg_team *t);
 /*

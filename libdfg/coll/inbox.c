@@ -15,19 +15,135 @@
  * is cheaper there than a message plus a slot (the slot's wait and one
  * more cache line).
  *
- * Slots alternate between odd and even calls. Before storing, a source
- * waits until the destination has begun the previous call, so the
- * destination is done reading the slot's last payload (two calls back);
- * in a steady stream of calls that has long happened and costs one load.
+ * Placement: the two slots of a pair (xport.h: one after the other) are
+ * one area of 2 x slot bytes, cut into at most INBOX_CHUNKS chunks of
+ * whole cache lines. A source
+ * places each payload on the chunks after its last one's (from the
+ * first again where it would not fit), remembers per chunk the call
+ * that stored there last, waits only until the destination has begun
+ * the call after the latest of those (it is done reading them), and
+ * sends the payload's offset in the call message. A rooted call
+ * (broadcast, reduce) thus runs ahead of a destination that waits for a
+ * CPU by as many calls as the area holds payloads, like an eager
+ * message through a deep mailbox; when the slots alternated between odd
+ * and even calls (DFG_COLL_PREV=ring), the root waited at every call for
+ * each destination to have begun the previous one: with 4 ranks on 2
+ * CPUs, broadcasts of 512 B-2 KiB were slower than Open MPI's (issue 11).
+ * Eager payloads that a reduction reads in place land in the team's
+ * memory, not in the source's area, which the source may be storing
+ * into for later calls already.
  *
  * A reduction combines the inputs in rank order, ((x0 op x1) op x2) ...,
  * like the direct algorithm and the serial reference.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "copy.h"
 #include "coll.h"
+
+/* Chunks of a pair's area (a payload of up to a slot takes up to half). */
+#define INBOX_CHUNKS	64
+/* Bytes per source where eager payloads land: DFG_EAGER_MAX, in lines. */
+#define INBOX_LAND	((DFG_EAGER_MAX + 63) & ~63U)
+
+/*
+ * struct dfg_inbox_pair - where this rank stores for one destination
+ * @seq:	per chunk, the call that stored there last (0: none)
+ * @next:	the chunk after the last payload
+ */
+struct dfg_inbox_pair {
+	__u64		seq[INBOX_CHUNKS];
+	unsigned int	next;
+};
+
+/*
+ * struct dfg_inbox - a team's inbox state
+ * @tx:		per destination rank
+ * @land:	per source rank, INBOX_LAND bytes (cache-aligned)
+ */
+struct dfg_inbox {
+	struct dfg_inbox_pair	*tx;
+	unsigned char		*land;
+};
+
+void dfg_inbox_free(struct dfg_team *t)
+{
+	if (!t->inbox)
+		return;
+	free(t->inbox->tx);
+	free(t->inbox->land);
+	free(t->inbox);
+	t->inbox = NULL;
+}
+
+/* The team's inbox state, made at its first use. */
+static struct dfg_inbox *inbox_state(struct dfg_team *t)
+{
+	struct dfg_inbox *in = t->inbox;
+
+	if (in)
+		return in;
+	in = calloc(1, sizeof(*in));
+	if (!in)
+		return NULL;
+	in->tx = calloc(t->size, sizeof(*in->tx));
+	in->land = aligned_alloc(64, (size_t)t->size * INBOX_LAND);
+	if (!in->tx || !in->land) {
+		free(in->tx);
+		free(in->land);
+		free(in);
+		return NULL;
+	}
+	t->inbox = in;
+	return in;
+}
+
+/*
+ * The offset in our area for @peer where a payload of @len bytes (at
+ * most a slot of @slot bytes) goes in this call, into *@off, once
+ * @peer is done with what was there.
+ */
+static int inbox_place(struct dfg_call *c, struct dfg_inbox_pair *p,
+		       unsigned int peer, size_t slot, size_t len,
+		       size_t *off)
+{
+	/*
+	 * Whole cache lines, at most INBOX_CHUNKS of them: the reductions
+	 * read elements of up to 8 bytes in place, and 2 x slot / 64 need
+	 * not be aligned (1310 bytes at N = 5).
+	 */
+	size_t chunk = (2 * slot / INBOX_CHUNKS + 63) & ~(size_t)63;
+	unsigned int nch, n, first = p->next, i;
+	__u64 last = 0;
+	int ret;
+
+	if (!chunk)
+		return -EMSGSIZE;
+	nch = 2 * slot / chunk;
+	n = (len + chunk - 1) / chunk;
+	if (len > slot || n > nch)
+		return -EMSGSIZE;
+	if (first + n > nch)
+		first = 0;
+	for (i = first; i < first + n; i++)
+		if (p->seq[i] > last)
+			last = p->seq[i];
+	/* One payload per pair and call: an earlier call's, or none. */
+	if (last >= c->seq)
+		return -EPROTO;
+	if (last) {
+		ret = c->x->ops->wait_begun(c->x, peer, last + 1);
+		if (ret)
+			return ret;
+	}
+	for (i = first; i < first + n; i++)
+		p->seq[i] = c->seq;
+	p->next = first + n;
+	*off = first * chunk;
+	return 0;
+}
 
 /* Bytes one slot holds, 0 without an inbox. */
 static size_t inbox_slot_size(struct dfg_xport *x)
@@ -63,6 +179,24 @@ static int inbox_put(struct dfg_call *c, unsigned int peer, const void *data,
 
 	if (len <= DFG_EAGER_MAX)
 		return dfg_call_send(c, peer, data, len);
+	if (!c->t->inbox_parity) {
+		struct dfg_inbox *in = inbox_state(c->t);
+		__u64 where;
+		size_t off;
+
+		if (!in)
+			return -ENOMEM;
+		/* The pair's area: its even slot, then the odd one. */
+		slot = x->ops->inbox(x, c->t->rank, peer, 0, &size);
+		if (!slot || len > size)
+			return -EMSGSIZE;
+		ret = inbox_place(c, &in->tx[peer], peer, size, len, &off);
+		if (ret)
+			return ret;
+		dfg_copy((char *)slot + off, data, len);
+		where = off;
+		return dfg_call_send(c, peer, &where, sizeof(where));
+	}
 	slot = x->ops->inbox(x, c->t->rank, peer, c->seq, &size);
 	if (!slot || len > size)
 		return -EMSGSIZE;
@@ -76,26 +210,75 @@ static int inbox_put(struct dfg_call *c, unsigned int peer, const void *data,
 }
 
 /*
+ * Receive @src's message of a payload of @len bytes stored into its slots
+ * for us: where the payload is, or NULL with *@err. @op as in
+ * dfg_call_recv_op().
+ */
+static const void *inbox_slot_recv(struct dfg_call *c, unsigned int src,
+				   size_t len, int *op, int *err)
+{
+	struct dfg_xport *x = c->x;
+	size_t size = 0;
+	char *slot;
+	__u64 off;
+
+	if (c->t->inbox_parity) {
+		slot = x->ops->inbox(x, src, c->t->rank, c->seq, &size);
+		if (!slot || len > size) {
+			*err = -EMSGSIZE;
+			return NULL;
+		}
+		*err = dfg_call_recv_op(c, src, NULL, 0, op);
+		return *err ? NULL : slot;
+	}
+	slot = x->ops->inbox(x, src, c->t->rank, 0, &size);
+	if (!slot || len > size) {
+		*err = -EMSGSIZE;
+		return NULL;
+	}
+	*err = dfg_call_recv_op(c, src, &off, sizeof(off), op);
+	if (*err)
+		return NULL;
+	/* The source wrote the offset: never trust it beyond the area. */
+	if (off > 2 * size || len > 2 * size - off) {
+		*err = -EPROTO;
+		return NULL;
+	}
+	return slot + off;
+}
+
+/*
  * @src's payload of @len bytes for us in this call, once its message
- * came; or NULL. An eager payload lands in @src's slot for us, which
- * @src does not store into during this call (inbox_put()).
+ * came; or NULL. An eager payload lands in the team's landing memory for
+ * @src (with DFG_COLL_PREV=ring: in @src's slot for us, which @src does
+ * not store into during this call then).
  */
 static const void *inbox_get(struct dfg_call *c, unsigned int src,
 			     size_t len, int *err)
 {
 	struct dfg_xport *x = c->x;
+	struct dfg_inbox *in;
 	size_t size = 0;
-	void *slot = x->ops->inbox(x, src, c->t->rank, c->seq, &size);
+	void *land;
 
-	if (!slot || len > size) {
-		*err = -EMSGSIZE;
-		return NULL;
+	if (len > DFG_EAGER_MAX)
+		return inbox_slot_recv(c, src, len, NULL, err);
+	if (c->t->inbox_parity) {
+		land = x->ops->inbox(x, src, c->t->rank, c->seq, &size);
+		if (!land || len > size) {
+			*err = -EMSGSIZE;
+			return NULL;
+		}
+	} else {
+		in = inbox_state(c->t);
+		if (!in) {
+			*err = -ENOMEM;
+			return NULL;
+		}
+		land = in->land + (size_t)src * INBOX_LAND;
 	}
-	if (len <= DFG_EAGER_MAX)
-		*err = dfg_call_recv(c, src, slot, len);
-	else
-		*err = dfg_call_recv(c, src, NULL, 0);
-	return *err ? NULL : slot;
+	*err = dfg_call_recv(c, src, land, len);
+	return *err ? NULL : land;
 }
 
 /*
@@ -108,18 +291,13 @@ static const void *inbox_get(struct dfg_call *c, unsigned int src,
 static int inbox_take(struct dfg_call *c, unsigned int src, void *dst,
 		      size_t len, int *op)
 {
-	struct dfg_xport *x = c->x;
-	size_t size = 0;
 	const void *slot;
 	int ret;
 
 	if (len <= DFG_EAGER_MAX)
 		return dfg_call_recv_op(c, src, dst, len, op);
-	slot = x->ops->inbox(x, src, c->t->rank, c->seq, &size);
-	if (!slot || len > size)
-		return -EMSGSIZE;
-	ret = dfg_call_recv_op(c, src, NULL, 0, op);
-	if (!ret)
+	slot = inbox_slot_recv(c, src, len, op, &ret);
+	if (slot)
 		dfg_copy(dst, slot, len);
 	return ret;
 }
@@ -215,6 +393,29 @@ int dfg_inbox_broadcast(struct dfg_call *c)
 	return inbox_take(c, c->root, c->rbuf, c->count, NULL);
 }
 
+/*
+ * Until every peer's message of this call is there (those of a peer that
+ * left one in the stash excepted), where the transport can wait for a
+ * set: oversubscribed, a rank that waited for each peer in turn slept and
+ * was woken once per late peer. Failures are left to the receives.
+ */
+static void inbox_wait_all(struct dfg_call *c)
+{
+	unsigned int n = c->t->size, rank = c->t->rank, srcs[DFG_TEAM_SIZE_MAX];
+	unsigned int m = 0;
+
+	if (!c->x->ops->msg_wait_all)
+		return;
+	for (unsigned int i = 1; i < n; i++) {
+		unsigned int src = (rank + n - i) % n;
+
+		if (!c->t->stash[src].valid)
+			srcs[m++] = src;
+	}
+	if (m)
+		(void)c->x->ops->msg_wait_all(c->x, srcs, m);
+}
+
 int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)
 {
 	unsigned int n = c->t->size, rank = c->t->rank;
@@ -234,6 +435,7 @@ int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)
 		return ret;
 	if (b)
 		dfg_copy(rbuf + rank * b, sbuf + rank * b, b);
+	inbox_wait_all(c);
 	/*
 	 * Hear every peer, also after a mismatch: the messages must not
 	 * stay in the boxes, and a peer that took the engine needs us there.

@@ -56,6 +56,7 @@ int dfg_team_new(unsigned int size, unsigned int rank,
 			return ret;
 		}
 	}
+	t->inbox_parity = dfg_coll_prev("ring");
 	t->stash = calloc(size, sizeof(*t->stash));
 	if (!t->stash) {
 		free(t);
@@ -63,6 +64,22 @@ int dfg_team_new(unsigned int size, unsigned int rank,
 	}
 	*out = t;
 	return 0;
+}
+
+bool dfg_coll_prev(const char *what)
+{
+	const char *s = getenv("DFG_COLL_PREV");
+	size_t len = strlen(what);
+
+	while (s && *s) {
+		const char *end = strchr(s, ',');
+		size_t n = end ? (size_t)(end - s) : strlen(s);
+
+		if (n == len && !strncmp(s, what, n))
+			return true;
+		s = end ? end + 1 : NULL;
+	}
+	return false;
 }
 
 int dfg_team_timeout_ms(int *ms)
@@ -234,6 +251,7 @@ int dfg_team_leave(struct dfg_team *t)
 	dfg_hier_free(t->hier);
 	dfg_a2a_free(t);
 	dfg_put_free(t);
+	dfg_inbox_free(t);
 	dfg_scratch_free(t);
 	dfg_team_zombies_free(t);
 	free(t->zombies);

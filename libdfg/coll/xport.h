@@ -182,9 +182,20 @@ struct dfg_xport_ops {
 	int	(*msg_recv)(struct dfg_xport *x, unsigned int src, void *buf,
 			    size_t cap);
 	/*
+	 * Optional (may be NULL): until each of the @n ranks @srcs has a
+	 * message for us not yet received, with one sleep however many
+	 * are missing. 0, or a wait's failure (msg_recv() from the rank
+	 * concerned then reports it).
+	 */
+	int	(*msg_wait_all)(struct dfg_xport *x, const unsigned int *srcs,
+				unsigned int n);
+	/*
 	 * The inbox slot rank @src stores into for rank @dst in call @seq
 	 * (slots alternate between odd and even calls), its size into
-	 * *@size; NULL where the transport has no inbox (may be NULL).
+	 * *@size; NULL where the transport has no inbox (may be NULL). The
+	 * odd slot of a pair follows its even one: the two are one area
+	 * of 2 * *@size bytes from the even slot (inbox.c places payloads
+	 * anywhere in it).
 	 */
 	void	*(*inbox)(struct dfg_xport *x, unsigned int src,
 			  unsigned int dst, __u64 seq, size_t *size);

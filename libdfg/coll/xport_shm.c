@@ -23,12 +23,12 @@
  * is lost, and a store nobody sleeps on (a rank that is running, or one
  * that waits for another word) costs its notifier no system call.
  *
- * Inbox: the source stores a small payload into its slot for the
+ * Inbox: the source stores a small payload into its slots for the
  * destination and says so with a call message (coll/inbox.c); the
- * destination reads it in place. The slot of call seq is reused by call
- * seq + 2, which its source enters only once the destination began call
- * seq + 1 (wait_begun(); begin rings a peer sleeping on that): by then
- * the destination is done with call seq.
+ * destination reads it in place. The source stores over a payload of
+ * call seq only once the destination began a later call (wait_begun();
+ * begin rings a peer sleeping on that): by then the destination is done
+ * with call seq.
  *
  * When the team has more members than the machine has CPUs, the rank
  * everybody waits for is likely to wait for a CPU: polling would burn
@@ -103,7 +103,9 @@ struct xshm_hdr {
  * Per rank: @doorbell as above; @sleep_on, 1 + the control-area offset
  * of the word it sleeps on (0: not sleeping, or a notifier already rang
  * it); @sleep_val, the value it waits for there; @cur_seq, the call it
- * is in (stored at begin); @aborted_seq, the last call it aborted.
+ * is in (stored at begin); @aborted_seq, the last call it aborted;
+ * @arrivals, messages sent to it while it slept on this very word
+ * (msg_wait_all(); @sleep_val is then the count that completes its set).
  *
  * @sleep_on has a cache line of its own: every notification and every
  * begin loads the peer's, and the peer stores it only around a sleep, so
@@ -115,7 +117,8 @@ struct xshm_rank {
 	__u32		pad0;
 	_Atomic __u64	cur_seq;
 	_Atomic __u64	aborted_seq;
-	__u64		pad1[5];
+	_Atomic __u64	arrivals;
+	__u64		pad1[4];
 	_Atomic __u32	sleep_on;
 	__u32		pad2;
 	_Atomic __u64	sleep_val;
@@ -131,15 +134,24 @@ struct xshm_msg {
 };
 
 /*
+ * Bytes from one mailbox entry to the next: a multiple of the cache line,
+ * so that a message of up to 56 bytes (a call header and 16 bytes of
+ * payload) is one line for its receiver to fetch; packed at 488 bytes, 6
+ * entries in 8 straddled two lines. DFG_COLL_PREV=mbox packs them.
+ */
+#define XSHM_ENT_BYTES		512
+_Static_assert(sizeof(struct xshm_msg) <= XSHM_ENT_BYTES, "entry");
+
+/*
  * head: messages sent (sender writes); tail: consumed (receiver writes);
- * then the entries (the transport's @depth of them).
+ * then the entries (the transport's @depth of them, @ent bytes apart).
  */
 struct xshm_mbox {
 	_Atomic __u64	head;
 	__u64		pad0[7];
 	_Atomic __u64	tail;
 	__u64		pad1[7];
-	struct xshm_msg	ent[];
+	unsigned char	ent[];
 };
 
 /*
@@ -167,7 +179,17 @@ struct xshm_map {
  * @hdr, @ranks, @words, @boxes: the control area, parsed
  * @nwords:	words per rank
  * @depth:	entries per mailbox (xshm_mbox_depth())
+ * @ent:	bytes per entry (xshm_ent_bytes())
  * @box_bytes:	bytes per mailbox (xshm_mbox_bytes())
+ * @tail_seen:	per peer, the tail of our box to it as last read: the
+ *		sender reads the receiver's line again only when the box
+ *		looks full (NULL: at every message, DFG_COLL_PREV=mbox)
+ * @head_seen:	per source, the head of its box to us as last read: the
+ *		receiver reads the sender's line again only when it has
+ *		taken every message it knew of (NULL: at every message)
+ * @begin_fence: begin() fences once per peer (DFG_COLL_PREV=begin)
+ * @wait_all:	msg_wait_all() waits (false: returns at once, the caller
+ *		then waits for each box in turn; DFG_COLL_PREV=waitall)
  * @yield_ns:	how long a wait yields before it sleeps (0: never)
  * @inbox:	the inbox slots (NULL: none)
  * @slot:	bytes per inbox slot
@@ -188,7 +210,12 @@ struct xshm {
 	unsigned char		*boxes;
 	unsigned int		nwords;
 	unsigned int		depth;
+	size_t			ent;
 	size_t			box_bytes;
+	__u64			*tail_seen;
+	__u64			*head_seen;
+	bool			begin_fence;
+	bool			wait_all;
 	long long		yield_ns;
 	unsigned char		*inbox;
 	size_t			slot;
@@ -212,6 +239,13 @@ static size_t xshm_words_bytes(unsigned int size)
 	return (b + 63) & ~(size_t)63;
 }
 
+/* Bytes per mailbox entry (see XSHM_ENT_BYTES). */
+static size_t xshm_ent_bytes(void)
+{
+	return dfg_coll_prev("mbox") ? sizeof(struct xshm_msg) :
+				       XSHM_ENT_BYTES;
+}
+
 /*
  * Bytes of one inbox slot of a team of @size: the budget shared by the
  * 2 * size * size slots, at most XSHM_INBOX_SLOT_MAX; 0 (no inbox) when
@@ -226,11 +260,13 @@ static size_t xshm_inbox_slot(unsigned int size)
 	return b < XSHM_INBOX_SLOT_MIN ? 0 : b & ~(size_t)63;
 }
 
-/* Entries of each mailbox of a team of @size (see XSHM_MBOX_BUDGET). */
-static unsigned int xshm_mbox_depth(unsigned int size)
+/*
+ * Entries of each mailbox of a team of @size with entries of @ent bytes
+ * (see XSHM_MBOX_BUDGET).
+ */
+static unsigned int xshm_mbox_depth(unsigned int size, size_t ent)
 {
-	size_t fit = XSHM_MBOX_BUDGET /
-		     ((size_t)size * size * sizeof(struct xshm_msg));
+	size_t fit = XSHM_MBOX_BUDGET / ((size_t)size * size * ent);
 	unsigned int d = XSHM_MBOX_DEPTH_MAX;
 
 	while (d > XSHM_MBOX_DEPTH_MIN && d > fit)
@@ -239,27 +275,26 @@ static unsigned int xshm_mbox_depth(unsigned int size)
 }
 
 /* Bytes of one mailbox with its entries, cache-aligned. */
-static size_t xshm_mbox_bytes(unsigned int size)
+static size_t xshm_mbox_bytes(unsigned int size, size_t ent)
 {
-	size_t b = sizeof(struct xshm_mbox) +
-		   xshm_mbox_depth(size) * sizeof(struct xshm_msg);
+	size_t b = sizeof(struct xshm_mbox) + xshm_mbox_depth(size, ent) * ent;
 
 	return (b + 63) & ~(size_t)63;
 }
 
 /* Control-area offset of the inbox: after the mailboxes, cache-aligned. */
-static size_t xshm_inbox_off(unsigned int size)
+static size_t xshm_inbox_off(unsigned int size, size_t ent)
 {
 	size_t off = sizeof(struct xshm_hdr) +
 		     size * sizeof(struct xshm_rank) + xshm_words_bytes(size) +
-		     (size_t)size * size * xshm_mbox_bytes(size);
+		     (size_t)size * size * xshm_mbox_bytes(size, ent);
 
 	return (off + 63) & ~(size_t)63;
 }
 
 size_t dfg_xport_shm_ctl_size(unsigned int size)
 {
-	return xshm_inbox_off(size) +
+	return xshm_inbox_off(size, xshm_ent_bytes()) +
 	       2 * (size_t)size * size * xshm_inbox_slot(size);
 }
 
@@ -327,28 +362,67 @@ static __u32 xshm_sleep_tag(const struct xshm *s, const void *p)
 
 /*
  * Ring @peer's doorbell if it sleeps on @p, which we just set to @v, and
- * @v is what it waits for (the fence orders that store before the look
- * at sleep_on). The notifier that rings takes sleep_on back to 0, so the
- * others that store to @p before the sleeper runs again (a root that
- * broadcasts call after call) make no system call. A sleeper publishes
+ * @v is what it waits for (the caller's fence orders that store before
+ * the look at sleep_on; one fence serves several peers). The notifier
+ * that rings takes sleep_on back to 0, so the others that store to @p
+ * before the sleeper runs again (a root that broadcasts call after call)
+ * make no system call. A sleeper publishes
  * sleep_val before sleep_on (release, read here with acquire), so the
  * value read is its current one or a later one of its (after its fence,
  * it looks at @p again: it sees @v then).
  */
-static void xshm_ring(struct xshm *s, unsigned int peer, const void *p,
-		      __u64 v)
+/* Wake @r, which sleeps on @tag, unless another notifier did. */
+static void xshm_wake(struct xshm *s, struct xshm_rank *r, __u32 tag)
 {
-	struct xshm_rank *r = &s->ranks[peer];
-	__u32 tag = xshm_sleep_tag(s, p);
-
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&r->sleep_on, memory_order_acquire) != tag ||
-	    v < atomic_load_explicit(&r->sleep_val, memory_order_relaxed))
-		return;
 	if (!atomic_compare_exchange_strong(&r->sleep_on, &tag, 0))
 		return;
 	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
 	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
+}
+
+static void xshm_ring_fenced(struct xshm *s, unsigned int peer,
+			     const void *p, __u64 v)
+{
+	struct xshm_rank *r = &s->ranks[peer];
+	__u32 tag = xshm_sleep_tag(s, p);
+
+	if (atomic_load_explicit(&r->sleep_on, memory_order_acquire) != tag ||
+	    v < atomic_load_explicit(&r->sleep_val, memory_order_relaxed))
+		return;
+	xshm_wake(s, r, tag);
+}
+
+/* The fence, then xshm_ring_fenced(). */
+static void xshm_ring(struct xshm *s, unsigned int peer, const void *p,
+		      __u64 v)
+{
+	atomic_thread_fence(memory_order_seq_cst);
+	xshm_ring_fenced(s, peer, p, v);
+}
+
+/*
+ * xshm_ring() for a message (@p the box's head): a receiver asleep in
+ * msg_wait_all() counts it in its arrivals and is woken by the message
+ * that completes its set. The count is read after the fetch-and-add, the
+ * sleeper's target written before its last look at the count (both
+ * sequentially consistent): either it sees our message counted, or we
+ * see its target.
+ */
+static void xshm_ring_msg(struct xshm *s, unsigned int peer, const void *p,
+			  __u64 v)
+{
+	struct xshm_rank *r = &s->ranks[peer];
+	__u32 tag = xshm_sleep_tag(s, &r->arrivals);
+	__u64 n;
+
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->sleep_on, memory_order_acquire) != tag) {
+		xshm_ring_fenced(s, peer, p, v);
+		return;
+	}
+	n = atomic_fetch_add_explicit(&r->arrivals, 1, memory_order_seq_cst);
+	if (n + 1 >= atomic_load_explicit(&r->sleep_val, memory_order_seq_cst))
+		xshm_wake(s, r, tag);
 }
 
 /*
@@ -368,6 +442,25 @@ static bool xshm_yield(struct xshm *s, long long *since)
 		return false;
 	sched_yield();
 	return true;
+}
+
+/*
+ * The end of a wait's round: sleep on our doorbell (read as @bell before
+ * we published what we sleep on) unless @ret says not to (1: it came;
+ * < 0: our check failed), then sleep on nothing. 0 to look again, or a
+ * failure to return (-EPROTO from our check is looked at again at the
+ * top of the wait).
+ */
+static int xshm_sleep(struct xshm *s, __u32 bell, int ret)
+{
+	struct xshm_rank *me = &s->ranks[s->x.rank];
+
+	if (!ret)
+		ret = dfg_kteam_wait(s->kt, (const uint32_t *)&me->doorbell,
+				     bell, XSHM_SLEEP_NS);
+	atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
+	return ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
+	       ret != -EPROTO ? ret : 0;
 }
 
 /*
@@ -411,15 +504,8 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 				      memory_order_seq_cst);
 		atomic_thread_fence(memory_order_seq_cst);
 		v = atomic_load_explicit(p, memory_order_acquire);
-		ret = v >= value ? 1 : xshm_check(s, src);
-		if (!ret)
-			ret = dfg_kteam_wait(s->kt,
-					     (const uint32_t *)&me->doorbell,
-					     bell, XSHM_SLEEP_NS);
-		atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
-		/* -EPROTO from our check is looked at again at the top. */
-		if (ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
-		    ret != -EPROTO)
+		ret = xshm_sleep(s, bell, v >= value ? 1 : xshm_check(s, src));
+		if (ret)
 			return ret;
 	}
 	if (now)
@@ -493,6 +579,13 @@ static struct xshm_mbox *xshm_box(struct xshm *s, unsigned int src,
 	return (struct xshm_mbox *)(s->boxes + i * s->box_bytes);
 }
 
+/* Entry @i (a message count) of box @b. */
+static struct xshm_msg *xshm_ent(struct xshm *s, struct xshm_mbox *b,
+				 __u64 i)
+{
+	return (struct xshm_msg *)(b->ent + (i % s->depth) * s->ent);
+}
+
 static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 			 const void *buf, size_t len)
 {
@@ -506,17 +599,22 @@ static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 		return -EINVAL;
 	b = xshm_box(s, x->rank, peer);
 	head = atomic_load_explicit(&b->head, memory_order_relaxed);
-	if (head >= s->depth) {
+	if (head >= s->depth &&
+	    (!s->tail_seen || s->tail_seen[peer] < head + 1 - s->depth)) {
+		__u64 tail;
+
 		ret = xshm_wait_u64(s, &b->tail, head + 1 - s->depth,
-				    peer, NULL);
+				    peer, &tail);
 		if (ret)
 			return ret;
+		if (s->tail_seen)
+			s->tail_seen[peer] = tail;
 	}
-	m = &b->ent[head % s->depth];
+	m = xshm_ent(s, b, head);
 	m->len = len;
 	memcpy(m->data, buf, len);
 	atomic_store_explicit(&b->head, head + 1, memory_order_release);
-	xshm_ring(s, peer, &b->head, head + 1);
+	xshm_ring_msg(s, peer, &b->head, head + 1);
 	return 0;
 }
 
@@ -534,10 +632,17 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 		return -EINVAL;
 	b = xshm_box(s, src, x->rank);
 	tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
-	ret = xshm_wait_u64(s, &b->head, tail + 1, src, NULL);
-	if (ret)
-		return ret;
-	m = &b->ent[tail % s->depth];
+	/* Entries below a head we read (acquire) are there already. */
+	if (!s->head_seen || s->head_seen[src] <= tail) {
+		__u64 head;
+
+		ret = xshm_wait_u64(s, &b->head, tail + 1, src, &head);
+		if (ret)
+			return ret;
+		if (s->head_seen)
+			s->head_seen[src] = head;
+	}
+	m = xshm_ent(s, b, tail);
 	/* The peer writes len: never trust it beyond the entry. */
 	len = m->len;
 	if (len > DFG_XPORT_MSG_MAX)
@@ -549,6 +654,96 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	return len <= cap ? (int)len : -EMSGSIZE;
 }
 
+/* Has @src a message for us that we have not received? */
+static bool xshm_msg_ready(struct xshm *s, unsigned int src)
+{
+	struct xshm_mbox *b = xshm_box(s, src, s->x.rank);
+	__u64 tail = atomic_load_explicit(&b->tail, memory_order_relaxed);
+	__u64 head;
+
+	if (s->head_seen && s->head_seen[src] > tail)
+		return true;
+	head = atomic_load_explicit(&b->head, memory_order_acquire);
+	if (s->head_seen)
+		s->head_seen[src] = head;
+	return head > tail;
+}
+
+/* How many of @srcs have no message for us: the first of them in *@first. */
+static unsigned int xshm_msg_missing(struct xshm *s, const unsigned int *srcs,
+				     unsigned int n, unsigned int *first)
+{
+	unsigned int m = 0;
+
+	for (unsigned int i = 0; i < n; i++) {
+		if (xshm_msg_ready(s, srcs[i]))
+			continue;
+		if (!m)
+			*first = srcs[i];
+		m++;
+	}
+	return m;
+}
+
+/*
+ * Poll the boxes of @srcs, yield where crowded (as xshm_wait_u64()), then
+ * sleep on our arrivals until as many messages came as were missing: one
+ * wakeup, by the last sender, where waiting on each box in turn woke us
+ * for each late one. The count is published before the boxes are looked
+ * at again, and a sender stores its message before it looks whether we
+ * count (xshm_ring_msg()): a message missing in that look is counted.
+ */
+static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
+			     unsigned int n)
+{
+	struct xshm *s = to_xshm(x);
+	struct xshm_rank *me = &s->ranks[x->rank];
+	__u32 tag = xshm_sleep_tag(s, &me->arrivals), bell;
+	unsigned int tries = 0, first = 0, m;
+	long long since = 0;
+	__u64 a0;
+	int ret;
+
+	for (unsigned int i = 0; i < n; i++)
+		if (srcs[i] >= x->size)
+			return -EINVAL;
+	if (!s->wait_all)
+		return 0;
+	for (;;) {
+		if (!xshm_msg_missing(s, srcs, n, &first))
+			return 0;
+		if (tries < s->spin) {
+			tries++;
+			xshm_relax();
+			continue;
+		}
+		ret = xshm_check(s, first);
+		if (ret)
+			return ret;
+		if (xshm_yield(s, &since))
+			continue;
+		bell = atomic_load_explicit(&me->doorbell, memory_order_acquire);
+		atomic_store_explicit(&me->sleep_val, UINT64_MAX,
+				      memory_order_relaxed);
+		atomic_store_explicit(&me->sleep_on, tag, memory_order_seq_cst);
+		atomic_thread_fence(memory_order_seq_cst);
+		a0 = atomic_load_explicit(&me->arrivals, memory_order_acquire);
+		m = xshm_msg_missing(s, srcs, n, &first);
+		ret = 1;
+		if (m) {
+			atomic_store_explicit(&me->sleep_val, a0 + m,
+					      memory_order_seq_cst);
+			atomic_thread_fence(memory_order_seq_cst);
+			if (atomic_load_explicit(&me->arrivals,
+						 memory_order_seq_cst) < a0 + m)
+				ret = xshm_check(s, first);
+		}
+		ret = xshm_sleep(s, bell, ret);
+		if (ret)
+			return ret;
+	}
+}
+
 static int xshm_begin(struct dfg_xport *x, __u64 seq)
 {
 	struct xshm *s = to_xshm(x);
@@ -556,11 +751,22 @@ static int xshm_begin(struct dfg_xport *x, __u64 seq)
 
 	x->seq = seq;
 	atomic_store_explicit(cur, seq, memory_order_release);
-	/* A peer may sleep in wait_begun() for this very store. */
-	if (s->inbox)
-		for (unsigned int r = 0; r < x->size; r++)
-			if (r != x->rank)
-				xshm_ring(s, r, cur, seq);
+	/*
+	 * A peer may sleep in wait_begun() for this very store: one fence
+	 * orders it before the look at every peer's sleep_on.
+	 */
+	if (!s->inbox)
+		return 0;
+	if (!s->begin_fence)
+		atomic_thread_fence(memory_order_seq_cst);
+	for (unsigned int r = 0; r < x->size; r++) {
+		if (r == x->rank)
+			continue;
+		if (s->begin_fence)
+			xshm_ring(s, r, cur, seq);
+		else
+			xshm_ring_fenced(s, r, cur, seq);
+	}
 	return 0;
 }
 
@@ -867,6 +1073,8 @@ static void xshm_destroy(struct dfg_xport *x)
 
 	while (s->nr_maps)
 		xshm_unmap(s, 0);
+	free(s->tail_seen);
+	free(s->head_seen);
 	free(s);
 }
 
@@ -885,6 +1093,7 @@ static const struct dfg_xport_ops xshm_ops = {
 	.peek		= xshm_peek,
 	.msg_send	= xshm_msg_send,
 	.msg_recv	= xshm_msg_recv,
+	.msg_wait_all	= xshm_msg_wait_all,
 	.inbox		= xshm_inbox,
 	.wait_begun	= xshm_wait_begun,
 	.begin		= xshm_begin,
@@ -923,11 +1132,24 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->words = (_Atomic __u64 *)p;
 	p += xshm_words_bytes(size);
 	s->boxes = (unsigned char *)p;
-	s->depth = xshm_mbox_depth(size);
-	s->box_bytes = xshm_mbox_bytes(size);
+	s->ent = xshm_ent_bytes();
+	s->depth = xshm_mbox_depth(size, s->ent);
+	s->box_bytes = xshm_mbox_bytes(size, s->ent);
 	s->slot = xshm_inbox_slot(size);
-	s->inbox = s->slot ? (unsigned char *)ctl + xshm_inbox_off(size) :
-			     NULL;
+	s->inbox = s->slot ? (unsigned char *)ctl +
+			     xshm_inbox_off(size, s->ent) : NULL;
+	s->begin_fence = dfg_coll_prev("begin");
+	s->wait_all = !dfg_coll_prev("waitall");
+	if (!dfg_coll_prev("mbox")) {
+		s->tail_seen = calloc(size, sizeof(*s->tail_seen));
+		s->head_seen = calloc(size, sizeof(*s->head_seen));
+		if (!s->tail_seen || !s->head_seen) {
+			free(s->tail_seen);
+			free(s->head_seen);
+			free(s);
+			return -ENOMEM;
+		}
+	}
 	*out = &s->x;
 	return 0;
 }

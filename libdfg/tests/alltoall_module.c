@@ -315,9 +315,11 @@ static int rank_correct(struct dfg_team *t, unsigned int n, unsigned int r,
  * teams of forked sanitized processes, 31 calls each. Measured in the
  * TCG guest (2 vCPUs) with the host's 2 CPUs at load 11-13: 9.6, 11.6
  * and 21.6 s for the three engine algorithms with 17 calls, 43 s in
- * all; the limit is generous for the fourth and the longer sequence.
+ * all. At host load 15 (issue 11) the four algorithms with 31 calls took
+ * 89, 109, 112 and 84 s (auto, tiles, direct, inbox; printed), 394 s in
+ * all, past the 300 s of then: 900 s leaves room for that.
  */
-TEST_F_TIMEOUT(a2a, correct_every_n, 300)
+TEST_F_TIMEOUT(a2a, correct_every_n, 900)
 {
 	static const enum dfg_coll_algo algos[] = {
 		DFG_ALGO_AUTO, DFG_ALGO_TILES, DFG_ALGO_DIRECT, DFG_ALGO_INBOX,
@@ -328,7 +330,10 @@ TEST_F_TIMEOUT(a2a, correct_every_n, 300)
 
 	SKIP_IF_NO_DEV();
 	for (algo = 0; algo < sizeof(algos) / sizeof(*algos); algo++) {
+		struct timespec t0, t1;
+
 		a.algo = algos[algo];
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		for (n = 1; n <= MAXN; n++) {
 			char name[DFG_NAME_MAX];
 
@@ -339,6 +344,11 @@ TEST_F_TIMEOUT(a2a, correct_every_n, 300)
 				SKIP(return, "module without teams");
 			EXPECT_EQ(0, failed) TH_LOG("n=%u algo=%u", n, a.algo);
 		}
+		/* Where the time goes on a loaded host. */
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("# correct_every_n: algorithm %d, N = 1..%u: %ld ms\n",
+		       a.algo, MAXN, ms_between(&t0, &t1));
+		fflush(stdout);
 	}
 }
 
@@ -549,8 +559,12 @@ out:
 	return ret;
 }
 
-/* 1000 calls in a row: no descriptor or memory leak. */
-TEST_F(a2a, thousand_calls)
+/*
+ * 1000 calls in a row: no descriptor or memory leak. 4 ranks on the test
+ * VM's 2 CPUs: at host load 15 a call took 2-45 ms (coll_vs_mpi, N = 4),
+ * so the harness's default 30 s was too short once (issue 11).
+ */
+TEST_F_TIMEOUT(a2a, thousand_calls, 300)
 {
 	long pages;
 	int failed;
@@ -653,37 +667,71 @@ TEST_F(a2a, bad_arguments)
 	EXPECT_EQ(0, failed);
 }
 
+/*
+ * Small-block latency: 100 calls per block after 5 of warm-up, every
+ * result checked; rank 0 prints the mean and the slowest call.
+ */
 static int rank_time(struct dfg_team *t, unsigned int n, unsigned int r,
 		     void *arg)
 {
 	static const size_t blocks[] = { 8, 64, 1024 };
 	uint8_t *sbuf = calloc(n, 1024), *rbuf = calloc(n, 1024);
-	unsigned int i, k, iters = 300;
-	int ret = 0;
+	unsigned int i, j, k, warm = 5, iters = 100;
+	int ret = sbuf && rbuf ? 0 : -ENOMEM;
+	size_t b, x;
 
 	(void)arg;
 	for (i = 0; i < 3 && !ret; i++) {
-		struct timespec t0, t1;
+		struct timespec t0, t1, c0, c1;
+		double worst = 0, us;
 
-		for (k = 0; k < 20 && !ret; k++)
-			ret = dfg_alltoall(t, sbuf, rbuf, blocks[i]);
+		b = blocks[i];
+		for (j = 0; j < n; j++)
+			for (x = 0; x < b; x++)
+				sbuf[j * b + x] = pattern(i, r, j, x);
+		for (k = 0; k < warm && !ret; k++)
+			ret = dfg_alltoall(t, sbuf, rbuf, b);
+		memset(rbuf, CANARY, n * b);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (k = 0; k < iters && !ret; k++)
-			ret = dfg_alltoall(t, sbuf, rbuf, blocks[i]);
+		for (k = 0; k < iters && !ret; k++) {
+			clock_gettime(CLOCK_MONOTONIC, &c0);
+			ret = dfg_alltoall(t, sbuf, rbuf, b);
+			clock_gettime(CLOCK_MONOTONIC, &c1);
+			us = (c1.tv_sec - c0.tv_sec) * 1e6 +
+			     (c1.tv_nsec - c0.tv_nsec) / 1e3;
+			if (us > worst)
+				worst = us;
+		}
 		clock_gettime(CLOCK_MONOTONIC, &t1);
+		for (j = 0; j < n && !ret; j++)
+			for (x = 0; x < b && !ret; x++)
+				if (rbuf[j * b + x] != pattern(i, j, r, x))
+					ret = -EBADMSG;
+		if (ret)
+			fprintf(stderr, "rank %u: block %zu: %s\n", r, b,
+				strerror(-ret));
 		if (r == 0 && !ret)
-			printf("# alltoall n=%u block=%zu: %.1f us/call\n", n,
-			       blocks[i], ((t1.tv_sec - t0.tv_sec) * 1e9 +
-					   (t1.tv_nsec - t0.tv_nsec)) /
-			       iters / 1000.0);
+			printf("# alltoall n=%u block=%zu: %.1f us/call, slowest %.1f us\n",
+			       n, b, ((t1.tv_sec - t0.tv_sec) * 1e9 +
+				      (t1.tv_nsec - t0.tv_nsec)) / iters / 1e3,
+			       worst);
 	}
 	free(sbuf);
 	free(rbuf);
 	return ret;
 }
 
-/* Small-block latency with N = 8 (reported, compared by bench/). */
-TEST_F(a2a, small_block_latency)
+/*
+ * Small-block latency with N = 8: oversubscribed on the test VM's 2 CPUs
+ * (reported, compared by bench/), every result checked. With 320 calls
+ * per block and the harness's default 30 s it failed in a loaded VM
+ * run: there a call takes what the machine gives it, 7-61 ms on average
+ * and up to 1.5 s at host load 15 (issue 11; coll_vs_mpi in the same
+ * loaded VM timed Open MPI's all-to-all at N = 8 at 30-870 ms a call,
+ * dfg's at 30-300 ms), so 960 calls took more than 30 s. 315 calls at
+ * 190 ms are a minute.
+ */
+TEST_F_TIMEOUT(a2a, small_block_latency, 300)
 {
 	int failed;
 

@@ -855,6 +855,32 @@ static void free_bufs(unsigned int n, void **in, char *sbuf, char *rbuf,
 	free(ref);
 }
 
+/*
+ * Rank @r of @n in world @w, as a joined team would be (DFG_COLL_PREV
+ * read as dfg_team_join() reads it); @late: the transport completes late
+ * (xport_late.h), seeded by size and rank (which transfers are held
+ * together still depends on the threads' timing).
+ */
+static void rank_ctx_init(struct rank_ctx *c, struct world *w,
+			  unsigned int r, unsigned int n, bool late)
+{
+	c->w = w;
+	c->rank = r;
+	c->fx = (struct fx){
+		.x = { .ops = &fx_ops, .rank = r, .size = n },
+		.w = w,
+	};
+	c->t = (struct dfg_team){
+		.rank = r, .size = n, .x = &c->fx.x, .graph_fd = -1,
+		.inbox_parity = dfg_coll_prev("ring"),
+	};
+	if (late) {
+		late_init(&c->late, &c->fx.x, n * 1000 + r);
+		c->t.x = &c->late.x;
+	}
+	c->t.stash = calloc(n, sizeof(*c->t.stash));
+}
+
 /* Every member runs the same sequence; each checks its own results. */
 static void *rank_main(void *arg)
 {
@@ -1041,25 +1067,7 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
 	w->size = n;
 	w->no_ptr = no_ptr;
 	for (unsigned int r = 0; r < n; r++) {
-		c[r].w = w;
-		c[r].rank = r;
-		c[r].fx = (struct fx){
-			.x = { .ops = &fx_ops, .rank = r, .size = n },
-			.w = w,
-		};
-		c[r].t = (struct dfg_team){
-			.rank = r, .size = n, .x = &c[r].fx.x,
-			.graph_fd = -1,
-		};
-		if (late) {
-			/*
-			 * Seeded by size and rank; which transfers are held
-			 * together still depends on the threads' timing.
-			 */
-			late_init(&c[r].late, &c[r].fx.x, n * 1000 + r);
-			c[r].t.x = &c[r].late.x;
-		}
-		c[r].t.stash = calloc(n, sizeof(*c[r].t.stash));
+		rank_ctx_init(&c[r], w, r, n, late);
 		ASSERT_EQ(0, pthread_create(&th[r], NULL, rank_main, &c[r]));
 	}
 	for (unsigned int r = 0; r < n; r++)
@@ -1073,6 +1081,7 @@ static void run_world(struct __test_metadata *_metadata, unsigned int n,
 			munmap(c[r].t.scratch.mem, c[r].t.scratch.size);
 		}
 		free(c[r].t.stash);
+		dfg_inbox_free(&c[r].t);
 		held += c[r].late.held;
 		reordered += c[r].late.reordered;
 		early += c[r].late.early;
@@ -1412,20 +1421,7 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 		h[r].key = key;
 		h[r].victim = victim;
 		h[r].dkind = dkind;
-		c->w = w;
-		c->rank = r;
-		c->fx = (struct fx){
-			.x = { .ops = &fx_ops, .rank = r, .size = n },
-			.w = w,
-		};
-		c->t = (struct dfg_team){
-			.rank = r, .size = n, .x = &c->fx.x, .graph_fd = -1,
-		};
-		if (late) {
-			late_init(&c->late, &c->fx.x, n * 1000 + r);
-			c->t.x = &c->late.x;
-		}
-		c->t.stash = calloc(n, sizeof(*c->t.stash));
+		rank_ctx_init(c, w, r, n, late);
 	}
 	for (unsigned int r = 0; r < n; r++)
 		ASSERT_EQ(0, pthread_create(&th[r], NULL, hier_main, &h[r]));
@@ -1441,6 +1437,7 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 			munmap(c->t.scratch.mem, c->t.scratch.size);
 		}
 		free(c->t.stash);
+		dfg_inbox_free(&c->t);
 		if (late) {
 			EXPECT_EQ(0, c->late.nr);
 			late_destroy(&c->late.x);
@@ -1565,6 +1562,107 @@ TEST_F_TIMEOUT(world, algorithms_late, 120)
 {
 	for (unsigned int n = 1; n <= W_MAX; n++)
 		run_world(_metadata, n, true, true);
+}
+
+/*
+ * A root's broadcasts through the inbox slots run ahead of receivers that
+ * have not begun (inbox.c's placement): with payloads of 420 B (7 of a
+ * pair's 32 chunks of 64 B here) the root finishes 4 calls, as many as
+ * the mailboxes (MBOX_DEPTH) hold, before anyone receives; with the
+ * slots alternating between calls it finished 1. Then a stream of
+ * sizes that wrap around the area at different chunks, the receivers
+ * pausing now and then, every payload checked.
+ */
+#define AHEAD_CALLS	60
+
+struct ahead {
+	struct rank_ctx	*c;
+	_Atomic int	*go;
+	_Atomic unsigned int *done;
+};
+
+static size_t ahead_len(unsigned int k)
+{
+	static const size_t lens[] = { 1000, 417, 700, 1024, 450, 900, 600 };
+
+	return k < 8 ? 420 : lens[k % 7];
+}
+
+static unsigned char ahead_byte(unsigned int k, size_t i)
+{
+	return (unsigned char)(k * 29 + i * 7 + 3);
+}
+
+static void *ahead_main(void *arg)
+{
+	struct ahead *a = arg;
+	struct rank_ctx *c = a->c;
+	unsigned char buf[FX_SLOT];
+	unsigned int k;
+	size_t i, len;
+	int ret;
+
+	while (c->rank && !atomic_load(a->go))
+		usleep(1000);
+	for (k = 0; k < AHEAD_CALLS; k++) {
+		len = ahead_len(k);
+		for (i = 0; i < len; i++)
+			buf[i] = c->rank ? 0 : ahead_byte(k, i);
+		ret = dfg_broadcast(&c->t, buf, len, 0);
+		if (ret) {
+			fail(c, "broadcast", ret);
+			break;
+		}
+		for (i = 0; i < len; i++)
+			if (buf[i] != ahead_byte(k, i))
+				break;
+		if (i < len)
+			fail(c, "broadcast result", (int)k);
+		if (!c->rank)
+			atomic_fetch_add(a->done, 1);
+		else if (k % 7 == c->rank)
+			usleep(2000);
+	}
+	return NULL;
+}
+
+TEST_F_TIMEOUT(world, inbox_runs_ahead, 60)
+{
+	const unsigned int n = 3;
+	struct world *w = calloc(1, sizeof(*w));
+	struct rank_ctx *c = calloc(n, sizeof(*c));
+	_Atomic unsigned int done = 0;
+	_Atomic int go = 0;
+	struct ahead a[3];
+	pthread_t th[3];
+	unsigned int ahead, ms;
+
+	ASSERT_NE(NULL, w);
+	ASSERT_NE(NULL, c);
+	w->size = n;
+	for (unsigned int r = 0; r < n; r++) {
+		rank_ctx_init(&c[r], w, r, n, false);
+		c[r].t.force[DFG_COLL_BROADCAST] = DFG_ALGO_INBOX;
+		a[r] = (struct ahead){ .c = &c[r], .go = &go, .done = &done };
+		ASSERT_EQ(0, pthread_create(&th[r], NULL, ahead_main, &a[r]));
+	}
+	/* The root stops at 4 calls: wait for them (5 s at most), a bit more. */
+	for (ms = 0; ms < 5000 && atomic_load(&done) < 4; ms += 10)
+		usleep(10000);
+	usleep(50000);
+	ahead = atomic_load(&done);
+	atomic_store(&go, 1);
+	for (unsigned int r = 0; r < n; r++)
+		pthread_join(th[r], NULL);
+	EXPECT_EQ(4, ahead);
+	for (unsigned int r = 0; r < n; r++) {
+		EXPECT_EQ(0, c[r].failures) TH_LOG("%s", c[r].msg);
+		EXPECT_EQ(DFG_ALGO_INBOX, c[r].t.last[DFG_COLL_BROADCAST]);
+		free(c[r].t.stash);
+		dfg_inbox_free(&c[r].t);
+	}
+	free(c);
+	free(w);
 }
 
 /*

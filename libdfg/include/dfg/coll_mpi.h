@@ -100,9 +100,11 @@ static inline int dfg_team_from_mpi(MPI_Comm comm, int graph_fd,
 					 (unsigned int)rank,
 					 __dfg_mpi_allgather, &comm, out);
 	if (rank == 0) {
+		/* Both unique: a process may form several teams at once. */
 		snprintf(names[0], sizeof(names[0]), "mpi-%d-%u", getpid(),
-			 dfg_mpi_teams++);
-		snprintf(names[1], sizeof(names[1]), "mpi-graph-%d", getpid());
+			 dfg_mpi_teams);
+		snprintf(names[1], sizeof(names[1]), "mpi-graph-%d-%u",
+			 getpid(), dfg_mpi_teams++);
 		if (g < 0) {
 			ret = dfg_open(&d, DFG_OPEN_NO_RING);
 			if (!ret) {

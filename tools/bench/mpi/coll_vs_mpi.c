@@ -3,7 +3,8 @@
  * coll_vs_mpi: dfg's collectives against Open MPI's, in one MPI job.
  *
  *   mpirun -np N coll_vs_mpi [-c LIST] [-m MIN] [-M MAX] [-s 2|4] [-r ROUNDS]
- *                            [-t SEC] [-l LABEL] [-a ALGO | -O | -P] -o PREFIX
+ *                            [-t SEC] [-l LABEL]
+ *                            [-a ALGO | -O | -e VAR=VALUE | -P] -o PREFIX
  *
  * LIST: collectives, comma-separated, each NAME or NAME:MIN:MAX (its own
  * size range, powers of two, instead of -m/-M).
@@ -21,7 +22,10 @@
  * alltoall the send buffer of a rank (N blocks). Bus bandwidth = size /
  * time x 2(N-1)/N (allreduce), (N-1)/N (reduce_scatter, allgather,
  * alltoall), 1 (bcast). Time per call is the slowest rank's; CPU per call
- * is getrusage() user + system of all ranks, summed.
+ * is getrusage() user + system of all ranks, summed, and so are the
+ * context switches per call (columns *_vcsw: voluntary, a sleep; *_ivcsw:
+ * involuntary, a yield that switched or a preemption; printed as
+ * "csw/call MPI v+i dfg v+i"): where the waiting goes.
  *
  * Inputs are small integers (floats for the reductions, float32 sum), so
  * every partial sum is exact and the result does not depend on the order
@@ -48,6 +52,13 @@
  * completes and reduces each segment before posting the next transfer),
  * for allreduce and reduce_scatter; its rows go to the same files,
  * alt_algo suffixed "/nooverlap": the time patent 002's overlap saves.
+ *
+ * -e VAR=VALUE: the third loop is dfg as its table picks on a second team,
+ * formed (after the first) with VAR=VALUE in the environment, for every
+ * collective; its rows go to the same files, alt_algo suffixed
+ * "/VAR=VALUE": a change that libdfg reads when a team is formed (such as
+ * DFG_COLL_PREV, which restores the previous way of a named change)
+ * against the code as it is, in the same rounds.
  *
  * -P: Open MPI alone (dfg is not called; its columns are nan): to compare
  * Open MPI's transports between jobs (tools/bench/net.sh's probe), not a
@@ -100,12 +111,14 @@ struct opts {
 	unsigned int mask;
 	int alt;			/* -a: enum dfg_coll_algo, or -1 */
 	bool nooverlap;			/* -O */
+	const char *env;		/* -e VAR=VALUE */
 	bool mpi_only;			/* -P */
 	const char *label, *prefix;
 };
 
 struct job {
 	struct dfg_team *team;
+	struct dfg_team *team_env;	/* -e: the second team */
 	int rank, n;
 	char *s, *r, *x;	/* send, receive, expected */
 	FILE *rounds, *summary, *alt_rounds, *alt_summary;
@@ -124,13 +137,19 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static double cpu_now(void)
+/* What this process used so far: CPU seconds, voluntary and involuntary
+ * context switches (a sleep; a yield that switched, or a preemption). */
+enum { USE_CPU, USE_VCSW, USE_IVCSW, NUSE };
+
+static void use_now(double u[NUSE])
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
-	       ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	u[USE_CPU] = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec * 1e-6 +
+		     ru.ru_stime.tv_sec + ru.ru_stime.tv_usec * 1e-6;
+	u[USE_VCSW] = ru.ru_nvcsw;
+	u[USE_IVCSW] = ru.ru_nivcsw;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -265,22 +284,22 @@ static size_t out_bytes(enum kind k, size_t size, size_t blk)
 	return k == REDUCE_SCATTER ? blk : size;
 }
 
-static int call_dfg(struct job *j, enum kind k, size_t size, size_t blk)
+static int call_dfg(struct job *j, struct dfg_team *t, enum kind k,
+		    size_t size, size_t blk)
 {
 	switch (k) {
 	case ALLREDUCE:
-		return dfg_allreduce(j->team, j->s, j->r, size / sizeof(float),
+		return dfg_allreduce(t, j->s, j->r, size / sizeof(float),
 				     DFG_FLOAT32, DFG_SUM);
 	case REDUCE_SCATTER:
-		return dfg_reduce_scatter(j->team, j->s, j->r,
-					  blk / sizeof(float), DFG_FLOAT32,
-					  DFG_SUM);
+		return dfg_reduce_scatter(t, j->s, j->r, blk / sizeof(float),
+					  DFG_FLOAT32, DFG_SUM);
 	case ALLGATHER:
-		return dfg_allgather(j->team, j->s, j->r, blk);
+		return dfg_allgather(t, j->s, j->r, blk);
 	case BCAST:
-		return dfg_broadcast(j->team, j->r, size, 0);
+		return dfg_broadcast(t, j->r, size, 0);
 	case ALLTOALL:
-		return dfg_alltoall(j->team, j->s, j->r, blk);
+		return dfg_alltoall(t, j->s, j->r, blk);
 	default:
 		return -EINVAL;
 	}
@@ -404,34 +423,40 @@ enum lib { LIB_MPI, LIB_DFG, LIB_ALT, NLIBS };
 
 static const char * const lib_names[NLIBS] = { "MPI", "dfg", "dfg -a" };
 
-/* Times @iters calls of one library; elapsed and CPU seconds of this rank. */
+/* Times @iters calls of one library; elapsed seconds and what this rank
+ * used (use_now()). */
 static int timed_loop(struct job *j, enum lib lib, enum kind k, size_t size,
-		      size_t blk, unsigned int iters, double *el, double *cpu)
+		      size_t blk, unsigned int iters, double *el,
+		      double use[NUSE])
 {
+	struct dfg_team *t = lib == LIB_ALT && j->team_env ? j->team_env :
+								 j->team;
+	double t0, u0[NUSE];
 	unsigned int i;
-	double t0, c0;
-	int ret = 0;
+	int ret = 0, u;
 
 	poison(j, k, size, blk);
 	if (lib == LIB_ALT && j->o->nooverlap)
 		ret = setenv("DFG_COLL_OVERLAP", "0", 1) ? -errno : 0;
-	else if (lib == LIB_ALT)
+	else if (lib == LIB_ALT && !j->o->env)
 		ret = dfg_coll_set_algo(j->team, dfg_kinds[k], j->o->alt);
 	MPI_Barrier(MPI_COMM_WORLD);
-	c0 = cpu_now();
+	use_now(u0);
 	t0 = now();
 	for (i = 0; i < iters && !ret; i++)
 		ret = lib == LIB_MPI ? call_mpi(j, k, size, blk) :
-				       call_dfg(j, k, size, blk);
+				       call_dfg(j, t, k, size, blk);
 	*el = now() - t0;
-	*cpu = cpu_now() - c0;
+	use_now(use);
+	for (u = 0; u < NUSE; u++)
+		use[u] -= u0[u];
 	if (lib == LIB_DFG)
-		j->dfg_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
+		j->dfg_algo = dfg_coll_last_algo(t, dfg_kinds[k]);
 	if (lib == LIB_ALT) {
-		j->alt_algo = dfg_coll_last_algo(j->team, dfg_kinds[k]);
+		j->alt_algo = dfg_coll_last_algo(t, dfg_kinds[k]);
 		if (j->o->nooverlap)
 			unsetenv("DFG_COLL_OVERLAP");
-		else
+		else if (!j->o->env)
 			dfg_coll_set_algo(j->team, dfg_kinds[k], DFG_ALGO_AUTO);
 	}
 	return ret;
@@ -465,18 +490,18 @@ static int agree(int ret)
 }
 
 /* The @nlibs loops of one round (MPI, dfg, then -a's; reversed unless
- * @mpi_first): elapsed (max over ranks) and CPU (summed), by enum lib. */
+ * @mpi_first): elapsed (max over ranks) and use (summed), by enum lib. */
 static int round_libs(struct job *j, enum kind k, size_t size, size_t blk,
 		      unsigned int iters, bool mpi_first, int nlibs,
-		      double t[NLIBS], double cpu[NLIBS])
+		      double t[NLIBS], double use[NLIBS][NUSE])
 {
-	double el[NLIBS], c[NLIBS];
+	double el[NLIBS], c[NLIBS][NUSE];
 	int ret = 0, pass, lib;
 
 	for (pass = 0; pass < nlibs; pass++) {
 		lib = mpi_first ? pass : nlibs - 1 - pass;
 		ret = timed_loop(j, lib, k, size, blk, iters, &el[lib],
-				 &c[lib]);
+				 c[lib]);
 		if (!ret)
 			ret = check(j, lib, k, size, blk);
 		ret = agree(ret);
@@ -484,7 +509,8 @@ static int round_libs(struct job *j, enum kind k, size_t size, size_t blk,
 			return ret;
 	}
 	MPI_Allreduce(el, t, nlibs, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	MPI_Reduce(c, cpu, nlibs, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Reduce(c, use, nlibs * NUSE, MPI_DOUBLE, MPI_SUM, 0,
+		   MPI_COMM_WORLD);
 	return 0;
 }
 
@@ -493,6 +519,8 @@ static bool alt_applies(struct job *j, enum kind k)
 {
 	if (j->o->nooverlap)
 		return k == ALLREDUCE || k == REDUCE_SCATTER;
+	if (j->o->env)
+		return true;
 	if (j->o->alt < 0 ||
 	    dfg_coll_set_algo(j->team, dfg_kinds[k], j->o->alt))
 		return false;
@@ -503,17 +531,22 @@ static bool alt_applies(struct job *j, enum kind k)
 /* The -a rows of one point: per round ALGO / table, then the summary. */
 static void alt_report(struct job *j, enum kind k, size_t size, size_t blk,
 		       unsigned int iters, const char *algo,
-		       double lat[NLIBS][ROUNDS_MAX])
+		       double lat[NLIBS][ROUNDS_MAX], double sw[NLIBS][2])
 {
 	const struct opts *o = j->o;
 	double r[ROUNDS_MAX], m[ROUNDS_MAX], rmin, rmax, f;
 	const char *aname = j->alt_algo >= 0 && j->alt_algo < DFG_ALGO_NR ?
 			    algo_names[j->alt_algo] : "?";
-	char nov[32];
+	char nov[160];
 	unsigned int rd;
 
-	if (o->nooverlap) {
-		snprintf(nov, sizeof(nov), "%s/nooverlap", aname);
+	if (o->nooverlap || o->env) {
+		snprintf(nov, sizeof(nov), "%s/%s", aname,
+			 o->env ? o->env : "nooverlap");
+		/* A CSV field: VALUE's commas become '+'. */
+		for (char *c = nov; *c; c++)
+			if (*c == ',')
+				*c = '+';
 		aname = nov;
 	}
 
@@ -541,18 +574,20 @@ static void alt_report(struct job *j, enum kind k, size_t size, size_t blk,
 		median(m, o->rounds));
 	fflush(j->alt_rounds);
 	fflush(j->alt_summary);
-	printf("%-14s N=%d %-7s %9zu B  %s %10.2f us  %s %10.2f us  %s/%s %.2f [%.2f..%.2f]\n",
+	printf("%-14s N=%d %-7s %9zu B  %s %10.2f us  %s %10.2f us  %s/%s %.2f [%.2f..%.2f]  csw/call %.2f+%.2f %.2f+%.2f\n",
 	       kind_names[k], j->n, o->label, size, algo,
 	       median(lat[LIB_DFG], o->rounds), aname,
 	       median(lat[LIB_ALT], o->rounds), aname, algo,
-	       median(r, o->rounds), rmin, rmax);
+	       median(r, o->rounds), rmin, rmax, sw[LIB_DFG][0],
+	       sw[LIB_DFG][1], sw[LIB_ALT][0], sw[LIB_ALT][1]);
 }
 
 static int run_point(struct job *j, enum kind k, size_t size)
 {
 	const struct opts *o = j->o;
-	double t[NLIBS], cpu[NLIBS], ratio[ROUNDS_MAX], lat[NLIBS][ROUNDS_MAX];
-	double cpc[2][ROUNDS_MAX], best;
+	double t[NLIBS], use[NLIBS][NUSE], ratio[ROUNDS_MAX];
+	double lat[NLIBS][ROUNDS_MAX], cpc[2][ROUNDS_MAX], best;
+	double csw[NLIBS][2][ROUNDS_MAX], sw[NLIBS][2];
 	unsigned int c = 1, iters, rd;
 	const char *algo = "?";
 	size_t blk;
@@ -561,13 +596,13 @@ static int run_point(struct job *j, enum kind k, size_t size)
 	if (!geometry(k, size, j->n, &blk))
 		return 0;
 	nlibs = o->mpi_only ? 1 : alt_applies(j, k) ? 3 : 2;
-	t[LIB_DFG] = cpu[LIB_DFG] = NAN;
+	t[LIB_DFG] = use[LIB_DFG][USE_CPU] = NAN;
 	fill(j, k, size, blk);
 	/* Warm-up (first-touch, setup), then the calibration: the count
 	 * that makes the faster library's loop last min_time. Each count is
 	 * timed twice and the shorter kept, so that one slow moment of the
 	 * machine does not leave a point with a handful of iterations. */
-	ret = round_libs(j, k, size, blk, 2, true, nlibs, t, cpu);
+	ret = round_libs(j, k, size, blk, 2, true, nlibs, t, use);
 	if (ret)
 		return ret;
 	for (;;) {
@@ -576,7 +611,7 @@ static int run_point(struct job *j, enum kind k, size_t size)
 		best = INFINITY;
 		for (tries = 0; tries < 2; tries++) {
 			ret = round_libs(j, k, size, blk, c, tries,
-					 nlibs < 2 ? nlibs : 2, t, cpu);
+					 nlibs < 2 ? nlibs : 2, t, use);
 			if (ret)
 				return ret;
 			best = fmin(best, fmin(t[0], t[1]));	/* NAN: the other */
@@ -593,7 +628,7 @@ static int run_point(struct job *j, enum kind k, size_t size)
 		bool mpi_first = rd % 2 == 0;
 
 		ret = round_libs(j, k, size, blk, iters, mpi_first, nlibs, t,
-				 cpu);
+				 use);
 		if (ret)
 			return ret;
 		a = j->dfg_algo;	/* not the -a loop's, which may run later */
@@ -603,8 +638,12 @@ static int run_point(struct job *j, enum kind k, size_t size)
 		lat[0][rd] = t[0] / iters * 1e6;
 		lat[1][rd] = t[1] / iters * 1e6;
 		lat[2][rd] = nlibs > 2 ? t[2] / iters * 1e6 : 0;
-		cpc[0][rd] = cpu[0] / iters * 1e6;
-		cpc[1][rd] = cpu[1] / iters * 1e6;
+		cpc[0][rd] = use[0][USE_CPU] / iters * 1e6;
+		cpc[1][rd] = use[1][USE_CPU] / iters * 1e6;
+		for (a = 0; a < nlibs; a++) {
+			csw[a][0][rd] = use[a][USE_VCSW] / iters;
+			csw[a][1][rd] = use[a][USE_IVCSW] / iters;
+		}
 		ratio[rd] = t[0] / t[1];
 		fprintf(j->rounds, "%s,%d,%s,%d,%zu,%zu,%u,%s,%u,%.3f,%.3f,%.4f,%.3f,%.3f,%s\n",
 			kind_names[k], j->n, o->label, j->yield, size, blk, rd,
@@ -622,19 +661,27 @@ static int run_point(struct job *j, enum kind k, size_t size)
 			rmin = fmin(rmin, ratio[rd]);
 			rmax = fmax(rmax, ratio[rd]);
 		}
-		fprintf(j->summary, "%s,%d,%s,%d,%zu,%zu,%u,%u,%s,%.3f,%.3f,%.4f,%.4f,%.4f,%.5g,%.5g,%.5g,%.5g,%.5g,%.4g,%.4g,%.3f,%.3f\n",
+		for (a = 0; a < NLIBS; a++) {
+			sw[a][0] = a < nlibs ? median(csw[a][0], o->rounds) :
+					       NAN;
+			sw[a][1] = a < nlibs ? median(csw[a][1], o->rounds) :
+					       NAN;
+		}
+		fprintf(j->summary, "%s,%d,%s,%d,%zu,%zu,%u,%u,%s,%.3f,%.3f,%.4f,%.4f,%.4f,%.5g,%.5g,%.5g,%.5g,%.5g,%.4g,%.4g,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f\n",
 			kind_names[k], j->n, o->label, j->yield, size, blk,
 			o->rounds, iters, algo, lm, ld,
 			median(ratio, o->rounds), rmin, rmax, abm, abd,
 			abm * f, abd * f, mb, abm * f / mb, abd * f / mb,
-			median(cpc[0], o->rounds), median(cpc[1], o->rounds));
+			median(cpc[0], o->rounds), median(cpc[1], o->rounds),
+			sw[0][0], sw[1][0], sw[0][1], sw[1][1]);
 		fflush(j->rounds);
 		fflush(j->summary);
-		printf("%-14s N=%d %-7s %9zu B  MPI %10.2f us  dfg %10.2f us  ratio %.2f [%.2f..%.2f]\n",
+		printf("%-14s N=%d %-7s %9zu B  MPI %10.2f us  dfg %10.2f us  ratio %.2f [%.2f..%.2f]  csw/call %.2f+%.2f %.2f+%.2f\n",
 		       kind_names[k], j->n, o->label, size, lm, ld,
-		       median(ratio, o->rounds), rmin, rmax);
+		       median(ratio, o->rounds), rmin, rmax, sw[0][0],
+		       sw[0][1], sw[1][0], sw[1][1]);
 		if (nlibs > 2)
-			alt_report(j, k, size, blk, iters, algo, lat);
+			alt_report(j, k, size, blk, iters, algo, lat, sw);
 		fflush(stdout);
 	}
 	return 0;
@@ -718,6 +765,33 @@ static unsigned int parse_mask(const char *list, struct opts *o)
 	return mask;
 }
 
+/* -e: the second team, formed with @env (VAR=VALUE) set, then unset. */
+static int team_with_env(struct job *j, const char *env)
+{
+	const char *eq = strchr(env, '=');
+	char var[128];
+	int ret;
+
+	if ((size_t)(eq - env) >= sizeof(var))
+		return -EINVAL;
+	memcpy(var, env, eq - env);
+	var[eq - env] = '\0';
+	if (getenv(var)) {
+		if (!j->rank)
+			fprintf(stderr, "coll_vs_mpi: -e %s: %s is set already\n",
+				env, var);
+		return -EINVAL;
+	}
+	if (setenv(var, eq + 1, 1))
+		return -errno;
+	ret = dfg_team_from_mpi(MPI_COMM_WORLD, -1, &j->team_env);
+	unsetenv(var);
+	if (ret && !j->rank)
+		fprintf(stderr, "coll_vs_mpi: -e %s: dfg_team_from_mpi: %s\n",
+			env, strerror(-ret));
+	return ret;
+}
+
 static int parse_algo(const char *name)
 {
 	int a;
@@ -742,8 +816,9 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &j.n);
-	while ((opt = getopt(argc, argv, "a:c:m:M:s:r:t:l:o:OP")) != -1) {
+	while ((opt = getopt(argc, argv, "a:c:e:m:M:s:r:t:l:o:OP")) != -1) {
 		switch (opt) {
+		case 'e': o.env = optarg; break;
 		case 'P': o.mpi_only = true; break;
 		case 'O': o.nooverlap = true; break;
 		case 'a': o.alt = parse_algo(optarg); break;
@@ -763,9 +838,10 @@ int main(int argc, char **argv)
 	    o.rounds < 1 || o.rounds > ROUNDS_MAX || !(o.min_time > 0) ||
 	    o.min < 1 || o.max < o.min || (o.min & (o.min - 1)) ||
 	    o.max >= 1UL << 31 || j.n < 2 || o.alt < -1 ||
-	    (o.nooverlap + (o.alt >= 0) + o.mpi_only > 1)) {
+	    (o.env && (!strchr(o.env, '=') || *o.env == '=')) ||
+	    (o.nooverlap + (o.alt >= 0) + o.mpi_only + !!o.env > 1)) {
 		if (!j.rank)
-			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier | -O | -P] -o PREFIX\n",
+			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier | -O | -e VAR=VALUE | -P] -o PREFIX\n",
 				argv[0], ROUNDS_MAX);
 		MPI_Finalize();
 		return 2;
@@ -784,11 +860,11 @@ int main(int argc, char **argv)
 		j.rounds = open_csv(o.prefix, "rounds",
 				    "coll,nprocs,mpi_mode,mpi_yield,bytes,block,round,first,iters,mpi_us,dfg_us,ratio,mpi_cpu_us,dfg_cpu_us,dfg_algo");
 		j.summary = open_csv(o.prefix, "summary",
-				     "coll,nprocs,mpi_mode,mpi_yield,bytes,block,rounds,iters,dfg_algo,mpi_us,dfg_us,ratio_med,ratio_min,ratio_max,mpi_algbw_MBps,dfg_algbw_MBps,mpi_busbw_MBps,dfg_busbw_MBps,memcpy_MBps,mpi_busbw_frac,dfg_busbw_frac,mpi_cpu_us,dfg_cpu_us");
+				     "coll,nprocs,mpi_mode,mpi_yield,bytes,block,rounds,iters,dfg_algo,mpi_us,dfg_us,ratio_med,ratio_min,ratio_max,mpi_algbw_MBps,dfg_algbw_MBps,mpi_busbw_MBps,dfg_busbw_MBps,memcpy_MBps,mpi_busbw_frac,dfg_busbw_frac,mpi_cpu_us,dfg_cpu_us,mpi_vcsw,dfg_vcsw,mpi_ivcsw,dfg_ivcsw");
 		if (!j.rounds || !j.summary)
 			ret = -EIO;
 	}
-	if (!ret && !j.rank && (o.alt >= 0 || o.nooverlap)) {
+	if (!ret && !j.rank && (o.alt >= 0 || o.nooverlap || o.env)) {
 		j.alt_rounds = open_csv(o.prefix, "alt_rounds",
 					"coll,nprocs,mpi_mode,bytes,block,round,first,iters,mpi_us,dfg_us,alt_us,dfg_algo,alt_algo,alt_over_dfg,mpi_over_alt");
 		j.alt_summary = open_csv(o.prefix, "alt_summary",
@@ -804,6 +880,8 @@ int main(int argc, char **argv)
 				strerror(-ret));
 		ret = agree(ret);
 	}
+	if (!ret && o.env)
+		ret = agree(team_with_env(&j, o.env));
 	if (!ret) {
 		memset(j.s, 1, bufmax);
 		if (!j.rank)
@@ -819,6 +897,8 @@ int main(int argc, char **argv)
 	}
 	if (ret && !j.rank)
 		fprintf(stderr, "coll_vs_mpi: stopped: %s\n", strerror(-ret));
+	if (j.team_env)
+		dfg_team_leave(j.team_env);
 	if (j.team)
 		dfg_team_leave(j.team);
 	if (j.rounds)
