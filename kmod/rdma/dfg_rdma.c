@@ -18,12 +18,18 @@
  *
  * Client side (->connect, from DFG_IOC_PEER_ADD): resolve the address and
  * route, make the QP, post the receive for the hello, connect, wait for
- * the hello. ->read posts RDMA READs whose scatter list is the
- * destination's pages (local DMA lkey), split at the peer's chunk ends.
- * Every WR is signaled; the last one of a read to complete ends it. A
- * failed WR (retries exhausted: the peer is dead or the link down) or a
- * disconnect marks the connection dead and tells dfg.ko
- * (dfg_pf_peer_lost()); the QP's error state flushes every other WR. The
+ * the hello. ->read takes a batch of reads (a PREFETCH's toward this
+ * peer) and makes chains of at most DFG_RDMA_CHAIN reads of them; a read
+ * is one RDMA READ WR or more, whose scatter list is the destination's
+ * pages (local DMA lkey), split at the peer's chunk ends. Each chain goes
+ * in one ib_post_send with only its last WR signalled: an RC send queue
+ * completes in order, so that WR's completion ends every read of the
+ * chain. A WR that fails completes signalled or not (as does every WR
+ * flushed after it), so a failure is seen before the chain's end, which
+ * then fails all of its reads. A failed WR (retries exhausted: the peer
+ * is dead or the link down) or a disconnect marks the connection dead and
+ * tells dfg.ko (dfg_pf_peer_lost()); the QP's error state flushes every
+ * other WR. The
  * time until a dead peer's read fails is bounded by the ack timeout and
  * retry count (dfg_rdma.ack_timeout, DFG_RDMA_RETRY).
  *
@@ -38,8 +44,8 @@
  *			context: cm handler, CQ work, ->read) guards ->dead and
  *			->closing. ->sq_used counts WRs posted and not
  *			completed, so the send queue never overflows.
- *   dfg_rdma_rd	one dfg_pf_read in flight: freed by the completion
- *			of its last WR.
+ *   dfg_rdma_chain	one ib_post_send of READs in flight: freed by the
+ *			completion of its last WR, which ends its reads.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -74,6 +80,8 @@ MODULE_PARM_DESC(ack_timeout, "RC ack timeout exponent (4.096 us * 2^x)");
 #define DFG_RDMA_CHUNKS_MAX	256
 #define DFG_RDMA_SGE		8	/* destination pages per READ */
 #define DFG_RDMA_SQ_DEPTH	1024
+/* Reads per chain: one GFP_ATOMIC allocation of about 8 KiB. */
+#define DFG_RDMA_CHAIN		32
 
 struct dfg_rdma_chunk_wire {
 	__le64	iova;
@@ -444,21 +452,28 @@ struct dfg_rdma_conn {
 	struct dfg_rdma_rkey	*rk;
 };
 
-struct dfg_rdma_rd;
+struct dfg_rdma_chain;
 
 struct dfg_rdma_wr {
 	struct ib_cqe		cqe;
 	struct ib_rdma_wr	wr;
-	struct dfg_rdma_rd	*r;
+	struct dfg_rdma_chain	*ch;
 	struct ib_sge		sge[DFG_RDMA_SGE];
 };
 
-struct dfg_rdma_rd {
-	struct dfg_pf_read	*rd;
+/*
+ * @next: the next chain of the same ->read, until it is posted
+ * @last: index of the WR whose completion ends the chain
+ * @rds: @n reads, behind @wr[@nwr]
+ */
+struct dfg_rdma_chain {
 	struct dfg_rdma_conn	*c;
-	atomic_t		left;
+	struct dfg_rdma_chain	*next;
 	int			status;
 	unsigned int		nwr;
+	unsigned int		last;
+	unsigned int		n;
+	struct dfg_pf_read	**rds;
 	struct dfg_rdma_wr	wr[];
 };
 
@@ -746,49 +761,70 @@ static void dfg_rdma_disconnect(void *conn)
 	dfg_rdma_conn_free(c);
 }
 
-static void dfg_rdma_rd_unmap(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w)
+static void dfg_rdma_wr_unmap(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w)
 {
 	unsigned int i;
 
 	for (i = 0; i < w->wr.wr.num_sge; i++)
 		ib_dma_unmap_page(c->id->device, w->sge[i].addr,
 				  w->sge[i].length, DMA_FROM_DEVICE);
+	w->wr.wr.num_sge = 0;
 }
 
-/* @n WRs of @r are over (completed, or never posted). */
-static void dfg_rdma_rd_put(struct dfg_rdma_rd *r, unsigned int n)
+/* Unmap and free @ch (a WR not mapped has no scatter list). */
+static void dfg_rdma_chain_unmap_free(struct dfg_rdma_chain *ch)
 {
-	if (!atomic_sub_and_test(n, &r->left))
-		return;
-	dfg_pf_read_done(r->rd, r->status);
-	kfree(r);
+	unsigned int i;
+
+	for (i = 0; i < ch->nwr; i++)
+		dfg_rdma_wr_unmap(ch->c, &ch->wr[i]);
+	kfree(ch);
+}
+
+/* A posted chain is over: its send queue room goes back too. */
+static void dfg_rdma_chain_free(struct dfg_rdma_chain *ch)
+{
+	atomic_sub(ch->nwr, &ch->c->sq_used);
+	dfg_rdma_chain_unmap_free(ch);
+}
+
+/* Every read of @ch ends with @status (0 or a negative errno). */
+static void dfg_rdma_chain_end(struct dfg_rdma_chain *ch, int status)
+{
+	unsigned int i;
+
+	for (i = 0; i < ch->n; i++)
+		dfg_pf_read_done(ch->rds[i], status);
+	dfg_rdma_chain_free(ch);
 }
 
 static void dfg_rdma_read_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct dfg_rdma_wr *w = container_of(wc->wr_cqe, struct dfg_rdma_wr,
 					     cqe);
-	struct dfg_rdma_rd *r = w->r;
-	struct dfg_rdma_conn *c = r->c;
+	struct dfg_rdma_chain *ch = w->ch;
 
-	dfg_rdma_rd_unmap(c, w);
-	atomic_dec(&c->sq_used);
 	if (wc->status != IB_WC_SUCCESS) {
-		/* One status per read; a flush after a failure says less. */
-		if (!r->status || wc->status != IB_WC_WR_FLUSH_ERR)
-			r->status = wc->status == IB_WC_REM_ACCESS_ERR ?
-				    -EIO : -EHOSTUNREACH;
-		dfg_rdma_conn_lost(c);
+		/* One status per chain; a flush after a failure says less. */
+		if (!ch->status || wc->status != IB_WC_WR_FLUSH_ERR)
+			ch->status = wc->status == IB_WC_REM_ACCESS_ERR ?
+				     -EIO : -EHOSTUNREACH;
+		dfg_rdma_conn_lost(ch->c);
 	}
-	dfg_rdma_rd_put(r, 1);
+	/*
+	 * In order: the chain's last WR completes after every other, and
+	 * only a failed one of those completes at all.
+	 */
+	if (w == &ch->wr[ch->last])
+		dfg_rdma_chain_end(ch, ch->status);
 }
 
 /*
- * The WRs of a read of [@off, @off + @len) into @dst: each at most
- * c->max_sge destination pages, none across a chunk's end. With @r NULL,
- * only counts them.
+ * The WRs of a read of [@off, @off + @len) into @dst, from @w on: each at
+ * most c->max_sge destination pages, none across a chunk's end. With @w
+ * NULL, only counts them.
  */
-static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
+static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w,
 			     u64 off, u32 len, void *dst)
 {
 	struct ib_device *dev = c->id->device;
@@ -799,7 +835,6 @@ static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
 		u64 roff = off + pos;
 		u64 in_chunk = roff % c->chunk_bytes;
 		u32 room = min_t(u64, len - pos, c->chunk_bytes - in_chunk);
-		struct dfg_rdma_wr *w = r ? &r->wr[nwr] : NULL;
 		unsigned int ns = 0;
 		u32 got = 0;
 
@@ -825,15 +860,14 @@ static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
 			got += n;
 		}
 		if (w) {
-			w->r = r;
 			w->cqe.done = dfg_rdma_read_wr_done;
 			w->wr.wr.wr_cqe = &w->cqe;
 			w->wr.wr.sg_list = w->sge;
 			w->wr.wr.opcode = IB_WR_RDMA_READ;
-			w->wr.wr.send_flags = IB_SEND_SIGNALED;
 			w->wr.remote_addr = c->rk[roff / c->chunk_bytes].iova +
 					    in_chunk;
 			w->wr.rkey = c->rk[roff / c->chunk_bytes].rkey;
+			w++;
 		}
 		nwr++;
 		pos += got;
@@ -841,62 +875,151 @@ static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
 	return nwr;
 }
 
-static int dfg_rdma_read(void *conn, struct dfg_pf_read *rd)
+/*
+ * A chain of the @n reads @rds, its WRs linked and mapped, only the last
+ * signalled; NULL without memory. GFP_ATOMIC: ->read must not sleep.
+ */
+static struct dfg_rdma_chain *dfg_rdma_chain_new(struct dfg_rdma_conn *c,
+						 struct dfg_pf_read **rds,
+						 unsigned int n)
+{
+	struct dfg_rdma_chain *ch;
+	unsigned int i, at = 0, nwr = 0;
+	int k;
+
+	for (i = 0; i < n; i++)
+		nwr += dfg_rdma_rd_build(c, NULL, rds[i]->off, rds[i]->len,
+					 rds[i]->dst);
+	ch = kzalloc(struct_size(ch, wr, nwr) + n * sizeof(*rds), GFP_ATOMIC);
+	if (!ch)
+		return NULL;
+	ch->c = c;
+	ch->n = n;
+	ch->nwr = nwr;
+	ch->rds = (struct dfg_pf_read **)&ch->wr[nwr];
+	for (i = 0; i < n; i++) {
+		ch->rds[i] = rds[i];
+		k = dfg_rdma_rd_build(c, &ch->wr[at], rds[i]->off,
+				      rds[i]->len, rds[i]->dst);
+		if (k < 0) {
+			dfg_rdma_chain_unmap_free(ch);
+			return NULL;
+		}
+		at += k;
+	}
+	for (i = 0; i < nwr; i++) {
+		ch->wr[i].ch = ch;
+		ch->wr[i].wr.wr.next = i + 1 < nwr ? &ch->wr[i + 1].wr.wr :
+						     NULL;
+	}
+	ch->last = nwr - 1;
+	ch->wr[ch->last].wr.wr.send_flags = IB_SEND_SIGNALED;
+	return ch;
+}
+
+/*
+ * Post @ch; 0, or a negative errno with none of it posted.
+ *
+ * Posted in part (the device refused a WR, which the room reserved in
+ * ->read and WRs built within its limits rule out), the QP is put in the
+ * error state so that the posted WRs flush, and the refused WR, emptied
+ * and signalled, is posted again as the chain's end: in the error state
+ * it completes, after every WR before it (ib_drain_qp()'s way).
+ */
+static int dfg_rdma_chain_post(struct dfg_rdma_chain *ch)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	const struct ib_send_wr *bad = NULL;
+	struct dfg_rdma_conn *c = ch->c;
+	unsigned int i, posted;
+	struct dfg_rdma_wr *w;
+	int ret;
+
+	ret = ib_post_send(c->id->qp, &ch->wr[0].wr.wr, &bad);
+	if (!ret)
+		return 0;
+	for (posted = 0; posted < ch->nwr; posted++)
+		if (&ch->wr[posted].wr.wr == bad)
+			break;
+	if (!posted || posted == ch->nwr)
+		return ret;
+	pr_warn_ratelimited("a chain of READs posted in part: %d\n", ret);
+	for (i = posted; i < ch->nwr; i++)
+		dfg_rdma_wr_unmap(c, &ch->wr[i]);
+	w = &ch->wr[posted];
+	w->wr.wr.next = NULL;
+	w->wr.wr.send_flags = IB_SEND_SIGNALED;
+	ch->status = ret;
+	ch->last = posted;
+	dfg_rdma_conn_lost(c);
+	ib_modify_qp(c->id->qp, &attr, IB_QP_STATE);
+	if (ib_post_send(c->id->qp, &w->wr.wr, NULL))
+		pr_err("a chain of READs cannot end: its reads stay\n");
+	return 0;
+}
+
+static int dfg_rdma_read(void *conn, struct dfg_pf_read **rds, unsigned int n)
 {
 	struct dfg_rdma_conn *c = conn;
-	struct dfg_rdma_rd *r;
-	unsigned int i;
+	struct dfg_rdma_chain *ch, *head = NULL, **tail = &head;
+	unsigned int i, k, nwr = 0;
 	bool dead;
-	int n, ret;
+	int ret = 0;
 
-	if (!rd->len || rd->off > c->image_bytes ||
-	    rd->len > c->image_bytes - rd->off)
-		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (!rds[i]->len || rds[i]->off > c->image_bytes ||
+		    rds[i]->len > c->image_bytes - rds[i]->off)
+			return -EINVAL;
+		nwr += dfg_rdma_rd_build(c, NULL, rds[i]->off, rds[i]->len,
+					 rds[i]->dst);
+	}
 	spin_lock(&c->lock);
 	dead = c->dead || c->closing;
 	spin_unlock(&c->lock);
 	if (dead)
 		return -EHOSTUNREACH;
-	n = dfg_rdma_rd_build(c, NULL, rd->off, rd->len, rd->dst);
-	if (atomic_add_return(n, &c->sq_used) > c->sq_depth) {
-		atomic_sub(n, &c->sq_used);
+	/*
+	 * Room for every WR of the batch, or none of it starts; each chain
+	 * gives its part back when it is over.
+	 */
+	if (atomic_add_return(nwr, &c->sq_used) > c->sq_depth) {
+		atomic_sub(nwr, &c->sq_used);
 		return -EBUSY;
 	}
-	r = kzalloc(struct_size(r, wr, n), GFP_ATOMIC);
-	if (!r) {
-		ret = -ENOMEM;
-		goto out_sq;
+	for (i = 0; i < n; i += k) {
+		k = min_t(unsigned int, n - i, DFG_RDMA_CHAIN);
+		ch = dfg_rdma_chain_new(c, rds + i, k);
+		if (!ch) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		*tail = ch;
+		tail = &ch->next;
 	}
-	r->rd = rd;
-	r->c = c;
-	r->nwr = n;
-	atomic_set(&r->left, n);
-	ret = dfg_rdma_rd_build(c, r, rd->off, rd->len, rd->dst);
-	if (ret < 0)
-		goto out_unmap;
-	for (i = 0; i < n; i++) {
-		ret = ib_post_send(c->id->qp, &r->wr[i].wr.wr, NULL);
+	/* The first chain's failure fails the call; a later one's, its reads. */
+	ch = head;
+	head = ch->next;
+	ret = dfg_rdma_chain_post(ch);
+	if (ret) {
+		dfg_rdma_chain_unmap_free(ch);
+		goto out_free;
+	}
+	while (head) {
+		ch = head;
+		head = ch->next;
+		ret = dfg_rdma_chain_post(ch);
 		if (ret)
-			break;
-	}
-	if (!i)
-		goto out_unmap;
-	if (i < n) {
-		/* The posted ones complete and end the read with @ret. */
-		r->status = ret;
-		atomic_sub(n - i, &c->sq_used);
-		for (; i < n; i++)
-			dfg_rdma_rd_unmap(c, &r->wr[i]);
-		dfg_rdma_rd_put(r, n - i);
+			dfg_rdma_chain_end(ch, ret);
 	}
 	return 0;
 
-out_unmap:
-	for (i = 0; i < n; i++)
-		dfg_rdma_rd_unmap(c, &r->wr[i]);
-	kfree(r);
-out_sq:
-	atomic_sub(n, &c->sq_used);
+out_free:
+	while (head) {
+		ch = head;
+		head = ch->next;
+		dfg_rdma_chain_unmap_free(ch);
+	}
+	atomic_sub(nwr, &c->sq_used);
 	return ret;
 }
 
