@@ -16,11 +16,11 @@
  *
  * Reads go in batches: a PREFETCH hands each peer all of its reads toward
  * that peer in one ->read call, and the transport makes as few requests
- * of them as it can (dfg_tcp.ko: one request with the list of (offset,
- * length) and one reply with the bytes back to back, per at most
- * DFG_TCP_LIST_MAX reads; dfg_rdma.ko: a chain of RDMA READs per at
- * most DFG_RDMA_CHAIN reads, one ib_post_send, only the last WR
- * signalled). A single read is a batch of one: there is no second path.
+ * of them as it can: one request with the list of (offset, length) and
+ * one reply with the bytes back to back, per at most 256 reads (dfg_tcp.ko
+ * over its socket; dfg_rdma.ko a SEND each way, its long reads as chains
+ * of RDMA READs, one ib_post_send per chain). A single read is a batch of
+ * one: there is no second path.
  */
 #ifndef _DFG_KMOD_PF_XPORT_H
 #define _DFG_KMOD_PF_XPORT_H
@@ -88,7 +88,8 @@ struct dfg_pf_read {
  *		once for each of them (also when the connection dies, and
  *		with an error for every read of a batch the peer did not
  *		answer whole), or a negative errno and no callback for any
- *		of them. The transport keeps the reads, not the array @rds.
+ *		of them. The transport keeps the reads, not the array @rds,
+ *		which it may reorder.
  *		Must not sleep.
  * @disconnect:	end @conn: every read started on it has completed
  *		(dfg_pf_read_done() returned) when this returns, and

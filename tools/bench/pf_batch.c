@@ -95,6 +95,7 @@ static void setup(struct ctx *c)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_port_attr pa;
+	struct ibv_qp_attr ia;
 	int acc = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ;
 
 	if (!list || !list[0])
@@ -122,21 +123,22 @@ static void setup(struct ctx *c)
 	if (!c->mr || !c->msg_mr || !c->reply_mr)
 		die("ibv_reg_mr");
 	ibv_free_device_list(list);
+	/* INIT: receives may be posted from here on. */
+	memset(&ia, 0, sizeof(ia));
+	ia.qp_state = IBV_QPS_INIT;
+	ia.port_num = 1;
+	ia.qp_access_flags = IBV_ACCESS_REMOTE_READ;
+	if (ibv_modify_qp(c->qp, &ia, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		die("INIT");
 }
 
 static void connect_qp(struct ctx *c, const struct wire *me,
 		       const struct wire *peer)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_READ,
-	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RTR };
 
-	if (ibv_modify_qp(c->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
+
 	a.path_mtu = c->port_mtu;
 	a.dest_qp_num = peer->qpn;
 	a.rq_psn = peer->psn;
