@@ -147,12 +147,16 @@
  *			sent after it). The gate reads a link's ->open
  *			under dfg_pf_lock without it.
  * dfg_rdma_conn.lock	spinlock (rdma/dfg_rdma.c), process context:
- *			a connection's ->dead and ->closing; innermost, taken
- *			under dfg_pf_rwsem (->read), dfg_pf_mutex (->connect,
- *			->disconnect) or alone (cm handler, CQ work); dropped
- *			before dfg_pf_peer_lost().
+ *			a connection's ->dead and ->closing, its lists
+ *			waiting and its request slots (a list is copied
+ *			out of an answer under it); innermost (posts a
+ *			SEND, nothing of ours), taken under dfg_pf_rwsem
+ *			(->read), dfg_pf_mutex (->connect, ->disconnect)
+ *			or alone (cm handler, CQ work, its timer work);
+ *			dropped before dfg_pf_read_done() and
+ *			dfg_pf_peer_lost().
  * dfg_tcp_conn.lock	spinlock (tcp/dfg_tcp.c), process context: a
- *			connection's reads queued and sent, its next tag,
+ *			connection's requests queued and sent, its next tag,
  *			->dead and ->closing; innermost, taken under
  *			dfg_pf_rwsem (->read), dfg_pf_mutex (->disconnect) or
  *			alone (its send and receive works); dropped before

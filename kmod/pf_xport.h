@@ -13,6 +13,14 @@
  * context without dfg.ko's locks held, except ->read, which may come
  * under none but must not sleep. Calls back into dfg.ko come from process
  * context (the transport's completion work, its connection events).
+ *
+ * Reads go in batches: a PREFETCH hands each peer all of its reads toward
+ * that peer in one ->read call, and the transport makes as few requests
+ * of them as it can: one request with the list of (offset, length) and
+ * one reply with the bytes back to back, per at most 256 reads (dfg_tcp.ko
+ * over its socket; dfg_rdma.ko a SEND each way, its long reads as chains
+ * of RDMA READs, one ib_post_send per chain). A single read is a batch of
+ * one: there is no second path.
  */
 #ifndef _DFG_KMOD_PF_XPORT_H
 #define _DFG_KMOD_PF_XPORT_H
@@ -75,9 +83,14 @@ struct dfg_pf_read {
  *		but wait (up to @timeout_ms) for what it serves, into
  *		@remote. @peer is dfg.ko's cookie for dfg_pf_peer_lost().
  *		Returns the transport's handle or an ERR_PTR. Sleeps.
- * @read:	start @rd on @conn; 0, after which dfg_pf_read_done(@rd)
- *		comes exactly once (also when the connection dies), or a
- *		negative errno and no callback. Must not sleep.
+ * @read:	start the @n (> 0) reads @rds[0..@n) on @conn, all toward
+ *		its peer; 0, after which dfg_pf_read_done() comes exactly
+ *		once for each of them (also when the connection dies, and
+ *		with an error for every read of a batch the peer did not
+ *		answer whole), or a negative errno and no callback for any
+ *		of them. The transport keeps the reads, not the array @rds,
+ *		which it may reorder.
+ *		Must not sleep.
  * @disconnect:	end @conn: every read started on it has completed
  *		(dfg_pf_read_done() returned) when this returns, and
  *		dfg_pf_peer_lost() does not come for it any more. Sleeps.
@@ -89,7 +102,8 @@ struct dfg_pf_xport {
 				    const struct sockaddr_storage *addr,
 				    unsigned int timeout_ms,
 				    struct dfg_pf_remote *remote);
-	int		(*read)(void *conn, struct dfg_pf_read *rd);
+	int		(*read)(void *conn, struct dfg_pf_read **rds,
+				unsigned int n);
 	void		(*disconnect)(void *conn);
 };
 

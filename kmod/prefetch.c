@@ -446,6 +446,7 @@ static int dfg_pf_peer_dir(const struct dfg_pf_xport *xp,
 			   struct dfg_pf_peer *p, unsigned int tmo)
 {
 	struct dfg_pf_sync *s = &p->sync;
+	struct dfg_pf_read *rd = &s->rd;
 	u64 bytes = (p->r.node_count + 1) * 8;
 	long left;
 	int ret;
@@ -460,7 +461,7 @@ static int dfg_pf_peer_dir(const struct dfg_pf_xport *xp,
 	s->rd.len = bytes;
 	s->rd.dst = p->row;
 	s->rd.end = dfg_pf_sync_done;
-	ret = xp->read(p->conn, &s->rd);
+	ret = xp->read(p->conn, &rd, 1);
 	if (ret)
 		return ret;
 	left = wait_for_completion_interruptible_timeout(&s->done,
@@ -989,12 +990,49 @@ static void dfg_pf_spec_count(struct dfg_pf_req *req)
 	spin_unlock(&dfg_pf_lock);
 }
 
+/*
+ * Start @req's reads: one ->read per peer with all of its reads, in the
+ * order their entries were asked (@vec: room for req->nreads pointers).
+ * Under dfg_pf_rwsem read-held, so each peer's connection stays.
+ */
+static void dfg_pf_start(struct dfg_pf_req *req, struct dfg_pf_read **vec)
+{
+	unsigned int first[DFG_PF_PEERS_MAX + 1] = { };
+	unsigned int at[DFG_PF_PEERS_MAX];
+	unsigned int i, j, n;
+	int ret;
+
+	for (i = 0; i < req->nreads; i++)
+		first[req->rds[i].peer->id + 1]++;
+	for (i = 0; i < DFG_PF_PEERS_MAX; i++) {
+		first[i + 1] += first[i];
+		at[i] = first[i];
+	}
+	for (i = 0; i < req->nreads; i++)
+		vec[at[req->rds[i].peer->id]++] = &req->rds[i].rd;
+	for (i = 0; i < DFG_PF_PEERS_MAX; i++) {
+		struct dfg_pf_rd *r;
+
+		n = first[i + 1] - first[i];
+		if (!n)
+			continue;
+		r = container_of(vec[first[i]], struct dfg_pf_rd, rd);
+		/* One per read: dfg_pf_read_done() drops it. */
+		refcount_add(n, &req->ref);
+		ret = dfg_pf_xport->read(r->peer->conn, vec + first[i], n);
+		if (ret)
+			for (j = first[i]; j < first[i + 1]; j++)
+				dfg_pf_read_done(vec[j], ret);
+	}
+}
+
 /* DFG_IOC_PREFETCH */
 int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 {
 	struct dfg_prefetch *a = c->args;
 	struct dfg_waiter onstack, *w;
-	unsigned int i, nent;
+	unsigned int nent;
+	struct dfg_pf_read **vec;
 	struct dfg_pf_loc *locs;
 	struct dfg_pf_req *req;
 	u64 *ids;
@@ -1007,8 +1045,9 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 	ids = kvmalloc_array(a->nr, sizeof(*ids), GFP_KERNEL);
 	locs = kvcalloc(nent, sizeof(*locs), GFP_KERNEL);
 	req = kvzalloc(struct_size(req, rds, nent), GFP_KERNEL);
+	vec = kvmalloc_array(nent, sizeof(*vec), GFP_KERNEL);
 	ret = -ENOMEM;
-	if (!ids || !locs || !req)
+	if (!ids || !locs || !req || !vec)
 		goto out_free;
 	refcount_set(&req->ref, 1);
 	INIT_LIST_HEAD(&req->waiters);
@@ -1037,15 +1076,9 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 	}
 	if (req->spec)
 		dfg_pf_spec_count(req);
-	for (i = 0; i < req->nreads; i++) {
-		struct dfg_pf_rd *r = &req->rds[i];
-
-		refcount_inc(&req->ref);
-		ret = dfg_pf_xport->read(r->peer->conn, &r->rd);
-		if (ret)
-			dfg_pf_read_done(&r->rd, ret);
-	}
+	dfg_pf_start(req, vec);
 	up_read(&dfg_pf_rwsem);
+	kvfree(vec);
 	kvfree(ids);
 	kvfree(locs);
 
@@ -1078,6 +1111,7 @@ int dfg_pf_prefetch(struct dfg_cmd_ctx *c)
 out_up:
 	up_read(&dfg_pf_rwsem);
 out_free:
+	kvfree(vec);
 	kvfree(req);
 	kvfree(locs);
 	kvfree(ids);

@@ -10,36 +10,60 @@
  * that arrives gets its own PD, CQ and RC QP, and registers this machine's
  * partition image (pinned in dfg.ko by dfg_pf_serve_get()) with fast-reg
  * MRs for remote reads only, one MR per chunk of at most the device's
- * fast-reg page list. Once established it posts the registrations, then
- * one SEND, the hello: what it serves and each chunk's rkey and address.
- * The SEND follows the registrations on the same send queue, so a peer
- * that has the hello can read. A connection without a loaded partition is
- * rejected (the connector sees -ECONNREFUSED).
+ * fast-reg page list. It posts DFG_RDMA_SLOTS receives for lists before
+ * it accepts; once established it posts the registrations, then one
+ * SEND, the hello: what it serves and each chunk's rkey and address. The
+ * SEND follows the registrations on the same send queue, so a peer that
+ * has the hello can read. A connection without a loaded partition is
+ * rejected (the connector sees -ECONNREFUSED). A list that comes (a SEND:
+ * at most DFG_RDMA_LIST_MAX extents of the image) is checked whole, every
+ * extent inside the image and all of them within one answer, and
+ * answered with one SEND of the extents' bytes back to back, copied out
+ * of the image into one of DFG_RDMA_SLOTS answer buffers; a list that is
+ * not one drops the peer (stats/dropped). Lists and answers are the CQ's
+ * completions' alone, which run one at a time.
  *
  * Client side (->connect, from DFG_IOC_PEER_ADD): resolve the address and
- * route, make the QP, post the receive for the hello, connect, wait for
- * the hello. ->read posts RDMA READs whose scatter list is the
- * destination's pages (local DMA lkey), split at the peer's chunk ends.
- * Every WR is signaled; the last one of a read to complete ends it. A
- * failed WR (retries exhausted: the peer is dead or the link down) or a
- * disconnect marks the connection dead and tells dfg.ko
- * (dfg_pf_peer_lost()); the QP's error state flushes every other WR. The
- * time until a dead peer's read fails is bounded by the ack timeout and
- * retry count (dfg_rdma.ack_timeout, DFG_RDMA_RETRY).
+ * route, make the QP, post the receive for the hello and those for the
+ * answers, connect, wait for the hello. ->read takes a batch of reads (a
+ * PREFETCH's toward this peer). Reads up to dfg_rdma.pack_max bytes go in
+ * lists of at most DFG_RDMA_LIST_MAX reads and one answer's bytes, sent
+ * from DFG_RDMA_SLOTS request slots (the rest wait for a slot); an answer
+ * is copied out to its reads' destinations and ends them. Over Soft-RoCE
+ * this costs a SEND each way instead of a READ request and response per
+ * read (tools/bench/pf_batch.c measures both). Longer reads go as RDMA
+ * READs whose scatter list is the destination's pages (local DMA lkey),
+ * split at the peer's chunk ends, in chains of at most DFG_RDMA_CHAIN
+ * reads: one ib_post_send each with only the last WR signalled; an RC
+ * send queue completes in order, so that WR's completion ends every read
+ * of the chain, and a WR that fails completes signalled or not (as does
+ * every WR flushed after it), before the chain's end, which then fails
+ * all of its reads. A failed WR (retries exhausted: the peer is dead or
+ * the link down) or a disconnect marks the connection dead and tells
+ * dfg.ko (dfg_pf_peer_lost()); the QP's error state flushes every other
+ * WR, and a flushed receive fails every list still waiting for its
+ * answer. The time until a dead peer's read fails is bounded by the ack
+ * timeout and retry count (dfg_rdma.ack_timeout, DFG_RDMA_RETRY); a peer
+ * that took a list and then went silent, by dfg_rdma.list_timeout_ms
+ * (the connection's timer fails the QP).
  *
  * Objects and locks (lock order: the table in kmod/dfg.h, which lists
  * dfg_rdma_lock and dfg_rdma_conn.lock with dfg.ko's locks)
  *   dfg_rdma_srv	one accepted connection, on dfg_rdma_srvs under
  *			dfg_rdma_lock (mutex: the list, each ->dying); freed
  *			by its work on dfg_rdma_wq, queued once (->dying) by
- *			a disconnect event or the module's exit.
+ *			a disconnect event, a bad list or the module's exit.
  *   dfg_rdma_conn	one connection to a peer, owned by dfg.ko from
  *			->connect to ->disconnect. ->lock (spinlock, process
- *			context: cm handler, CQ work, ->read) guards ->dead and
- *			->closing. ->sq_used counts WRs posted and not
- *			completed, so the send queue never overflows.
- *   dfg_rdma_rd	one dfg_pf_read in flight: freed by the completion
- *			of its last WR.
+ *			context: cm handler, CQ work, timer, ->read) guards
+ *			->dead, ->closing, the lists waiting and the slots.
+ *			->sq_used counts READ WRs posted and not completed,
+ *			so the send queue never overflows (the lists' SENDs
+ *			have DFG_RDMA_SLOTS entries of their own).
+ *   dfg_rdma_list	reads waiting for a slot or in one: freed when its
+ *			answer came, or when it failed.
+ *   dfg_rdma_chain	one ib_post_send of READs in flight: freed by the
+ *			completion of its last WR, which ends its reads.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -68,12 +92,47 @@ static unsigned char dfg_rdma_ack_timeout = 18;
 module_param_named(ack_timeout, dfg_rdma_ack_timeout, byte, 0644);
 MODULE_PARM_DESC(ack_timeout, "RC ack timeout exponent (4.096 us * 2^x)");
 
+static unsigned int dfg_rdma_list_tmo = 8000;
+module_param_named(list_timeout_ms, dfg_rdma_list_tmo, uint, 0644);
+MODULE_PARM_DESC(list_timeout_ms,
+		 "a list of reads unanswered this long fails the connection");
+
+/*
+ * Reads up to this go in lists answered by the peer's module (at most
+ * what an answer holds), longer ones as RDMA READs; 0: every read is an
+ * RDMA READ.
+ */
+static unsigned int dfg_rdma_pack_max = 16384;
+module_param_named(pack_max, dfg_rdma_pack_max, uint, 0644);
+MODULE_PARM_DESC(pack_max,
+		 "reads up to this many bytes go in lists, longer ones as RDMA READs");
+
+/*
+ * Fault injection for the selftests (selftests/prefetch/node0.sh): the
+ * next list sent asks for bytes across the end of the peer's image (1)
+ * or says it has more extents than a list may (2), so that the peer's
+ * checks of what it serves can be seen to drop us.
+ */
+static unsigned int dfg_rdma_fault_list;
+module_param_named(fault_list, dfg_rdma_fault_list, uint, 0644);
+MODULE_PARM_DESC(fault_list,
+		 "testing: the next list sent is bad (1: past the image, 2: too long)");
+
 #define DFG_RDMA_RETRY		3
 #define DFG_RDMA_MAGIC		0x48474644U	/* "DFGH" */
-#define DFG_RDMA_VERSION	2	/* 2: the hello carries part_set */
+#define DFG_RDMA_VERSION	3	/* 3: reads go as lists */
 #define DFG_RDMA_CHUNKS_MAX	256
 #define DFG_RDMA_SGE		8	/* destination pages per READ */
 #define DFG_RDMA_SQ_DEPTH	1024
+/* Reads per chain: one GFP_ATOMIC allocation of about 8 KiB. */
+#define DFG_RDMA_CHAIN		32
+/* Lists in flight per connection: request slots, answer buffers. */
+#define DFG_RDMA_SLOTS		8
+#define DFG_RDMA_LIST_MAX	256	/* extents per list */
+/* An answer, header and bytes: one kmalloc() each, order 4. */
+#define DFG_RDMA_ANSWER_MAX	(64u << 10)
+#define DFG_RDMA_MAGIC_LIST	0x4c474644U	/* "DFGL" */
+#define DFG_RDMA_MAGIC_ANSWER	0x41474644U	/* "DFGA" */
 
 struct dfg_rdma_chunk_wire {
 	__le64	iova;
@@ -103,7 +162,114 @@ struct dfg_rdma_hello {
 				 DFG_RDMA_CHUNKS_MAX * \
 				 sizeof(struct dfg_rdma_chunk_wire))
 
+/*
+ * A list (SEND, client to server): the header, then @count extents of the
+ * image. @slot is the client's, given back in the answer.
+ */
+struct dfg_rdma_list_hdr {
+	__le32	magic;
+	__le32	count;
+	__le32	slot;
+	__le32	pad;
+};
+
+struct dfg_rdma_ext {
+	__le64	off;
+	__le32	len;
+	__le32	pad;
+};
+
+#define DFG_RDMA_LIST_BYTES	(sizeof(struct dfg_rdma_list_hdr) + \
+				 DFG_RDMA_LIST_MAX * sizeof(struct dfg_rdma_ext))
+
+/* The answer (SEND, server to client): the header, then @bytes bytes. */
+struct dfg_rdma_answer {
+	__le32	magic;
+	__le32	slot;
+	__le32	count;
+	__le32	pad;
+	__le64	bytes;
+};
+
+#define DFG_RDMA_PAYLOAD_MAX	(DFG_RDMA_ANSWER_MAX - \
+				 sizeof(struct dfg_rdma_answer))
+
+/* A DMA-mapped buffer of a connection and the completion of its WR. */
+struct dfg_rdma_buf {
+	struct ib_cqe		cqe;
+	void			*owner;	/* its dfg_rdma_srv or _conn */
+	void			*va;
+	u64			dma;
+	u32			len;
+	bool			busy;
+};
+
+static int dfg_rdma_buf_make(struct ib_device *dev, struct dfg_rdma_buf *b,
+			     void *owner, u32 len,
+			     enum dma_data_direction dir)
+{
+	b->owner = owner;
+	b->len = len;
+	b->va = kmalloc(len, GFP_KERNEL);
+	if (!b->va)
+		return -ENOMEM;
+	b->dma = ib_dma_map_single(dev, b->va, len, dir);
+	if (ib_dma_mapping_error(dev, b->dma)) {
+		b->dma = 0;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void dfg_rdma_buf_drop(struct ib_device *dev, struct dfg_rdma_buf *b,
+			      enum dma_data_direction dir)
+{
+	if (b->dma)
+		ib_dma_unmap_single(dev, b->dma, b->len, dir);
+	kfree(b->va);
+}
+
+static int dfg_rdma_post_recv(struct ib_qp *qp, struct ib_pd *pd,
+			      struct dfg_rdma_buf *b)
+{
+	struct ib_sge sge = {
+		.addr	= b->dma,
+		.length	= b->len,
+		.lkey	= pd->local_dma_lkey,
+	};
+	struct ib_recv_wr wr = {
+		.wr_cqe		= &b->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+	};
+
+	return ib_post_recv(qp, &wr, NULL);
+}
+
+static int dfg_rdma_post_send(struct ib_qp *qp, struct ib_pd *pd,
+			      struct dfg_rdma_buf *b, u32 len)
+{
+	struct ib_sge sge = {
+		.addr	= b->dma,
+		.length	= len,
+		.lkey	= pd->local_dma_lkey,
+	};
+	struct ib_send_wr wr = {
+		.wr_cqe		= &b->cqe,
+		.sg_list	= &sge,
+		.num_sge	= 1,
+		.opcode		= IB_WR_SEND,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+
+	return ib_post_send(qp, &wr, NULL);
+}
+
 static struct workqueue_struct *dfg_rdma_wq;
+/* Counters, /sys/module/dfg_rdma/stats/. */
+static atomic64_t dfg_rdma_lists;	/* served: lists answered */
+static atomic64_t dfg_rdma_dropped;	/* served: peers dropped */
+static atomic64_t dfg_rdma_timeouts;	/* lists unanswered in time */
 static struct rdma_cm_id *dfg_rdma_listen_id;
 static DEFINE_MUTEX(dfg_rdma_lock);
 static LIST_HEAD(dfg_rdma_srvs);
@@ -131,6 +297,22 @@ struct dfg_rdma_srv {
 	u64			hello_dma;
 	struct ib_cqe		cqe;
 	struct work_struct	free_work;
+	/*
+	 * Lists come into ->lists (receives), answers go from ->answers;
+	 * an answer is ->busy from its SEND to its completion. Touched by
+	 * the CQ's completions alone, which run one at a time (one CQ,
+	 * IB_POLL_WORKQUEUE), and by the teardown after ib_drain_qp().
+	 */
+	struct dfg_rdma_buf	lists[DFG_RDMA_SLOTS];
+	struct dfg_rdma_buf	answers[DFG_RDMA_SLOTS];
+	/*
+	 * Lists that came before an answer buffer was free again (the
+	 * client had the answer, our SEND's completion is still to come),
+	 * in order: each stays in its receive buffer until answered.
+	 */
+	struct dfg_rdma_buf	*waiting[DFG_RDMA_SLOTS];
+	u32			waiting_len[DFG_RDMA_SLOTS];
+	unsigned int		nwaiting;
 };
 
 static void dfg_rdma_srv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -148,6 +330,10 @@ static void dfg_rdma_srv_release(struct dfg_rdma_srv *s)
 	if (s->id->qp) {
 		ib_drain_qp(s->id->qp);
 		rdma_destroy_qp(s->id);
+	}
+	for (i = 0; i < DFG_RDMA_SLOTS; i++) {
+		dfg_rdma_buf_drop(dev, &s->lists[i], DMA_FROM_DEVICE);
+		dfg_rdma_buf_drop(dev, &s->answers[i], DMA_TO_DEVICE);
 	}
 	for (i = 0; s->mrs && i < s->nchunks; i++) {
 		struct dfg_rdma_mr *m = &s->mrs[i];
@@ -197,6 +383,138 @@ static void dfg_rdma_srv_kill(struct dfg_rdma_srv *s)
 		queue_work(dfg_rdma_wq, &s->free_work);
 	}
 	mutex_unlock(&dfg_rdma_lock);
+}
+
+static int dfg_rdma_srv_answer(struct dfg_rdma_srv *s,
+			       struct dfg_rdma_buf *in, u32 len);
+static void dfg_rdma_srv_taken(struct dfg_rdma_srv *s,
+			       struct dfg_rdma_buf *in, int ret);
+
+/* An answer went: its buffer is free, for the oldest list waiting. */
+static void dfg_rdma_srv_answer_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dfg_rdma_buf *b = container_of(wc->wr_cqe, struct dfg_rdma_buf,
+					      cqe);
+	struct dfg_rdma_srv *s = b->owner;
+	struct dfg_rdma_buf *in;
+	u32 len;
+
+	b->busy = false;
+	dfg_rdma_srv_wr_done(cq, wc);
+	if (wc->status != IB_WC_SUCCESS || !s->nwaiting)
+		return;
+	in = s->waiting[0];
+	len = s->waiting_len[0];
+	s->nwaiting--;
+	memmove(s->waiting, s->waiting + 1, s->nwaiting * sizeof(*s->waiting));
+	memmove(s->waiting_len, s->waiting_len + 1,
+		s->nwaiting * sizeof(*s->waiting_len));
+	dfg_rdma_srv_taken(s, in, dfg_rdma_srv_answer(s, in, len));
+}
+
+/*
+ * Answer the list in @in (@len bytes): every extent checked against the
+ * image, and the answer's room, before anything is copied; then the
+ * bytes packed into a free answer buffer behind the header, one SEND.
+ * 0 when answered, 1 when it waits for an answer buffer (s->waiting),
+ * -EPROTO for a list that is not one.
+ */
+static int dfg_rdma_srv_answer(struct dfg_rdma_srv *s,
+			       struct dfg_rdma_buf *in, u32 len)
+{
+	const struct dfg_rdma_list_hdr *q = in->va;
+	const struct dfg_rdma_ext *x = (const void *)(q + 1);
+	struct ib_device *dev = s->id->device;
+	struct dfg_rdma_answer *a;
+	struct dfg_rdma_buf *out = NULL;
+	u64 bytes = 0;
+	u32 i, n;
+	u8 *to;
+
+	ib_dma_sync_single_for_cpu(dev, in->dma, in->len, DMA_FROM_DEVICE);
+	if (len < sizeof(*q))
+		return -EPROTO;
+	n = le32_to_cpu(q->count);
+	if (le32_to_cpu(q->magic) != DFG_RDMA_MAGIC_LIST || !n ||
+	    n > DFG_RDMA_LIST_MAX || len != sizeof(*q) + n * sizeof(*x) ||
+	    q->pad)
+		return -EPROTO;
+	for (i = 0; i < n; i++) {
+		u64 off = le64_to_cpu(x[i].off);
+		u32 l = le32_to_cpu(x[i].len);
+
+		/* The image is s->part.bytes long; nothing outside goes. */
+		if (!l || x[i].pad || off > s->part.bytes ||
+		    l > s->part.bytes - off || l > DFG_RDMA_PAYLOAD_MAX - bytes)
+			return -EPROTO;
+		bytes += l;
+	}
+	for (i = 0; i < DFG_RDMA_SLOTS && !out; i++)
+		if (!s->answers[i].busy)
+			out = &s->answers[i];
+	if (!out) {
+		/* One waiting per receive buffer at most: never full. */
+		if (WARN_ON_ONCE(s->nwaiting >= DFG_RDMA_SLOTS))
+			return -EPROTO;
+		s->waiting[s->nwaiting] = in;
+		s->waiting_len[s->nwaiting++] = len;
+		return 1;
+	}
+	a = out->va;
+	a->magic = cpu_to_le32(DFG_RDMA_MAGIC_ANSWER);
+	a->slot = q->slot;
+	a->count = q->count;
+	a->pad = 0;
+	a->bytes = cpu_to_le64(bytes);
+	to = (u8 *)(a + 1);
+	for (i = 0; i < n; i++) {
+		u32 l = le32_to_cpu(x[i].len);
+
+		memcpy(to, s->part.image + le64_to_cpu(x[i].off), l);
+		to += l;
+	}
+	ib_dma_sync_single_for_device(dev, out->dma, out->len, DMA_TO_DEVICE);
+	out->busy = true;
+	if (dfg_rdma_post_send(s->id->qp, s->pd, out, sizeof(*a) + bytes)) {
+		out->busy = false;
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * The list in @in was answered (@ret 0: @in takes the next), waits (1) or
+ * was bad (< 0: the peer is dropped).
+ */
+static void dfg_rdma_srv_taken(struct dfg_rdma_srv *s,
+			       struct dfg_rdma_buf *in, int ret)
+{
+	if (ret > 0)
+		return;
+	if (!ret)
+		ret = dfg_rdma_post_recv(s->id->qp, s->pd, in);
+	if (ret) {
+		atomic64_inc(&dfg_rdma_dropped);
+		pr_warn_ratelimited("dropped a peer: %s (%d)\n",
+				    ret == -EPROTO ? "bad list" : "error", ret);
+		dfg_rdma_srv_kill(s);
+		return;
+	}
+	atomic64_inc(&dfg_rdma_lists);
+}
+
+/* A list came: answer it, take the next into the same buffer. */
+static void dfg_rdma_srv_list_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dfg_rdma_buf *in = container_of(wc->wr_cqe, struct dfg_rdma_buf,
+					       cqe);
+	struct dfg_rdma_srv *s = in->owner;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		dfg_rdma_srv_wr_done(cq, wc);
+		return;
+	}
+	dfg_rdma_srv_taken(s, in, dfg_rdma_srv_answer(s, in, wc->byte_len));
 }
 
 /* Register chunk @i of the image: fast-reg MR, remote read only. */
@@ -293,7 +611,9 @@ static int dfg_rdma_srv_setup(struct dfg_rdma_srv *s,
 		s->pd = NULL;
 		return ret;
 	}
-	s->cq = ib_alloc_cq(dev, s, s->nchunks + 8, 0, IB_POLL_WORKQUEUE);
+	/* Registrations, the hello, answers and lists, the drain's. */
+	s->cq = ib_alloc_cq(dev, s, s->nchunks + 2 * DFG_RDMA_SLOTS + 8, 0,
+			    IB_POLL_WORKQUEUE);
 	if (IS_ERR(s->cq)) {
 		ret = PTR_ERR(s->cq);
 		s->cq = NULL;
@@ -310,17 +630,35 @@ static int dfg_rdma_srv_setup(struct dfg_rdma_srv *s,
 		s->hello_dma = 0;
 		return -ENOMEM;
 	}
+	for (i = 0; i < DFG_RDMA_SLOTS; i++) {
+		ret = dfg_rdma_buf_make(dev, &s->lists[i], s,
+					DFG_RDMA_LIST_BYTES, DMA_FROM_DEVICE);
+		if (!ret)
+			ret = dfg_rdma_buf_make(dev, &s->answers[i], s,
+						DFG_RDMA_ANSWER_MAX,
+						DMA_TO_DEVICE);
+		if (ret)
+			return ret;
+		s->lists[i].cqe.done = dfg_rdma_srv_list_done;
+		s->answers[i].cqe.done = dfg_rdma_srv_answer_done;
+	}
 	qa.send_cq = s->cq;
 	qa.recv_cq = s->cq;
 	qa.qp_type = IB_QPT_RC;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.cap.max_send_wr = s->nchunks + 2;
-	qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_wr = s->nchunks + DFG_RDMA_SLOTS + 2;
+	qa.cap.max_recv_wr = DFG_RDMA_SLOTS + 1;
 	qa.cap.max_send_sge = 1;
 	qa.cap.max_recv_sge = 1;
 	ret = rdma_create_qp(s->id, s->pd, &qa);
 	if (ret)
 		return ret;
+	/* Before the client hears the hello, so no list finds none. */
+	for (i = 0; i < DFG_RDMA_SLOTS; i++) {
+		ret = dfg_rdma_post_recv(s->id->qp, s->pd, &s->lists[i]);
+		if (ret)
+			return ret;
+	}
 	s->cqe.done = dfg_rdma_srv_wr_done;
 	/* The event gives the connector's initiator depth this name. */
 	cp.responder_resources = min_t(u32, req->responder_resources,
@@ -419,12 +757,38 @@ struct dfg_rdma_rkey {
 	u32	rkey;
 };
 
+/*
+ * A list of reads waiting for a slot or in one: @n reads of @bytes in
+ * all; @status is what they end with once it is over.
+ */
+struct dfg_rdma_list {
+	struct list_head	node;
+	unsigned int		n;
+	int			status;
+	u64			bytes;
+	struct dfg_pf_read	*rds[];
+};
+
+/*
+ * A request slot: the list in it (@l, NULL when free), its SEND's buffer,
+ * when it went, whether the SEND completed and whether the answer came
+ * (or never will). Over when both: then its reads end.
+ */
+struct dfg_rdma_slot {
+	struct dfg_rdma_buf	req;
+	struct dfg_rdma_list	*l;
+	unsigned long		sent;
+	bool			send_done;
+	bool			answered;
+	int			status;
+};
+
 struct dfg_rdma_conn {
 	struct rdma_cm_id	*id;
 	struct ib_pd		*pd;
 	struct ib_cq		*cq;
 	struct dfg_pf_peer	*peer;
-	spinlock_t		lock;	/* ->dead, ->closing; see the top */
+	spinlock_t		lock;	/* see the top */
 	bool			dead;
 	bool			closing;
 	struct completion	cm_done;
@@ -442,23 +806,37 @@ struct dfg_rdma_conn {
 	u64			chunk_bytes;
 	u32			nchunks;
 	struct dfg_rdma_rkey	*rk;
+	/* Lists waiting for a slot, the slots: under ->lock. */
+	struct list_head	pending;
+	struct dfg_rdma_slot	slots[DFG_RDMA_SLOTS];
+	/* Receives for the answers; CQ completions alone touch them. */
+	struct dfg_rdma_buf	answers[DFG_RDMA_SLOTS];
+	/* Fails the connection when a list stays unanswered. */
+	struct delayed_work	timer;
 };
 
-struct dfg_rdma_rd;
+struct dfg_rdma_chain;
 
 struct dfg_rdma_wr {
 	struct ib_cqe		cqe;
 	struct ib_rdma_wr	wr;
-	struct dfg_rdma_rd	*r;
+	struct dfg_rdma_chain	*ch;
 	struct ib_sge		sge[DFG_RDMA_SGE];
 };
 
-struct dfg_rdma_rd {
-	struct dfg_pf_read	*rd;
+/*
+ * @next: the next chain of the same ->read, until it is posted
+ * @last: index of the WR whose completion ends the chain
+ * @rds: @n reads, behind @wr[@nwr]
+ */
+struct dfg_rdma_chain {
 	struct dfg_rdma_conn	*c;
-	atomic_t		left;
+	struct dfg_rdma_chain	*next;
 	int			status;
 	unsigned int		nwr;
+	unsigned int		last;
+	unsigned int		n;
+	struct dfg_pf_read	**rds;
 	struct dfg_rdma_wr	wr[];
 };
 
@@ -475,10 +853,267 @@ static void dfg_rdma_conn_lost(struct dfg_rdma_conn *c)
 		dfg_pf_peer_lost(c->peer);
 }
 
+/* Fail the connection from our side: its QP errs, every WR flushes. */
+static void dfg_rdma_conn_kill(struct dfg_rdma_conn *c)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	dfg_rdma_conn_lost(c);
+	ib_modify_qp(c->id->qp, &attr, IB_QP_STATE);
+}
+
+/* Every read of @l ends with @status; @l goes. */
+static void dfg_rdma_list_end(struct dfg_rdma_list *l, int status)
+{
+	unsigned int i;
+
+	for (i = 0; i < l->n; i++)
+		dfg_pf_read_done(l->rds[i], status);
+	kfree(l);
+}
+
+/* Lists never started: only freed. */
+static void dfg_rdma_lists_free(struct list_head *lists)
+{
+	struct dfg_rdma_list *l, *tmp;
+
+	list_for_each_entry_safe(l, tmp, lists, node)
+		kfree(l);
+	INIT_LIST_HEAD(lists);
+}
+
+static void dfg_rdma_lists_end(struct list_head *lists)
+{
+	struct dfg_rdma_list *l, *tmp;
+
+	list_for_each_entry_safe(l, tmp, lists, node)
+		dfg_rdma_list_end(l, l->status);
+}
+
+/* Under c->lock: if slot @sl is over, free it and put its list on @done. */
+static void dfg_rdma_slot_over(struct dfg_rdma_slot *sl,
+			       struct list_head *done)
+{
+	if (!sl->l || !sl->send_done || !sl->answered)
+		return;
+	sl->l->status = sl->status;
+	list_add_tail(&sl->l->node, done);
+	sl->l = NULL;
+}
+
+/* Under c->lock: send list @l from free slot @i. */
+static int dfg_rdma_slot_start(struct dfg_rdma_conn *c, unsigned int i,
+			       struct dfg_rdma_list *l)
+{
+	struct dfg_rdma_slot *sl = &c->slots[i];
+	struct dfg_rdma_list_hdr *q = sl->req.va;
+	struct dfg_rdma_ext *x = (void *)(q + 1);
+	u32 j, len = sizeof(*q) + l->n * sizeof(*x);
+	int ret;
+
+	q->magic = cpu_to_le32(DFG_RDMA_MAGIC_LIST);
+	q->count = cpu_to_le32(l->n);
+	q->slot = cpu_to_le32(i);
+	q->pad = 0;
+	for (j = 0; j < l->n; j++) {
+		x[j].off = cpu_to_le64(l->rds[j]->off);
+		x[j].len = cpu_to_le32(l->rds[j]->len);
+		x[j].pad = 0;
+	}
+	switch (xchg(&dfg_rdma_fault_list, 0)) {
+	case 1:
+		x[l->n - 1].off = cpu_to_le64(c->image_bytes - 4);
+		x[l->n - 1].len = cpu_to_le32(8);
+		break;
+	case 2:
+		q->count = cpu_to_le32(DFG_RDMA_LIST_MAX + 1);
+		break;
+	}
+	ib_dma_sync_single_for_device(c->id->device, sl->req.dma, len,
+				      DMA_TO_DEVICE);
+	sl->l = l;
+	sl->sent = jiffies;
+	sl->send_done = false;
+	sl->answered = false;
+	sl->status = 0;
+	ret = dfg_rdma_post_send(c->id->qp, c->pd, &sl->req, len);
+	if (ret)
+		sl->l = NULL;
+	return ret;
+}
+
+/*
+ * Lists waiting go into free slots; on a connection that is over they
+ * fail instead. Called after anything that may free a slot or add a list.
+ */
+static void dfg_rdma_kick(struct dfg_rdma_conn *c)
+{
+	struct dfg_rdma_list *l;
+	unsigned int i;
+	LIST_HEAD(fail);
+	int ret;
+
+	spin_lock(&c->lock);
+	for (i = 0; i < DFG_RDMA_SLOTS && !list_empty(&c->pending); i++) {
+		if (c->dead || c->closing)
+			break;
+		if (c->slots[i].l)
+			continue;
+		l = list_first_entry(&c->pending, struct dfg_rdma_list, node);
+		list_del(&l->node);
+		ret = dfg_rdma_slot_start(c, i, l);
+		if (ret) {
+			l->status = ret;
+			list_add_tail(&l->node, &fail);
+		}
+	}
+	if (c->dead || c->closing) {
+		list_for_each_entry(l, &c->pending, node)
+			l->status = -EHOSTUNREACH;
+		list_splice_tail_init(&c->pending, &fail);
+	}
+	spin_unlock(&c->lock);
+	dfg_rdma_lists_end(&fail);
+}
+
+/* A list's SEND completed. */
+static void dfg_rdma_list_sent(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dfg_rdma_slot *sl = container_of(wc->wr_cqe,
+						struct dfg_rdma_slot, req.cqe);
+	struct dfg_rdma_conn *c = sl->req.owner;
+	LIST_HEAD(done);
+
+	if (wc->status != IB_WC_SUCCESS)
+		dfg_rdma_conn_lost(c);
+	spin_lock(&c->lock);
+	sl->send_done = true;
+	/* Not sent, not answered: an answer cannot come any more. */
+	if (wc->status != IB_WC_SUCCESS && !sl->answered) {
+		sl->answered = true;
+		sl->status = -EHOSTUNREACH;
+	}
+	dfg_rdma_slot_over(sl, &done);
+	spin_unlock(&c->lock);
+	dfg_rdma_lists_end(&done);
+	dfg_rdma_kick(c);
+}
+
+/*
+ * Under c->lock: the answer @a (@len bytes) into its slot's reads; false
+ * if it answers no list in flight or not the one that is.
+ */
+static bool dfg_rdma_answer_take(struct dfg_rdma_conn *c,
+				 const struct dfg_rdma_answer *a, u32 len,
+				 struct list_head *done)
+{
+	u32 i = le32_to_cpu(a->slot);
+	const u8 *from = (const u8 *)(a + 1);
+	struct dfg_rdma_slot *sl;
+	struct dfg_rdma_list *l;
+
+	if (len < sizeof(*a) || le32_to_cpu(a->magic) != DFG_RDMA_MAGIC_ANSWER ||
+	    i >= DFG_RDMA_SLOTS)
+		return false;
+	sl = &c->slots[i];
+	l = sl->l;
+	if (!l || sl->answered || le32_to_cpu(a->count) != l->n ||
+	    le64_to_cpu(a->bytes) != l->bytes || len != sizeof(*a) + l->bytes)
+		return false;
+	for (i = 0; i < l->n; i++) {
+		memcpy(l->rds[i]->dst, from, l->rds[i]->len);
+		from += l->rds[i]->len;
+	}
+	sl->answered = true;
+	dfg_rdma_slot_over(sl, done);
+	return true;
+}
+
+/*
+ * Under c->lock: the connection is over, so no answer comes any more;
+ * every slot that waits for one fails.
+ */
+static void dfg_rdma_unanswered_fail(struct dfg_rdma_conn *c,
+				     struct list_head *done)
+{
+	unsigned int i;
+
+	for (i = 0; i < DFG_RDMA_SLOTS; i++) {
+		struct dfg_rdma_slot *sl = &c->slots[i];
+
+		if (!sl->l || sl->answered)
+			continue;
+		sl->answered = true;
+		sl->status = -EHOSTUNREACH;
+		dfg_rdma_slot_over(sl, done);
+	}
+}
+
+/* An answer came into @b (or the receive flushed: the QP is in error). */
+static void dfg_rdma_answer_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct dfg_rdma_buf *b = container_of(wc->wr_cqe, struct dfg_rdma_buf,
+					      cqe);
+	struct dfg_rdma_conn *c = b->owner;
+	LIST_HEAD(done);
+	bool ok = false;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		dfg_rdma_conn_lost(c);
+		spin_lock(&c->lock);
+		dfg_rdma_unanswered_fail(c, &done);
+		spin_unlock(&c->lock);
+	} else {
+		ib_dma_sync_single_for_cpu(c->id->device, b->dma, b->len,
+					   DMA_FROM_DEVICE);
+		spin_lock(&c->lock);
+		ok = dfg_rdma_answer_take(c, b->va, wc->byte_len, &done);
+		spin_unlock(&c->lock);
+		if (!ok)
+			pr_warn_ratelimited("a peer's answer fits no list\n");
+		if (!ok || dfg_rdma_post_recv(c->id->qp, c->pd, b))
+			dfg_rdma_conn_kill(c);
+	}
+	dfg_rdma_lists_end(&done);
+	dfg_rdma_kick(c);
+}
+
+/*
+ * Every second: a list unanswered for dfg_rdma.list_timeout_ms fails the
+ * connection (a peer that took the list and died sends nothing more, and
+ * nothing of ours is left to retry).
+ */
+static void dfg_rdma_timer(struct work_struct *work)
+{
+	struct dfg_rdma_conn *c = container_of(to_delayed_work(work),
+					       struct dfg_rdma_conn, timer);
+	unsigned long tmo = msecs_to_jiffies(READ_ONCE(dfg_rdma_list_tmo));
+	bool late = false, again;
+	unsigned int i;
+
+	spin_lock(&c->lock);
+	for (i = 0; i < DFG_RDMA_SLOTS; i++) {
+		const struct dfg_rdma_slot *sl = &c->slots[i];
+
+		if (sl->l && !sl->answered && time_after(jiffies, sl->sent + tmo))
+			late = true;
+	}
+	again = !c->closing;
+	spin_unlock(&c->lock);
+	if (late && again) {
+		atomic64_inc(&dfg_rdma_timeouts);
+		pr_warn_ratelimited("a peer left a list unanswered: connection failed\n");
+		dfg_rdma_conn_kill(c);
+	}
+	if (again)
+		queue_delayed_work(dfg_rdma_wq, &c->timer, HZ);
+}
+
 static int dfg_rdma_conn_handler(struct rdma_cm_id *id,
 				 struct rdma_cm_event *ev)
 {
 	struct dfg_rdma_conn *c = id->context;
+	LIST_HEAD(done);
 	int st = 0;
 
 	switch (ev->event) {
@@ -499,6 +1134,12 @@ static int dfg_rdma_conn_handler(struct rdma_cm_id *id,
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 	case RDMA_CM_EVENT_ADDR_CHANGE:
 		dfg_rdma_conn_lost(c);
+		/* The peer answers nothing more: lists sent fail now. */
+		spin_lock(&c->lock);
+		dfg_rdma_unanswered_fail(c, &done);
+		spin_unlock(&c->lock);
+		dfg_rdma_lists_end(&done);
+		dfg_rdma_kick(c);
 		st = -ECONNRESET;
 		break;
 	default:
@@ -554,11 +1195,25 @@ static void dfg_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 static void dfg_rdma_conn_free(struct dfg_rdma_conn *c)
 {
 	struct ib_device *dev = c->id->device;
+	LIST_HEAD(done);
+	unsigned int i;
 
 	if (c->id->qp) {
 		rdma_disconnect(c->id);
+		/* Every posted WR completes: each list in a slot ends. */
 		ib_drain_qp(c->id->qp);
 		rdma_destroy_qp(c->id);
+	}
+	/* Sent lists no answer can come for any more, should any be left. */
+	spin_lock(&c->lock);
+	dfg_rdma_unanswered_fail(c, &done);
+	spin_unlock(&c->lock);
+	dfg_rdma_lists_end(&done);
+	/* Those that waited for a slot fail (->closing or ->dead is set). */
+	dfg_rdma_kick(c);
+	for (i = 0; i < DFG_RDMA_SLOTS; i++) {
+		dfg_rdma_buf_drop(dev, &c->slots[i].req, DMA_TO_DEVICE);
+		dfg_rdma_buf_drop(dev, &c->answers[i], DMA_FROM_DEVICE);
 	}
 	if (c->hello_dma)
 		ib_dma_unmap_single(dev, c->hello_dma, DFG_RDMA_HELLO_MAX,
@@ -583,6 +1238,7 @@ static int dfg_rdma_conn_qp(struct dfg_rdma_conn *c)
 		.sg_list	= &sge,
 		.num_sge	= 1,
 	};
+	unsigned int i;
 	int ret;
 
 	c->pd = ib_alloc_pd(dev, 0);
@@ -593,7 +1249,8 @@ static int dfg_rdma_conn_qp(struct dfg_rdma_conn *c)
 	}
 	c->sq_depth = min_t(u32, dev->attrs.max_qp_wr, DFG_RDMA_SQ_DEPTH);
 	c->max_sge = min_t(u32, dev->attrs.max_send_sge, DFG_RDMA_SGE);
-	c->cq = ib_alloc_cq(dev, c, c->sq_depth + 8, 0, IB_POLL_WORKQUEUE);
+	c->cq = ib_alloc_cq(dev, c, c->sq_depth + 2 * DFG_RDMA_SLOTS + 8, 0,
+			    IB_POLL_WORKQUEUE);
 	if (IS_ERR(c->cq)) {
 		ret = PTR_ERR(c->cq);
 		c->cq = NULL;
@@ -603,8 +1260,9 @@ static int dfg_rdma_conn_qp(struct dfg_rdma_conn *c)
 	qa.recv_cq = c->cq;
 	qa.qp_type = IB_QPT_RC;
 	qa.sq_sig_type = IB_SIGNAL_REQ_WR;
-	qa.cap.max_send_wr = c->sq_depth + 1;	/* + ib_drain_qp()'s */
-	qa.cap.max_recv_wr = 1;
+	/* READs, lists, ib_drain_qp()'s; the hello, answers, the drain's. */
+	qa.cap.max_send_wr = c->sq_depth + DFG_RDMA_SLOTS + 1;
+	qa.cap.max_recv_wr = DFG_RDMA_SLOTS + 2;
 	qa.cap.max_send_sge = c->max_sge;
 	qa.cap.max_recv_sge = 1;
 	ret = rdma_create_qp(c->id, c->pd, &qa);
@@ -623,7 +1281,22 @@ static int dfg_rdma_conn_qp(struct dfg_rdma_conn *c)
 	sge.addr = c->hello_dma;
 	sge.length = DFG_RDMA_HELLO_MAX;
 	sge.lkey = c->pd->local_dma_lkey;
-	return ib_post_recv(c->id->qp, &wr, NULL);
+	/* The hello comes first: into the receive posted first. */
+	ret = ib_post_recv(c->id->qp, &wr, NULL);
+	for (i = 0; !ret && i < DFG_RDMA_SLOTS; i++) {
+		ret = dfg_rdma_buf_make(dev, &c->slots[i].req, c,
+					DFG_RDMA_LIST_BYTES, DMA_TO_DEVICE);
+		if (!ret)
+			ret = dfg_rdma_buf_make(dev, &c->answers[i], c,
+						DFG_RDMA_ANSWER_MAX,
+						DMA_FROM_DEVICE);
+		if (ret)
+			break;
+		c->slots[i].req.cqe.done = dfg_rdma_list_sent;
+		c->answers[i].cqe.done = dfg_rdma_answer_done;
+		ret = dfg_rdma_post_recv(c->id->qp, c->pd, &c->answers[i]);
+	}
+	return ret;
 }
 
 /* Check the hello and take what the peer serves from it. */
@@ -683,6 +1356,8 @@ static void *dfg_rdma_connect(struct dfg_pf_peer *peer,
 		return ERR_PTR(-ENOMEM);
 	c->peer = peer;
 	spin_lock_init(&c->lock);
+	INIT_LIST_HEAD(&c->pending);
+	INIT_DELAYED_WORK(&c->timer, dfg_rdma_timer);
 	init_completion(&c->cm_done);
 	init_completion(&c->hello_done);
 	c->id = rdma_create_id(&init_net, dfg_rdma_conn_handler, c,
@@ -724,6 +1399,7 @@ static void *dfg_rdma_connect(struct dfg_pf_peer *peer,
 		ret = c->hello_status ?: dfg_rdma_hello_parse(c, remote);
 	if (ret)
 		goto fail;
+	queue_delayed_work(dfg_rdma_wq, &c->timer, HZ);
 	return c;
 
 fail:
@@ -742,53 +1418,75 @@ static void dfg_rdma_disconnect(void *conn)
 	spin_lock(&c->lock);
 	c->closing = true;
 	spin_unlock(&c->lock);
+	cancel_delayed_work_sync(&c->timer);
 	/* The drain in it completes every read still posted. */
 	dfg_rdma_conn_free(c);
 }
 
-static void dfg_rdma_rd_unmap(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w)
+static void dfg_rdma_wr_unmap(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w)
 {
 	unsigned int i;
 
 	for (i = 0; i < w->wr.wr.num_sge; i++)
 		ib_dma_unmap_page(c->id->device, w->sge[i].addr,
 				  w->sge[i].length, DMA_FROM_DEVICE);
+	w->wr.wr.num_sge = 0;
 }
 
-/* @n WRs of @r are over (completed, or never posted). */
-static void dfg_rdma_rd_put(struct dfg_rdma_rd *r, unsigned int n)
+/* Unmap and free @ch (a WR not mapped has no scatter list). */
+static void dfg_rdma_chain_unmap_free(struct dfg_rdma_chain *ch)
 {
-	if (!atomic_sub_and_test(n, &r->left))
-		return;
-	dfg_pf_read_done(r->rd, r->status);
-	kfree(r);
+	unsigned int i;
+
+	for (i = 0; i < ch->nwr; i++)
+		dfg_rdma_wr_unmap(ch->c, &ch->wr[i]);
+	kfree(ch);
+}
+
+/* A posted chain is over: its send queue room goes back too. */
+static void dfg_rdma_chain_free(struct dfg_rdma_chain *ch)
+{
+	atomic_sub(ch->nwr, &ch->c->sq_used);
+	dfg_rdma_chain_unmap_free(ch);
+}
+
+/* Every read of @ch ends with @status (0 or a negative errno). */
+static void dfg_rdma_chain_end(struct dfg_rdma_chain *ch, int status)
+{
+	unsigned int i;
+
+	for (i = 0; i < ch->n; i++)
+		dfg_pf_read_done(ch->rds[i], status);
+	dfg_rdma_chain_free(ch);
 }
 
 static void dfg_rdma_read_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct dfg_rdma_wr *w = container_of(wc->wr_cqe, struct dfg_rdma_wr,
 					     cqe);
-	struct dfg_rdma_rd *r = w->r;
-	struct dfg_rdma_conn *c = r->c;
+	struct dfg_rdma_chain *ch = w->ch;
 
-	dfg_rdma_rd_unmap(c, w);
-	atomic_dec(&c->sq_used);
 	if (wc->status != IB_WC_SUCCESS) {
-		/* One status per read; a flush after a failure says less. */
-		if (!r->status || wc->status != IB_WC_WR_FLUSH_ERR)
-			r->status = wc->status == IB_WC_REM_ACCESS_ERR ?
-				    -EIO : -EHOSTUNREACH;
-		dfg_rdma_conn_lost(c);
+		/* One status per chain; a flush after a failure says less. */
+		if (!ch->status || wc->status != IB_WC_WR_FLUSH_ERR)
+			ch->status = wc->status == IB_WC_REM_ACCESS_ERR ?
+				     -EIO : -EHOSTUNREACH;
+		dfg_rdma_conn_lost(ch->c);
 	}
-	dfg_rdma_rd_put(r, 1);
+	/*
+	 * In order: the chain's last WR completes after every other, and
+	 * only a failed one of those completes at all.
+	 */
+	if (w == &ch->wr[ch->last])
+		dfg_rdma_chain_end(ch, ch->status);
 }
 
 /*
- * The WRs of a read of [@off, @off + @len) into @dst: each at most
- * c->max_sge destination pages, none across a chunk's end. With @r NULL,
- * only counts them.
+ * The WRs of a read of [@off, @off + @len) into @dst, from @w on: each at
+ * most c->max_sge destination pages, none across a chunk's end. With @w
+ * NULL, only counts them.
  */
-static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
+static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_wr *w,
 			     u64 off, u32 len, void *dst)
 {
 	struct ib_device *dev = c->id->device;
@@ -799,7 +1497,6 @@ static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
 		u64 roff = off + pos;
 		u64 in_chunk = roff % c->chunk_bytes;
 		u32 room = min_t(u64, len - pos, c->chunk_bytes - in_chunk);
-		struct dfg_rdma_wr *w = r ? &r->wr[nwr] : NULL;
 		unsigned int ns = 0;
 		u32 got = 0;
 
@@ -825,15 +1522,14 @@ static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
 			got += n;
 		}
 		if (w) {
-			w->r = r;
 			w->cqe.done = dfg_rdma_read_wr_done;
 			w->wr.wr.wr_cqe = &w->cqe;
 			w->wr.wr.sg_list = w->sge;
 			w->wr.wr.opcode = IB_WR_RDMA_READ;
-			w->wr.wr.send_flags = IB_SEND_SIGNALED;
 			w->wr.remote_addr = c->rk[roff / c->chunk_bytes].iova +
 					    in_chunk;
 			w->wr.rkey = c->rk[roff / c->chunk_bytes].rkey;
+			w++;
 		}
 		nwr++;
 		pos += got;
@@ -841,62 +1537,233 @@ static int dfg_rdma_rd_build(struct dfg_rdma_conn *c, struct dfg_rdma_rd *r,
 	return nwr;
 }
 
-static int dfg_rdma_read(void *conn, struct dfg_pf_read *rd)
+/*
+ * A chain of the @n reads @rds, its WRs linked and mapped, only the last
+ * signalled; NULL without memory. GFP_ATOMIC: ->read must not sleep.
+ */
+static struct dfg_rdma_chain *dfg_rdma_chain_new(struct dfg_rdma_conn *c,
+						 struct dfg_pf_read **rds,
+						 unsigned int n)
 {
-	struct dfg_rdma_conn *c = conn;
-	struct dfg_rdma_rd *r;
-	unsigned int i;
-	bool dead;
-	int n, ret;
+	struct dfg_rdma_chain *ch;
+	unsigned int i, at = 0, nwr = 0;
+	int k;
 
-	if (!rd->len || rd->off > c->image_bytes ||
-	    rd->len > c->image_bytes - rd->off)
-		return -EINVAL;
-	spin_lock(&c->lock);
-	dead = c->dead || c->closing;
-	spin_unlock(&c->lock);
-	if (dead)
-		return -EHOSTUNREACH;
-	n = dfg_rdma_rd_build(c, NULL, rd->off, rd->len, rd->dst);
-	if (atomic_add_return(n, &c->sq_used) > c->sq_depth) {
-		atomic_sub(n, &c->sq_used);
+	for (i = 0; i < n; i++)
+		nwr += dfg_rdma_rd_build(c, NULL, rds[i]->off, rds[i]->len,
+					 rds[i]->dst);
+	ch = kzalloc(struct_size(ch, wr, nwr) + n * sizeof(*rds), GFP_ATOMIC);
+	if (!ch)
+		return NULL;
+	ch->c = c;
+	ch->n = n;
+	ch->nwr = nwr;
+	ch->rds = (struct dfg_pf_read **)&ch->wr[nwr];
+	for (i = 0; i < n; i++) {
+		ch->rds[i] = rds[i];
+		k = dfg_rdma_rd_build(c, &ch->wr[at], rds[i]->off,
+				      rds[i]->len, rds[i]->dst);
+		if (k < 0) {
+			dfg_rdma_chain_unmap_free(ch);
+			return NULL;
+		}
+		at += k;
+	}
+	for (i = 0; i < nwr; i++) {
+		ch->wr[i].ch = ch;
+		ch->wr[i].wr.wr.next = i + 1 < nwr ? &ch->wr[i + 1].wr.wr :
+						     NULL;
+	}
+	ch->last = nwr - 1;
+	ch->wr[ch->last].wr.wr.send_flags = IB_SEND_SIGNALED;
+	return ch;
+}
+
+/*
+ * Post @ch; 0, or a negative errno with none of it posted.
+ *
+ * Posted in part (the device refused a WR, which the room reserved in
+ * ->read and WRs built within its limits rule out), the QP is put in the
+ * error state so that the posted WRs flush, and the refused WR, emptied
+ * and signalled, is posted again as the chain's end: in the error state
+ * it completes, after every WR before it (ib_drain_qp()'s way).
+ */
+static int dfg_rdma_chain_post(struct dfg_rdma_chain *ch)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	const struct ib_send_wr *bad = NULL;
+	struct dfg_rdma_conn *c = ch->c;
+	unsigned int i, posted;
+	struct dfg_rdma_wr *w;
+	int ret;
+
+	ret = ib_post_send(c->id->qp, &ch->wr[0].wr.wr, &bad);
+	if (!ret)
+		return 0;
+	for (posted = 0; posted < ch->nwr; posted++)
+		if (&ch->wr[posted].wr.wr == bad)
+			break;
+	if (!posted || posted == ch->nwr)
+		return ret;
+	pr_warn_ratelimited("a chain of READs posted in part: %d\n", ret);
+	for (i = posted; i < ch->nwr; i++)
+		dfg_rdma_wr_unmap(c, &ch->wr[i]);
+	w = &ch->wr[posted];
+	w->wr.wr.next = NULL;
+	w->wr.wr.send_flags = IB_SEND_SIGNALED;
+	ch->status = ret;
+	ch->last = posted;
+	dfg_rdma_conn_lost(c);
+	ib_modify_qp(c->id->qp, &attr, IB_QP_STATE);
+	if (ib_post_send(c->id->qp, &w->wr.wr, NULL))
+		pr_err("a chain of READs cannot end: its reads stay\n");
+	return 0;
+}
+
+/* Free chains never posted, and give back the room reserved for them. */
+static void dfg_rdma_chains_drop(struct dfg_rdma_conn *c,
+				 struct dfg_rdma_chain *head, unsigned int nwr)
+{
+	struct dfg_rdma_chain *ch;
+
+	while (head) {
+		ch = head;
+		head = ch->next;
+		dfg_rdma_chain_unmap_free(ch);
+	}
+	atomic_sub(nwr, &c->sq_used);
+}
+
+/*
+ * Chains of the @n reads @rds into *@head, send queue room reserved for
+ * every WR (*@nwr), or a negative errno and nothing kept.
+ */
+static int dfg_rdma_chains_make(struct dfg_rdma_conn *c,
+				struct dfg_pf_read **rds, unsigned int n,
+				struct dfg_rdma_chain **head, unsigned int *nwr)
+{
+	struct dfg_rdma_chain *ch, **tail = head;
+	unsigned int i, k;
+
+	*head = NULL;
+	*nwr = 0;
+	for (i = 0; i < n; i++)
+		*nwr += dfg_rdma_rd_build(c, NULL, rds[i]->off, rds[i]->len,
+					  rds[i]->dst);
+	if (atomic_add_return(*nwr, &c->sq_used) > c->sq_depth) {
+		atomic_sub(*nwr, &c->sq_used);
 		return -EBUSY;
 	}
-	r = kzalloc(struct_size(r, wr, n), GFP_ATOMIC);
-	if (!r) {
-		ret = -ENOMEM;
-		goto out_sq;
+	for (i = 0; i < n; i += k) {
+		k = min_t(unsigned int, n - i, DFG_RDMA_CHAIN);
+		ch = dfg_rdma_chain_new(c, rds + i, k);
+		if (!ch) {
+			dfg_rdma_chains_drop(c, *head, *nwr);
+			return -ENOMEM;
+		}
+		*tail = ch;
+		tail = &ch->next;
 	}
-	r->rd = rd;
-	r->c = c;
-	r->nwr = n;
-	atomic_set(&r->left, n);
-	ret = dfg_rdma_rd_build(c, r, rd->off, rd->len, rd->dst);
-	if (ret < 0)
-		goto out_unmap;
-	for (i = 0; i < n; i++) {
-		ret = ib_post_send(c->id->qp, &r->wr[i].wr.wr, NULL);
+	return 0;
+}
+
+/* Post the chains at @head; one the device refuses ends its reads. */
+static void dfg_rdma_chains_post(struct dfg_rdma_chain *head)
+{
+	struct dfg_rdma_chain *ch;
+	int ret;
+
+	while (head) {
+		ch = head;
+		head = ch->next;
+		ret = dfg_rdma_chain_post(ch);
 		if (ret)
-			break;
+			dfg_rdma_chain_end(ch, ret);
 	}
-	if (!i)
-		goto out_unmap;
-	if (i < n) {
-		/* The posted ones complete and end the read with @ret. */
-		r->status = ret;
-		atomic_sub(n - i, &c->sq_used);
-		for (; i < n; i++)
-			dfg_rdma_rd_unmap(c, &r->wr[i]);
-		dfg_rdma_rd_put(r, n - i);
+}
+
+/*
+ * Lists of the @n reads @rds, each at most DFG_RDMA_LIST_MAX reads and
+ * DFG_RDMA_PAYLOAD_MAX bytes, onto @lists; -ENOMEM and none kept.
+ */
+static int dfg_rdma_lists_make(struct dfg_pf_read **rds, unsigned int n,
+			       struct list_head *lists)
+{
+	struct dfg_rdma_list *l;
+	unsigned int i, j;
+	u64 bytes;
+
+	for (i = 0; i < n; i = j) {
+		bytes = 0;
+		for (j = i; j < n && j - i < DFG_RDMA_LIST_MAX &&
+		     rds[j]->len <= DFG_RDMA_PAYLOAD_MAX - bytes; j++)
+			bytes += rds[j]->len;
+		l = kmalloc(struct_size(l, rds, j - i), GFP_ATOMIC);
+		if (!l)
+			goto fail;
+		l->n = j - i;
+		l->bytes = bytes;
+		l->status = 0;
+		memcpy(l->rds, rds + i, l->n * sizeof(*rds));
+		list_add_tail(&l->node, lists);
 	}
 	return 0;
 
-out_unmap:
-	for (i = 0; i < n; i++)
-		dfg_rdma_rd_unmap(c, &r->wr[i]);
-	kfree(r);
-out_sq:
-	atomic_sub(n, &c->sq_used);
+fail:
+	dfg_rdma_lists_free(lists);
+	return -ENOMEM;
+}
+
+/*
+ * Reads up to dfg_rdma.pack_max go in lists answered by the peer's
+ * module, longer ones as chains of RDMA READs (@rds is reordered: lists'
+ * reads first). All of them start, or none.
+ */
+static int dfg_rdma_read(void *conn, struct dfg_pf_read **rds, unsigned int n)
+{
+	struct dfg_rdma_conn *c = conn;
+	struct dfg_rdma_chain *head = NULL;
+	unsigned int i, np = 0, nwr = 0;
+	u32 pack = min_t(u32, READ_ONCE(dfg_rdma_pack_max),
+			 DFG_RDMA_PAYLOAD_MAX);
+	struct dfg_pf_read *t;
+	LIST_HEAD(lists);
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		if (!rds[i]->len || rds[i]->off > c->image_bytes ||
+		    rds[i]->len > c->image_bytes - rds[i]->off)
+			return -EINVAL;
+		if (rds[i]->len <= pack) {
+			t = rds[np];
+			rds[np++] = rds[i];
+			rds[i] = t;
+		}
+	}
+	ret = dfg_rdma_lists_make(rds, np, &lists);
+	if (ret)
+		return ret;
+	if (np < n) {
+		ret = dfg_rdma_chains_make(c, rds + np, n - np, &head, &nwr);
+		if (ret)
+			goto out_lists;
+	}
+	spin_lock(&c->lock);
+	if (c->dead || c->closing)
+		ret = -EHOSTUNREACH;
+	else
+		list_splice_tail_init(&lists, &c->pending);
+	spin_unlock(&c->lock);
+	if (ret) {
+		dfg_rdma_chains_drop(c, head, nwr);
+		goto out_lists;
+	}
+	dfg_rdma_chains_post(head);
+	dfg_rdma_kick(c);
+	return 0;
+
+out_lists:
+	dfg_rdma_lists_free(&lists);
 	return ret;
 }
 
@@ -906,6 +1773,33 @@ static const struct dfg_pf_xport dfg_rdma_xport = {
 	.connect	= dfg_rdma_connect,
 	.read		= dfg_rdma_read,
 	.disconnect	= dfg_rdma_disconnect,
+};
+
+/* ---- counters ---- */
+
+#define DFG_RDMA_STAT(name)						\
+static ssize_t name##_show(struct kobject *kobj,			\
+			   struct kobj_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%lld\n",					\
+			  (long long)atomic64_read(&dfg_rdma_##name));	\
+}									\
+static struct kobj_attribute dfg_rdma_attr_##name = __ATTR_RO(name)
+
+DFG_RDMA_STAT(lists);
+DFG_RDMA_STAT(dropped);
+DFG_RDMA_STAT(timeouts);
+
+static struct attribute *dfg_rdma_attrs[] = {
+	&dfg_rdma_attr_lists.attr,
+	&dfg_rdma_attr_dropped.attr,
+	&dfg_rdma_attr_timeouts.attr,
+	NULL,
+};
+
+static const struct attribute_group dfg_rdma_group = {
+	.name	= "stats",
+	.attrs	= dfg_rdma_attrs,
 };
 
 /* ---- module ---- */
@@ -945,11 +1839,16 @@ static int __init dfg_rdma_init(void)
 	ret = dfg_rdma_listen();
 	if (ret)
 		goto out_wq;
-	ret = dfg_pf_xport_register(&dfg_rdma_xport);
+	ret = sysfs_create_group(&THIS_MODULE->mkobj.kobj, &dfg_rdma_group);
 	if (ret)
 		goto out_listen;
+	ret = dfg_pf_xport_register(&dfg_rdma_xport);
+	if (ret)
+		goto out_sysfs;
 	return 0;
 
+out_sysfs:
+	sysfs_remove_group(&THIS_MODULE->mkobj.kobj, &dfg_rdma_group);
 out_listen:
 	rdma_destroy_id(dfg_rdma_listen_id);
 out_wq:
@@ -975,6 +1874,7 @@ static void __exit dfg_rdma_exit(void)
 	mutex_unlock(&dfg_rdma_lock);
 	/* Each work takes its entry off the list and frees it. */
 	destroy_workqueue(dfg_rdma_wq);
+	sysfs_remove_group(&THIS_MODULE->mkobj.kobj, &dfg_rdma_group);
 }
 
 module_init(dfg_rdma_init);

@@ -10,23 +10,30 @@
  * IPv4-mapped addresses, so both families; IPv4 only where the kernel has
  * no IPv6), accepted by a work item. Each connection pins this machine's
  * partition image (dfg_pf_serve_get()), says what it serves, and is then
- * served by a work item of its own: it receives requests in batches,
- * checks each against the image and sends the answer's header and the
- * image's bytes in one sendmsg (a kvec of the image: no bounce buffer).
- * What a client can make it hold is bounded: at most dfg_tcp.max_conns
- * connections (one more is told DFG_TCP_BUSY and closed), one batch of
- * requests each, answers taken from the pinned image, never copied; a
- * request that is not one ends its connection, and so does half a request
+ * served by a work item of its own: it receives what requests are there
+ * (each a list of at most DFG_TCP_LIST_MAX extents), checks every extent
+ * of one against the image and sends the answer's header and the
+ * extents' bytes in one sendmsg (a kvec into the image: no bounce
+ * buffer). What a client can make it hold is bounded: at most
+ * dfg_tcp.max_conns connections (one more is told DFG_TCP_BUSY and
+ * closed), two requests' room and one kvec each, answers taken from the
+ * pinned image, never copied; a request that is not one (any of its
+ * extents outside the image) ends its connection before any of it is
+ * answered, and so does half a request
  * left for dfg_tcp.stall_ms or an answer that the client does not take
  * for as long (up to twice: a send that moved some bytes waits again).
  * Those are counted in /sys/module/dfg_tcp/stats/.
  *
  * Client side (->connect, from DFG_IOC_PEER_ADD): connect within the
- * caller's timeout, read the hello. ->read queues the read and kicks the
- * connection's send work, which sends every queued request (up to
- * DFG_TCP_BATCH per sendmsg); the connection's receive work takes the
- * answers, in order, straight into the read's destination and completes
- * each read. A dead link is noticed by TCP: keepalive after
+ * caller's timeout, read the hello. ->read makes the batch of reads it
+ * is given into requests of at most DFG_TCP_LIST_MAX reads (one for a
+ * PREFETCH's reads toward this peer unless there are more), queues them
+ * and kicks the connection's send work, which sends what is queued (up
+ * to DFG_TCP_SBUF bytes of requests per sendmsg); the connection's
+ * receive work takes each answer, in order, with one recvmsg straight
+ * into its reads' destinations (a kvec of them) and completes them. An
+ * answer cut short fails every read of its request. A dead link is
+ * noticed by TCP: keepalive after
  * DFG_TCP_KEEPIDLE s of silence, every DFG_TCP_KEEPINTVL s, and
  * TCP_USER_TIMEOUT (dfg_tcp.user_timeout_ms, 5 s, about dfg_rdma.ko's
  * 4.3 s) for data or probes left unanswered, so a peer that dies or whose
@@ -44,9 +51,12 @@
  *   dfg_tcp_conn	one connection to a peer, owned by dfg.ko from
  *			->connect to ->disconnect. ->lock (spinlock, process
  *			context: ->read, the send and receive works) guards
- *			the reads' lists, ->tag, ->dead and ->closing.
- *   dfg_tcp_rd		one dfg_pf_read queued or sent: freed once
- *			dfg_pf_read_done() is called for it.
+ *			the request lists, ->nreads, ->tag, ->dead and
+ *			->closing.
+ *   dfg_tcp_batch	one request: its dfg_pf_reads, queued or sent; on a
+ *			list it is the connection's, off the lists the one
+ *			work that took it off owns it, and frees it once
+ *			dfg_pf_read_done() is called for each of its reads.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -85,8 +95,12 @@ MODULE_PARM_DESC(stall_ms,
 
 #define DFG_TCP_KEEPIDLE	2	/* s of silence before keepalive */
 #define DFG_TCP_KEEPINTVL	1	/* s between keepalive probes */
-#define DFG_TCP_BATCH		64	/* requests per sendmsg or recvmsg */
 #define DFG_TCP_READS_MAX	65536	/* reads queued or sent per peer */
+/* The longest request, header and list. */
+#define DFG_TCP_REQ_MAX		(sizeof(struct dfg_tcp_req) + \
+				 DFG_TCP_LIST_MAX * sizeof(struct dfg_tcp_ext))
+/* A client's requests per sendmsg: at least the longest. */
+#define DFG_TCP_SBUF		(4 * DFG_TCP_REQ_MAX)
 #define DFG_TCP_CONNS_LIMIT	256
 /* How often an idle server connection looks up (a half request's clock). */
 #define DFG_TCP_POLL		(HZ)
@@ -97,6 +111,7 @@ static atomic64_t dfg_tcp_accepted;		/* served, ever */
 static atomic64_t dfg_tcp_refused;		/* over max_conns or unserved */
 static atomic64_t dfg_tcp_dropped;		/* bad or stalled */
 static atomic64_t dfg_tcp_requests;		/* answered */
+static atomic64_t dfg_tcp_reads;		/* extents of those */
 static atomic64_t dfg_tcp_bytes;		/* image bytes sent */
 static atomic64_t dfg_tcp_lost;			/* client connections lost */
 
@@ -161,20 +176,30 @@ static int dfg_tcp_recv_some(struct socket *sock, void *buf, size_t len)
 	return sock_recvmsg(sock, &msg, MSG_NOSIGNAL);
 }
 
-/* Receive exactly @len bytes; 0, or a negative errno (-ECONNRESET: end). */
-static int dfg_tcp_recv(struct socket *sock, void *buf, size_t len)
+/*
+ * Receive exactly @len bytes into @vec; 0, or a negative errno
+ * (-ECONNRESET: end).
+ */
+static int dfg_tcp_recvv(struct socket *sock, struct kvec *vec, size_t nvec,
+			 size_t len)
 {
-	struct kvec v = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = {};
 	int ret;
 
-	iov_iter_kvec(&msg.msg_iter, ITER_DEST, &v, 1, len);
+	iov_iter_kvec(&msg.msg_iter, ITER_DEST, vec, nvec, len);
 	while (msg_data_left(&msg)) {
 		ret = sock_recvmsg(sock, &msg, MSG_WAITALL | MSG_NOSIGNAL);
 		if (ret <= 0)
 			return ret ?: -ECONNRESET;
 	}
 	return 0;
+}
+
+static int dfg_tcp_recv(struct socket *sock, void *buf, size_t len)
+{
+	struct kvec v = { .iov_base = buf, .iov_len = len };
+
+	return dfg_tcp_recvv(sock, &v, 1, len);
 }
 
 /* ---- server side ---- */
@@ -185,7 +210,10 @@ struct dfg_tcp_srv {
 	struct dfg_pf_served	part;
 	struct work_struct	work;
 	unsigned int		have;	/* bytes in ->buf */
-	u8			buf[DFG_TCP_BATCH * sizeof(struct dfg_tcp_req)]
+	/* An answer: its header, then an extent of the image each. */
+	struct kvec		vec[1 + DFG_TCP_LIST_MAX];
+	/* Requests as they came; whole ones are answered and go. */
+	u8			buf[2 * DFG_TCP_REQ_MAX]
 				__aligned(8);	/* read as struct dfg_tcp_req */
 };
 
@@ -221,41 +249,91 @@ static void dfg_tcp_refuse(struct socket *sock, u32 status)
 	sock_release(sock);
 }
 
+/*
+ * The length of the whole request at @buf (@left bytes there), 0 if it is
+ * not whole yet, -EPROTO if it cannot be one.
+ */
+static long dfg_tcp_req_len(const u8 *buf, unsigned int left)
+{
+	const struct dfg_tcp_req *q = (const void *)buf;
+	size_t need;
+	u32 n;
+
+	if (left < sizeof(*q))
+		return 0;
+	n = le32_to_cpu(q->count);
+	if (le32_to_cpu(q->magic) != DFG_TCP_MAGIC_REQ || !n ||
+	    n > DFG_TCP_LIST_MAX)
+		return -EPROTO;
+	need = sizeof(*q) + n * sizeof(struct dfg_tcp_ext);
+	return left < need ? 0 : need;
+}
+
+/*
+ * Answer the request at @q: every extent checked against the image
+ * first, then header and bytes in one sendmsg (@more: another whole
+ * request follows, so TCP may fill its segments).
+ */
+static int dfg_tcp_srv_one(struct dfg_tcp_srv *s,
+			   const struct dfg_tcp_req *q, bool more)
+{
+	const struct dfg_tcp_ext *x = (const void *)(q + 1);
+	u32 i, n = le32_to_cpu(q->count);
+	struct dfg_tcp_resp a = {
+		.magic	= cpu_to_le32(DFG_TCP_MAGIC_RESP),
+		.tag	= q->tag,
+		.count	= q->count,
+	};
+	u64 bytes = 0;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		u64 off = le64_to_cpu(x[i].off);
+		u32 len = le32_to_cpu(x[i].len);
+
+		/* The image is s->part.bytes long; nothing outside goes. */
+		if (!len || x[i].pad || off > s->part.bytes ||
+		    len > s->part.bytes - off)
+			return -EPROTO;
+		s->vec[i + 1].iov_base = s->part.image + off;
+		s->vec[i + 1].iov_len = len;
+		bytes += len;
+	}
+	a.bytes = cpu_to_le64(bytes);
+	s->vec[0].iov_base = &a;
+	s->vec[0].iov_len = sizeof(a);
+	ret = dfg_tcp_send(s->sock, s->vec, n + 1, sizeof(a) + bytes,
+			   more ? MSG_MORE : 0);
+	if (ret)
+		return ret;
+	atomic64_inc(&dfg_tcp_requests);
+	atomic64_add(n, &dfg_tcp_reads);
+	atomic64_add(bytes, &dfg_tcp_bytes);
+	return 0;
+}
+
 /* Answer every whole request in s->buf; keep the rest. */
 static int dfg_tcp_srv_answer(struct dfg_tcp_srv *s, bool *took)
 {
-	unsigned int n = s->have / sizeof(struct dfg_tcp_req), i;
-	struct dfg_tcp_req *q = (struct dfg_tcp_req *)s->buf;
+	unsigned int at = 0;
+	long len, next;
 	int ret;
 
-	for (i = 0; i < n; i++, q++) {
-		u64 off = le64_to_cpu(q->off);
-		u32 len = le32_to_cpu(q->len);
-		struct dfg_tcp_resp a = {
-			.magic	= cpu_to_le32(DFG_TCP_MAGIC_RESP),
-			.tag	= q->tag,
-			.len	= q->len,
-		};
-		struct kvec v[2] = {
-			{ .iov_base = &a, .iov_len = sizeof(a) },
-			{ .iov_base = s->part.image + off, .iov_len = len },
-		};
-
-		/* The image is s->part.bytes long; nothing outside goes. */
-		if (le32_to_cpu(q->magic) != DFG_TCP_MAGIC_REQ || !len ||
-		    off > s->part.bytes || len > s->part.bytes - off)
-			return -EPROTO;
-		/* More answers behind this one: let TCP fill its segments. */
-		ret = dfg_tcp_send(s->sock, v, 2, sizeof(a) + len,
-				   i + 1 < n ? MSG_MORE : 0);
+	len = dfg_tcp_req_len(s->buf, s->have);
+	while (len > 0) {
+		next = dfg_tcp_req_len(s->buf + at + len, s->have - at - len);
+		ret = dfg_tcp_srv_one(s, (const void *)(s->buf + at),
+				      next > 0);
 		if (ret)
 			return ret;
-		atomic64_inc(&dfg_tcp_requests);
-		atomic64_add(len, &dfg_tcp_bytes);
+		at += len;
+		len = next;
 	}
-	*took = n > 0;
-	s->have -= n * sizeof(*q);
-	memmove(s->buf, q, s->have);
+	if (len < 0)
+		return len;
+	*took = at > 0;
+	s->have -= at;
+	memmove(s->buf, s->buf + at, s->have);
 	return 0;
 }
 
@@ -317,7 +395,7 @@ static void dfg_tcp_srv_work(struct work_struct *work)
 	mutex_unlock(&dfg_tcp_lock);
 	sock_release(s->sock);
 	dfg_pf_serve_put();
-	kfree(s);
+	kvfree(s);
 	atomic_dec(&dfg_tcp_nconns);
 }
 
@@ -335,14 +413,14 @@ static void dfg_tcp_srv_start(struct socket *sock)
 		dfg_tcp_refuse(sock, DFG_TCP_BUSY);
 		return;
 	}
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
+	s = kvzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s) {
 		atomic_dec(&dfg_tcp_nconns);
 		dfg_tcp_refuse(sock, DFG_TCP_BUSY);
 		return;
 	}
 	if (dfg_pf_serve_get(&s->part)) {
-		kfree(s);
+		kvfree(s);
 		atomic_dec(&dfg_tcp_nconns);
 		dfg_tcp_refuse(sock, DFG_TCP_NOTHING);
 		return;
@@ -355,7 +433,7 @@ static void dfg_tcp_srv_start(struct socket *sock)
 		mutex_unlock(&dfg_tcp_lock);
 		sock_release(sock);
 		dfg_pf_serve_put();
-		kfree(s);
+		kvfree(s);
 		atomic_dec(&dfg_tcp_nconns);
 		return;
 	}
@@ -431,27 +509,42 @@ static int dfg_tcp_listen(void)
 
 /* ---- client side ---- */
 
-struct dfg_tcp_rd {
+/* One request: ->n reads, their destinations in ->vec. */
+struct dfg_tcp_batch {
 	struct list_head	node;
-	struct dfg_pf_read	*rd;
 	u64			tag;
+	u64			bytes;	/* the sum of the reads' lengths */
+	unsigned int		n;
+	struct dfg_pf_read	**rds;	/* ->n, behind ->vec */
+	struct kvec		vec[];
 };
 
 struct dfg_tcp_conn {
 	struct socket		*sock;
 	struct dfg_pf_peer	*peer;
-	spinlock_t		lock;	/* the lists, ->tag, ->dead, ->closing */
-	struct list_head	queued;	/* reads to send, in order */
+	spinlock_t		lock;	/* see the top */
+	struct list_head	queued;	/* requests to send, in order */
 	struct list_head	sent;	/* sent: answers come in this order */
-	unsigned int		nreads;	/* on both lists */
-	u64			tag;	/* the next read's */
+	unsigned int		nreads;	/* reads of both lists' requests */
+	u64			tag;	/* the next request's */
 	bool			dead;
 	bool			closing;
 	u64			image_bytes;
 	struct work_struct	send_work;
 	struct work_struct	recv_work;
-	struct dfg_tcp_req	reqs[DFG_TCP_BATCH];	/* the send work's */
+	/* The send work's: requests as the wire has them. */
+	u8			sbuf[DFG_TCP_SBUF] __aligned(8);
 };
+
+/* Every read of @b ended with @status: tell dfg.ko, free @b. */
+static void dfg_tcp_batch_end(struct dfg_tcp_batch *b, int status)
+{
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++)
+		dfg_pf_read_done(b->rds[i], status);
+	kfree(b);
+}
 
 /*
  * The connection is over (failed, or ended by ->disconnect): tell dfg.ko
@@ -459,7 +552,7 @@ struct dfg_tcp_conn {
  */
 static void dfg_tcp_conn_end(struct dfg_tcp_conn *c, int why)
 {
-	struct dfg_tcp_rd *r, *tmp;
+	struct dfg_tcp_batch *b, *tmp;
 	LIST_HEAD(gone);
 	bool tell;
 
@@ -477,47 +570,64 @@ static void dfg_tcp_conn_end(struct dfg_tcp_conn *c, int why)
 		pr_info("connection to a peer lost (%d)\n", why);
 		dfg_pf_peer_lost(c->peer);
 	}
-	list_for_each_entry_safe(r, tmp, &gone, node) {
-		dfg_pf_read_done(r->rd, -EHOSTUNREACH);
-		kfree(r);
-	}
+	list_for_each_entry_safe(b, tmp, &gone, node)
+		dfg_tcp_batch_end(b, -EHOSTUNREACH);
 }
 
-/* Send what is queued, DFG_TCP_BATCH requests per sendmsg. */
+/* Under c->lock: request @b on the wire at @buf; its length. */
+static size_t dfg_tcp_req_pack(const struct dfg_tcp_batch *b, u8 *buf)
+{
+	struct dfg_tcp_req *q = (void *)buf;
+	struct dfg_tcp_ext *x = (void *)(q + 1);
+	unsigned int i;
+
+	q->magic = cpu_to_le32(DFG_TCP_MAGIC_REQ);
+	q->count = cpu_to_le32(b->n);
+	q->tag = cpu_to_le64(b->tag);
+	for (i = 0; i < b->n; i++) {
+		x[i].off = cpu_to_le64(b->rds[i]->off);
+		x[i].len = cpu_to_le32(b->rds[i]->len);
+		x[i].pad = 0;
+	}
+	return sizeof(*q) + b->n * sizeof(*x);
+}
+
+/* Send what is queued, up to DFG_TCP_SBUF bytes of requests per sendmsg. */
 static void dfg_tcp_send_work(struct work_struct *work)
 {
 	struct dfg_tcp_conn *c = container_of(work, struct dfg_tcp_conn,
 					      send_work);
-	struct dfg_tcp_rd *r, *tmp;
+	struct dfg_tcp_batch *b, *tmp;
+	size_t len, need;
+	bool full;
 	struct kvec v;
-	unsigned int n;
 
 	do {
-		n = 0;
+		len = 0;
+		full = false;
 		spin_lock(&c->lock);
-		list_for_each_entry_safe(r, tmp, &c->queued, node) {
-			struct dfg_tcp_req *q = &c->reqs[n];
-
-			q->magic = cpu_to_le32(DFG_TCP_MAGIC_REQ);
-			q->len = cpu_to_le32(r->rd->len);
-			q->tag = cpu_to_le64(r->tag);
-			q->off = cpu_to_le64(r->rd->off);
-			/* Before the send: its answer may come before it ends. */
-			list_move_tail(&r->node, &c->sent);
-			if (++n == DFG_TCP_BATCH)
+		list_for_each_entry_safe(b, tmp, &c->queued, node) {
+			need = sizeof(struct dfg_tcp_req) +
+			       b->n * sizeof(struct dfg_tcp_ext);
+			if (len + need > sizeof(c->sbuf)) {
+				full = true;
 				break;
+			}
+			len += dfg_tcp_req_pack(b, c->sbuf + len);
+			/* Before the send: its answer may come before it ends. */
+			list_move_tail(&b->node, &c->sent);
 		}
 		spin_unlock(&c->lock);
-		if (!n)
+		if (!len)
 			return;
-		v.iov_base = c->reqs;
-		v.iov_len = n * sizeof(c->reqs[0]);
+		v.iov_base = c->sbuf;
+		v.iov_len = len;
 		/* On failure the receive work sees the end and ends the reads. */
-		if (dfg_tcp_send(c->sock, &v, 1, v.iov_len, 0)) {
+		if (dfg_tcp_send(c->sock, &v, 1, len, 0)) {
 			kernel_sock_shutdown(c->sock, SHUT_RDWR);
 			return;
 		}
-	} while (n == DFG_TCP_BATCH);
+	} while (full);
 }
 
 /* Take the answers, in order, until the connection ends. */
@@ -525,8 +635,8 @@ static void dfg_tcp_recv_work(struct work_struct *work)
 {
 	struct dfg_tcp_conn *c = container_of(work, struct dfg_tcp_conn,
 					      recv_work);
+	struct dfg_tcp_batch *b;
 	struct dfg_tcp_resp a;
-	struct dfg_tcp_rd *r;
 	u32 status;
 	int ret;
 
@@ -536,29 +646,29 @@ static void dfg_tcp_recv_work(struct work_struct *work)
 			break;
 		status = le32_to_cpu(a.status);
 		spin_lock(&c->lock);
-		r = list_first_entry_or_null(&c->sent, struct dfg_tcp_rd, node);
-		if (r && le32_to_cpu(a.magic) == DFG_TCP_MAGIC_RESP &&
-		    le64_to_cpu(a.tag) == r->tag &&
-		    (status || le32_to_cpu(a.len) == r->rd->len)) {
-			list_del(&r->node);
-			c->nreads--;
+		b = list_first_entry_or_null(&c->sent, struct dfg_tcp_batch,
+					     node);
+		if (b && le32_to_cpu(a.magic) == DFG_TCP_MAGIC_RESP &&
+		    le64_to_cpu(a.tag) == b->tag &&
+		    le32_to_cpu(a.count) == b->n &&
+		    (status || le64_to_cpu(a.bytes) == b->bytes)) {
+			list_del(&b->node);
+			c->nreads -= b->n;
 		} else {
-			r = NULL;
+			b = NULL;
 		}
 		spin_unlock(&c->lock);
-		if (!r) {
+		if (!b) {
 			ret = -EPROTO;
 			break;
 		}
 		if (status) {
-			dfg_pf_read_done(r->rd, -EIO);
-			kfree(r);
+			dfg_tcp_batch_end(b, -EIO);
 			continue;
 		}
-		/* Off the lists: this work alone owns the read now. */
-		ret = dfg_tcp_recv(c->sock, r->rd->dst, r->rd->len);
-		dfg_pf_read_done(r->rd, ret ? -EHOSTUNREACH : 0);
-		kfree(r);
+		/* Off the lists: this work alone owns the request now. */
+		ret = dfg_tcp_recvv(c->sock, b->vec, b->n, b->bytes);
+		dfg_tcp_batch_end(b, ret ? -EHOSTUNREACH : 0);
 		if (ret)
 			break;
 	}
@@ -631,7 +741,7 @@ static void *dfg_tcp_connect(struct dfg_pf_peer *peer,
 		len = sizeof(struct sockaddr_in6);
 	else
 		return ERR_PTR(-EAFNOSUPPORT);
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kvzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return ERR_PTR(-ENOMEM);
 	c->peer = peer;
@@ -643,7 +753,7 @@ static void *dfg_tcp_connect(struct dfg_pf_peer *peer,
 	ret = sock_create_kern(&init_net, addr->ss_family, SOCK_STREAM,
 			       IPPROTO_TCP, &c->sock);
 	if (ret) {
-		kfree(c);
+		kvfree(c);
 		return ERR_PTR(ret);
 	}
 	dfg_tcp_sock_opts(c->sock->sk);
@@ -671,41 +781,76 @@ static void *dfg_tcp_connect(struct dfg_pf_peer *peer,
 
 fail:
 	sock_release(c->sock);
-	kfree(c);
+	kvfree(c);
 	return ERR_PTR(dfg_tcp_connect_err(ret));
 }
 
-static int dfg_tcp_read(void *conn, struct dfg_pf_read *rd)
+/* A request of the @n reads @rds (GFP_ATOMIC: ->read must not sleep). */
+static struct dfg_tcp_batch *dfg_tcp_batch_new(struct dfg_pf_read **rds,
+					       unsigned int n)
+{
+	struct dfg_tcp_batch *b;
+	unsigned int i;
+
+	b = kmalloc(struct_size(b, vec, n) + n * sizeof(*rds), GFP_ATOMIC);
+	if (!b)
+		return NULL;
+	b->n = n;
+	b->bytes = 0;
+	b->rds = (struct dfg_pf_read **)&b->vec[n];
+	for (i = 0; i < n; i++) {
+		b->rds[i] = rds[i];
+		b->vec[i].iov_base = rds[i]->dst;
+		b->vec[i].iov_len = rds[i]->len;
+		b->bytes += rds[i]->len;
+	}
+	return b;
+}
+
+static int dfg_tcp_read(void *conn, struct dfg_pf_read **rds, unsigned int n)
 {
 	struct dfg_tcp_conn *c = conn;
-	struct dfg_tcp_rd *r;
+	struct dfg_tcp_batch *b, *tmp;
+	unsigned int i, k;
+	LIST_HEAD(reqs);
 	int ret = 0;
 
-	if (!rd->len || rd->off > c->image_bytes ||
-	    rd->len > c->image_bytes - rd->off)
-		return -EINVAL;
-	r = kmalloc(sizeof(*r), GFP_ATOMIC);
-	if (!r)
-		return -ENOMEM;
-	r->rd = rd;
+	for (i = 0; i < n; i++)
+		if (!rds[i]->len || rds[i]->off > c->image_bytes ||
+		    rds[i]->len > c->image_bytes - rds[i]->off)
+			return -EINVAL;
+	/* All or none: each request of at most DFG_TCP_LIST_MAX reads. */
+	for (i = 0; i < n; i += k) {
+		k = min_t(unsigned int, n - i, DFG_TCP_LIST_MAX);
+		b = dfg_tcp_batch_new(rds + i, k);
+		if (!b) {
+			ret = -ENOMEM;
+			goto out_free;
+		}
+		list_add_tail(&b->node, &reqs);
+	}
 	spin_lock(&c->lock);
 	if (c->dead || c->closing) {
 		ret = -EHOSTUNREACH;
-	} else if (c->nreads >= DFG_TCP_READS_MAX) {
+	} else if (n > DFG_TCP_READS_MAX - c->nreads) {
 		ret = -EBUSY;
 	} else {
-		r->tag = c->tag++;
-		list_add_tail(&r->node, &c->queued);
-		c->nreads++;
+		list_for_each_entry(b, &reqs, node)
+			b->tag = c->tag++;
+		list_splice_tail_init(&reqs, &c->queued);
+		c->nreads += n;
 	}
 	spin_unlock(&c->lock);
-	if (ret) {
-		kfree(r);
-		return ret;
-	}
+	if (ret)
+		goto out_free;
 	/* No ->disconnect meanwhile (dfg_pf_rwsem): @c is still there. */
 	queue_work(dfg_tcp_cli_wq, &c->send_work);
 	return 0;
+
+out_free:
+	list_for_each_entry_safe(b, tmp, &reqs, node)
+		kfree(b);
+	return ret;
 }
 
 static void dfg_tcp_disconnect(void *conn)
@@ -720,7 +865,7 @@ static void dfg_tcp_disconnect(void *conn)
 	flush_work(&c->recv_work);
 	cancel_work_sync(&c->send_work);
 	sock_release(c->sock);
-	kfree(c);
+	kvfree(c);
 }
 
 static const struct dfg_pf_xport dfg_tcp_xport = {
@@ -746,6 +891,7 @@ DFG_TCP_STAT(accepted, atomic64_read(&dfg_tcp_accepted));
 DFG_TCP_STAT(refused, atomic64_read(&dfg_tcp_refused));
 DFG_TCP_STAT(dropped, atomic64_read(&dfg_tcp_dropped));
 DFG_TCP_STAT(requests, atomic64_read(&dfg_tcp_requests));
+DFG_TCP_STAT(reads, atomic64_read(&dfg_tcp_reads));
 DFG_TCP_STAT(bytes, atomic64_read(&dfg_tcp_bytes));
 DFG_TCP_STAT(lost, atomic64_read(&dfg_tcp_lost));
 
@@ -755,6 +901,7 @@ static struct attribute *dfg_tcp_attrs[] = {
 	&dfg_tcp_attr_refused.attr,
 	&dfg_tcp_attr_dropped.attr,
 	&dfg_tcp_attr_requests.attr,
+	&dfg_tcp_attr_reads.attr,
 	&dfg_tcp_attr_bytes.attr,
 	&dfg_tcp_attr_lost.attr,
 	NULL,

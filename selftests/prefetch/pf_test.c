@@ -530,8 +530,9 @@ static void pf_step_dead(int fd, struct io_uring *ring,
 
 	ret = pf_fetch(fd, ring, DFG_PATH_INLINE, m, first, 100, -1, -1, &ok);
 	ms = dfg_ms_since(t0);
+	/* 100 nodes: one batch of about 200 reads in flight when it fails. */
 	pf_tap(ret == -EHOSTUNREACH && ms < 30000,
-	       "peer unreachable: uncached nodes fail with %d after %llu ms",
+	       "peer unreachable: a batch of 100 uncached nodes fails with %d after %llu ms",
 	       ret, ms);
 	pf_tap(!dfg_sysfs_read("prefetch/peers", buf, sizeof(buf)) &&
 	       !strcmp(buf, "0 1500 1500 down"), "sysfs peers: '%s'", buf);
@@ -722,14 +723,43 @@ static int pf_tcp_open(struct dfg_tcp_hello *h, int rcvbuf)
 	return fd;
 }
 
-static struct dfg_tcp_req pf_req(__u64 tag, __u64 off, __u32 len)
+/* A request of one extent, as the wire has it. */
+struct pf_req1 {
+	struct dfg_tcp_req	q;
+	struct dfg_tcp_ext	x;
+};
+
+static struct pf_req1 pf_req(__u64 tag, __u64 off, __u32 len)
 {
-	struct dfg_tcp_req q = {
-		.magic = htole32(DFG_TCP_MAGIC_REQ), .len = htole32(len),
-		.tag = htole64(tag), .off = htole64(off),
+	struct pf_req1 r = {
+		.q = { .magic = htole32(DFG_TCP_MAGIC_REQ),
+		       .count = htole32(1), .tag = htole64(tag) },
+		.x = { .off = htole64(off), .len = htole32(len) },
 	};
 
-	return q;
+	return r;
+}
+
+/*
+ * A request of @n extents at @buf (room for DFG_TCP_LIST_MAX + 1 of
+ * them, the header's included): @n extents (@off[i], @len[i]); its bytes.
+ */
+static size_t pf_req_list(void *buf, __u64 tag, __u32 n, const __u64 *off,
+			  const __u32 *len)
+{
+	struct dfg_tcp_req *q = buf;
+	struct dfg_tcp_ext *x = (void *)(q + 1);
+	__u32 i;
+
+	q->magic = htole32(DFG_TCP_MAGIC_REQ);
+	q->count = htole32(n);
+	q->tag = htole64(tag);
+	for (i = 0; i < n; i++) {
+		x[i].off = htole64(off[i]);
+		x[i].len = htole32(len[i]);
+		x[i].pad = 0;
+	}
+	return sizeof(*q) + n * sizeof(*x);
 }
 
 /* Send @len bytes of @buf on a fresh connection: is it dropped soon? */
@@ -754,9 +784,16 @@ static bool pf_tcp_dropped(const void *buf, size_t len)
  */
 static void pf_step_hostile(unsigned int maxconns, unsigned int stall_ms)
 {
+	static __u8 list[(DFG_TCP_LIST_MAX + 2) * sizeof(struct dfg_tcp_ext)];
+	__u64 offs[DFG_TCP_LIST_MAX + 1];
+	__u32 lens[DFG_TCP_LIST_MAX + 1];
 	struct dfg_tcp_hello h;
-	struct dfg_tcp_req q[512];
+	struct pf_req1 q[512];
 	struct dfg_tcp_resp a;
+	size_t llen, len1;
+	void *mine;
+	__u8 *back;
+	bool ok;
 	unsigned int i, serving = 0, busy = 0, nfd = maxconns + 16;
 	struct dfg_part_hdr ph;
 	int fd, *fds;
@@ -783,6 +820,32 @@ static void pf_step_hostile(unsigned int maxconns, unsigned int stall_ms)
 	pf_tap(pf_tcp_dropped(q, sizeof(q[0])), "a 4 GiB read: dropped");
 	q[0] = pf_req(1, 0, 0);
 	pf_tap(pf_tcp_dropped(q, sizeof(q[0])), "an empty read: dropped");
+	q[0] = pf_req(1, 0, 8);
+	q[0].x.pad = htole32(1);
+	pf_tap(pf_tcp_dropped(q, sizeof(q[0])), "a nonzero pad: dropped");
+
+	/* Lists: empty, too long, one bad extent among good ones. */
+	for (i = 0; i <= DFG_TCP_LIST_MAX; i++) {
+		offs[i] = 8 * i;
+		lens[i] = 8;
+	}
+	llen = pf_req_list(list, 1, 0, offs, lens);
+	pf_tap(pf_tcp_dropped(list, llen), "an empty list: dropped");
+	llen = pf_req_list(list, 1, DFG_TCP_LIST_MAX + 1, offs, lens);
+	pf_tap(pf_tcp_dropped(list, llen), "a list of %u: dropped",
+	       DFG_TCP_LIST_MAX + 1);
+	offs[2] = img - 4;
+	llen = pf_req_list(list, 1, 5, offs, lens);
+	fd = pf_tcp_open(&h, 0);
+	got = 0;
+	ms = fd >= 0 && pf_write_all(fd, list, llen) ?
+	     pf_wait_end(fd, 10000, &got) : -1;
+	pf_tap(ms >= 0 && got == 0,
+	       "a list with its third extent across the end: dropped, nothing of it answered (%llu bytes)",
+	       got);
+	if (fd >= 0)
+		close(fd);
+	offs[2] = 16;
 
 	/* Half a request, then nothing: dropped after stall_ms. */
 	fd = pf_tcp_open(&h, 0);
@@ -854,10 +917,40 @@ static void pf_step_hostile(unsigned int maxconns, unsigned int stall_ms)
 	pf_tap(fd >= 0 && pf_write_all(fd, q, sizeof(q[0])) &&
 	       pf_read_all(fd, &a, sizeof(a), 10000) == sizeof(a) &&
 	       a.magic == htole32(DFG_TCP_MAGIC_RESP) && !a.status &&
-	       a.tag == htole64(77) && a.len == htole32(sizeof(ph)) &&
+	       a.tag == htole64(77) && a.count == htole32(1) &&
+	       a.bytes == htole64(sizeof(ph)) &&
 	       pf_read_all(fd, &ph, sizeof(ph), 10000) == sizeof(ph) &&
 	       ph.magic == DFG_PART_MAGIC && ph.node_first == pf_first(1),
 	       "then a good client is served right");
+
+	/*
+	 * A list of DFG_TCP_LIST_MAX extents, the last the whole image: one
+	 * answer, the bytes back to back, as node1 loaded them.
+	 */
+	mine = pf_image(1, &len1);
+	for (i = 0; i < DFG_TCP_LIST_MAX; i++) {
+		offs[i] = (i * 4099ULL) % (len1 - 64) & ~7ULL;
+		lens[i] = 8 + i % 56;
+	}
+	offs[DFG_TCP_LIST_MAX - 1] = 0;
+	lens[DFG_TCP_LIST_MAX - 1] = len1;
+	llen = pf_req_list(list, 78, DFG_TCP_LIST_MAX, offs, lens);
+	got = 0;
+	for (i = 0; i < DFG_TCP_LIST_MAX; i++)
+		got += lens[i];
+	back = malloc(got);
+	ok = fd >= 0 && back && len1 == img && pf_write_all(fd, list, llen) &&
+	     pf_read_all(fd, &a, sizeof(a), 10000) == sizeof(a) &&
+	     a.magic == htole32(DFG_TCP_MAGIC_RESP) && !a.status &&
+	     a.tag == htole64(78) && a.count == htole32(DFG_TCP_LIST_MAX) &&
+	     a.bytes == htole64(got) &&
+	     pf_read_all(fd, back, got, 10000) == (ssize_t)got;
+	for (i = 0, t0 = 0; ok && i < DFG_TCP_LIST_MAX; t0 += lens[i++])
+		ok = !memcmp(back + t0, (__u8 *)mine + offs[i], lens[i]);
+	pf_tap(ok, "a list of %u extents: one answer, bytes back to back, right",
+	       DFG_TCP_LIST_MAX);
+	free(back);
+	free(mine);
 	if (fd >= 0)
 		close(fd);
 }
@@ -887,29 +980,52 @@ static void pf_fake_peer(int lfd, int ctl)
 		.part_set = htole64(p->part_set),
 	};
 	int fd = accept(lfd, NULL, NULL);
+	struct dfg_tcp_ext x[DFG_TCP_LIST_MAX];
 	struct dfg_tcp_req q;
+	__u32 n, i;
+	__u64 bytes;
 	char c;
 
 	if (fd < 0 || !pf_write_all(fd, &h, sizeof(h)))
 		_exit(1);
 	while (pf_read_all(fd, &q, sizeof(q), -1) == sizeof(q)) {
-		__u64 off = le64toh(q.off);
-		__u32 n = le32toh(q.len);
 		struct dfg_tcp_resp a = {
 			.magic = htole32(DFG_TCP_MAGIC_RESP), .tag = q.tag,
-			.len = q.len,
+			.count = q.count,
 		};
 
-		if (off > len || n > len - off)
+		n = le32toh(q.count);
+		if (!n || n > DFG_TCP_LIST_MAX ||
+		    pf_read_all(fd, x, n * sizeof(x[0]), -1) !=
+		    (ssize_t)(n * sizeof(x[0])))
 			_exit(1);
+		for (i = 0, bytes = 0; i < n; i++) {
+			__u64 off = le64toh(x[i].off);
+			__u32 l = le32toh(x[i].len);
+
+			if (off > len || l > len - off)
+				_exit(1);
+			bytes += l;
+		}
+		a.bytes = htole64(bytes);
+		if (!pf_write_all(fd, &a, sizeof(a)))
+			_exit(1);
+		/* Told to die: half of this answer's bytes, then gone. */
 		if (read(ctl, &c, 1) == 1) {
-			pf_write_all(fd, &a, sizeof(a));
-			pf_write_all(fd, img + off, n / 2);
+			bytes /= 2;
+			for (i = 0; bytes && i < n; i++) {
+				__u32 l = le32toh(x[i].len);
+
+				l = l < bytes ? l : bytes;
+				pf_write_all(fd, img + le64toh(x[i].off), l);
+				bytes -= l;
+			}
 			_exit(0);
 		}
-		if (!pf_write_all(fd, &a, sizeof(a)) ||
-		    !pf_write_all(fd, img + off, n))
-			_exit(1);
+		for (i = 0; i < n; i++)
+			if (!pf_write_all(fd, img + le64toh(x[i].off),
+					  le32toh(x[i].len)))
+				_exit(1);
 	}
 	_exit(0);
 }
