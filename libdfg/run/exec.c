@@ -1533,14 +1533,23 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 	x->full_why[0] = '\0';
 	snprintf(x->sw_dir, sizeof(x->sw_dir), "%s", run_replan_dir(x->rp));
 	run_replan_path(x->rp, true, running, NULL);
+	/* what the closed region does past K is lost: its processes leave
+	 * the CPUs to the carry and to the pieces that run on meanwhile */
+	for (i = 0; i < n; i++)
+		if (!p[i].reaped && !proc_kept(&p[i], keep))
+			kill(p[i].pid, SIGSTOP);
 	r = run_replan_switch(x->rp, &x->g, &x->env, &fg2, &plan2, &seq, msg,
 			      sizeof(msg));
 	run_replan_mark(x->rp, RUN_RP_CARRIED);
 	if (r) {
 		free(keep);
-		return fail(x, r, "%s", msg);
+		return fail(x, r, "%s", msg);	/* all are killed */
 	}
 	if (!fg2) {
+		/* refused: they go on where they were */
+		for (i = 0; i < n; i++)
+			if (!p[i].reaped && !proc_kept(&p[i], keep))
+				kill(p[i].pid, SIGCONT);
 		free(keep);
 		next_drop(x);
 		x->tried = NULL;
