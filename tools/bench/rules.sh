@@ -34,6 +34,9 @@
 #           module's events into facts included; lookup_ms: the
 #           signature and the SQLite lookup alone)
 #
+# DFG_BENCH_RULES_SCENARIOS: the scenarios to run (all by default; store
+# follows skew).
+#
 # Times come from tools/bench/rules_watch.c ($BUILD/bin/rules_watch) (the output's size over
 # CLOCK_MONOTONIC) and from dfg's DFG_REPLAN_LOG lines (libdfg/rules,
 # libdfg/run/replan.c): "rules gen=G view_ns=T eval_ns=E lookup_ns=L edits=N store=S"
@@ -292,7 +295,7 @@ run_rules() {
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
 	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms,path,running_inst,running_rate_in_pause,running_rate_run" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
-	for scen in skew heavy cpu kill pieces; do
+	for scen in ${DFG_BENCH_RULES_SCENARIOS:-skew heavy cpu kill pieces}; do
 		case $scen in
 		skew) rules_np=3; rules_input skew "$rules_nelem" "$rw/in.txt" ;;
 		pieces)
