@@ -24,7 +24,8 @@
  * change is applied and with the one that ran on killed afterwards (the
  * run fails, --resume finishes it), and with random changes, several
  * per run; after each run no process, kernel graph or module page of it
- * is left.
+ * is left. DFG_REPLAN_PART=one runs the first set of tests alone,
+ * DFG_REPLAN_PART=pieces the two-piece ones (pieces_*).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -283,7 +284,8 @@ static void tr_applied(void *ctx, unsigned int generation, int err,
 FIXTURE(rp) {
 	char dir[64];
 	char dot[128], out[128], state[128];
-	char out2[128];		/* the second piece's (job2_fmt) */
+	char out2[128];		/* the second piece's (job2_tail) */
+	bool other_part;	/* not in DFG_REPLAN_PART's part */
 	char *ref;		/* the sorted output of the first plan */
 	bool nodev;
 };
@@ -418,6 +420,7 @@ static int run_job(FIXTURE_DATA(rp) *self, struct tr *t, unsigned int flags,
 FIXTURE_SETUP(rp)
 {
 	struct dfg_run_summary sum;
+	const char *part;
 	char err[512];
 	int fd = open("/dev/dfg", O_RDWR | O_CLOEXEC);
 
@@ -432,7 +435,14 @@ FIXTURE_SETUP(rp)
 	snprintf(self->state, sizeof(self->state), "%s/state", self->dir);
 	snprintf(self->out2, sizeof(self->out2), "%s/out2.txt", self->dir);
 	write_job(self, "hash");
-	if (self->nodev)
+	/* the two-piece tests (pieces_*) and the others run as programs of
+	 * their own (selftests/run/replan.sh, replan_pieces.sh), each in its
+	 * own time limit */
+	part = getenv("DFG_REPLAN_PART");
+	self->other_part = part &&
+		strcmp(part, strstr(_metadata->name, "pieces_") ? "pieces" :
+							       "one");
+	if (self->nodev || self->other_part)
 		return;
 	ASSERT_EQ(0, run_job(self, NULL, 0, &sum, err, sizeof(err)))
 		TH_LOG("%s", err);
@@ -453,6 +463,9 @@ FIXTURE_TEARDOWN(rp)
 }
 
 #define SKIP_IF_NO_DEV() do {						\
+	if (self->other_part)						\
+		SKIP(return, "not in DFG_REPLAN_PART=%s",		\
+		     getenv("DFG_REPLAN_PART"));			\
 	if (self->nodev)						\
 		SKIP(return, "%s", "no dfg device");			\
 } while (0)
