@@ -19,4 +19,4 @@ if [ ! -x "$bin" ]; then
 	echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"
 	exit 1
 fi
-DFG_REPLAN_PART=one exec "$bin"
+DFG_REPLAN_PART=${DFG_REPLAN_PART:-one} exec "$bin"

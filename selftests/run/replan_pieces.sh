@@ -3,19 +3,6 @@
 # Live re-planning of dfg run, a graph of two independent pieces (a
 # change stops one, the other runs on), in the test VM (TAP output):
 #   tools/vm/dfg-vm -- selftests/run/replan_pieces.sh
-# libdfg's replan_module (libdfg/tests/replan_module.c) drives dfg_run()
-# with a test replanner; a program of its own here, so that its minutes
-# under TCG count against no other program's time limit.
-# The other tests of replan_module run in replan.sh.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-top=$here
-while [ "$top" != / ] && [ ! -f "$top/Kbuild" ]; do top=$(dirname "$top"); done
-BUILD=${BUILD:-$top/build}
-bin=$BUILD/libdfg/tests/replan_module
-if [ ! -x "$bin" ]; then
-	echo "# replan_module not built (make -C libdfg test)"
-	echo "# Totals: pass:0 fail:1 xfail:0 xpass:0 skip:0 error:0"
-	exit 1
-fi
-DFG_REPLAN_PART=pieces exec "$bin"
+# replan.sh's program (libdfg/tests/replan_module.c), its pieces_* tests
+# alone: a program of its own, in a time limit of its own.
+DFG_REPLAN_PART=pieces exec "$(dirname "$0")/replan.sh"
