@@ -86,14 +86,51 @@ struct run_objs {
 	size_t			stats_len;
 	struct dfg_arena	*arena;
 	int			*chan_ids;
+	int			*pgraph;
+	struct dfg_arena	**parena;
 };
+
+/*
+ * An earlier generation's objects (its kernel graph, arena, channels and
+ * stats area), kept while set instances of a piece of the graph that a
+ * change left alone run on in them (replan_partial()); @users counts
+ * their processes not yet reaped, and the last one's end releases them
+ * (held_release()).
+ */
+struct run_held {
+	struct run_objs	o;
+	char		dir[4096];	/* where its sets write checkpoints */
+	__u64		resume_seq;	/* their checkpoints count from it */
+	unsigned int	users;
+};
+
+/* A set of the plan being run whose instances run on from an earlier
+ * generation (or ran, and ended there). */
+struct run_cont {
+	struct run_held	*h;	/* its objects; NULL once its processes are
+				 * gone: its figures stay as they were */
+	bool		on;	/* runs on: not started in this generation */
+	unsigned int	set;	/* its set in @h's plan */
+	unsigned int	sslot;	/* its first set stats slot in @h's area */
+};
+
+struct proc;
 
 struct run_ctx {
 	const struct dfg_run_opts *o;
 	struct run_graph	g;
 	struct run_env		env;
 	struct dfg		*dev;
-	int			graph_fd;
+	int			graph_fd;	/* the first piece's */
+	/*
+	 * Per piece of the graph (run_graph.piece), its kernel graph and
+	 * arena (NULL: no channel): a process that dies fails the graph of
+	 * its piece in the module, and only that one. graph_fd and
+	 * env.arena are the first piece's; a set process uses its own
+	 * piece's (child_exit()).
+	 */
+	int			*pgraph;
+	struct dfg_arena	**parena;
 	int			ready_wr;	/* start barrier, for children */
 	void			*stats;
 	size_t			stats_len;
@@ -111,6 +148,38 @@ struct run_ctx {
 	__u64			past_boundary, past_forwarded;
 	struct run_objs		next;		/* of the pending plan */
 	const struct dfg_plan	*tried;		/* prebuild()'s last plan */
+
+	/*
+	 * A change may stop only the pieces of the graph it affects (its
+	 * closed region) when no process holds sets of two pieces: with a
+	 * replanner the sets run in a worker pool per piece (@pieces), and
+	 * @by_piece says the running phase was started so.
+	 */
+	bool			pieces;
+	bool			by_piece;
+	/* the processes, earlier generations' objects and sets that run on
+	 * into the plan being run (replan_partial()) */
+	struct proc		*adopt;
+	unsigned int		nadopt;
+	struct run_held		**held;
+	unsigned int		nheld;
+	struct run_cont		*cont;		/* per set; NULL: none */
+	unsigned int		*ccont;		/* per component: its first
+						 * stats slot in its set's
+						 * cont.h area */
+	__u64			*linked;	/* per set stats slot: its
+						 * checkpoints linked here */
+	bool			*done_linked;	/* ... and its done marker */
+	/* a partial switch decided at checkpoint K, carried before the
+	 * stop (replan_decide()), made once the stopped sets are reaped */
+	bool			partial;
+	struct dfg_flow		*sw_fg;
+	struct dfg_plan		*sw_plan;
+	__u64			sw_seq;
+	bool			*sw_keep;	/* per set of the old plan: runs
+						 * on */
+	char			sw_dir[4096];	/* the old generation's */
+	char			full_why[192];	/* a full switch: why */
 };
 
 /* run_phase(): the processes were stopped for a re-plan. */
@@ -221,6 +290,46 @@ static int check_comps(struct run_ctx *x)
 	return 0;
 }
 
+/*
+ * Per set of the plan, the piece of the graph it is in (sets joined by
+ * flows), numbered from 0 in the order of their first sets; *@n pieces.
+ * NULL without memory.
+ */
+static unsigned int *set_pieces(const struct run_graph *g, unsigned int *n)
+{
+	const struct dfg_plan *plan = g->plan;
+	unsigned int *up = calloc(plan->nsets + 1, sizeof(*up));
+	unsigned int *id = calloc(plan->nsets + 1, sizeof(*id));
+	unsigned int s, f, a, b;
+
+	if (!up || !id) {
+		free(up);
+		free(id);
+		return NULL;
+	}
+	for (s = 0; s < plan->nsets; s++)
+		up[s] = s;
+	for (f = 0; f < g->fg->nflows; f++) {
+		a = plan->set_of[g->fg->flows[f].src];
+		b = plan->set_of[g->fg->flows[f].dst];
+		while (up[a] != a)
+			a = up[a];
+		while (up[b] != b)
+			b = up[b];
+		if (a != b)
+			up[a < b ? b : a] = a < b ? a : b;
+	}
+	*n = 0;
+	for (s = 0; s < plan->nsets; s++) {
+		for (a = s; up[a] != a;)
+			a = up[a];
+		/* a root is the piece's lowest set: numbered first */
+		id[s] = a == s ? (*n)++ : id[a];
+	}
+	free(up);
+	return id;
+}
+
 /* Channel and stats slots. */
 static int layout(struct run_ctx *x)
 {
@@ -232,7 +341,13 @@ static int layout(struct run_ctx *x)
 	g->chan = calloc(fg->nflows + 1, sizeof(*g->chan));
 	g->cstat = calloc(fg->ncomps + 1, sizeof(*g->cstat));
 	g->sstat = calloc(g->plan->nsets + 1, sizeof(*g->sstat));
-	if (!g->types || !g->chan || !g->cstat || !g->sstat)
+	if (x->pieces) {
+		g->piece = set_pieces(g, &g->npieces);
+	} else {
+		g->piece = calloc(g->plan->nsets + 1, sizeof(*g->piece));
+		g->npieces = 1;
+	}
+	if (!g->types || !g->chan || !g->cstat || !g->sstat || !g->piece)
 		return -ENOMEM;
 	for (i = 0; i < fg->nflows; i++) {
 		const struct dfg_flow_edge *f = &fg->flows[i];
@@ -276,52 +391,89 @@ static void tell_generation(struct run_ctx *x)
 		.what = DFG_FB_PLAN,
 		.generation = x->rp ? run_replan_generation(x->rp) : 0,
 	};
+	unsigned int pc, i;
 
-	dfg_sys_cmd(x->graph_fd, DFG_IOC_FEEDBACK_SET, &a);
+	for (pc = 0; x->pgraph && pc < x->g.npieces; pc++)
+		if (x->pgraph[pc] >= 0)
+			dfg_sys_cmd(x->pgraph[pc], DFG_IOC_FEEDBACK_SET, &a);
+	/* and the pieces that run on from earlier generations */
+	for (i = 0; i < x->nheld; i++)
+		for (pc = 0; x->held[i]->o.pgraph &&
+		     pc < x->held[i]->o.g.npieces; pc++)
+			if (x->held[i]->o.pgraph[pc] >= 0)
+				dfg_sys_cmd(x->held[i]->o.pgraph[pc],
+					    DFG_IOC_FEEDBACK_SET, &a);
+}
+
+/* The piece of the graph flow @f is in. */
+static unsigned int flow_piece(const struct run_graph *g,
+			       const struct dfg_flow_edge *f)
+{
+	return g->piece[g->plan->set_of[f->src]];
+}
+
+/* Whether flow @f goes through channels. */
+static bool flow_chan(const struct run_graph *g, const struct dfg_flow_edge *f)
+{
+	return g->plan->set_of[f->src] != g->plan->set_of[f->dst] &&
+	       !run_flow_spooled(g, f);
 }
 
 static int kernel_objects(struct run_ctx *x)
 {
 	static unsigned int serial;
 	const struct dfg_flow *fg = x->g.fg;
+	unsigned int np = x->g.npieces, i, j, pc, nch;
 	unsigned long size;
 	char name[64];
-	unsigned int i, j;
 	int r;
 
 	r = dfg_open(&x->dev, DFG_OPEN_NO_RING);
 	if (r)
 		return fail(x, r, "/dev/dfg: %s", strerror(-r));
-	snprintf(name, sizeof(name), "dfg-run-%d-%u", getpid(),
-		 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
-	r = dfg_graph_create(x->dev, name, 0600, DFG_GRAPH_O_CLOEXEC);
-	if (r < 0)
-		return fail(x, r, "graph %s: %s", name, strerror(-r));
-	x->graph_fd = r;
-	if (!x->g.nr_chans)
-		return 0;	/* everything in one set, or spooled */
-	size = RUN_ARENA_BASE + RUN_ARENA_PER_CHAN * x->g.nr_chans;
-	r = dfg_arena_create(x->graph_fd, size < RUN_ARENA_MAX ? size :
-			     RUN_ARENA_MAX, &x->env.arena);
-	if (!r)
-		r = dfg_alloc_init(x->env.arena);
-	if (r)
-		return fail(x, r, "arena: %s", strerror(-r));
+	x->pgraph = malloc((np + 1) * sizeof(*x->pgraph));
+	x->parena = calloc(np + 1, sizeof(*x->parena));
 	x->env.chan_ids = calloc(x->g.nr_chans + 1, sizeof(int));
-	if (!x->env.chan_ids)
+	for (pc = 0; x->pgraph && pc < np; pc++)
+		x->pgraph[pc] = -1;
+	if (!x->pgraph || !x->parena || !x->env.chan_ids)
 		return -ENOMEM;
+	for (pc = 0; pc < np; pc++) {
+		snprintf(name, sizeof(name), "dfg-run-%d-%u", getpid(),
+			 __atomic_fetch_add(&serial, 1, __ATOMIC_RELAXED));
+		r = dfg_graph_create(x->dev, name, 0600, DFG_GRAPH_O_CLOEXEC);
+		if (r < 0)
+			return fail(x, r, "graph %s: %s", name, strerror(-r));
+		x->pgraph[pc] = r;
+		if (!pc)
+			x->graph_fd = r;
+		for (i = 0, nch = 0; i < fg->nflows; i++)
+			if (flow_chan(&x->g, &fg->flows[i]) &&
+			    flow_piece(&x->g, &fg->flows[i]) == pc)
+				nch += fg->comps[fg->flows[i].dst].degree;
+		if (!nch)
+			continue;	/* everything in one set, or spooled */
+		size = RUN_ARENA_BASE + RUN_ARENA_PER_CHAN * nch;
+		r = dfg_arena_create(x->pgraph[pc], size < RUN_ARENA_MAX ?
+				     size : RUN_ARENA_MAX, &x->parena[pc]);
+		if (!r)
+			r = dfg_alloc_init(x->parena[pc]);
+		if (r)
+			return fail(x, r, "arena: %s", strerror(-r));
+	}
+	x->env.arena = x->parena[0];
 	for (i = 0; i < fg->nflows; i++) {
 		const struct dfg_flow_edge *f = &fg->flows[i];
 		unsigned int nprod;
 
-		if (x->g.plan->set_of[f->src] == x->g.plan->set_of[f->dst] ||
-		    run_flow_spooled(&x->g, f))
+		if (!flow_chan(&x->g, f))
 			continue;
+		pc = flow_piece(&x->g, f);
 		nprod = f->kind == DFG_FLOW_STRAIGHT ? 1 :
 			fg->comps[f->src].degree;
 		for (j = 0; j < fg->comps[f->dst].degree; j++) {
-			r = dfg_chan_create(x->graph_fd,
-					    dfg_arena_id(x->env.arena),
+			r = dfg_chan_create(x->pgraph[pc],
+					    dfg_arena_id(x->parena[pc]),
 					    RUN_CHAN_DEPTH, nprod);
 			if (r < 0)
 				return fail(x, r, "channel '%s' -> '%s': %s",
@@ -334,16 +486,38 @@ static int kernel_objects(struct run_ctx *x)
 	return 0;
 }
 
+/* The kernel graph and arena of piece @pc go (no process of this
+ * generation uses them). */
+static void piece_drop(struct run_ctx *x, unsigned int pc)
+{
+	if (x->parena && x->parena[pc])
+		dfg_arena_unmap(x->parena[pc]);
+	if (x->parena)
+		x->parena[pc] = NULL;
+	if (x->pgraph && x->pgraph[pc] >= 0)
+		close(x->pgraph[pc]);
+	if (x->pgraph)
+		x->pgraph[pc] = -1;
+	if (!pc) {
+		x->graph_fd = -1;
+		x->env.arena = NULL;
+	}
+}
+
 /* One running set instance, or a worker pool, seen from the coordinator. */
 struct proc {
 	pid_t		pid;
 	int		pidfd;
 	unsigned int	set, inst;	/* a pool's: its first */
-	struct run_item	*items;		/* a pool's set instances; NULL: one */
+	struct run_item	*items;		/* a pool's set instances (owned);
+					 * NULL: one */
 	unsigned int	nitems;
 	bool		reaped;
 	bool		killed;		/* by us, after the graph failed */
 	int		status;
+	struct run_held	*h;		/* started in an earlier generation,
+					 * runs on in its objects; NULL: in
+					 * this one's */
 };
 
 static __u64 sum_elems(const struct run_ctx *x, __u64 *bytes)
@@ -385,7 +559,7 @@ static void kill_all(struct proc *p, unsigned int n)
 static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
 		       int ready_rd, int go_rd, int go_wr)
 {
-	unsigned int i;
+	unsigned int i, pc;
 	int r;
 
 	/* die with the coordinator */
@@ -393,6 +567,36 @@ static void child_exit(struct run_ctx *x, struct proc *p, unsigned int n,
 	for (i = 0; i < n; i++)
 		if (p[i].pidfd >= 0)
 			close(p[i].pidfd);
+	/* nor keep an earlier generation's graph alive: those objects
+	 * belong to the processes that run on in them */
+	for (i = 0; i < x->nadopt; i++)
+		if (x->adopt[i].pidfd >= 0)
+			close(x->adopt[i].pidfd);
+	for (i = 0; i < x->nheld; i++) {
+		struct run_held *h = x->held[i];
+		unsigned int pc;
+
+		for (pc = 0; h->o.pgraph && pc < h->o.g.npieces; pc++) {
+			if (h->o.parena[pc])
+				dfg_arena_unmap(h->o.parena[pc]);
+			if (h->o.pgraph[pc] >= 0)
+				close(h->o.pgraph[pc]);
+		}
+		if (h->o.stats)
+			munmap(h->o.stats, h->o.stats_len);
+	}
+	/* its own piece's kernel graph and arena, and no other's: a death
+	 * fails that piece alone */
+	pc = x->g.piece[p[n].items ? p[n].items[0].set : p[n].set];
+	for (i = 0; i < x->g.npieces; i++)
+		if (i != pc) {
+			if (x->parena[i])
+				dfg_arena_unmap(x->parena[i]);
+			if (x->pgraph[i] >= 0)
+				close(x->pgraph[i]);
+		}
+	x->env.graph_fd = x->pgraph[pc];
+	x->env.arena = x->parena[pc];
 	close(ready_rd);
 	close(go_wr);
 	if (getppid() == 1)
@@ -476,6 +680,16 @@ static int fork_failed(struct run_ctx *x, int err, unsigned int i,
 }
 
 static void prebuild(struct run_ctx *x);
+static void mirror(struct run_ctx *x);
+static void link_running(struct run_ctx *x);
+static void held_release(struct run_ctx *x, struct run_held *h);
+static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n);
+
+/* Does set @s run on from an earlier generation (not started anew)? */
+static bool running_on(const struct run_ctx *x, unsigned int s)
+{
+	return x->cont && x->cont[s].on;
+}
 
 /*
  * Runs the set instances of one phase to the end. Returns 0, or the
@@ -492,8 +706,9 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 {
 	const struct dfg_plan *plan = x->g.plan;
 	unsigned int n = 0, i, k, ready = 0, live, unwatched = 0, npool = 0;
+	unsigned int nforked, npieces = x->g.npieces, pc, npools = 0, wk;
 	int go[2] = { -1, -1 }, rdy[2] = { -1, -1 }, r = 0;
-	struct run_item *items = NULL;
+	const unsigned int *piece = x->g.piece;
 	struct pollfd *pfd = NULL;
 	struct proc *p = NULL;
 	bool go_open = true, peer_only = false, replan = false, pend = false;
@@ -502,40 +717,65 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 			    RUN_POLL_MS;
 	__u64 fail_ns = 0;
 
+	/* the set instances started here: not those that run on */
 	for (k = 0; k < ph->nsets; k++)
-		n += plan->sets[ph->sets[k]].degree;
-	p = calloc(n + 1, sizeof(*p));
-	pfd = calloc(n + 2, sizeof(*pfd));
-	items = calloc(n + 1, sizeof(*items));
-	if (!p || !pfd || !items || pipe2(go, O_CLOEXEC) ||
+		if (!running_on(x, ph->sets[k]))
+			n += plan->sets[ph->sets[k]].degree;
+	p = calloc(n + x->nadopt + 1, sizeof(*p));
+	pfd = calloc(n + x->nadopt + 2, sizeof(*pfd));
+	for (i = 0; p && i < n + x->nadopt; i++)
+		p[i].pidfd = -1;
+	if (!p || !pfd || pipe2(go, O_CLOEXEC) ||
 	    pipe2(rdy, O_CLOEXEC)) {
 		r = -ENOMEM;
 		goto out;
 	}
 	x->ready_wr = rdy[1];
-	/* the pool first (p[0]), then a process per isolated instance */
-	for (k = 0; k < ph->nsets; k++) {
-		unsigned int s = ph->sets[k], inst;
-
-		if (set_isolated(x, s))
-			continue;
-		for (inst = 0; inst < plan->sets[s].degree; inst++) {
-			items[npool].set = s;
-			items[npool++].inst = inst;
-		}
-	}
+	/*
+	 * The pools first, one per piece of the graph with a replanner (a
+	 * change may then stop some pieces only), one in all otherwise; then
+	 * a process per isolated instance.
+	 */
+	x->by_piece = x->pieces;
 	i = 0;
-	if (npool) {
-		p[0].items = items;
-		p[0].nitems = npool;
-		p[0].set = items[0].set;
-		p[0].inst = items[0].inst;
-		i = 1;
+	for (pc = 0; pc < npieces; pc++) {
+		struct run_item *items = calloc(n + 1, sizeof(*items));
+		unsigned int m = 0;
+
+		if (!items) {
+			r = -ENOMEM;
+			goto out;
+		}
+		for (k = 0; k < ph->nsets; k++) {
+			unsigned int s = ph->sets[k], inst;
+
+			if (set_isolated(x, s) || running_on(x, s) ||
+			    piece[s] != pc)
+				continue;
+			for (inst = 0; inst < plan->sets[s].degree; inst++) {
+				items[m].set = s;
+				items[m++].inst = inst;
+			}
+		}
+		if (!m) {
+			free(items);
+			continue;
+		}
+		p[i].items = items;
+		p[i].nitems = m;
+		p[i].set = items[0].set;
+		p[i].inst = items[0].inst;
+		i++;
+		npools++;
+		npool += m;
+		wk = x->workers < m ? x->workers : m;
+		if (wk > sum->workers)
+			sum->workers = wk;
 	}
 	for (k = 0; k < ph->nsets; k++) {
 		unsigned int s = ph->sets[k], inst;
 
-		if (!set_isolated(x, s))
+		if (!set_isolated(x, s) || running_on(x, s))
 			continue;
 		for (inst = 0; inst < plan->sets[s].degree; inst++, i++) {
 			p[i].set = s;
@@ -543,13 +783,9 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 		}
 	}
 	n = i;
-	for (i = 0; i < n; i++)
-		p[i].pidfd = -1;
-	raise_nofile(n + npool);
-	if ((x->workers < npool ? x->workers : npool) > sum->workers)
-		sum->workers = x->workers < npool ? x->workers : npool;
+	raise_nofile(n + x->nadopt + npool);
 	sum->pooled += npool;
-	x->own += n - (npool ? 1 : 0);	/* p[0] is the pool */
+	x->own += n - npools;
 	for (i = 0; i < n; i++) {
 		fflush(NULL);
 		p[i].pid = fork();
@@ -557,26 +793,48 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 			child_exit(x, p, i, rdy[0], go[0], go[1]);
 		if (p[i].pid < 0) {
 			r = fork_failed(x, errno, i, n);
-			kill_all(p, i);
-			n = i;
-			goto reap;
+			break;
 		}
 		p[i].pidfd = (int)syscall(SYS_pidfd_open, p[i].pid, 0);
 		unwatched += p[i].pidfd < 0;
 	}
-	close(rdy[1]);
-	rdy[1] = -1;
-	close(go[0]);
-	go[0] = -1;
-	sum->processes += n;
-	if (x->rp)
-		run_replan_mark(x->rp, RUN_RP_FORKED);
-reap:
+	nforked = i;
+	if (!r) {
+		close(rdy[1]);
+		rdy[1] = -1;
+		close(go[0]);
+		go[0] = -1;
+		sum->processes += nforked;
+		if (x->rp)
+			run_replan_mark(x->rp, RUN_RP_FORKED);
+	}
+	/* the processes that run on from earlier generations: watched here
+	 * with the new ones, past the start barrier */
+	n = nforked;
+	for (k = 0; k < x->nadopt; k++) {
+		p[n] = x->adopt[k];
+		unwatched += p[n].pidfd < 0;
+		n++;
+	}
+	free(x->adopt);
+	x->adopt = NULL;
+	x->nadopt = 0;
+	if (r)
+		kill_all(p, n);
+	if (!nforked && !r) {
+		/* nothing to start */
+		close(go[1]);
+		go[1] = -1;
+		go_open = false;
+	}
 	live = n;
 	while (live) {
 		unsigned int m = 0;
 		int t;
 
+		/* the sets that run on: their figures, their checkpoints */
+		mirror(x);
+		link_running(x);
 		for (i = 0; i < n; i++)
 			if (!p[i].reaped && p[i].pidfd >= 0) {
 				pfd[m].fd = p[i].pidfd;
@@ -603,7 +861,7 @@ reap:
 
 			if (got > 0)
 				ready += (unsigned int)got;
-			if (got == 0 || ready >= n) {
+			if (got == 0 || ready >= nforked) {
 				/* everyone is set up (or gone): go */
 				close(go[1]);
 				go[1] = -1;
@@ -631,6 +889,11 @@ reap:
 				       (__u64)(ru.ru_utime.tv_usec +
 					       ru.ru_stime.tv_usec) * 1000ULL;
 			sum->ctx_switches += (__u64)(ru.ru_nvcsw + ru.ru_nivcsw);
+			/* the last process of an earlier generation: its
+			 * objects go (its sets' final figures stay) */
+			if (p[i].h && !--p[i].h->users)
+				held_release(x, p[i].h);
+			p[i].h = NULL;
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 				continue;
 			/* stopped for a re-plan: whatever it saw of the
@@ -689,9 +952,16 @@ reap:
 					 strerror(-q));
 				kill_all(p, n);
 			} else if (q) {
-				/* checkpoint K is complete: stop, carry it */
+				/* checkpoint K is complete: stop the pieces
+				 * it affects (carried first) or every set */
 				replan = true;
-				kill_all(p, n);
+				q = replan_decide(x, p, n);
+				if (q < 0)
+					r = q;
+				if (q == 0 || q < 0)
+					kill_all(p, n);
+				if (q == 2)	/* refused: nothing stopped */
+					replan = false;
 			} else {
 				const struct dfg_flow *pfg;
 
@@ -700,9 +970,17 @@ reap:
 			}
 		}
 		/* the others see the failure through the scheduler and go;
-		 * whoever is still there after a grace period is killed */
-		if (r && !fail_ns)
+		 * whoever is still there after a grace period is killed;
+		 * those of another generation (another kernel graph) cannot
+		 * see it, and go now */
+		if (r && !fail_ns) {
 			fail_ns = run_now_ns();
+			for (i = 0; i < n; i++)
+				if (p[i].h && !p[i].reaped && !p[i].killed) {
+					kill(p[i].pid, SIGKILL);
+					p[i].killed = true;
+				}
+		}
 		if (fail_ns && run_now_ns() - fail_ns > 2000000000ULL)
 			kill_all(p, n);
 		if (x->o->flags & DFG_RUN_PROGRESS && t == 0 && x->o->log &&
@@ -710,13 +988,47 @@ reap:
 			x->progress_ns = run_now_ns();
 			progress(x, live);
 		}
+		/* a partial switch: once the stopped pieces are reaped, the
+		 * others run on into the new plan */
+		if (replan && x->partial && !r) {
+			for (i = 0; i < n; i++)
+				if (p[i].killed && !p[i].reaped)
+					break;
+			if (i == n)
+				break;
+		}
 	}
 	if (!r && replan)
 		r = RUN_PHASE_REPLAN;
+	if (r == RUN_PHASE_REPLAN && x->partial) {
+		x->adopt = calloc(live + 1, sizeof(*x->adopt));
+		if (!x->adopt) {
+			kill_all(p, n);
+			r = -ENOMEM;
+			goto out;
+		}
+		for (i = 0; i < n; i++)
+			if (!p[i].reaped) {
+				x->adopt[x->nadopt++] = p[i];
+				p[i].pidfd = -1;	/* theirs now */
+				p[i].items = NULL;
+			}
+	}
 out:
+	/* a failure on the way out: whatever still runs is reaped */
 	for (i = 0; p && i < n; i++)
+		if (!p[i].reaped && p[i].pid > 0 && r < 0) {
+			kill(p[i].pid, SIGKILL);
+			waitpid(p[i].pid, NULL, 0);
+			p[i].reaped = true;
+			if (p[i].h && !--p[i].h->users)
+				held_release(x, p[i].h);
+		}
+	for (i = 0; p && i < n; i++) {
 		if (p[i].pidfd >= 0)
 			close(p[i].pidfd);
+		free(p[i].items);
+	}
 	for (i = 0; i < 2; i++) {
 		if (go[i] >= 0)
 			close(go[i]);
@@ -725,7 +1037,6 @@ out:
 	}
 	free(p);
 	free(pfd);
-	free(items);
 	return r;
 }
 
@@ -740,6 +1051,9 @@ static void print_plan(const struct run_ctx *x)
 	    plan->folded ? "" : " (not folded)");
 	if (x->o->flags & DFG_RUN_ISOLATE)
 		say(x, "mode: a process per set instance (--isolate)\n");
+	else if (x->pieces)
+		say(x, "mode: a worker pool of %u workers per piece of the graph (a change stops only the pieces it affects); a process of its own for a set with a plugin or exec component\n",
+		    x->workers);
 	else
 		say(x, "mode: a worker pool of %u workers per phase; a process of its own for a set with a plugin or exec component\n",
 		    x->workers);
@@ -867,11 +1181,15 @@ static int spool_prepare(struct run_ctx *x)
 /* The kernel objects, stats area and layout of the plan being run. */
 static void teardown(struct run_ctx *x)
 {
-	if (x->env.arena)
-		dfg_arena_unmap(x->env.arena);
+	unsigned int pc;
+
+	for (pc = 0; x->pgraph && pc < x->g.npieces; pc++)
+		piece_drop(x, pc);
+	free(x->pgraph);
+	free(x->parena);
+	x->pgraph = NULL;
+	x->parena = NULL;
 	x->env.arena = NULL;
-	if (x->graph_fd >= 0)
-		close(x->graph_fd);
 	x->graph_fd = -1;
 	dfg_close(x->dev);
 	x->dev = NULL;
@@ -883,10 +1201,12 @@ static void teardown(struct run_ctx *x)
 	free(x->g.chan);
 	free(x->g.cstat);
 	free(x->g.sstat);
+	free(x->g.piece);
 	x->env.chan_ids = NULL;
 	x->g.types = NULL;
-	x->g.chan = x->g.cstat = x->g.sstat = NULL;
+	x->g.chan = x->g.cstat = x->g.sstat = x->g.piece = NULL;
 	x->g.nr_chans = x->g.nr_comp_stats = x->g.nr_set_stats = 0;
+	x->g.npieces = 0;
 }
 
 /* Exchanges the objects of the plan being run with @n's. */
@@ -896,7 +1216,8 @@ static void objs_swap(struct run_ctx *x, struct run_objs *n)
 		.ready = n->ready, .g = x->g, .dev = x->dev,
 		.graph_fd = x->graph_fd, .stats = x->stats,
 		.stats_len = x->stats_len, .arena = x->env.arena,
-		.chan_ids = x->env.chan_ids,
+		.chan_ids = x->env.chan_ids, .pgraph = x->pgraph,
+		.parena = x->parena,
 	};
 
 	x->g = n->g;
@@ -906,6 +1227,8 @@ static void objs_swap(struct run_ctx *x, struct run_objs *n)
 	x->stats_len = n->stats_len;
 	x->env.arena = n->arena;
 	x->env.chan_ids = n->chan_ids;
+	x->pgraph = n->pgraph;
+	x->parena = n->parena;
 	x->env.cstats = x->stats;
 	x->env.sstats = x->stats ? (struct run_set_stats *)
 		(x->env.cstats + x->g.nr_comp_stats) : NULL;
@@ -968,8 +1291,480 @@ static void prebuild(struct run_ctx *x)
 		next_drop(x);
 }
 
+/* ---- Partial switches: the pieces a change leaves run on -------------- */
+
+/* The set stats of an earlier generation's area. */
+static struct run_set_stats *held_sstats(const struct run_held *h)
+{
+	return (struct run_set_stats *)((struct run_comp_stats *)h->o.stats +
+					h->o.g.nr_comp_stats);
+}
+
+/*
+ * The figures of the sets that run on, copied from their own generation's
+ * stats area into this one's slots: whatever reads the stats (the
+ * checkpoint the run has reached, the pause, the replanner's view, a
+ * failure's message, the summary) finds them where the plan puts them.
+ * Their checkpoints are counted from this generation's resume point, as
+ * the sets started here count theirs. Only the coordinator writes these
+ * slots; a set writes its own while this copies (figures, not locks).
+ */
+static void mirror(struct run_ctx *x)
+{
+	const struct dfg_plan *plan = x->g.plan;
+	unsigned int s, i, k;
+
+	for (s = 0; x->cont && s < plan->nsets; s++) {
+		const struct run_cont *c = &x->cont[s];
+		const struct dfg_plan_set *ps = &plan->sets[s];
+		const struct run_comp_stats *hc;
+		const struct run_set_stats *hs;
+
+		if (!c->h)
+			continue;
+		hc = c->h->o.stats;
+		hs = held_sstats(c->h);
+		for (i = 0; i < ps->degree; i++) {
+			const struct run_set_stats *from = &hs[c->sslot + i];
+			struct run_set_stats *to =
+				&x->env.sstats[x->g.sstat[s] + i];
+			/* the state first: once it says ended, the rest is
+			 * final */
+			__u32 st = __atomic_load_n(&from->state,
+						   __ATOMIC_ACQUIRE);
+			__u64 ck;
+
+			memcpy(to, from, sizeof(*to));
+			ck = c->h->resume_seq +
+			     __atomic_load_n(&from->checkpoints,
+					     __ATOMIC_ACQUIRE);
+			to->state = st;
+			to->checkpoints = ck > x->env.resume_seq ?
+					  ck - x->env.resume_seq : 0;
+		}
+		for (k = 0; k < ps->nmembers; k++) {
+			unsigned int m = ps->members[k];
+
+			memcpy(&x->env.cstats[x->g.cstat[m]], &hc[x->ccont[m]],
+			       sizeof(*hc) * ps->degree);
+		}
+	}
+}
+
+/*
+ * The sets that run on write their checkpoints in their own generation's
+ * directory, under their set numbers there. Each new one is linked into
+ * this generation's directory under the set's number here, and an ended
+ * instance's done marker written, so that the next change's carry and
+ * --resume find every set's files in one directory. A kill -9 between a
+ * checkpoint and its link resumes from an older checkpoint, complete in
+ * this directory (no set's files are removed while the run goes on).
+ */
+static void link_running(struct run_ctx *x)
+{
+	const struct dfg_plan *plan = x->g.plan;
+	const char *dir = x->env.state_dir;
+	unsigned int s, i;
+	bool any = false;
+
+	for (s = 0; dir && x->cont && s < plan->nsets; s++) {
+		const struct run_cont *c = &x->cont[s];
+
+		if (!c->h)
+			continue;
+		for (i = 0; i < plan->sets[s].degree; i++) {
+			const struct run_set_stats *from =
+				&held_sstats(c->h)[c->sslot + i];
+			unsigned int slot = x->g.sstat[s] + i;
+			__u32 st = __atomic_load_n(&from->state,
+						   __ATOMIC_ACQUIRE);
+			__u64 top = c->h->resume_seq +
+				    __atomic_load_n(&from->checkpoints,
+						    __ATOMIC_ACQUIRE);
+
+			/* a set counts a checkpoint once its file is there */
+			while (x->linked[slot] < top &&
+			       !run_state_link(c->h->dir, c->set, dir, s, i,
+					       x->linked[slot] + 1)) {
+				x->linked[slot]++;
+				any = true;
+			}
+			if (st == RUN_S_DONE && !x->done_linked[slot] &&
+			    x->linked[slot] == top &&
+			    !run_state_done(dir, s, i, top))
+				x->done_linked[slot] = true;
+		}
+	}
+	if (any)
+		run_state_sync(dir);
+}
+
+/* The objects @o go (as teardown() does those of the plan being run). */
+static void objs_teardown(struct run_ctx *x, struct run_objs *o)
+{
+	objs_swap(x, o);
+	teardown(x);
+	objs_swap(x, o);
+	memset(o, 0, sizeof(*o));
+	o->graph_fd = -1;
+}
+
+/*
+ * The last process of an earlier generation is gone: its sets' final
+ * figures and checkpoints are taken (unless @x's plan is not set up to
+ * take them: @final false), its objects go, and its directory once no
+ * set writes there and the journal no longer names it.
+ */
+static void held_drop(struct run_ctx *x, struct run_held *h, bool final)
+{
+	unsigned int i, s;
+
+	if (final) {
+		mirror(x);
+		link_running(x);
+	}
+	for (s = 0; x->cont && s < x->g.plan->nsets; s++)
+		if (x->cont[s].h == h)
+			x->cont[s].h = NULL;
+	for (i = 0; i < x->nheld; i++)
+		if (x->held[i] == h) {
+			x->held[i] = x->held[--x->nheld];
+			break;
+		}
+	objs_teardown(x, &h->o);
+	if (final && strcmp(h->dir, run_replan_dir(x->rp)) &&
+	    strcmp(h->dir, x->state_dir))
+		run_state_clear(h->dir);
+	free(h);
+}
+
+static void held_release(struct run_ctx *x, struct run_held *h)
+{
+	held_drop(x, h, true);
+}
+
+/* No set runs on: the plan being run started every set itself. */
+static void cont_reset(struct run_ctx *x)
+{
+	free(x->cont);
+	free(x->ccont);
+	free(x->linked);
+	free(x->done_linked);
+	x->cont = NULL;
+	x->ccont = NULL;
+	x->linked = NULL;
+	x->done_linked = NULL;
+}
+
+static void sw_drop(struct run_ctx *x)
+{
+	dfg_plan_free(x->sw_plan);
+	dfg_flow_free(x->sw_fg);
+	free(x->sw_keep);
+	x->sw_plan = NULL;
+	x->sw_fg = NULL;
+	x->sw_keep = NULL;
+	x->partial = false;
+}
+
+/* The sets of process @q, each in *@keep or not: 1 all, 0 none, -1 both. */
+static int proc_kept(const struct proc *q, const bool *keep)
+{
+	unsigned int i, in = 0, n = q->items ? q->nitems : 1;
+
+	for (i = 0; i < n; i++)
+		in += keep[q->items ? q->items[i].set : q->set];
+	return in == n ? 1 : in ? -1 : 0;
+}
+
+/*
+ * Checkpoint K of the pending change is complete. When the pieces of the
+ * graph outside its closed region can run on (each piece's sets in
+ * processes of their own, the new plan's kernel objects made beside the
+ * running plan's), K is carried into the new plan now, before anything
+ * stops, and only the processes of the closed region are killed: 1 (2:
+ * the carry refused the change, nothing stops, the old plan goes on).
+ * Otherwise 0: every set stops, as before (why: DFG_REPLAN_LOG, -v).
+ * -errno: the run fails.
+ */
+static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
+{
+	const struct dfg_flow *nfg;
+	const struct dfg_plan *np = run_replan_pending(x->rp, &nfg);
+	const struct dfg_plan *op = x->g.plan;
+	struct run_region reg = { 0 };
+	const char *why = NULL;
+	struct dfg_flow *fg2;
+	struct dfg_plan *plan2;
+	unsigned int s, i, running = 0;
+	char msg[256] = "";
+	bool *keep = NULL;
+	__u64 seq;
+	int r;
+
+	x->partial = false;
+	if (!np)
+		why = "no change is pending";
+	else if (!x->by_piece)
+		why = "the pieces of the graph share a worker pool";
+	else if (!x->next.ready || x->next.g.plan != np)
+		why = "the new plan's kernel objects could not be made beside the running plan's";
+	else if (run_region_compute(&reg, x->g.fg, op, nfg, np))
+		why = "its region could not be worked out";
+	else if (reg.closed_inst >= np->ninstances)
+		why = "it affects every piece of the graph";
+	else if (!(keep = calloc(op->nsets + 1, sizeof(*keep))))
+		why = "no memory";
+	for (s = 0; !why && s < np->nsets; s++)
+		if (!reg.closed[s]) {
+			keep[reg.old[s]] = true;
+			running += np->sets[s].degree;
+		}
+	for (i = 0; !why && i < n; i++)
+		if (!p[i].reaped && proc_kept(&p[i], keep) < 0)
+			why = "a process holds sets of several pieces";
+	run_region_free(&reg);
+	if (why) {
+		free(keep);
+		snprintf(x->full_why, sizeof(x->full_why), "%s", why);
+		run_replan_path(x->rp, false, 0, why);
+		return 0;
+	}
+	x->full_why[0] = '\0';
+	snprintf(x->sw_dir, sizeof(x->sw_dir), "%s", run_replan_dir(x->rp));
+	run_replan_path(x->rp, true, running, NULL);
+	/* what the closed region does past K is lost: its processes leave
+	 * the CPUs to the carry and to the pieces that run on meanwhile */
+	for (i = 0; i < n; i++)
+		if (!p[i].reaped && !proc_kept(&p[i], keep))
+			kill(p[i].pid, SIGSTOP);
+	r = run_replan_switch(x->rp, &x->g, &x->env, &fg2, &plan2, &seq, msg,
+			      sizeof(msg));
+	run_replan_mark(x->rp, RUN_RP_CARRIED);
+	if (r) {
+		free(keep);
+		return fail(x, r, "%s", msg);	/* all are killed */
+	}
+	if (!fg2) {
+		/* refused: they go on where they were */
+		for (i = 0; i < n; i++)
+			if (!p[i].reaped && !proc_kept(&p[i], keep))
+				kill(p[i].pid, SIGCONT);
+		free(keep);
+		next_drop(x);
+		x->tried = NULL;
+		return 2;
+	}
+	x->partial = true;
+	x->sw_fg = fg2;
+	x->sw_plan = plan2;
+	x->sw_seq = seq;
+	x->sw_keep = keep;
+	for (i = 0; i < n; i++)
+		if (!p[i].reaped && !p[i].killed && !proc_kept(&p[i], keep)) {
+			kill(p[i].pid, SIGKILL);
+			p[i].killed = true;
+		}
+	return 1;
+}
+
+/*
+ * The processes of the closed region are reaped: the new plan runs on
+ * the objects made for it, its sets of the closed region start from K
+ * (run_phase()), the others run on in their processes, on their
+ * generation's objects (held until the last of them ends), their figures
+ * mirrored and their checkpoints linked here.
+ */
+static int replan_partial(struct run_ctx *x)
+{
+	const struct run_region *reg = run_replan_region(x->rp);
+	const struct dfg_plan *op = x->g.plan, *np = x->sw_plan;
+	const struct dfg_flow *ofg = x->g.fg;
+	struct run_cont *cont = NULL;
+	struct run_held *h = NULL, **nh;
+	unsigned int *ccont = NULL, *newof = NULL, s, i, k;
+	bool *running = NULL;
+	int r = -ENOMEM;
+
+	run_replan_mark(x->rp, RUN_RP_REAPED);
+	if (!reg || reg->nsets != np->nsets) {
+		sw_drop(x);
+		return fail(x, -ENOMEM, "re-plan: the region of the change is lost");
+	}
+	h = calloc(1, sizeof(*h));
+	cont = calloc(np->nsets + 1, sizeof(*cont));
+	ccont = calloc(ofg->ncomps + 1, sizeof(*ccont));
+	newof = calloc(op->nsets + 1, sizeof(*newof));
+	running = calloc(ofg->ncomps + 1, sizeof(*running));
+	nh = realloc(x->held, (x->nheld + 1) * sizeof(*nh));
+	if (nh)
+		x->held = nh;
+	if (!h || !cont || !ccont || !newof || !running || !nh)
+		goto fail;
+	/* what the old generation did, but of the sets that run on, which
+	 * count on from where they are */
+	for (k = 0; k < ofg->ncomps; k++) {
+		running[k] = x->sw_keep[op->set_of[k]];
+		for (i = 0; !running[k] && i < ofg->comps[k].degree; i++) {
+			x->past_elems += x->env.cstats[x->g.cstat[k] + i].in_elems;
+			x->past_bytes += x->env.cstats[x->g.cstat[k] + i].in_bytes;
+		}
+	}
+	for (s = 0; s < op->nsets; s++)
+		for (i = 0; !x->sw_keep[s] && i < op->sets[s].degree; i++) {
+			const struct run_set_stats *ss =
+				&x->env.sstats[x->g.sstat[s] + i];
+
+			x->past_boundary += ss->boundary_out;
+			x->past_forwarded += ss->forwarded;
+		}
+	run_replan_retire(x->rp, &x->g, &x->env, running);
+	/* the old objects stay while the sets that run on use them; the
+	 * kernel graphs of the pieces stopped go (their processes are gone) */
+	for (k = 0; k < x->g.npieces; k++) {
+		for (s = 0; s < op->nsets; s++)
+			if (x->g.piece[s] == k && x->sw_keep[s])
+				break;
+		if (s == op->nsets)
+			piece_drop(x, k);
+	}
+	h->o.graph_fd = -1;
+	snprintf(h->dir, sizeof(h->dir), "%s", x->sw_dir);
+	h->resume_seq = x->env.resume_seq;
+	objs_swap(x, &h->o);
+	for (s = 0; s < np->nsets; s++) {
+		const struct dfg_plan_set *ps = &np->sets[s];
+		unsigned int os = reg->old[s];
+
+		if (reg->closed[s])
+			continue;
+		newof[os] = s + 1;
+		if (x->cont && x->cont[os].h) {
+			/* it ran on already: from the same place */
+			cont[s] = x->cont[os];
+			for (k = 0; k < ps->nmembers; k++)
+				ccont[ps->members[k]] =
+					x->ccont[ps->members[k]];
+		} else {
+			cont[s].h = h;
+			cont[s].set = os;
+			cont[s].sslot = h->o.g.sstat[os];
+			for (k = 0; k < ps->nmembers; k++)
+				ccont[ps->members[k]] =
+					h->o.g.cstat[ps->members[k]];
+		}
+		cont[s].on = true;
+	}
+	/* the processes that run on: their sets by their numbers here */
+	for (i = 0; i < x->nadopt; i++) {
+		struct proc *q = &x->adopt[i];
+
+		if (!q->h) {
+			q->h = h;
+			h->users++;
+		}
+		for (k = 0; q->items && k < q->nitems; k++)
+			q->items[k].set = newof[q->items[k].set] - 1;
+		q->set = q->items ? q->items[0].set : newof[q->set] - 1;
+	}
+	h->o.g.fg = NULL;
+	h->o.g.plan = NULL;
+	x->held[x->nheld++] = h;
+	/* the new plan, on the objects made while the change waited */
+	dfg_plan_free((struct dfg_plan *)op);
+	dfg_flow_free((struct dfg_flow *)ofg);
+	objs_swap(x, &x->next);
+	memset(&x->next, 0, sizeof(x->next));
+	x->next.graph_fd = -1;
+	x->g.fg = x->sw_fg;
+	x->g.plan = x->sw_plan;
+	/* made for every piece: those that run on use their own */
+	for (k = 0; k < x->g.npieces; k++) {
+		for (s = 0; s < np->nsets; s++)
+			if (x->g.piece[s] == k && reg->closed[s])
+				break;
+		if (s == np->nsets)
+			piece_drop(x, k);
+	}
+	x->sw_fg = NULL;
+	x->sw_plan = NULL;
+	cont_reset(x);
+	x->cont = cont;
+	x->ccont = ccont;
+	cont = NULL;
+	ccont = NULL;
+	x->linked = calloc(x->g.nr_set_stats + 1, sizeof(*x->linked));
+	x->done_linked = calloc(x->g.nr_set_stats + 1,
+				sizeof(*x->done_linked));
+	x->env.resume_seq = x->sw_seq;
+	x->env.state_dir = run_replan_dir(x->rp);
+	sw_drop(x);
+	x->tried = NULL;
+	if (!x->linked || !x->done_linked) {
+		r = fail(x, -ENOMEM, "re-plan: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (i = 0; i < x->g.nr_set_stats; i++)
+		x->linked[i] = x->env.resume_seq;	/* the carry's */
+	r = check_comps(x);
+	if (!r && (x->o->flags & DFG_RUN_VERBOSE)) {
+		say(x, "re-plan: generation %u from checkpoint %llu\n",
+		    run_replan_generation(x->rp),
+		    (unsigned long long)x->env.resume_seq);
+		print_plan(x);
+		if (run_replan_region_text(x->rp))
+			say(x, "re-plan: region: %s",
+			    run_replan_region_text(x->rp));
+		say(x, "re-plan: partial: the closed region's %u set instances stopped and restart, %u run on in their processes; stopped and reaped in %.1f ms (checkpoint carried before the stop)\n",
+		    reg->closed_inst, np->ninstances - reg->closed_inst,
+		    (double)(run_now_ns() - run_replan_stop_ns(x->rp)) / 1e6);
+	}
+	if (!r) {
+		tell_generation(x);
+		x->env.graph_fd = x->graph_fd;
+		run_replan_mark(x->rp, RUN_RP_OBJECTS);
+	}
+out:
+	mirror(x);
+	link_running(x);
+	if (!h->users)
+		held_release(x, h);
+	free(newof);
+	free(running);
+	return r;
+fail:
+	free(h);
+	free(cont);
+	free(ccont);
+	free(newof);
+	free(running);
+	sw_drop(x);
+	return fail(x, -ENOMEM, "re-plan: %s", strerror(ENOMEM));
+}
+
 static void cleanup(struct run_ctx *x)
 {
+	unsigned int i;
+
+	/* what a failure left running of earlier generations */
+	for (i = 0; i < x->nadopt; i++) {
+		struct proc *q = &x->adopt[i];
+
+		kill(q->pid, SIGKILL);
+		waitpid(q->pid, NULL, 0);
+		if (q->pidfd >= 0)
+			close(q->pidfd);
+		free(q->items);
+	}
+	free(x->adopt);
+	x->adopt = NULL;
+	x->nadopt = 0;
+	while (x->nheld)
+		held_drop(x, x->held[0], x->cont && x->g.plan);
+	free(x->held);
+	x->held = NULL;
+	cont_reset(x);
+	sw_drop(x);
 	next_drop(x);
 	/* spools of a run with checkpoints stay for --resume */
 	if (x->env.spool_dir && !x->env.state_dir) {
@@ -1012,7 +1807,7 @@ static int replan_switch(struct run_ctx *x)
 	if (!nfg || x->next.g.plan != nplan)
 		next_drop(x);
 	x->tried = NULL;	/* the address may come again */
-	run_replan_retire(x->rp, &x->g, &x->env);
+	run_replan_retire(x->rp, &x->g, &x->env, NULL);
 	x->past_elems += sum_elems(x, &b);
 	x->past_bytes += b;
 	for (i = 0; i < x->g.nr_set_stats; i++) {
@@ -1020,6 +1815,7 @@ static int replan_switch(struct run_ctx *x)
 		x->past_forwarded += x->env.sstats[i].forwarded;
 	}
 	teardown(x);
+	cont_reset(x);	/* every set starts again */
 	if (nfg) {
 		dfg_plan_free((struct dfg_plan *)x->g.plan);
 		dfg_flow_free((struct dfg_flow *)x->g.fg);
@@ -1046,6 +1842,8 @@ static int replan_switch(struct run_ctx *x)
 		if (run_replan_region_text(x->rp))
 			say(x, "re-plan: region: %s",
 			    run_replan_region_text(x->rp));
+		say(x, "re-plan: full: every set stopped and restarts (%s)\n",
+		    x->full_why[0] ? x->full_why : "-");
 	}
 	if (!r && x->graph_fd < 0)
 		r = kernel_objects(x);
@@ -1116,6 +1914,9 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 		x.o->err[0] = '\0';
 	x.t0 = run_now_ns();
 	x.workers = x.o->workers ? x.o->workers : run_default_workers();
+	/* a pool per piece of the graph, so that a change may stop only the
+	 * pieces it affects */
+	x.pieces = x.o->replanner != NULL;
 	r = load(&x, dot_path, &fg);
 	if (r)
 		goto out;
@@ -1200,7 +2001,7 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 		r = run_phase(&x, &x.g.plan->phases[ph], &total);
 		/* re-planning needs a single phase: ph stays 0 */
 		while (r == RUN_PHASE_REPLAN) {
-			r = replan_switch(&x);
+			r = x.partial ? replan_partial(&x) : replan_switch(&x);
 			if (!r)
 				r = run_phase(&x, &x.g.plan->phases[ph],
 					      &total);
@@ -1209,6 +2010,7 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	total.wall_ns = run_now_ns() - x.t0;
 	if (r)
 		goto out;
+	mirror(&x);
 	total.sets = x.g.plan->nsets;
 	total.components = x.g.fg->ncomps;
 	total.elements = sum_elems(&x, &total.bytes) + x.past_elems;

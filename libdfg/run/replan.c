@@ -34,6 +34,14 @@
  *     same bytes, hard-linked into the new generation; only the files of
  *     the sets it stops are read and the new sets' written.
  *
+ * The executor stops only the sets of the pieces of the graph that hold
+ * a new set (the closed region) when the others can run on (a worker
+ * pool and a kernel graph per piece): run_replan_path() says so before
+ * the switch, which then comes before anything stops (a change refused
+ * at the carry stops nothing) and leaves the old generation's directory,
+ * where the sets that run on still write their checkpoints, to the
+ * executor (it links them into the new one, exec.c).
+ *
  * The state directory keeps one directory per generation, "g<N>" (the
  * first plan's checkpoints stay at the top), and the journal "replan":
  * per generation the checkpoint it started from and its edits. A new
@@ -103,6 +111,12 @@ struct run_replan {
 	/* what the last change affected, of the plan running now */
 	struct run_region	region;
 	char			*region_text;
+	/* how the executor applies the pending change (run_replan_path()):
+	 * stopping only the pieces of the graph it affects, or every set */
+	bool			partial;
+	unsigned int		running_inst;	/* partial: ran on */
+	char			path_why[192];	/* full: why */
+	char			path_text[256];	/* for applied() */
 };
 
 /* ---- The journal: generations and their edits ------------------------ */
@@ -1152,7 +1166,12 @@ const char *run_replan_region_text(const struct run_replan *x)
 	return x->region_text;
 }
 
-/* Removes every generation's directory past the first, and the journal. */
+/*
+ * Removes every generation's directory past the first, and the journal:
+ * up to this generation whether or not each is there (a switch removes
+ * the directory it leaves, unless sets that ran on still write there),
+ * then past it while there are more.
+ */
 void run_replan_clear_gens(struct run_replan *x)
 {
 	char path[4096];
@@ -1162,7 +1181,8 @@ void run_replan_clear_gens(struct run_replan *x)
 	if (!x->root[0])
 		return;
 	for (g = 1;; g++) {
-		if (gen_dir(path, sizeof(path), x->root, g) || stat(path, &st))
+		if (gen_dir(path, sizeof(path), x->root, g) ||
+		    (g > x->generation && stat(path, &st)))
 			break;
 		run_state_clear(path);
 	}
@@ -1294,16 +1314,22 @@ static int build_view(struct run_replan *x, const struct run_graph *g,
 	return 0;
 }
 
-/* Keeps this generation's counters before its stats area goes. */
+/*
+ * Keeps this generation's counters before its stats area goes; those of
+ * the components in @running (NULL: none), whose sets run on into the
+ * next generation and count on from where they were, stay out of the
+ * past.
+ */
 void run_replan_retire(struct run_replan *x, const struct run_graph *g,
-		       const struct run_env *env)
+		       const struct run_env *env, const bool *running)
 {
 	unsigned int c;
 
 	if (build_view(x, g, env))
 		return;
 	for (c = 0; c < x->ncomps; c++)
-		x->past[c] = x->view[c];
+		if (!running || !running[c])
+			x->past[c] = x->view[c];
 	free(x->skew_prev);
 	free(x->skew);
 	x->skew_prev = NULL;
@@ -1355,11 +1381,14 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 		if (t > resumed)
 			resumed = t;
 	}
-	/* the log waits for every first quantum too, unless the run ends */
+	/* the log waits for every first quantum too, unless the run ends;
+	 * of the sets that restarted (those that ran on had theirs before) */
 	for (i = 0; x->log && i < g->nr_set_stats; i++) {
 		t = env->sstats[i].started_ns;
 		if (!t && !ended)
 			return;
+		if (t && t < x->stop_ns)
+			continue;
 		if (t > last)
 			last = t;
 		if (t && (!first || t < first))
@@ -1368,21 +1397,27 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 	x->starting = false;
 	if (!resumed)
 		return;
-	/* the affected sets' and the others' (every set restarts) */
+	/* the affected sets' and the others' that restarted (every set, or
+	 * on a partial switch those of the closed region; the sets that ran
+	 * on did not pause) */
 	for (s = 0; x->region.nsets == g->plan->nsets && s < x->region.nsets;
 	     s++)
 		for (i = 0; i < g->plan->sets[s].degree; i++) {
 			bool aff = x->region.kind[s] == RUN_REGION_NEW;
 			__u64 *m = aff ? &affected : &others;
 
+			if (x->partial && !x->region.closed[s])
+				continue;
 			t = env->sstats[g->sstat[s] + i].resumed_ns;
 			if (t > *m)
 				*m = t;
 		}
 	/* and the steps between, each as its end (0: not taken) */
 	if (x->log)
-		fprintf(stderr, "replan-log: run gen=%u stop_ns=%llu first_ns=%llu last_ns=%llu resumed_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu affected_resumed_ns=%llu others_resumed_ns=%llu\n",
-			x->generation, (unsigned long long)x->stop_ns,
+		fprintf(stderr, "replan-log: run gen=%u path=%s running_inst=%u stop_ns=%llu first_ns=%llu last_ns=%llu resumed_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu affected_resumed_ns=%llu others_resumed_ns=%llu\n",
+			x->generation, x->partial ? "partial" : "full",
+			x->partial ? x->running_inst : 0,
+			(unsigned long long)x->stop_ns,
 			(unsigned long long)first, (unsigned long long)last,
 			(unsigned long long)resumed,
 			(unsigned long long)x->mark[RUN_RP_REAPED],
@@ -1505,6 +1540,32 @@ static void note_region(struct run_replan *x, const struct run_graph *g)
 			x->region.closed_inst);
 }
 
+/*
+ * How the executor applies the pending change: @partial, stopping only
+ * the pieces of the graph that hold a set it affects while the others'
+ * @running set instances run on; else stopping every set, for @why.
+ * Said in the log and to the replanner's applied().
+ */
+void run_replan_path(struct run_replan *x, bool partial,
+		     unsigned int running, const char *why)
+{
+	x->partial = partial;
+	x->running_inst = partial ? running : 0;
+	snprintf(x->path_why, sizeof(x->path_why), "%s",
+		 partial || !why ? "" : why);
+	if (partial)
+		snprintf(x->path_text, sizeof(x->path_text),
+			 "partial: %u set instances ran on", running);
+	else
+		snprintf(x->path_text, sizeof(x->path_text),
+			 "full restart: %s", why ? why : "");
+}
+
+const struct run_region *run_replan_region(const struct run_replan *x)
+{
+	return x->region.nsets ? &x->region : NULL;
+}
+
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		      const struct run_env *env, struct dfg_flow **fgp,
 		      struct dfg_plan **planp, __u64 *seq, char *err,
@@ -1527,6 +1588,12 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	r = carry(x, g, x->at_seq, dir, sizeof(dir), why, sizeof(why));
 	if (r)
 		run_region_free(&x->region);
+	if (r == -EINVAL && why[0] && x->partial) {
+		/* nothing stopped yet: the old plan goes on as it runs */
+		drop_pending(x);
+		refuse(x, r, why);
+		return 0;
+	}
 	if (r == -EINVAL && why[0]) {
 		char msg[256];
 
@@ -1552,11 +1619,18 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		return r;
 	}
 	/* the journal names the new generation: the old one's files go
-	 * (the first one's stay with the journal at the top) */
-	if (x->generation)
+	 * (the first one's stay with the journal at the top; on a partial
+	 * switch the sets that run on still write there, and the executor
+	 * removes it once they are gone) */
+	if (x->generation && !x->partial)
 		run_state_clear(x->dir);
 	x->generation++;
 	note_region(x, g);
+	if (x->log)
+		fprintf(stderr, "replan-log: path gen=%u path=%s running_inst=%u why=%s\n",
+			x->generation, x->partial ? "partial" : "full",
+			x->running_inst, x->partial ? "-" :
+			x->path_why[0] ? x->path_why : "-");
 	x->replans++;
 	x->starting = true;
 	x->from_seq = x->at_seq;
@@ -1567,7 +1641,7 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	x->pend_plan = NULL;
 	free(x->pend_text);
 	x->pend_text = NULL;
-	tell(x, 0, NULL);
+	tell(x, 0, x->path_text[0] ? x->path_text : NULL);
 	return 0;
 }
 

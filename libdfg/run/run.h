@@ -87,6 +87,11 @@ struct run_graph {
 	unsigned int		nr_chans;
 	unsigned int		nr_comp_stats;
 	unsigned int		nr_set_stats;
+	/* per set: its piece of the graph (sets joined by flows), each with
+	 * a kernel graph of its own when a change may stop some pieces only;
+	 * else one piece */
+	unsigned int		*piece;
+	unsigned int		npieces;
 };
 
 /* Everything a set instance process needs; built before fork. */
@@ -209,10 +214,12 @@ void run_spool_clear(const char *dir);
  * @closed: the sets in a piece of the graph (sets joined by flows) that
  * holds a new one, which a change must stop as long as it cannot re-wire
  * a running set's channels. The sets of @op that no set of @np continues
- * stop (@stopped_*). Today's executor stops and restarts every set; the
- * region is what it reports (DFG_REPLAN_LOG's "region" line, dfg run -v),
- * the sets whose checkpoint files the carry links as they are (those not
- * new), and what a switch that keeps the others running would stop.
+ * stop (@stopped_*). The executor stops and restarts the sets of the
+ * closed region when it can keep the others running (each piece of the
+ * graph in worker pools of its own, a partial switch), every set
+ * otherwise; the region is also what it reports (DFG_REPLAN_LOG's
+ * "region" line, dfg run -v) and the sets whose checkpoint files the
+ * carry links as they are (those not new).
  */
 enum {
 	RUN_REGION_KEPT,
@@ -281,8 +288,20 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		      const struct run_env *env, struct dfg_flow **fgp,
 		      struct dfg_plan **planp, __u64 *seq, char *err,
 		      size_t errlen);
+/*
+ * How the pending change is applied (before run_replan_switch()): only
+ * the pieces of the graph in its closed region stop (@partial; the
+ * others' @running set instances run on in their processes: the switch
+ * keeps the old generation's directory, and a change refused at the
+ * carry stops nothing), or every set (for @why). Said by DFG_REPLAN_LOG's
+ * "path" and "run" lines and to the replanner's applied().
+ */
+void run_replan_path(struct run_replan *x, bool partial,
+		     unsigned int running, const char *why);
+/* The region of the last switch, of the plan it made (NULL: unknown). */
+const struct run_region *run_replan_region(const struct run_replan *x);
 void run_replan_retire(struct run_replan *x, const struct run_graph *g,
-		       const struct run_env *env);
+		       const struct run_env *env, const bool *running);
 void run_replan_end(struct run_replan *x, const struct run_graph *g,
 		    const struct run_env *env, struct dfg_run_summary *sum);
 void run_replan_clear_gens(struct run_replan *x);

@@ -15,7 +15,19 @@
  * carried (count behind a round-robin flow), random re-plans over many
  * runs (DFG_REPLAN_TARGET of them, 60 by default; make replan-stress asks
  * for 10,000), and kill -9 of the run during a re-plan, then a resume.
+ *
+ * The same job beside a second, independent one (two pieces of the
+ * graph): a change to the first stops its piece alone, the second's
+ * worker pool runs on in its process (checked by pid) and both outputs
+ * are those of a run that never re-planned; the same with a change the
+ * carry refuses (nothing stops), with the run's pools killed while the
+ * change is applied and with the one that ran on killed afterwards (the
+ * run fails, --resume finishes it), and with random changes, several
+ * per run; after each run no process, kernel graph or module page of it
+ * is left. DFG_REPLAN_PART=one runs the first set of tests alone,
+ * DFG_REPLAN_PART=pieces the two-piece ones (pieces_*).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -66,20 +78,27 @@ struct tr {
 	int			fail_eval;	/* eval's return, if not 0 */
 	bool			no_ckpt;	/* run without checkpoints */
 	bool			view_bad;	/* a view broke a rule */
+	/* pieces: the run's processes when the change was applied, and
+	 * what became of them (see tr_pieces()) */
+	int			kill_mode;	/* TR_KILL_* */
+	pid_t			before[16];
+	int			nbefore;
+	int			survivors, gone, after;
+	bool			looked;
 	/* answers */
 	unsigned int		asked, accepted, refused, cancelled;
 	unsigned int		generation;
 	char			why[256];
+	char			path[256];	/* applied()'s, accepted */
 	/* random edits: built here, valid until the next eval */
 	struct dfg_plan_edit	e[4];
 	char			deg[2][8];
 	bool			pending;
 };
 
-static int tr_eval(void *ctx, const struct dfg_run_view *v,
-		   const struct dfg_plan_edit **edits, unsigned int *n)
+static int tr_eval_job(struct tr *t, const struct dfg_run_view *v,
+		       const struct dfg_plan_edit **edits, unsigned int *n)
 {
-	struct tr *t = ctx;
 	int key = dfg_flow_find(v->fg, "key");
 	int cnt = dfg_flow_find(v->fg, "cnt");
 	int fix = dfg_flow_find(v->fg, "fix");
@@ -161,15 +180,97 @@ static int tr_eval(void *ctx, const struct dfg_run_view *v,
 	return 0;
 }
 
+/* kill_mode: the run's processes killed when the change is applied
+ * (while the executor switches), or those that ran on, once it has */
+#define TR_KILL_APPLIED		1
+#define TR_KILL_RUNNING		2
+
+/* The pids of this process's children (the run's processes), at most
+ * @max; or -1. */
+static int children(pid_t *out, int max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		char path[300], buf[512], *q;
+		int ppid;
+		FILE *f;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/stat", de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		q = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		/* "pid (comm) state ppid ...", zombies included */
+		if (q && sscanf(q + 1, " %*c %d", &ppid) == 1 &&
+		    ppid == getpid() && n < max)
+			out[n++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * After a change was applied: which of the processes the run had then
+ * still run (survivors), which are gone, how many there are now; the
+ * survivors killed with TR_KILL_RUNNING.
+ */
+static void tr_pieces(struct tr *t)
+{
+	pid_t now[16];
+	int n = children(now, 16), i, j;
+
+	t->looked = true;
+	t->after = n;
+	for (i = 0; i < t->nbefore; i++) {
+		for (j = 0; j < n && now[j] != t->before[i]; j++)
+			;
+		if (j < n)
+			t->survivors++;
+		else
+			t->gone++;
+		if (j < n && t->kill_mode == TR_KILL_RUNNING)
+			kill(now[j], SIGKILL);
+	}
+}
+
+static int tr_eval(void *ctx, const struct dfg_run_view *v,
+		   const struct dfg_plan_edit **edits, unsigned int *n)
+{
+	struct tr *t = ctx;
+
+	/* the first evaluation on the new plan */
+	if (t->nbefore > 0 && !t->looked)
+		tr_pieces(t);
+	return tr_eval_job(t, v, edits, n);
+}
+
 static void tr_applied(void *ctx, unsigned int generation, int err,
 		       const char *why)
 {
 	struct tr *t = ctx;
+	int i;
 
 	t->pending = false;
 	if (!err) {
 		t->accepted++;
 		t->generation = generation;
+		snprintf(t->path, sizeof(t->path), "%s", why ? why : "");
+		/* the first change: the processes of the run before it
+		 * (called before any of them stops) */
+		if (t->accepted == 1 && t->kill_mode >= 0) {
+			t->nbefore = children(t->before, 16);
+			for (i = 0; t->kill_mode == TR_KILL_APPLIED &&
+			     i < t->nbefore; i++)
+				kill(t->before[i], SIGKILL);
+		}
 		if (t->kill_applied && (int)generation == t->kill_applied)
 			kill(getpid(), SIGKILL);
 	} else if (err == -ECANCELED) {
@@ -183,6 +284,8 @@ static void tr_applied(void *ctx, unsigned int generation, int err,
 FIXTURE(rp) {
 	char dir[64];
 	char dot[128], out[128], state[128];
+	char out2[128];		/* the second piece's (job2_tail) */
+	bool other_part;	/* not in DFG_REPLAN_PART's part */
 	char *ref;		/* the sorted output of the first plan */
 	bool nodev;
 };
@@ -244,8 +347,9 @@ static char *sorted_output(const char *path)
 	return res;
 }
 
-/* Every key once, with its count: nothing lost, nothing twice. */
-static int counts_ok(const char *sorted)
+/* Every key once, with its count among @n elements: nothing lost,
+ * nothing twice. */
+static int counts_n(const char *sorted, long n)
 {
 	unsigned int seen[NKEYS] = { 0 }, k;
 	const char *p = sorted;
@@ -256,7 +360,7 @@ static int counts_ok(const char *sorted)
 		if (sscanf(p, "%ld %ld%n", &key, &count, &used) != 2 ||
 		    key < 0 || key >= NKEYS || seen[key]++)
 			return 0;
-		if (count != (NELEMS - 1 - key) / NKEYS + 1)
+		if (count != (n - 1 - key) / NKEYS + 1)
 			return 0;
 		p = strchr(p + used, '\n');
 		p = p ? p + 1 : NULL;
@@ -265,6 +369,11 @@ static int counts_ok(const char *sorted)
 		if (seen[k] != 1)
 			return 0;
 	return 1;
+}
+
+static int counts_ok(const char *sorted)
+{
+	return counts_n(sorted, NELEMS);
 }
 
 /* The sum of the counts of every line. */
@@ -311,6 +420,7 @@ static int run_job(FIXTURE_DATA(rp) *self, struct tr *t, unsigned int flags,
 FIXTURE_SETUP(rp)
 {
 	struct dfg_run_summary sum;
+	const char *part;
 	char err[512];
 	int fd = open("/dev/dfg", O_RDWR | O_CLOEXEC);
 
@@ -323,8 +433,16 @@ FIXTURE_SETUP(rp)
 	snprintf(self->dot, sizeof(self->dot), "%s/job.dot", self->dir);
 	snprintf(self->out, sizeof(self->out), "%s/out.txt", self->dir);
 	snprintf(self->state, sizeof(self->state), "%s/state", self->dir);
+	snprintf(self->out2, sizeof(self->out2), "%s/out2.txt", self->dir);
 	write_job(self, "hash");
-	if (self->nodev)
+	/* the two-piece tests (pieces_*) and the others run as programs of
+	 * their own (selftests/run/replan.sh, replan_pieces.sh), each in its
+	 * own time limit */
+	part = getenv("DFG_REPLAN_PART");
+	self->other_part = part &&
+		strcmp(part, strstr(_metadata->name, "pieces_") ? "pieces" :
+							       "one");
+	if (self->nodev || self->other_part)
 		return;
 	ASSERT_EQ(0, run_job(self, NULL, 0, &sum, err, sizeof(err)))
 		TH_LOG("%s", err);
@@ -345,6 +463,9 @@ FIXTURE_TEARDOWN(rp)
 }
 
 #define SKIP_IF_NO_DEV() do {						\
+	if (self->other_part)						\
+		SKIP(return, "not in DFG_REPLAN_PART=%s",		\
+		     getenv("DFG_REPLAN_PART"));			\
 	if (self->nodev)						\
 		SKIP(return, "%s", "no dfg device");			\
 } while (0)
@@ -384,6 +505,9 @@ TEST_F_TIMEOUT(rp, degree_2_to_4, 300)
 	EXPECT_GT(sum.pause_ns, 0);
 	EXPECT_EQ(sum.pause_ns, sum.pause_max_ns);
 	EXPECT_TRUE(same_output(self));
+	/* one piece: every set stops */
+	EXPECT_STREQ("full restart: it affects every piece of the graph",
+		     t.path);
 	TH_LOG("pause %.3f ms", (double)sum.pause_ns / 1e6);
 	/* the state directory is gone with its generations */
 	EXPECT_NE(0, access(self->state, F_OK));
@@ -773,6 +897,254 @@ TEST_F_TIMEOUT(rp, kill_anywhere_then_resume, 300)
 		ASSERT_TRUE(same_output(self)) TH_LOG("round %u", round);
 		unlink(self->out);
 	}
+}
+
+/*
+ * Two pieces: the hash job, and beside it a job of its own (gen2 ...
+ * out2, N2 elements) joined to it by no flow. A change to the first
+ * job's keyed count stops that piece alone: the second runs on in its
+ * process, on its kernel graph, through the switch.
+ */
+#define N2	(2 * NELEMS)
+
+static const char job2_tail[] =
+	"  gen2 [type=generate, count=%u];\n"
+	"  key2 [type=map, expr=\"$0 %% %u\"];\n"
+	"  cnt2 [type=count, degree=2];\n"
+	"  fix2 [type=map, expr=\"$0\", degree=2];\n"
+	"  out2 [type=write_lines, file=\"%s\"];\n"
+	"  gen2 -> key2;\n"
+	"  key2 -> cnt2 [flow=hash, key=\"$0\"];\n"
+	"  cnt2 -> fix2;\n"
+	"  fix2 -> out2 [flow=gather];\n"
+	"}\n";
+
+static int write_job2(FIXTURE_DATA(rp) *self, const char *flow)
+{
+	char head[2048], *end;
+	FILE *f;
+
+	snprintf(head, sizeof(head), job_fmt, NELEMS, NKEYS, self->out, flow,
+		 strcmp(flow, "hash") ? "" : ", key=\"$0\"");
+	end = strrchr(head, '}');
+	if (!end)
+		return -1;
+	*end = '\0';
+	f = fopen(self->dot, "w");
+	if (!f)
+		return -1;
+	fputs(head, f);
+	fprintf(f, job2_tail, N2, NKEYS, self->out2);
+	return fclose(f) ? -1 : 0;
+}
+
+/* Entries of /sys/kernel/dfg/graphs: the module's graphs, or -1. */
+static int nr_graphs(void)
+{
+	DIR *d = opendir("/sys/kernel/dfg/graphs");
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* The module's pages (arenas, regions), or -1. */
+static long dfg_pages(void)
+{
+	FILE *f = fopen("/sys/kernel/dfg/pages", "r");
+	long pages = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &pages) != 1)
+			pages = -1;
+		fclose(f);
+	}
+	return pages;
+}
+
+/*
+ * The output of the second piece is that of a run that never re-planned:
+ * each key once, with its count of the N2 elements (a line per key; the
+ * first piece's is compared with the fixture's run, same_output()).
+ */
+static int same_out2(FIXTURE_DATA(rp) *self)
+{
+	char *got = sorted_output(self->out2);
+	int ok = got && counts_n(got, N2);
+
+	free(got);
+	return ok;
+}
+
+/* Nothing of a run left: no process, no kernel graph, the module's
+ * pages as they were (@pages) before it. */
+#define EXPECT_NOTHING_LEFT(pages) do {					\
+	pid_t left_[4];							\
+									\
+	EXPECT_EQ(0, children(left_, 4));				\
+	EXPECT_EQ(0, nr_graphs());					\
+	EXPECT_EQ(pages, dfg_pages());					\
+} while (0)
+
+/* The degree change of the first piece: partial, the second runs on. */
+TEST_F_TIMEOUT(rp, pieces_partial, 600)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
+	struct dfg_run_summary sum;
+	char err[512];
+	long pages;
+
+	SKIP_IF_NO_DEV();
+	pages = dfg_pages();
+	ASSERT_EQ(0, write_job2(self, "hash"));
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(1, t.accepted) TH_LOG("refused: %s", t.why);
+	EXPECT_EQ(1, sum.replans);
+	EXPECT_FALSE(t.view_bad);
+	EXPECT_EQ(0, strncmp(t.path, "partial: 4 set instances ran on", 31))
+		TH_LOG("%s", t.path);
+	/* before: the two pieces' pools; after: the second's, the same
+	 * process, and the first's anew */
+	EXPECT_TRUE(t.looked);
+	EXPECT_EQ(2, t.nbefore);
+	EXPECT_EQ(1, t.survivors);
+	EXPECT_EQ(1, t.gone);
+	EXPECT_EQ(2, t.after);
+	/* two pools, then one more */
+	EXPECT_EQ(3, sum.processes);
+	EXPECT_GT(sum.pause_ns, 0);
+	EXPECT_TRUE(same_output(self));
+	EXPECT_TRUE(same_out2(self));
+	EXPECT_NOTHING_LEFT(pages);
+	EXPECT_NE(0, access(self->state, F_OK));
+	TH_LOG("pause of the stopped piece %.3f ms",
+	       (double)sum.pause_ns / 1e6);
+}
+
+/* A change the carry refuses stops nothing: the pools run on. */
+TEST_F_TIMEOUT(rp, pieces_refused_at_carry, 600)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
+	struct dfg_run_summary sum;
+	char err[512], *got;
+	long pages;
+
+	SKIP_IF_NO_DEV();
+	pages = dfg_pages();
+	ASSERT_EQ(0, write_job2(self, "roundrobin"));
+	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_EQ(0, t.accepted);
+	EXPECT_EQ(1, t.refused);
+	EXPECT_STREQ("'cnt' has state and is not fed by a hash flow: it cannot change degree",
+		     t.why);
+	EXPECT_EQ(0, sum.replans);
+	EXPECT_EQ(2, sum.processes);
+	got = sorted_output(self->out);
+	ASSERT_NE(NULL, got);
+	EXPECT_EQ(NELEMS, total_count(got));
+	free(got);
+	got = sorted_output(self->out2);
+	EXPECT_TRUE(got && counts_n(got, N2));
+	free(got);
+	EXPECT_NOTHING_LEFT(pages);
+}
+
+/*
+ * A worker pool killed while the change is applied (every process of the
+ * run, the one that would run on included), or the one that ran on
+ * killed once the new plan runs: the run fails, leaves nothing behind,
+ * and --resume finishes it with the output of a run that never
+ * re-planned.
+ */
+static void pieces_kill(struct __test_metadata *_metadata,
+			FIXTURE_DATA(rp) *self, int mode)
+{
+	const struct dfg_plan_edit *steps[] = { deg4 };
+	const unsigned int nsteps[] = { 2 };
+	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1,
+			.kill_mode = mode };
+	struct dfg_run_summary sum;
+	char err[512];
+	long pages;
+
+	pages = dfg_pages();
+	ASSERT_EQ(0, write_job2(self, "hash"));
+	EXPECT_NE(0, run_job(self, &t, 0, &sum, err, sizeof(err)));
+	EXPECT_EQ(1, t.accepted) TH_LOG("refused: %s", t.why);
+	EXPECT_EQ(0, strncmp(t.path, "partial:", 8)) TH_LOG("%s", t.path);
+	EXPECT_TRUE(strstr(err, "killed by signal 9") != NULL)
+		TH_LOG("%s", err);
+	if (mode == TR_KILL_RUNNING)
+		EXPECT_EQ(1, t.survivors);
+	EXPECT_NOTHING_LEFT(pages);
+	ASSERT_EQ(0, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
+			     sizeof(err)))
+		TH_LOG("%s", err);
+	EXPECT_TRUE(same_output(self));
+	EXPECT_TRUE(same_out2(self));
+	EXPECT_NOTHING_LEFT(pages);
+	EXPECT_NE(0, access(self->state, F_OK));
+}
+
+TEST_F_TIMEOUT(rp, pieces_killed_while_switching, 600)
+{
+	SKIP_IF_NO_DEV();
+	pieces_kill(_metadata, self, TR_KILL_APPLIED);
+}
+
+TEST_F_TIMEOUT(rp, pieces_killed_running_on, 600)
+{
+	SKIP_IF_NO_DEV();
+	pieces_kill(_metadata, self, TR_KILL_RUNNING);
+}
+
+/*
+ * Random changes of the first piece, several per run: the second piece
+ * runs on through each, its objects and checkpoints kept from the
+ * generation it started in.
+ */
+TEST_F_TIMEOUT(rp, pieces_random, 3600)
+{
+	unsigned int run, changes = 0;
+	char err[512];
+	long pages;
+
+	SKIP_IF_NO_DEV();
+	pages = dfg_pages();
+	ASSERT_EQ(0, write_job2(self, "hash"));
+	for (run = 0; run < 2; run++) {
+		struct tr t = { .random = true, .seed = 3000 + run,
+				.limit = 3 };
+		struct dfg_run_summary sum;
+
+		ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
+			TH_LOG("run %u: %s", run, err);
+		ASSERT_TRUE(same_output(self)) TH_LOG("run %u", run);
+		ASSERT_TRUE(same_out2(self)) TH_LOG("run %u", run);
+		ASSERT_FALSE(t.view_bad);
+		ASSERT_EQ(t.accepted, sum.replans);
+		/* every change affects the first piece alone */
+		EXPECT_GT(t.accepted, 0) TH_LOG("run %u", run);
+		if (t.accepted)
+			EXPECT_EQ(0, strncmp(t.path, "partial:", 8))
+				TH_LOG("run %u: %s", run, t.path);
+		EXPECT_NOTHING_LEFT(pages);
+		unlink(self->out);
+		unlink(self->out2);
+		changes += t.accepted;
+	}
+	TH_LOG("%u partial re-plans in %u runs", changes, run);
 }
 
 TEST_HARNESS_MAIN

@@ -23,11 +23,19 @@
 #   kill    a work instance killed (SIGKILL) at 1/3 of the time: the run
 #           fails; --resume (same rules) finishes it from the last
 #           checkpoint: the time of both is the figure
+#   pieces  the skew scenario's job beside a second one, joined to it by
+#           no flow, on uniform keys: a change of the first stops its
+#           piece of the graph alone (DFG_REPLAN_LOG path=partial); per
+#           change the second job's output rate while the first paused
+#           and over the run (running_rate_in_pause, running_rate_run)
 #   store   the skew scenario again on the plan store the first rules run
 #           filled: the steps, and how long a store-served step took
 #           (eval_ms: the whole evaluation, turning the view and the
 #           module's events into facts included; lookup_ms: the
 #           signature and the SQLite lookup alone)
+#
+# DFG_BENCH_RULES_SCENARIOS: the scenarios to run (all by default; store
+# follows skew).
 #
 # Times come from tools/bench/rules_watch.c ($BUILD/bin/rules_watch) (the output's size over
 # CLOCK_MONOTONIC) and from dfg's DFG_REPLAN_LOG lines (libdfg/rules,
@@ -43,7 +51,9 @@
 # also the region it affected ("region gen=G new_inst= rewired_inst=
 # kept_inst= ..."): the instances of new sets, of unchanged sets joined
 # to them by a flow and of untouched sets, and the pause of the new sets
-# and of the others (every set stops for a change today).
+# and of the others that restarted (all on a full switch; on a partial
+# one, path=partial, the pieces of the graph without a new set run on,
+# running_inst instances, and do not pause).
 #
 # Files: rules_runs.csv (per run, with what the evaluations cost: their
 # count, CPU ms median and p99, and their CPU over the run's time, from
@@ -89,7 +99,9 @@ rules_input() {
 	}' >"$3"
 }
 
-# rules_job FILE DEGREE: the job, work at DEGREE.
+# rules_job FILE DEGREE [pieces]: the job, work at DEGREE; with pieces a
+# second job beside it, joined to it by no flow (read2 -> work2 at degree
+# 2 -> out2, on in2.txt), which a change of work leaves running.
 rules_job() {
 	local e='$1 . " " . $2 . " " . $3 . " "' p
 	for p in ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe; do
@@ -103,18 +115,25 @@ digraph rules_bench {
 	out  [type=write_lines, file="out.txt"];
 	read -> work [flow=hash, key="\$3"];
 	work -> out [flow=gather];
-}
 G
+	[ "${3:-}" = pieces ] && cat >>"$1" <<G
+	read2 [type=read_lines, file="in2.txt"];
+	work2 [type=map, degree=2, expr="$e"];
+	out2  [type=write_lines, file="out2.txt"];
+	read2 -> work2 [flow=hash, key="\$3"];
+	work2 -> out2 [flow=gather];
+G
+	echo "}" >>"$1"
 }
 
 # rules_one SCEN CONFIG DEGREE REP [ARGS...]: one run of the job in
 # $rw; appends to the raw files. CONFIG: rules (with ARGS) or fixed.
 # The cpu and kill scenarios act at $rules_t1 and $rules_t2 (seconds).
 rules_one() {
-	local scen=$1 cfg=$2 deg=$3 rep=$4 pid wpid rc t0 acts=
+	local scen=$1 cfg=$2 deg=$3 rep=$4 pid wpid wpid2= rc t0 acts=
 	shift 4
-	rules_job "$rw/job.dot" "$deg"
-	rm -f "$rw/out.txt"
+	rules_job "$rw/job.dot" "$deg" "$scen"
+	rm -f "$rw/out.txt" "$rw/out2.txt" "$rw/watch2.log"
 	# the rules' plan store stays for the store scenario only
 	local sd=state_fixed
 	[ "$cfg" = rules ] && sd=state_rules
@@ -125,6 +144,10 @@ rules_one() {
 	pid=$!
 	"$rw/rules_watch" "$rw/out.txt" 20 "$pid" >"$rw/watch.log" &
 	wpid=$!
+	if [ "$scen" = pieces ]; then
+		"$rw/rules_watch" "$rw/out2.txt" 20 "$pid" >"$rw/watch2.log" &
+		wpid2=$!
+	fi
 	if { [ "$scen" = cpu ] || [ "$scen" = kill ]; } && [ "$cfg" != probe ]; then
 		sleep "$rules_t1"
 		if [ "$scen" = cpu ]; then
@@ -140,6 +163,7 @@ rules_one() {
 	wait "$pid"
 	rc=$?
 	wait "$wpid"
+	[ -n "$wpid2" ] && wait "$wpid2"
 	if [ "$scen" = kill ] && [ "$rc" != 0 ]; then
 		# the run failed on the dead worker: resume it
 		cp "$rw/run.log" "$rw/run1.log"
@@ -166,6 +190,7 @@ rules_one() {
 			printf "%d,%.3f,%.3f,%d", NR, v[int((NR + 1) / 2)] / 1e6, v[p] / 1e6, s }')
 	local ok=0
 	if [ "$rc" = 0 ] && sort "$rw/out.txt" | cmp -s - "$rw/ref.txt"; then ok=1; fi
+	if [ "$scen" = pieces ] && ! sort "$rw/out2.txt" | cmp -s - "$rw/ref2.txt"; then ok=0; fi
 	# per phase: the first sample where the output passed the phase's
 	# first line; the last sample ends the last phase
 	awk -v scen="$scen" -v cfg="$cfg" -v deg="$deg" -v rep="$rep" \
@@ -210,7 +235,12 @@ rules_one() {
 	# plan changes: the deciding evaluation, then the new plan running
 	awk -v scen="$scen" -v cfg="$cfg" -v rep="$rep" -v per="$rules_period" \
 	    -v t0="$t0" -v n="$rules_nelem" -v np="$rules_np" \
-	    -v t1="$rules_t1" -v t2="$rules_t2" '
+	    -v t1="$rules_t1" -v t2="$rules_t2" -v w2="$rw/watch2.log" '
+		# the output of the job a change leaves running (pieces):
+		# its size at time x (the last sample before), its lines per s
+		function size2(x,   j, v) { v = 0; for (j = 1; j <= k2; j++) { if (u[j] > x) break; v = z[j] }; return v }
+		function rate2(a, b) { return b > a ? (size2(b) - size2(a)) / 34 / ((b - a) / 1e9) : 0 }
+		BEGIN { while ((getline l < w2) > 0) { split(l, f, " "); u[++k2] = f[1]; z[k2] = f[2] } }
 		FNR == NR { t[++k] = $1; s[k] = $2; next }
 		!pts { pts = 1	# when the output passed the first line of each phase
 			for (q = 1; q < np; q++) { hi = int(n * q / np) * 34; pt[q] = 1e30
@@ -226,11 +256,16 @@ rules_one() {
 			if (scen == "cpu" || scen == "kill") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
 			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
 			ap = d["affected_resumed_ns"] ? sprintf("%.1f", (d["affected_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
-			op = d["others_resumed_ns"] ? sprintf("%.1f", (d["others_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
-			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s,%s,%s,%s,%s,%s\n", scen, cfg, rep, c, d["gen"],
+			op = d["others_resumed_ns"] > d["stop_ns"] ? sprintf("%.1f", (d["others_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
+			# the job a change leaves running: its lines per second
+			# while the stopped sets paused, and over the whole run
+			rd = k2 > 1 ? sprintf("%.0f", rate2(d["stop_ns"], d["resumed_ns"])) : ""
+			rr = k2 > 1 ? sprintf("%.0f", rate2(u[1], u[k2])) : ""
+			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", scen, cfg, rep, c, d["gen"],
 				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
 				(d["resumed_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph,
-				d["new_inst"], d["rewired_inst"], d["kept_inst"], ap, op
+				d["new_inst"], d["rewired_inst"], d["kept_inst"], ap, op,
+				d["path"], d["running_inst"], rd, rr
 			delete d
 		}
 		/^re-plan: generation/ { gen = $3 }
@@ -258,11 +293,16 @@ run_rules() {
 	rules_every=$((rules_nelem / 100))
 	echo "scenario,config,degree,rep,exit,output_ok,seconds,evals,eval_cpu_ms_median,eval_cpu_ms_p99,eval_cpu_share,actions" >"$rw/raw_runs.csv"
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
-	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms" >"$rw/raw_changes.csv"
+	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms,path,running_inst,running_rate_in_pause,running_rate_run" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
-	for scen in skew heavy cpu kill; do
+	for scen in ${DFG_BENCH_RULES_SCENARIOS:-skew heavy cpu kill pieces}; do
 		case $scen in
 		skew) rules_np=3; rules_input skew "$rules_nelem" "$rw/in.txt" ;;
+		pieces)
+			# skew's job, and beside it one on uniform keys
+			rules_np=3
+			rules_input skew "$rules_nelem" "$rw/in.txt"
+			rules_input uniform "$rules_nelem" "$rw/in2.txt" ;;
 		heavy) rules_np=2; rules_input heavy "$rules_nelem" "$rw/in.txt" ;;
 		cpu | kill)
 			rules_np=3
@@ -279,6 +319,10 @@ run_rules() {
 			n = split("ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe", p, " ")
 			for (i = 1; i <= n; i++) l = l (index($4, p[i]) ? "1" : "0")
 			print l }' "$rw/in.txt" | LC_ALL=C sort >"$rw/ref.txt"
+		[ "$scen" = pieces ] && awk '{ l = $1 " " $2 " " $3 " "
+			n = split("ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe", p, " ")
+			for (i = 1; i <= n; i++) l = l (index($4, p[i]) ? "1" : "0")
+			print l }' "$rw/in2.txt" | LC_ALL=C sort >"$rw/ref2.txt"
 		if [ "$scen" = cpu ] || [ "$scen" = kill ]; then
 			# act at 1/3 and 2/3 of a fixed run's time
 			rules_t1=0 rules_t2=0
@@ -349,7 +393,7 @@ run_rules() {
 		repro rules run_rules
 		echo "# which ran:"
 		echo "command: tools/bench/run.sh (tools/bench/rules.sh): dfg run -v --checkpoint-every $rules_every --state-dir DIR job.dot [--rules default --replan-every $rules_period], work at degree 2 (rules, default fixed plan) and 1, 2, 4 (fixed plans; the best in hindsight per scenario), $reps rounds interleaved, $rules_nelem elements per run, DFG_REPLAN_LOG=1"
-		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at ${rules_t1:-?} s, back at ${rules_t2:-?} s), kill (a work instance SIGKILLed at 1/3, then --resume), store (skew again on the filled plan store)"
+		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at ${rules_t1:-?} s, back at ${rules_t2:-?} s), kill (a work instance SIGKILLed at 1/3, then --resume), store (skew again on the filled plan store), pieces (skew's job beside an independent one on uniform keys, which a change of the first leaves running)"
 		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
 		echo "not measured: memory pressure forcing the external sort (sort_external exists and the default rules substitute it; no scenario here makes memory short)"
 		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"

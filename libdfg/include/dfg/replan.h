@@ -18,9 +18,11 @@
  *     graph (struct dfg_run_view); the executor applies accepted edits at
  *     the next checkpoint blip: the sets stop, the checkpoint's state is
  *     carried into the new plan, and the run goes on from it. Output is
- *     identical to a run that never re-planned. Every set stops for a
- *     change today, not only the ones it affects (dfg_run(3); which those
- *     are, dfg run -v and DFG_REPLAN_LOG say).
+ *     identical to a run that never re-planned. Only the pieces of the
+ *     graph (sets joined by flows) that hold a set the change affects
+ *     stop; the others run on in their processes. A change in a single
+ *     pipeline still stops all of it (dfg_run(3); which sets, and which
+ *     way, dfg run -v and DFG_REPLAN_LOG say).
  *
  * Errors: -errno returns, errno never changed.
  */
@@ -116,8 +118,9 @@ struct dfg_run_view {
  *		sets *@edits and *@n (owned by the replanner, valid until the next
  *		call; *@n == 0: no change), or -errno to stop the run
  * @applied:	called once the edits of the last @eval took effect (@err 0,
- *		@generation the new plan's) or were refused (@err -EINVAL and
- *		@why); may be NULL
+ *		@generation the new plan's, @why how: "partial: N set
+ *		instances ran on" or "full restart: " and the reason) or were
+ *		refused (@err -EINVAL and @why); may be NULL
  * @ctx:	passed to both
  */
 struct dfg_replanner {
