@@ -9,9 +9,9 @@ r3 gate: the module's default, /sys/kernel/dfg/prefetch/traffic_threshold = 6710
 rounds: 5, configuration order rotating; node0's dfg.ko and transport module reloaded before each module run (empty cache); every batch's hash checked equal across configurations
 K: 2 (K=4 needs 4 nodes: not booted by host.sh)
 largest R-MAT scale fitting the rig (estimate): 20
-duration_s: 581
-date: 2026-11-28T18:33:27Z
-git: bad1f84
+duration_s: 560
+date: 2026-11-28T23:46:19Z
+git: eb30667
 kernel: Linux 6.1.0-56-amd64 #1 SMP PREEMPT_DYNAMIC Debian 6.1.192-2 (2026-11-16) x86_64
 cpu: QEMU TCG CPU version 2.5+
 cpus: 1
@@ -20,12 +20,12 @@ dfg module: 0.9.0
 mitigations: mitigations=off
 # host contention over the run (tools/bench/host.sh):
 host_command: tools/bench/host.sh tools/bench/host.sh --rig tools/bench/hub.sh 
-host_window_s: 601.7 (from qemu seen to its last sample)
-host_qemu_cpu_s: 763.8 (127% of one core)
-host_other_cpu_s: 25.0 (4.2% of one core)
-guest_busy_pct: 81.32
+host_window_s: 582.2 (from qemu seen to its last sample)
+host_qemu_cpu_s: 766.1 (132% of one core)
+host_other_cpu_s: 3.1 (0.5% of one core)
+guest_busy_pct: 78.79
 guest_steal_pct: 0.00
-guest_loadavg_after: 0.96 0.87 0.49
-host_loadavg: before 0.82 1.12 1.33, after 1.57 1.47 1.41
+guest_loadavg_after: 1.05 0.88 0.47
+host_loadavg: before 1.57 3.04 7.25, after 1.34 1.70 4.54
 rule: publish only if other host processes used <= 10% of one core (DFG_BENCH_MAX_OTHER_CPU) and guest steal <= 2% (DFG_BENCH_MAX_STEAL)
 verdict: accepted
