@@ -23,6 +23,7 @@
 #include <dfg/coll.h>
 
 #include "kselftest_harness.h"
+#include "module_pages.h"
 #include "devgraph.h"
 #include "coll_ref.h"
 
@@ -486,20 +487,6 @@ static long rss_kb(void)
 		fclose(f);
 	}
 	return rss * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-/* The module's pages (arenas, regions, team control areas), or -1. */
-static long dfg_pages(void)
-{
-	FILE *f = fopen("/sys/kernel/dfg/pages", "r");
-	long pages = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &pages) != 1)
-			pages = -1;
-		fclose(f);
-	}
-	return pages;
 }
 
 /*

@@ -47,6 +47,7 @@
 #include <dfg/run.h>
 
 #include "kselftest_harness.h"
+#include "module_pages.h"
 
 #define NELEMS		60000
 #define NKEYS		97
@@ -951,20 +952,6 @@ static int nr_graphs(void)
 		n += de->d_name[0] != '.';
 	closedir(d);
 	return n;
-}
-
-/* The module's pages (arenas, regions), or -1. */
-static long dfg_pages(void)
-{
-	FILE *f = fopen("/sys/kernel/dfg/pages", "r");
-	long pages = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &pages) != 1)
-			pages = -1;
-		fclose(f);
-	}
-	return pages;
 }
 
 /*
