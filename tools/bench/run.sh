@@ -111,17 +111,26 @@ run_chan() {
 # examples/wordfreq/reference.sh, tr | sort | uniq -c | sort -rn). In
 # each round the three modes run once each, the first of them turning
 # round by round, so that a busy moment of the host does not pick the
-# winner; ratios are taken within a round. Figures from dfg run's summary
-# (elements, time, context switches of all its processes from getrusage,
-# processes, start-up) and, for the shell, from GNU time. Writes
+# winner; ratios are taken within a round. Time is the wall time of the
+# whole command for every mode alike (bash's EPOCHREALTIME around it: dfg
+# run's exec, loading, planning, start-up and teardown count as the
+# shell's do; until 2026-11-29 dfg's came from its summary, which leaves
+# those out). Elements, context switches of all its processes (getrusage),
+# processes and start-up come from dfg run's summary, the shell's context
+# switches from GNU time. Writes
 # run_flow.csv (per job and mode the best round, for the plot) and
 # run_flow_ratios.csv (folded over unfolded and over the shell, per
 # round, then median [min, max]). DFG_BENCH_FLOW_JOBS picks the jobs
 # (default: light wordfreq wordfreq10).
+# wall T0 T1: seconds between two EPOCHREALTIME readings.
+wall() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.4f\n", b - a }'
+}
+
 run_flow() {
 	local name=run_flow dfg=$BUILD/bin/dfg work csv n=400000 job mode rep k
 	local reps=${DFG_BENCH_REPS:-3} jobs=${DFG_BENCH_FLOW_JOBS:-light wordfreq wordfreq10}
-	local modes=(folded unfolded shell) t w c el
+	local modes=(folded unfolded shell) t w c el t0 t1
 	work=$BUILD/bench-run-flow
 	csv=$out/$name.csv
 	[ -n "$quick" ] && n=40000 && reps=1
@@ -144,6 +153,7 @@ run_flow() {
 			for k in 0 1 2; do
 				mode=${modes[$(((rep + k) % 3))]}
 				if [ $mode = shell ]; then
+					t0=$EPOCHREALTIME
 					if [ $job = light ]; then
 						/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
 							"seq 0 $((n - 1)) | sed 's/^/item /' | cat | cat | cat | cat | cat | cat | cat | cat >'$work/light.shell.out'"
@@ -151,17 +161,21 @@ run_flow() {
 						/usr/bin/time -f '%e %w %c' -o "$work/sh.time" sh -c \
 							"'$top/examples/wordfreq/reference.sh' <'$work/${job#word}.txt' >'$work/$job.shell.out'"
 					fi || { echo "bench: $job shell failed" >&2; return 1; }
+					t1=$EPOCHREALTIME
 					read -r t w c <"$work/sh.time"
+					t=$(wall "$t0" "$t1")
 					echo "$job,$rep,shell,@EL@,$t,$((w + c)),10,0" >>"$work/rounds.csv"
 					continue
 				fi
+				t0=$EPOCHREALTIME
 				(cd "$work" && "$dfg" run $([ $mode = unfolded ] && echo --no-fold) \
 					"$job.dot" 2>"$job.$mode.log") ||
 					{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
+				t1=$EPOCHREALTIME
 				# same components, same data: the same output
 				mv "$work/$job.out" "$work/$job.$mode.out" || return 1
-				awk -v job=$job -v mode=$mode -v rep=$rep '
-					/^summary: [0-9]+ elements/ { el = $2; t = $7 }
+				awk -v job=$job -v mode=$mode -v rep=$rep -v t="$(wall "$t0" "$t1")" '
+					/^summary: [0-9]+ elements/ { el = $2 }
 					/^summary: [0-9]+ processes/ { p = $2; su = $8; cs = $(NF - 2) }
 					END { printf "%s,%d,%s,%d,%.4f,%.0f,%.6f,%d,%.4f\n", job, rep, mode, el, t, el / t, cs / el, p, su }' \
 					"$work/$job.$mode.log" >>"$work/rounds.csv"
@@ -221,9 +235,10 @@ run_flow() {
 # (fortunes corpus; its sets and the 3-way count) and a 40-set chain
 # (generate, 38 maps, write_lines, unfolded). In each round both modes run
 # once, the first of them turning round by round; each output is checked
-# against the other mode's. Per run: elements/s and context switches per
-# element from dfg run's summary (getrusage of all its processes: for the
-# pool its threads). A third mode is the pool with its waits over ioctl
+# against the other mode's. Per run: elements/s over the command's wall
+# time (EPOCHREALTIME around it, start-up and teardown included), and
+# context switches per element from dfg run's summary (getrusage of all
+# its processes: for the pool its threads). A third mode is the pool with its waits over ioctl
 # (DFG_NO_URING=1: the workers' SCHED_NEXT as ioctl instead of SQEs on
 # their thread's ring). Ratios within a round: pool over isolate for the
 # throughput, isolate over pool for the context switches (> 1: the pool
@@ -233,7 +248,7 @@ run_flow() {
 # [min, max] and every round's).
 run_pool() {
 	local name=run_pool dfg=$BUILD/bin/dfg work n=200000 n40=40000
-	local reps=${DFG_BENCH_REPS:-5} job mode rep k i prev
+	local reps=${DFG_BENCH_REPS:-5} job mode rep k i prev t0 t1
 	local jobs="light wordfreq g40" modes=(pool isolate ioctl) args env
 	work=$BUILD/bench-run-pool
 	[ -n "$quick" ] && n=20000 && n40=4000 && reps=2
@@ -267,11 +282,13 @@ run_pool() {
 				[ $job != wordfreq ] && args+=(--no-fold)
 				[ $mode = isolate ] && args+=(--isolate)
 				[ $mode = ioctl ] && env+=(DFG_NO_URING=1)
+				t0=$EPOCHREALTIME
 				(cd "$work" && env "${env[@]}" "$dfg" run "${args[@]}" "$job.dot" 2>"$job.$mode.log") ||
 					{ echo "bench: $job $mode failed" >&2; cat "$work/$job.$mode.log" >&2; return 1; }
+				t1=$EPOCHREALTIME
 				mv "$work/$job.out" "$work/$job.$mode.out" || return 1
-				awk -v job=$job -v mode=$mode -v rep=$rep '
-					/^summary: [0-9]+ elements/ { el = $2; t = $7 }
+				awk -v job=$job -v mode=$mode -v rep=$rep -v t="$(wall "$t0" "$t1")" '
+					/^summary: [0-9]+ elements/ { el = $2 }
 					/^summary: [0-9]+ processes/ { p = $2; cs = $(NF - 2) }
 					/^summary: worker pool:/ { w = $4 }
 					END { printf "%s,%d,%s,%d,%.4f,%.0f,%.6f,%d,%d\n", job, rep, mode, el, t, el / t, cs / el, p, w }' \
