@@ -219,6 +219,26 @@ static unsigned int chan_spin_default(void)
  * ------------------------------------------------------------------------
  */
 
+/*
+ * CPUs online, read once per process: sysconf() opens, reads and closes
+ * /sys/devices/system/cpu/online each time, and a run attaches every
+ * channel of its sets. After a CPU hotplug the figure may be stale: a
+ * channel then parks at once (one CPU seen, two online) or spins its
+ * spin time for nothing before parking (the other way round); either is
+ * only slower.
+ */
+static long chan_cpus_online(void)
+{
+	static _Atomic long cpus;
+	long n = atomic_load_explicit(&cpus, memory_order_relaxed);
+
+	if (!n) {
+		n = sysconf(_SC_NPROCESSORS_ONLN);
+		atomic_store_explicit(&cpus, n, memory_order_relaxed);
+	}
+	return n;
+}
+
 static bool is_pow2(__u64 x)
 {
 	return x && !(x & (x - 1));
@@ -277,7 +297,7 @@ int __dfg_chan_attach(void *map, size_t size, int fd, int role,
 	 */
 	c->spin_auto = !ops;
 	saved_errno = errno;	/* libc calls below; errno is the caller's */
-	if (!ops && sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	if (!ops && chan_cpus_online() > 1)
 		c->spin_ns = chan_spin_default();
 	errno = saved_errno;
 	*out = c;

@@ -4,7 +4,12 @@
  * set puts the element into an arena buffer and queues its descriptor for
  * the channel of the downstream instance the flow kind picks; if the
  * element is the buffer this set received and is working on, unchanged,
- * that buffer is forwarded instead of copied. Queued descriptors that do
+ * that buffer is forwarded instead of copied; its descriptor, and those
+ * queued behind it on the same channel, stay here until the component's
+ * compute() returns, so that the input is valid for the whole call as
+ * dfg_component(7) says (emitting it again copies it). An element whose
+ * data lies in the arena but not in that buffer is one received earlier
+ * and no longer the component's: an error. Queued descriptors that do
  * not fit their channel wait in a FIFO; beyond RUN_PEND_MAX the worker
  * blocks in the channel (a worker of a pool lends its place meanwhile,
  * rt_block_begin()). Inputs deliver what the channels bring, hold
@@ -12,6 +17,7 @@
  * its producers has sent RUN_D_EOF.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,13 +47,18 @@ int rt_out_flush(struct rt_set *s, struct rt_out *o, unsigned int j,
 		 bool block)
 {
 	struct run_fifo *q = &o->pend[j];
+	/* the forwarded input and what follows it wait for its delivery */
+	unsigned int keep = o == s->hold_o && j == s->hold_j ? s->hold_n : 0;
 	bool blocking = false;
 	int r = 0;
 
 	if (!o->ch)
 		return 0;
-	while (run_fifo_len(q)) {
+	while (run_fifo_len(q) > keep) {
 		unsigned int n = run_fifo_span(q, RUN_SEND_BATCH);
+
+		if (n > run_fifo_len(q) - keep)
+			n = run_fifo_len(q) - keep;
 
 		r = dfg_chan_send(o->ch[j], run_fifo_peek(q), n,
 				  blocking ? 0 : DFG_CHAN_NONBLOCK);
@@ -85,6 +96,8 @@ static int out_queue(struct rt_set *s, struct rt_out *o, unsigned int j,
 	if (r)
 		return rt_fail(s, r, dfg_comp_name(s->m[0].c),
 			       "out of memory queueing output");
+	if (o == s->hold_o && j == s->hold_j)
+		s->hold_n++;
 	if (run_fifo_len(q) >= RUN_SEND_BATCH)
 		r = rt_out_flush(s, o, j, run_fifo_len(q) >= RUN_PEND_MAX);
 	return r;
@@ -111,10 +124,14 @@ int rt_out_control(struct rt_set *s, struct rt_out *o, unsigned int kind,
 }
 
 /*
- * An arena buffer holding @e: the received one if unchanged and this is
- * its last use, else a copy.
+ * An arena buffer holding @e, for channel @j of @o: the received one if
+ * unchanged, still ours and this is its last use, else a copy. Once
+ * forwarded, the received buffer is held (rt_out_flush()) until its
+ * delivery returns; a later emission of it, whole or in part, is copied
+ * from it.
  */
-static int elem_buf(struct rt_set *s, const struct dfg_elem *e, __u64 *off)
+static int elem_buf(struct rt_set *s, struct rt_out *o, unsigned int j,
+		    const struct dfg_elem *e, __u64 *off)
 {
 	struct dfg_arena *a = s->env->arena;
 	unsigned int tries = 0;
@@ -124,6 +141,9 @@ static int elem_buf(struct rt_set *s, const struct dfg_elem *e, __u64 *off)
 	if (s->cur_owned && !s->cur_uses_left && e->data == s->cur_data &&
 	    e->len == s->cur_len) {
 		s->cur_owned = false;
+		s->hold_o = o;
+		s->hold_j = j;
+		s->hold_n = 0;	/* out_queue() counts it */
 		*off = s->cur_off;
 		s->st->forwarded++;
 		return 0;
@@ -157,6 +177,22 @@ static int elem_buf(struct rt_set *s, const struct dfg_elem *e, __u64 *off)
 	return 0;
 }
 
+/*
+ * Whether @e's data lies in the arena outside the buffer being worked on:
+ * a buffer the set received before, freed or passed on since (a
+ * component kept an element past the call that handed it over).
+ */
+static bool elem_stale(const struct rt_set *s, const struct dfg_elem *e)
+{
+	uintptr_t base = (uintptr_t)dfg_arena_base(s->env->arena);
+	uintptr_t p = (uintptr_t)e->data, cur = (uintptr_t)s->cur_data;
+
+	if (p < base || p - base >= dfg_arena_size(s->env->arena))
+		return false;
+	return !cur || p < cur || p - cur > s->cur_len ||
+	       e->len > s->cur_len - (p - cur);
+}
+
 int rt_out_put(struct rt_set *s, struct rt_out *o,
 	       const struct dfg_elem *e)
 {
@@ -168,6 +204,9 @@ int rt_out_put(struct rt_set *s, struct rt_out *o,
 	unsigned int j, first = 0;
 	int r;
 
+	if (e->len && elem_stale(s, e))
+		return rt_fail(s, -EFAULT, s->env->g->fg->comps[o->f->src].name,
+			       "emitted an element received in an earlier call (an element is valid only during the call that hands it over; keep a copy)");
 	switch (o->f->kind) {
 	case DFG_FLOW_HASH:
 		first = run_hash_route(o->f, e, o->nr);
@@ -186,7 +225,7 @@ int rt_out_put(struct rt_set *s, struct rt_out *o,
 				continue;
 			}
 			s->cur_uses_left += j + 1 < o->nr;
-			r = elem_buf(s, e, &d.off);
+			r = elem_buf(s, o, j, e, &d.off);
 			s->cur_uses_left -= j + 1 < o->nr;
 			if (!r)
 				r = out_queue(s, o, j, &d);
@@ -200,7 +239,7 @@ int rt_out_put(struct rt_set *s, struct rt_out *o,
 	if (!o->ch)
 		return rt_spool_put(s, o, first, RUN_D_DATA, e->tag, e->data,
 				    e->len);
-	r = elem_buf(s, e, &d.off);
+	r = elem_buf(s, o, first, e, &d.off);
 	if (r)
 		return rt_fail(s, r, dfg_comp_name(s->m[0].c),
 			       "arena buffer for '%s': %s",
@@ -260,6 +299,9 @@ static int in_data(struct rt_set *s, struct rt_in *in, const struct dfg_desc *d)
 	s->cur_off = d->off;
 	s->cur_owned = true;
 	r = rt_deliver(in->to, in->f->dst_port, &e);
+	/* the next out_queue() or flush sends what was held */
+	s->hold_o = NULL;
+	s->hold_n = 0;
 	if (s->cur_owned)
 		dfg_buf_free(s->env->arena, d->off);
 	s->cur_owned = false;

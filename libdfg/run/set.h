@@ -144,6 +144,14 @@ struct rt_set {
 	 * copied, not forwarded, since a forwarded buffer may be consumed
 	 * and freed before the later uses read it */
 	unsigned int		cur_uses_left;
+	/* the received buffer once forwarded (elem_buf()): the queue its
+	 * descriptor went to and how many descriptors at that queue's tail,
+	 * it and those queued after it, stay unsent until the delivery
+	 * returns, so that the buffer is still the component's for the rest
+	 * of its compute() (a second emission of it is copied from it) */
+	struct rt_out		*hold_o;
+	unsigned int		hold_j;
+	unsigned int		hold_n;
 
 	struct rt_member	*failed;	/* innermost failing member */
 	int			err;

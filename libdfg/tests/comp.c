@@ -746,6 +746,69 @@ static char *sorted_by(const char *type, unsigned int blip_at,
 }
 
 /*
+ * Whether @all (sink_join() of feed_keys() lines through sort) is in the
+ * order of field @field (1: "kK", string; 3: a number) ascending, or
+ * descending if @desc, with equal keys in arrival order (vI rising); and
+ * holds @n lines. An oracle of its own, not the sort's comparison.
+ */
+static bool sorted_ok(const char *all, unsigned int field, bool desc,
+		      unsigned int n)
+{
+	char pk[16] = "", k[16];
+	long pnum = 0, num, pv = -1, v;
+	unsigned int got = 0;
+	const char *p = all;
+	bool first = true;
+
+	while (p && *p) {
+		int r;
+
+		if (sscanf(p, "0:%15s v%ld %ld", k, &v, &num) != 3)
+			return false;
+		if (!first) {
+			r = field == 1 ? strcmp(k, pk) :
+					 (num > pnum) - (num < pnum);
+			if (desc)
+				r = -r;
+			if (r < 0 || (r == 0 && v <= pv))
+				return false;
+		}
+		first = false;
+		snprintf(pk, sizeof(pk), "%s", k);
+		pnum = num;
+		pv = v;
+		got++;
+		p = strchr(p, '|');
+		if (p)
+			p++;
+	}
+	return got == n;
+}
+
+/* sort on more elements than a few: in order, and stable, both ways */
+TEST(sort_order_stable)
+{
+	static const char *const keys[][3] = {
+		{ "key=$1", NULL },
+		{ "key=$1", "order=desc", NULL },
+		{ "key=$3", "numeric=1", NULL },
+		{ "key=$3", "numeric=1", "order=desc" },
+	};
+	static const unsigned int field[] = { 1, 1, 3, 3 };
+	unsigned int k;
+
+	for (k = 0; k < 4; k++) {
+		char *all = sorted_by("sort", 0, keys[k], NULL);
+
+		ASSERT_NE(NULL, all);
+		EXPECT_TRUE(sorted_ok(all, field[k], k == 1 || k == 3, 3000))
+			TH_LOG("keys %s %s", keys[k][0], keys[k][1] ?: "");
+		free(all);
+	}
+	NO_LEAKS();
+}
+
+/*
  * sort_external emits what sort does, with runs spilled (a budget of a
  * few records), at a user blip and at the end, for string and numeric
  * keys both ways; its runs are unlinked files that close with it.

@@ -50,7 +50,7 @@ rm -rf "$work"
 mkdir -p "$work"
 cd "$work" || exit 1
 echo "TAP version 13"
-echo "1..47"
+echo "1..53"
 
 # A corpus: the fortunes text, cut down to keep TCG runs short.
 cat $(ls /usr/share/games/fortunes/* | grep -v '\.dat$\|\.u8$') |
@@ -303,6 +303,44 @@ rc=$?
 seq 0 2999 | sed 's/^/item /' >ex.ref
 check "exec component: exit $rc, output = seq, its set in a process of its own" \
 	"[ $rc = 0 ] && cmp -s ex.out ex.ref && grep -q 'own process' ex.log"
+
+# A component that emits the element it received again (emit_again.c):
+# the first emission may forward the received buffer to the next set
+# without a copy; a later one must still find it intact and is copied.
+# Its two instances sit between channels (roundrobin in, gather out), so
+# the folded run forwards too. One that emits an element kept from an
+# earlier call is refused, with its name.
+cat >again.dot <<'G'
+digraph again {
+	gen [type=generate, count=300, pattern="line {}"];
+	ea  [type=emit_again, mode=MODE, degree=2];
+	out [type=write_lines, file="again.out"];
+	gen -> ea [flow=roundrobin];
+	ea -> out [flow=gather];
+}
+G
+awk 'BEGIN { for (i = 0; i < 300; i++) print "line " i "\nline " i }' |
+	sort >again.twice
+awk 'BEGIN { for (i = 0; i < 300; i++) { print "line " i "\nline " i
+	for (j = 0; j < 70; j++) print "fill" } }' | sort >again.after
+for mode in twice after; do
+	sed "s/MODE/$mode/" again.dot >again.$mode.dot
+	for fold in "" --no-fold; do
+		rm -f again.out
+		"$dfg" run -q $fold --plugin "$BUILD/selftests/run/emit_again.so" \
+			again.$mode.dot 2>again.log
+		rc=$?
+		check "component emitting its input again ($mode${fold:+, $fold}): exit $rc, every copy intact" \
+			"[ $rc = 0 ] && sort again.out | cmp -s - again.$mode"
+	done
+done
+sed "s/MODE/stale/" again.dot >again.stale.dot
+for fold in "" --no-fold; do
+	err=$("$dfg" run -q $fold --plugin "$BUILD/selftests/run/emit_again.so" again.stale.dot 2>&1)
+	rc=$?
+	check "component emitting an element of an earlier call${fold:+, $fold}: refused ($err)" \
+		"[ $rc = 1 ] && echo \"\$err\" | grep -q 'ea: emitted an element received in an earlier call'"
+done
 
 # A component error: a numeric sort of words.
 cat >bad.dot <<'G'
