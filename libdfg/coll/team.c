@@ -108,9 +108,9 @@ int dfg_team_join_net(unsigned int size, unsigned int rank,
 	struct dfg_team *t;
 	int ret, ms;
 
+	dfg_join_why_set(0);
 	if (!ag || !out || !size || size > DFG_TEAM_SIZE_MAX || rank >= size)
 		return -EINVAL;
-	dfg_join_why_set(0);
 	ret = dfg_team_timeout_ms(&ms);
 	if (ret)
 		return ret;

@@ -823,6 +823,13 @@ static __u64 xshm_why(struct dfg_xport *x)
 				     dfg_xport_top(x, (unsigned int)dead),
 				     x->seq);
 	}
+	/* A peer's next call can fail us before we saw its abort: look. */
+	for (unsigned int r = 0; r < x->size && x->seq &&
+	     !dfg_xwhy_is_for(s->why_last, x->seq); r++)
+		if (atomic_load_explicit(&s->ranks[r].aborted_seq,
+					 memory_order_acquire) == x->seq)
+			s->why_last = atomic_load_explicit(&s->ranks[r].why,
+							   memory_order_relaxed);
 	return dfg_xwhy_is_for(s->why_last, x->seq) ? s->why_last : 0;
 }
 

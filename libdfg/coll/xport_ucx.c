@@ -83,6 +83,11 @@
 #define XUCX_NAP_NS		20000
 /* Shutdown: how long closing endpoints may take before forcing. */
 #define XUCX_CLOSE_NS		(2 * 1000 * 1000 * 1000LL)
+/*
+ * An endpoint failed: how long its peer's liveness connection may take to
+ * close too, which says the peer died (else it is unreachable).
+ */
+#define XUCX_DEATH_NS		(250 * 1000 * 1000LL)
 /* A waiter looks at the liveness connections this often (at most). */
 #define XUCX_LIVE_NS		(1000 * 1000LL)
 /* Liveness tags: kind in the high bits, the sender's rank below. */
@@ -119,7 +124,7 @@ struct xucx_boot {
 
 /*
  * The liveness connection to one peer (endpoint error handler's argument)
- * @failed:	the connection closed or failed
+ * @failed:	the connection closed or failed, with @fail_st
  * @left:	the peer said goodbye: its connection's end is no death
  * @bye:	the receive of the goodbye, posted once joined
  * @word:	its landing word (XUCX_BYE_LEAVE, else a reason)
@@ -127,6 +132,7 @@ struct xucx_boot {
  */
 struct xucx_live {
 	bool		failed;
+	ucs_status_t	fail_st;
 	bool		left;
 	void		*bye;
 	__u64		word;
@@ -220,6 +226,7 @@ struct xucx {
 	 */
 	int			broken;
 	bool			told;
+	bool			why_settled;
 	__u64			why_broken;
 	__u64			why_last;
 	__u64			why_out;
@@ -365,9 +372,10 @@ static void xucx_live_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 	struct xucx_live *l = arg;
 
 	(void)ep;
-	(void)status;
+	l->fail_st = status;
 	l->failed = true;
 }
+
 
 /*
  * Send @word (XUCX_BYE_LEAVE, or why we broke) as our goodbye to every
@@ -495,8 +503,7 @@ static void xucx_live_poll(struct xucx *s, bool now)
 			xucx_live_left(s, l);
 		if (l->failed && !l->left)
 			xucx_break_why(s, "peer died (liveness connection)",
-				       DFG_TEAM_FAIL_KILLED, r,
-				       UCS_ERR_CONNECTION_RESET, 0);
+				       DFG_TEAM_FAIL_KILLED, r, l->fail_st, 0);
 	}
 	xucx_links_poll(s);
 	if (s->broken && !s->told) {
@@ -1198,21 +1205,45 @@ static __u64 xucx_why(struct dfg_xport *x)
 	struct xucx *s = to_xucx(x);
 	unsigned int who;
 
-	if (!s->broken)
+	if (!s->broken) {
+		/*
+		 * A peer's message of its next call can fail us (-EPROTO)
+		 * before we looked at its abort of this one: look now.
+		 */
+		for (unsigned int r = 0; r < x->size && x->seq &&
+		     !dfg_xwhy_is_for(s->why_last, x->seq); r++)
+			if (atomic_load_explicit(&s->aborted[r],
+						 memory_order_acquire) ==
+			    x->seq)
+				s->why_last = atomic_load_explicit(&s->whys[r],
+							memory_order_relaxed);
 		return dfg_xwhy_is_for(s->why_last, x->seq) ? s->why_last : 0;
+	}
 	/*
-	 * A dead peer's endpoints may fail before its liveness connection
-	 * does: if that closed meanwhile, it died.
+	 * An endpoint to a peer failed: a dead process closes its liveness
+	 * connection at the same moment (its kernel closes the socket),
+	 * an unreachable one does not (its connection is found dead only
+	 * by timeouts, seconds later; UCX 1.13 reports both as "Endpoint
+	 * timeout", so the status does not tell). Settled once.
 	 */
 	who = dfg_xwhy_rank(s->why_broken);
-	if (dfg_xwhy_what(s->why_broken) == DFG_TEAM_FAIL_LINK &&
+	if (!s->why_settled &&
+	    dfg_xwhy_what(s->why_broken) == DFG_TEAM_FAIL_LINK &&
 	    who < x->size && who != x->rank && s->lw) {
-		while (ucp_worker_progress(s->lw))
-			;
+		__s64 end = dfg_coll_now_ns(CLOCK_MONOTONIC) + XUCX_DEATH_NS;
+		struct timespec nap = { .tv_nsec = XUCX_NAP_NS };
+
+		while (!s->live[who].failed && !s->live[who].left &&
+		       dfg_coll_now_ns(CLOCK_MONOTONIC) < end) {
+			while (ucp_worker_progress(s->lw))
+				;
+			nanosleep(&nap, NULL);
+		}
 		if (s->live[who].failed && !s->live[who].left)
 			s->why_broken = dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED,
 						      EOWNERDEAD, who, x->seq);
 	}
+	s->why_settled = true;
 	return s->why_broken;
 }
 
