@@ -7,28 +7,33 @@
  * Each member exposes one landing area (once, DFG_XPORT_KEEP; its key
  * travels in call messages at the team's first call of this algorithm):
  *
- *	rec[src][2]		a record per source and call parity
- *	slot[src][2]		@slot bytes per source and call parity
+ *	rec[src][2]		a record per source and call parity (phase 1)
+ *	slot[src][2]		per source and call parity: a 64-byte header
+ *				and @slot bytes of block
  *
  * A call, on every member (phase 0):
- *  1. for every peer j, one put of our block for j into j's slot[me][p]
- *     (p: the parity of the team's calls of this algorithm), unless one
- *     of our blocks exceeds a slot, then one put of the record body
- *     (our count for j, the count we expect from j, our largest count,
- *     flags) into j's rec[me][p];
- *  2. one fence, then one 8-byte put per peer of this call's value
- *     (sequence number << 1 | phase) into rec[me][p].seq: a peer that
- *     sees the value sees the block and the body;
- *  3. wait until rec[src][p].seq holds exactly the value, for every
- *     source (exact: a torn write of it never passes; the previous value
- *     of that word is the one of two calls back);
- *  4. wait for our puts to be done with their local memory (no remote
+ *  1. for every peer j, one put into j's slot[me][p] (p: the parity of
+ *     the team's calls of this algorithm) of a header (this call's value,
+ *     sequence number << 1 | phase; our count for j, the count we expect
+ *     from j, our largest count, flags; a hash of all of it) and our
+ *     block for j behind it (no block when one of ours exceeds a slot),
+ *     staged into one buffer per peer: one RDMA write per peer and call;
+ *  2. wait until every source's header holds exactly the value (exact:
+ *     the previous value of that word is the one of two calls back), and
+ *     its hash matches what landed: a write is placed in no particular
+ *     order within itself, so a header whose value is there but whose
+ *     hash is not right is still landing, and is read again;
+ *  3. wait for our puts to be done with their local memory (no remote
  *     completion: the peer that saw the value has the data, and a peer
  *     that has left the call may sit in another library without
- *     progressing ours; nothing here waits for a peer after step 3);
- *  5. copy the blocks out of the slots.
- * That is N - 1 puts of data, 2 (N - 1) small puts and one fence per
- * call, all in flight together, and no atomic, no flush, no message.
+ *     progressing ours; nothing here waits for a peer after step 2);
+ *  4. copy the blocks out of the slots.
+ * That is N - 1 puts per call, all in flight together, and no fence, no
+ * atomic, no flush, no message. (It was three puts per peer: the block,
+ * the header's body, and after a fence the value: under TCG and
+ * Soft-RoCE, where each packet costs its sender and its receiver a
+ * software CRC and a trip through the guest's network stack, a call of
+ * small blocks cost about three times Open MPI's one eager send.)
  *
  * Every member sees every other's body, so all reach one verdict: a
  * member with unusable arguments (flag BAD, nothing sent) fails the call
@@ -97,6 +102,23 @@ struct put_rec {
 
 _Static_assert(sizeof(struct put_rec) == 64, "one cache line per record");
 
+/*
+ * A slot's header: phase 0's value, the body, and @hash over the header
+ * (with @hash 0) and the block behind it; the block is there unless
+ * PUT_F_NODATA.
+ */
+struct put_hdr {
+	__u64		seq;
+	struct put_body	b;
+	__u64		hash;
+	__u64		pad[2];
+};
+
+_Static_assert(sizeof(struct put_hdr) == 64, "one cache line per header");
+
+/* Flags of a body: the block was not sent in phase 0 (it is too big). */
+#define PUT_F_NODATA		0x2ULL
+
 /* What a receiver tells each source in phase 1. */
 struct put_rdv {
 	struct dfg_xkey	key;
@@ -112,7 +134,9 @@ struct put_rdv {
  * @off_slots:	where the slots begin in an area
  * @ncalls:	calls of this algorithm so far (their parity picks slots)
  * @broken:	a call failed half way: the slots' reuse is not safe
- * @out:	per peer, the body being put (must outlive the put)
+ * @out:	per peer, the body being put
+ * @stage:	per peer, header and block as put (must outlive the put):
+ *		sizeof(struct put_hdr) + @slot bytes each
  * @val:	the value being put, per phase
  * @rdv:	phase 1: per source, where its blocks for us go
  */
@@ -127,6 +151,7 @@ struct dfg_a2ap {
 	__u64			ncalls;
 	bool			broken;
 	struct put_body		*out;
+	char			*stage;
 	__u64			val[2];
 	struct put_rdv		*rdv;
 };
@@ -149,10 +174,47 @@ static size_t put_rec_off(unsigned int src, unsigned int p)
 	return (2 * (size_t)src + p) * sizeof(struct put_rec);
 }
 
+/* A slot: its header, then its block. */
 static size_t put_slot_off(const struct dfg_a2ap *a, unsigned int src,
 			   unsigned int p)
 {
-	return a->off_slots + (2 * (size_t)src + p) * a->slot;
+	return a->off_slots + (2 * (size_t)src + p) *
+	       (sizeof(struct put_hdr) + a->slot);
+}
+
+static struct put_hdr *put_hdr(struct dfg_a2ap *a, unsigned int src,
+			       unsigned int p)
+{
+	return (struct put_hdr *)((char *)a->area + put_slot_off(a, src, p));
+}
+
+static struct put_hdr *put_stage(struct dfg_a2ap *a, unsigned int peer)
+{
+	return (struct put_hdr *)(a->stage + (size_t)peer *
+				  (sizeof(struct put_hdr) + a->slot));
+}
+
+/*
+ * The hash of a header (its @hash as 0) and the @len bytes behind it:
+ * a multiply-xor per 8 bytes, enough to tell a write still landing from
+ * a whole one (nobody forges these).
+ */
+static __u64 put_hash(const struct put_hdr *h, size_t len)
+{
+	const volatile unsigned char *p = (const unsigned char *)h;
+	__u64 x = 0x9e3779b97f4a7c15ULL ^ len, w;
+	size_t n = sizeof(*h) + len, i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&w, (const void *)(p + i), 8);
+		if (i == offsetof(struct put_hdr, hash))
+			w = 0;
+		x = (x ^ w) * 0x100000001b3ULL;
+		x ^= x >> 29;
+	}
+	for (; i < n; i++)
+		x = (x ^ p[i]) * 0x100000001b3ULL;
+	return x ^ x >> 32;
 }
 
 void dfg_put_free(struct dfg_team *t)
@@ -167,6 +229,7 @@ void dfg_put_free(struct dfg_team *t)
 	}
 	free(a->keys);
 	free(a->out);
+	free(a->stage);
 	free(a->rdv);
 	free(a);
 	t->a2ap = NULL;
@@ -217,8 +280,12 @@ static int put_state(struct dfg_call *c, struct dfg_a2ap **out)
 	slot = slot < PUT_SLOT_MIN ? PUT_SLOT_MIN :
 	       slot > PUT_SLOT_MAX ? PUT_SLOT_MAX : slot & ~(size_t)63;
 	a->slot = slot;
+	a->stage = malloc((size_t)n * (sizeof(struct put_hdr) + slot));
+	if (!a->stage)
+		return -ENOMEM;
 	a->off_slots = 2 * (size_t)n * sizeof(struct put_rec);
-	ret = dfg_area_share(c, a->off_slots + 2 * (size_t)n * slot,
+	ret = dfg_area_share(c, a->off_slots + 2 * (size_t)n *
+			     (sizeof(struct put_hdr) + slot),
 			     &a->area, &a->size, a->keys);
 	if (a->area)
 		a->key = a->keys[t->rank];
@@ -279,43 +346,87 @@ static const char *put_block(const struct dfg_call *c, const char *sbuf,
 }
 
 /*
- * Post, to every peer: our blocks into its slot (@blocks, from @sbuf
- * shifted by @shift), our body (@body), then a fence and this phase's
- * value.
+ * Phase 1's value to every peer's record, after a fence: a peer that
+ * sees it sees the blocks we put straight into its receive buffer.
  */
-static int put_post(struct dfg_call *c, struct dfg_a2ap *a, unsigned int p,
-		    unsigned int phase, const char *sbuf, size_t shift,
-		    bool blocks, bool body)
+static int put_post1(struct dfg_call *c, struct dfg_a2ap *a, unsigned int p)
 {
 	struct dfg_xport *x = a->x;
 	unsigned int n = c->t->size, me = c->t->rank;
-	int ret = 0;
+	int ret;
 
-	for (unsigned int i = 1; i < n && ret >= 0; i++) {
-		unsigned int j = (me + i) % n;
-		size_t len = a->out[j].len;
-
-		if (blocks && len)
-			ret = x->ops->put(x, j, &a->keys[j],
-					  put_slot_off(a, me, p),
-					  put_block(c, sbuf, shift, j), NULL,
-					  len);
-		if (body && ret >= 0)
-			ret = x->ops->put(x, j, &a->keys[j], put_rec_off(me, p),
-					  &a->out[j], NULL, sizeof(a->out[j]));
-	}
-	if (ret < 0)
-		return ret;
 	ret = x->ops->fence(x);
-	a->val[phase] = c->seq << 1 | phase;
+	a->val[1] = c->seq << 1 | 1;
 	for (unsigned int i = 1; i < n && ret >= 0; i++) {
 		unsigned int j = (me + i) % n;
 
 		ret = x->ops->put(x, j, &a->keys[j], put_rec_off(me, p) +
 				  offsetof(struct put_rec, seq),
-				  &a->val[phase], NULL, sizeof(a->val[phase]));
+				  &a->val[1], NULL, sizeof(a->val[1]));
 	}
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Phase 0: to every peer, one put of its header and (unless @big) our
+ * block for it, staged together.
+ */
+static int put_post0(struct dfg_call *c, struct dfg_a2ap *a, unsigned int p,
+		     const char *sbuf, size_t shift, bool big)
+{
+	struct dfg_xport *x = a->x;
+	unsigned int n = c->t->size, me = c->t->rank;
+	int ret = 0;
+
+	a->val[0] = c->seq << 1;
+	for (unsigned int i = 1; i < n && ret >= 0; i++) {
+		unsigned int j = (me + i) % n;
+		struct put_hdr *h = put_stage(a, j);
+		size_t len = big ? 0 : a->out[j].len;
+
+		*h = (struct put_hdr){ .seq = a->val[0], .b = a->out[j] };
+		if (big)
+			h->b.flags |= PUT_F_NODATA;
+		if (len)
+			memcpy(h + 1, put_block(c, sbuf, shift, j), len);
+		h->hash = put_hash(h, len);
+		ret = x->ops->put(x, j, &a->keys[j], put_slot_off(a, me, p), h,
+				  NULL, sizeof(*h) + len);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Until every source's phase-0 header is here, whole: its value, then a
+ * hash that matches what landed (else it is still landing: look again,
+ * with the transport's checks for a death between looks).
+ */
+static int put_wait0(struct dfg_call *c, struct dfg_a2ap *a, unsigned int p)
+{
+	struct dfg_xport *x = a->x;
+	unsigned int n = c->t->size, me = c->t->rank;
+	int ret = 0;
+
+	for (unsigned int i = 1; i < n && !ret; i++) {
+		unsigned int src = (me + n - i) % n;
+		struct put_hdr *h = put_hdr(a, src, p);
+
+		for (;;) {
+			size_t len;
+
+			ret = x->ops->wait_eq(x, &h->seq, c->seq << 1, src);
+			if (ret)
+				break;
+			len = h->b.flags & (PUT_F_NODATA | PUT_F_BAD) ?
+			      0 : h->b.len;
+			if (len <= a->slot && put_hash(h, len) == h->hash)
+				break;
+			ret = x->ops->broken(x);
+			if (ret)
+				break;
+		}
+	}
+	return ret;
 }
 
 /* Until every source's record of this phase is here. */
@@ -387,14 +498,14 @@ static int put_rendezvous(struct dfg_call *c, struct dfg_a2ap *a,
 		size_t len = a->out[j].len;
 
 		/* Only the count it expects: never past its block. */
-		if (len && len == put_rec(a, j, p)->b.want)
+		if (len && len == put_hdr(a, j, p)->b.want)
 			ret = x->ops->put(x, j, &a->rdv[j].key, a->rdv[j].off,
 					  put_block(c, sbuf, shift, j), NULL,
 					  len);
 	}
 	if (ret < 0)
 		return ret;
-	ret = put_post(c, a, p, 1, sbuf, shift, false, false);
+	ret = put_post1(c, a, p);
 	if (!ret)
 		ret = put_wait(c, a, p, 1);
 	if (!ret)
@@ -450,9 +561,9 @@ int dfg_put_alltoall(struct dfg_call *c, int err)
 		sbuf = copy;
 		shift = slo;
 	}
-	ret = put_post(c, a, p, 0, sbuf, shift, !big, true);
+	ret = put_post0(c, a, p, sbuf, shift, big);
 	if (!ret)
-		ret = put_wait(c, a, p, 0);
+		ret = put_wait0(c, a, p);
 	if (!ret)
 		ret = x->ops->complete_local(x);
 	if (ret)
@@ -460,7 +571,7 @@ int dfg_put_alltoall(struct dfg_call *c, int err)
 	/* The same verdict and phase count on every member (see above). */
 	gmax = mymax;
 	for (unsigned int src = 0; src < n; src++) {
-		const struct put_body *b = &put_rec(a, src, p)->b;
+		const struct put_body *b = &put_hdr(a, src, p)->b;
 
 		if (src == me)
 			continue;
@@ -484,13 +595,13 @@ int dfg_put_alltoall(struct dfg_call *c, int err)
 	}
 	/* Blocks of sources that fitted a slot, where both sides agree. */
 	for (unsigned int src = 0; !bad && src < n; src++) {
-		const struct put_body *b = &put_rec(a, src, p)->b;
+		const struct put_hdr *h = put_hdr(a, src, p);
+		const struct put_body *b = &h->b;
 
 		if (src == me || put_mismatch(c, b, src, 0) ||
-		    b->max > a->slot || !b->len)
+		    (b->flags & PUT_F_NODATA) || !b->len)
 			continue;
-		dfg_copy(rbuf + put_rdispl(c, src),
-			 (char *)a->area + put_slot_off(a, src, p), b->len);
+		dfg_copy(rbuf + put_rdispl(c, src), h + 1, b->len);
 	}
 	free(copy);
 	/* The protocol ran to its end: nobody waits for us, no abort. */

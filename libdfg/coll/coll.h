@@ -125,6 +125,13 @@ struct dfg_zombie {
  * @inbox:	the inbox's placement state (inbox.c), from the first call
  *		that stores into a slot; NULL before
  * @inbox_parity: DFG_COLL_PREV=ring, read when the team is formed
+ * @why:	why the last call failed (a dfg_xwhy_pack() word), 0 when
+ *		it succeeded; @why_seq: that call's number
+ * @lost:	a member died or became unreachable (its reason word, which
+ *		a peer's abort may tell before this rank's own transport
+ *		sees it): every later call is refused with -EOWNERDEAD
+ * @top_rank:	this member's rank in the outermost team (a hierarchy's
+ *		sub-teams), which reasons name
  */
 struct dfg_team {
 	int			graph_fd;
@@ -148,6 +155,10 @@ struct dfg_team {
 	__u64			outer;
 	struct dfg_inbox	*inbox;
 	bool			inbox_parity;
+	__u64			why;
+	__u64			why_seq;
+	__u64			lost;
+	unsigned int		top_rank;
 };
 
 /*
@@ -161,6 +172,8 @@ struct dfg_team {
  * @lrank:	per rank, its rank in its machine's node team
  * @leader:	per machine, its leader's rank
  * @nsize:	per machine, its members
+ * @members:	this machine's ranks by their node-team rank (the node
+ *		transport's @top)
  * @tmp, @tmp_size: private memory of the calls
  */
 struct dfg_hier {
@@ -171,6 +184,7 @@ struct dfg_hier {
 	unsigned int	*lrank;
 	unsigned int	*leader;
 	unsigned int	*nsize;
+	unsigned int	*members;
 	void		*tmp;
 	size_t		tmp_size;
 };
@@ -199,8 +213,11 @@ void dfg_hier_free(struct dfg_hier *h);
 void dfg_hier_clean(struct dfg_hier *h);
 /* 0, or the node team's -EOWNERDEAD / -ECANCELED. */
 int dfg_hier_broken(struct dfg_hier *h);
-/* The team refused call @seq (broken): the node's members fail it too. */
-void dfg_hier_refuse(struct dfg_hier *h, __u64 seq);
+/*
+ * The team refused call @seq (broken): the node's members fail it too,
+ * told @why.
+ */
+void dfg_hier_refuse(struct dfg_hier *h, __u64 seq, __u64 why);
 /*
  * Form the hierarchy of network team @t (team.c's dfg_team_join_net()):
  * the machines from the transport's boot ids, a kernel team per machine
@@ -264,6 +281,9 @@ void dfg_reducer_run(const struct dfg_reducer *r, void *dst,
  * @started:	peers may be waiting on us: a failure aborts the call
  * @unexpose, @nr_unexpose: the call's exposures, revoked by
  *		dfg_call_end() (or kept as zombies if the call failed)
+ * @why:	why it failed, where the algorithm knows better than the
+ *		transport (a hierarchy's sub-call): dfg_call_end() tells
+ *		the members that; 0 lets it find the reason itself
  */
 struct dfg_call {
 	struct dfg_team		*t;
@@ -287,6 +307,7 @@ struct dfg_call {
 	bool			started;
 	struct dfg_xkey		unexpose[DFG_CALL_EXPOSE_MAX];
 	unsigned int		nr_unexpose;
+	__u64			why;
 };
 
 /* Now on @clk, in ns (CLOCK_MONOTONIC_COARSE: a load, no time source read). */
@@ -309,8 +330,24 @@ static inline __u64 dfg_call_val(const struct dfg_call *c, __u32 n)
  */
 int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 		   enum dfg_coll_kind kind, size_t bytes);
-/* Finish: returns @ret; on failure of a started call, aborts it. */
+/*
+ * Finish: on failure of a started call, finds why (c->why, else the
+ * transport's reason, else this rank's own error), aborts the call with
+ * that reason and records it (dfg_team_failure()); returns @ret, or the
+ * reason's errno when the failure came from a peer (-EOWNERDEAD for a
+ * member lost, -EINVAL for a mismatch, -ECONNABORTED for a peer's other
+ * failure).
+ */
 int dfg_call_end(struct dfg_call *c, int ret);
+/*
+ * The reason word for this rank's failure @ret of call @c (the
+ * transport's when it knows one), and the errno the call returns for
+ * reason @why (@ret when @why is 0 or this rank's own).
+ */
+__u64 dfg_call_why(struct dfg_call *c, int ret);
+int dfg_why_errno(const struct dfg_team *t, __u64 why, int ret);
+/* The calling thread's last join failure (dfg_team_failure(NULL)). */
+void dfg_join_why_set(__u64 why);
 
 /*
  * Send a call header and @len bytes to @peer / receive them from @src.

@@ -218,6 +218,21 @@ static int sub_abort(struct dfg_xport *x, __u64 seq)
 	return s->up->ops->abort(s->up, seq);
 }
 
+static int sub_abort_why(struct dfg_xport *x, __u64 seq, __u64 why)
+{
+	struct xsub *s = to_xsub(x);
+
+	return dfg_xport_abort(s->up, seq, why);
+}
+
+/* The parent's reasons name the parent's ranks: the outermost team's. */
+static __u64 sub_why(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	return dfg_xport_why(s->up);
+}
+
 static int sub_broken(struct dfg_xport *x)
 {
 	struct xsub *s = to_xsub(x);
@@ -247,7 +262,8 @@ static const struct dfg_xport_ops sub_ops = {
 	.fadd = sub_fadd, .wait = sub_wait, .peek = sub_peek,
 	.msg_send = sub_msg_send, .msg_recv = sub_msg_recv,
 	.inbox = sub_inbox, .wait_begun = sub_wait_begun,
-	.begin = sub_begin, .abort = sub_abort, .broken = sub_broken,
+	.begin = sub_begin, .abort = sub_abort, .abort_why = sub_abort_why,
+	.why = sub_why, .broken = sub_broken,
 	.release = sub_release, .destroy = sub_destroy,
 };
 
@@ -274,7 +290,9 @@ int dfg_hier_setup(struct dfg_team *t, const unsigned int *key,
 	h->lrank = calloc(n, sizeof(*h->lrank));
 	h->leader = calloc(n, sizeof(*h->leader));
 	h->nsize = calloc(n, sizeof(*h->nsize));
-	if (!h->node_of || !h->lrank || !h->leader || !h->nsize)
+	h->members = calloc(n, sizeof(*h->members));
+	if (!h->node_of || !h->lrank || !h->leader || !h->nsize ||
+	    !h->members)
 		goto err;
 	/* Nodes numbered by their lowest rank, ranks within by rank. */
 	for (unsigned int r = 0; r < n; r++) {
@@ -307,17 +325,25 @@ int dfg_hier_setup(struct dfg_team *t, const unsigned int *key,
 		memcpy(s->map, h->leader, h->nodes * sizeof(*s->map));
 		s->up = t->x;
 		s->x = (struct dfg_xport){ .ops = &sub_ops, .rank = k,
-					   .size = h->nodes };
+					   .size = h->nodes, .top = s->map };
 		ret = dfg_team_new(h->nodes, k, &h->lead);
 		if (ret) {
 			sub_destroy(&s->x);
 			goto err;
 		}
 		h->lead->x = &s->x;
+		h->lead->top_rank = t->top_rank;
 		hier_sub_defaults(h->lead, t);
 	}
-	if (node)
+	if (node) {
+		/* Reasons from the node team name the team's ranks. */
+		for (unsigned int r = 0; r < n; r++)
+			if (h->node_of[r] == k)
+				h->members[h->lrank[r]] = r;
+		node->x->top = h->members;
+		node->top_rank = t->top_rank;
 		hier_sub_defaults(node, t);
+	}
 	*out = h;
 	return 0;
 err:
@@ -339,6 +365,7 @@ void dfg_hier_free(struct dfg_hier *h)
 	free(h->lrank);
 	free(h->leader);
 	free(h->nsize);
+	free(h->members);
 	free(h);
 }
 
@@ -363,10 +390,10 @@ int dfg_hier_broken(struct dfg_hier *h)
  * for it there fail now. (The other leaders learn it from the team's
  * transport: its abort of @seq, or the break it tells.)
  */
-void dfg_hier_refuse(struct dfg_hier *h, __u64 seq)
+void dfg_hier_refuse(struct dfg_hier *h, __u64 seq, __u64 why)
 {
 	if (h && h->node)
-		h->node->x->ops->abort(h->node->x, 2 * seq + 1);
+		dfg_xport_abort(h->node->x, 2 * seq + 1, why);
 }
 
 /*
@@ -577,41 +604,42 @@ static int hier_broken(struct dfg_call *c)
 }
 
 /*
- * How long a call that a peer aborted (-EPROTO) looks for a death before
- * it reports the abort. A member dying on another machine reaches us
- * twice: as the abort of the rank that saw it (one atomic, or our leader
- * through the node's shared memory) and through our own liveness
- * connection to the dead rank, closed by its kernel a network round trip
- * later. The abort can come first: in the rig, node0's two ranks reported
- * -EPROTO 18-23 ms after a rank on node1 was killed mid-call, where the
- * flat team's survivors report the death. A call aborted for another
- * reason (a mismatch) pays this wait once, on its error path.
- */
-#define HIER_DEATH_GRACE_NS	(500 * 1000 * 1000LL)
-
-/*
  * A failed step: the node's members that wait for us in this call's node
  * calls (or will) fail now; the leaders wait on parent words, which
- * dfg_call_end() aborts. A death is the reason to report.
+ * dfg_call_end() aborts. Both are told why: the reason of the sub-call
+ * that failed (its dfg_call_end() found it: a peer's abort carries it,
+ * through the network or the node's shared memory), a death this rank's
+ * transports know of, or this rank's own error. A member dying on
+ * another machine so reaches every survivor as a death with its rank,
+ * by whichever way comes first (an abort, its own liveness connection);
+ * no rank waits to find out which (it used to look for a death for up
+ * to 500 ms after an abort).
  */
 static int hier_fail(struct dfg_call *c, int ret)
 {
 	struct dfg_hier *h = c->t->hier;
-	const struct timespec nap = { .tv_nsec = 1000 * 1000 };
-	__s64 end;
+	__u64 why = 0, w;
 	int b;
 
-	if (h->node)
-		h->node->x->ops->abort(h->node->x, 2 * c->seq + 1);
+	if (h->lead && h->lead->why)
+		why = h->lead->why;
+	else if (h->node && h->node->why)
+		why = h->node->why;
 	b = hier_broken(c);
-	if (b || ret != -EPROTO)
-		return b ? b : ret;
-	end = dfg_coll_now_ns(CLOCK_MONOTONIC) + HIER_DEATH_GRACE_NS;
-	while (!b && dfg_coll_now_ns(CLOCK_MONOTONIC) < end) {
-		nanosleep(&nap, NULL);
-		b = hier_broken(c);
+	if (b && dfg_xwhy_what(why) != DFG_TEAM_FAIL_KILLED &&
+	    dfg_xwhy_what(why) != DFG_TEAM_FAIL_LINK) {
+		w = dfg_xport_why(c->x);
+		if (!w && h->node)
+			w = dfg_xport_why(h->node->x);
+		why = w ? w : dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED, b,
+					    DFG_XWHY_NOBODY, c->seq);
 	}
-	return b ? b : ret;
+	if (!why)
+		why = dfg_call_why(c, ret);
+	c->why = why;
+	if (h->node)
+		dfg_xport_abort(h->node->x, 2 * c->seq + 1, why);
+	return dfg_why_errno(c->t, why, b ? b : ret);
 }
 
 static int hier_done(struct dfg_call *c, int ret)

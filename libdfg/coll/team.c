@@ -35,6 +35,9 @@ struct dfg_call_hdr {
 
 #define DFG_CALL_PAYLOAD_MAX	(DFG_XPORT_MSG_MAX - sizeof(struct dfg_call_hdr))
 
+/* Why the calling thread's last join failed (dfg_team_failure(NULL)). */
+static _Thread_local __u64 dfg_join_why;
+
 /* What every team starts with: rank, size, DFG_COLL_ALGO, the stash. */
 int dfg_team_new(unsigned int size, unsigned int rank,
 			struct dfg_team **out)
@@ -48,6 +51,7 @@ int dfg_team_new(unsigned int size, unsigned int rank,
 		return -ENOMEM;
 	t->rank = rank;
 	t->size = size;
+	t->top_rank = rank;
 	t->graph_fd = -1;
 	if (env) {
 		ret = dfg_coll_parse_algo(env, t->force, &t->segments);
@@ -104,6 +108,7 @@ int dfg_team_join_net(unsigned int size, unsigned int rank,
 	struct dfg_team *t;
 	int ret, ms;
 
+	dfg_join_why_set(0);
 	if (!ag || !out || !size || size > DFG_TEAM_SIZE_MAX || rank >= size)
 		return -EINVAL;
 	ret = dfg_team_timeout_ms(&ms);
@@ -116,6 +121,12 @@ int dfg_team_join_net(unsigned int size, unsigned int rank,
 	if (ret) {
 		free(t->stash);
 		free(t);
+		/* The transport names the rank where it knows it. */
+		if (!dfg_xwhy_what(dfg_join_why))
+			dfg_join_why_set(dfg_xwhy_pack(
+				ret == -ETIMEDOUT ? DFG_TEAM_FAIL_TIMEOUT :
+				ret == -EOWNERDEAD ? DFG_TEAM_FAIL_KILLED :
+				DFG_TEAM_FAIL_ERROR, ret, DFG_XWHY_NOBODY, 0));
 		return ret;
 	}
 	ret = dfg_hier_form(t, ag, arg, ms);
@@ -268,6 +279,38 @@ int dfg_team_leave(struct dfg_team *t)
 	return ret;
 }
 
+int dfg_team_failure(const struct dfg_team *t, struct dfg_team_failure *f)
+{
+	__u64 why = t ? t->why : dfg_join_why;
+	unsigned int who = dfg_xwhy_rank(why);
+
+	if (!f)
+		return -EINVAL;
+	if (!dfg_xwhy_what(why) || dfg_xwhy_what(why) >= DFG_TEAM_FAIL_NR)
+		return -ENOENT;
+	*f = (struct dfg_team_failure){
+		.what = (int)dfg_xwhy_what(why),
+		.rank = who == DFG_XWHY_NOBODY ? -1 : (int)who,
+		.err = dfg_xwhy_err(why),
+		.seq = t ? t->why_seq : 0,
+	};
+	return 0;
+}
+
+const char *dfg_team_fail_name(int what)
+{
+	static const char *const names[DFG_TEAM_FAIL_NR] = {
+		[DFG_TEAM_FAIL_NONE] = "none",
+		[DFG_TEAM_FAIL_KILLED] = "killed",
+		[DFG_TEAM_FAIL_LINK] = "link",
+		[DFG_TEAM_FAIL_TIMEOUT] = "timeout",
+		[DFG_TEAM_FAIL_MISMATCH] = "mismatch",
+		[DFG_TEAM_FAIL_ERROR] = "error",
+	};
+
+	return what >= 0 && what < DFG_TEAM_FAIL_NR ? names[what] : "?";
+}
+
 unsigned int dfg_team_rank(const struct dfg_team *t)
 {
 	return t ? t->rank : 0;
@@ -378,6 +421,29 @@ int dfg_area_share(struct dfg_call *c, size_t size, void **mem, size_t *len,
 	return ret;
 }
 
+/* A reason that breaks the team for good: a member is lost. */
+static bool dfg_why_lost(__u64 why)
+{
+	return dfg_xwhy_what(why) == DFG_TEAM_FAIL_KILLED ||
+	       dfg_xwhy_what(why) == DFG_TEAM_FAIL_LINK;
+}
+
+/* Why @t is broken: the transports', else a death nobody named. */
+static __u64 dfg_team_lost_why(struct dfg_team *t, int ret)
+{
+	__u64 why = t->lost;
+
+	if (!why)
+		why = dfg_xport_why(t->x);
+	if (!why && t->hier && t->hier->node)
+		why = dfg_xport_why(t->hier->node->x);
+	if (!why)
+		why = dfg_xwhy_pack(ret == -ECANCELED ? DFG_TEAM_FAIL_ERROR :
+				    DFG_TEAM_FAIL_KILLED, ret, DFG_XWHY_NOBODY,
+				    t->seq);
+	return why;
+}
+
 int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 		   enum dfg_coll_kind kind, size_t bytes)
 {
@@ -385,16 +451,31 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 
 	if (!ret)
 		ret = dfg_hier_broken(t->hier);
+	if (!ret && t->lost)
+		ret = -EOWNERDEAD;
 	*c = (struct dfg_call){ .t = t, .x = t->x, .kind = kind };
+	/* Sub-teams' reasons are this call's only once they fail in it. */
+	if (t->hier && t->hier->node)
+		t->hier->node->why = 0;
+	if (t->hier && t->hier->lead)
+		t->hier->lead->why = 0;
 	if (ret) {
 		/*
 		 * Refused: the peers that wait for us in this call (the
-		 * node's members in its node calls too) fail now.
+		 * node's members in its node calls too) fail now, told why.
 		 */
-		t->x->ops->abort(t->x, ++t->seq);
-		dfg_hier_refuse(t->hier, t->seq);
+		__u64 why = dfg_team_lost_why(t, ret);
+
+		++t->seq;
+		dfg_xport_abort(t->x, t->seq, why);
+		dfg_hier_refuse(t->hier, t->seq, why);
+		t->why = why;
+		t->why_seq = t->seq;
+		if (dfg_why_lost(why))
+			t->lost = why;
 		return ret;
 	}
+	t->why = 0;
 	c->seq = ++t->seq;
 	t->x->ops->begin(t->x, c->seq);
 	if (kind < DFG_COLL_KIND_NR) {
@@ -405,15 +486,76 @@ int dfg_call_begin(struct dfg_call *c, struct dfg_team *t,
 	return 0;
 }
 
+void dfg_join_why_set(__u64 why)
+{
+	dfg_join_why = why;
+}
+
+__u64 dfg_call_why(struct dfg_call *c, int ret)
+{
+	struct dfg_team *t = c->t;
+	__u64 why = 0;
+
+	if (ret == -EPROTO || ret == -EOWNERDEAD || ret == -ECANCELED)
+		why = dfg_xport_why(c->x);
+	if (why)
+		return why;
+	if (ret == -EOWNERDEAD || ret == -ECANCELED)
+		return dfg_team_lost_why(t, ret);
+	/* A peer's abort without a reason, or out of sequence: unknown. */
+	if (ret == -EPROTO)
+		return dfg_xwhy_pack(DFG_TEAM_FAIL_ERROR, ret, DFG_XWHY_NOBODY,
+				     c->seq);
+	/* Our arguments are unusable, or differ from a peer's. */
+	if (ret == -EINVAL)
+		return dfg_xwhy_pack(DFG_TEAM_FAIL_MISMATCH, ret, t->top_rank,
+				     c->seq);
+	return dfg_xwhy_pack(DFG_TEAM_FAIL_ERROR, ret, t->top_rank, c->seq);
+}
+
+int dfg_why_errno(const struct dfg_team *t, __u64 why, int ret)
+{
+	unsigned int who = dfg_xwhy_rank(why);
+
+	switch (dfg_xwhy_what(why)) {
+	case DFG_TEAM_FAIL_KILLED:
+	case DFG_TEAM_FAIL_LINK:
+		return -EOWNERDEAD;
+	case DFG_TEAM_FAIL_MISMATCH:
+		return -EINVAL;
+	case DFG_TEAM_FAIL_TIMEOUT:
+		return -ETIMEDOUT;
+	case DFG_TEAM_FAIL_ERROR:
+		/* Another member's own failure: ours is that it aborted. */
+		return who == DFG_XWHY_NOBODY || who == t->top_rank ? ret :
+		       -ECONNABORTED;
+	default:
+		return ret;
+	}
+}
+
 int dfg_call_end(struct dfg_call *c, int ret)
 {
 	struct dfg_team *t = c->t;
 
 	if (!c->x)
 		return ret;
-	if (ret < 0 && c->started) {
-		c->x->ops->abort(c->x, c->seq);
-		t->tainted = true;
+	if (ret < 0) {
+		/*
+		 * Why, told to the members that wait for us (a peer's
+		 * reason passed on as it came): they return its errno.
+		 */
+		__u64 why = c->why ? c->why : dfg_call_why(c, ret);
+
+		if (c->started) {
+			dfg_xport_abort(c->x, c->seq, why);
+			t->tainted = true;
+		}
+		ret = dfg_why_errno(t, why, ret);
+		t->why = why;
+		t->why_seq = c->seq;
+		if (dfg_why_lost(why))
+			t->lost = why;
 	}
 	for (unsigned int i = 0; i < c->nr_unexpose; i++) {
 		if (ret < 0)

@@ -230,6 +230,19 @@ struct dfg_xport_ops {
 	int	(*begin)(struct dfg_xport *x, __u64 seq);
 	/* Make the members' blocking operations of call @seq fail. */
 	int	(*abort)(struct dfg_xport *x, __u64 seq);
+	/*
+	 * Optional (NULL: abort() without a reason): abort() that also
+	 * tells the members why (@why, a dfg_xwhy_pack() word, written
+	 * where they read it before they can see the abort).
+	 */
+	int	(*abort_why)(struct dfg_xport *x, __u64 seq, __u64 why);
+	/*
+	 * Optional (NULL: never known): why the last blocking operation of
+	 * the current call failed: once broken, the break's reason; after
+	 * -EPROTO, the reason the aborting rank gave for this very call.
+	 * A dfg_xwhy_pack() word, 0 when unknown.
+	 */
+	__u64	(*why)(struct dfg_xport *x);
 	/* 0, or -EOWNERDEAD / -ECANCELED once the team is unusable. */
 	int	(*broken)(struct dfg_xport *x);
 	/* Drop peer mappings made by peer_ptr() for per-call keys. */
@@ -243,13 +256,84 @@ struct dfg_xport_ops {
  * @rank:	this member
  * @size:	members
  * @seq:	sequence number of the current call (set by begin())
+ * @top:	reasons name ranks of the outermost team: rank r here is
+ *		@top[r] there (a hierarchy's node team); NULL: the same
  */
 struct dfg_xport {
 	const struct dfg_xport_ops	*ops;
 	unsigned int			rank;
 	unsigned int			size;
 	__u64				seq;
+	const unsigned int		*top;
 };
+
+/*
+ * Why a call or a team failed, as one 64-bit word that travels between
+ * the members (an 8-byte RDMA write, a shared-memory store, a goodbye on
+ * the liveness connections): what (DFG_TEAM_FAIL_*, never 0 in a valid
+ * word) in bits 0-7, the errno the member that found it had in 8-15,
+ * the rank it concerns (of the outermost team; 0xffff: unknown) in
+ * 16-31, and the low 32 bits of the sequence number of the call it
+ * aborts (transport-level: a reader matches it with its own call) in
+ * 32-63.
+ */
+#define DFG_XWHY_NOBODY		0xffffU
+
+static inline __u64 dfg_xwhy_pack(unsigned int what, int err,
+				  unsigned int rank, __u64 seq)
+{
+	if (err < 0)
+		err = -err;
+	return (__u64)(what & 0xff) | (__u64)(err & 0xff) << 8 |
+	       (__u64)(rank & 0xffff) << 16 | (seq & 0xffffffffULL) << 32;
+}
+
+static inline unsigned int dfg_xwhy_what(__u64 w)
+{
+	return w & 0xff;
+}
+
+static inline int dfg_xwhy_err(__u64 w)
+{
+	return (w >> 8) & 0xff;
+}
+
+static inline unsigned int dfg_xwhy_rank(__u64 w)
+{
+	return (w >> 16) & 0xffff;
+}
+
+/* @w re-stamped for call @seq (a reason passed on to another call). */
+static inline __u64 dfg_xwhy_for(__u64 w, __u64 seq)
+{
+	return w ? (w & 0xffffffffULL) | (seq & 0xffffffffULL) << 32 : 0;
+}
+
+/* Does @w (0: no) say why call @seq was aborted? */
+static inline bool dfg_xwhy_is_for(__u64 w, __u64 seq)
+{
+	return dfg_xwhy_what(w) && (w >> 32) == (seq & 0xffffffffULL);
+}
+
+/* The outermost team's rank of rank @r of @x. */
+static inline unsigned int dfg_xport_top(const struct dfg_xport *x,
+					 unsigned int r)
+{
+	return r >= x->size ? DFG_XWHY_NOBODY : x->top ? x->top[r] : r;
+}
+
+/* Abort call @seq with reason @why where the transport carries one. */
+static inline int dfg_xport_abort(struct dfg_xport *x, __u64 seq, __u64 why)
+{
+	if (why && x->ops->abort_why)
+		return x->ops->abort_why(x, seq, dfg_xwhy_for(why, seq));
+	return x->ops->abort(x, seq);
+}
+
+static inline __u64 dfg_xport_why(struct dfg_xport *x)
+{
+	return x->ops->why ? x->ops->why(x) : 0;
+}
 
 static inline unsigned int dfg_xport_inbox(unsigned int src,
 					   unsigned int slot)

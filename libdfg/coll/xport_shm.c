@@ -105,7 +105,9 @@ struct xshm_hdr {
  * it); @sleep_val, the value it waits for there; @cur_seq, the call it
  * is in (stored at begin); @aborted_seq, the last call it aborted;
  * @arrivals, messages sent to it while it slept on this very word
- * (msg_wait_all(); @sleep_val is then the count that completes its set).
+ * (msg_wait_all(); @sleep_val is then the count that completes its set);
+ * @why, the reason it gave for its last abort (stored before
+ * @aborted_seq: a rank that sees the abort sees its reason).
  *
  * @sleep_on has a cache line of its own: every notification and every
  * begin loads the peer's, and the peer stores it only around a sleep, so
@@ -118,7 +120,8 @@ struct xshm_rank {
 	_Atomic __u64	cur_seq;
 	_Atomic __u64	aborted_seq;
 	_Atomic __u64	arrivals;
-	__u64		pad1[4];
+	_Atomic __u64	why;
+	__u64		pad1[3];
 	_Atomic __u32	sleep_on;
 	__u32		pad2;
 	_Atomic __u64	sleep_val;
@@ -197,6 +200,7 @@ struct xshm_map {
  * @tickets:	last get/put ticket
  * @arenas:	registered arena views (not owned)
  * @maps:	peers' memory mapped here
+ * @why_last:	the reason of the abort that failed our last wait
  */
 struct xshm {
 	struct dfg_xport	x;
@@ -225,6 +229,7 @@ struct xshm {
 	unsigned int		nr_arenas;
 	struct xshm_map		maps[XSHM_MAPS_MAX];
 	unsigned int		nr_maps;
+	__u64			why_last;
 };
 
 static inline struct xshm *to_xshm(struct dfg_xport *x)
@@ -337,12 +342,18 @@ static int xshm_check(struct xshm *s, unsigned int src)
 					       memory_order_acquire) >= w ||
 			  atomic_load_explicit(&r->cur_seq,
 					       memory_order_acquire) > w;
+		if (aborted)
+			s->why_last = atomic_load_explicit(&r->why,
+						memory_order_relaxed);
 	} else if (w) {
 		for (unsigned int i = 0; i < s->x.size && !aborted; i++) {
 			_Atomic __u64 *a = &s->ranks[i].aborted_seq;
 
 			aborted = atomic_load_explicit(a, memory_order_acquire)
 				  == w;
+			if (aborted)
+				s->why_last = atomic_load_explicit(
+					&s->ranks[i].why, memory_order_relaxed);
 		}
 	}
 	/*
@@ -792,6 +803,48 @@ static int xshm_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
 	return xshm_wait_u64(s, &s->ranks[peer].cur_seq, seq, peer, NULL);
 }
 
+/*
+ * Why our last wait failed: the module's reason once the team is broken
+ * (a death: which member), else the reason the aborting rank stored for
+ * this very call.
+ */
+static __u64 xshm_why(struct dfg_xport *x)
+{
+	struct xshm *s = to_xshm(x);
+	int dead;
+
+	if (s->kt->hdr->state == DFG_TEAM_S_DEAD)
+		return dfg_xwhy_pack(DFG_TEAM_FAIL_ERROR, ECANCELED,
+				     DFG_XWHY_NOBODY, x->seq);
+	if (dfg_kteam_broken(s->kt)) {
+		dead = dfg_kteam_dead_rank(s->kt);
+		return dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED, EOWNERDEAD,
+				     dead < 0 ? DFG_XWHY_NOBODY :
+				     dfg_xport_top(x, (unsigned int)dead),
+				     x->seq);
+	}
+	/* A peer's next call can fail us before we saw its abort: look. */
+	for (unsigned int r = 0; r < x->size && x->seq &&
+	     !dfg_xwhy_is_for(s->why_last, x->seq); r++)
+		if (atomic_load_explicit(&s->ranks[r].aborted_seq,
+					 memory_order_acquire) == x->seq)
+			s->why_last = atomic_load_explicit(&s->ranks[r].why,
+							   memory_order_relaxed);
+	return dfg_xwhy_is_for(s->why_last, x->seq) ? s->why_last : 0;
+}
+
+static int xshm_abort(struct dfg_xport *x, __u64 seq);
+
+/* The reason first, then the abort that makes the members look at it. */
+static int xshm_abort_why(struct dfg_xport *x, __u64 seq, __u64 why)
+{
+	struct xshm *s = to_xshm(x);
+
+	atomic_store_explicit(&s->ranks[x->rank].why, why,
+			      memory_order_relaxed);
+	return xshm_abort(x, seq);
+}
+
 static int xshm_abort(struct dfg_xport *x, __u64 seq)
 {
 	struct xshm *s = to_xshm(x);
@@ -1098,6 +1151,8 @@ static const struct dfg_xport_ops xshm_ops = {
 	.wait_begun	= xshm_wait_begun,
 	.begin		= xshm_begin,
 	.abort		= xshm_abort,
+	.abort_why	= xshm_abort_why,
+	.why		= xshm_why,
 	.broken		= xshm_broken,
 	.release	= xshm_release,
 	.destroy	= xshm_destroy,

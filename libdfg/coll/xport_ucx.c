@@ -13,6 +13,8 @@
  *
  *	words[DFG_XPORT_WORDS(size)]	inbox and atomic words (xport.h)
  *	aborted[size]			per source: the last call it aborted
+ *	why[size]			per source: why (dfg_xwhy_pack()),
+ *					put before its abort's atomic
  *	keys[XUCX_KEYS]			packed remote keys of exposures
  *
  * An exposure registers the memory (ucp_mem_map) and writes its packed
@@ -43,10 +45,23 @@
  * the liveness connections (a waiter looks every XUCX_LIVE_NS), rather
  * than wait for words it will never raise, and it says no other goodbye.
  * With DFG_COLL_TRACE set, a transport that breaks prints why to stderr.
+ *
+ * Reasons: a break has one (a death: the liveness connection closed
+ * without a goodbye; a member unreachable: an endpoint or request failed
+ * for a lost connection or a timeout, or this machine's own links all
+ * went down; a peer's break: the reason its goodbye carries, the goodbye
+ * being that 8-byte word), and so has an abort (the why word above).
+ * This machine's links are watched through a netlink socket (link
+ * events, read at the waiters' look at the liveness connections), so a
+ * rank whose machine lost its network fails at once, not at UCX's
+ * timeouts.
  */
 #include <errno.h>
 #include <ifaddrs.h>
 #include <net/if.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,14 +83,18 @@
 #define XUCX_NAP_NS		20000
 /* Shutdown: how long closing endpoints may take before forcing. */
 #define XUCX_CLOSE_NS		(2 * 1000 * 1000 * 1000LL)
+/*
+ * An endpoint failed: how long its peer's liveness connection may take to
+ * close too, which says the peer died (else it is unreachable).
+ */
+#define XUCX_DEATH_NS		(250 * 1000 * 1000LL)
 /* A waiter looks at the liveness connections this often (at most). */
 #define XUCX_LIVE_NS		(1000 * 1000LL)
 /* Liveness tags: kind in the high bits, the sender's rank below. */
 #define XUCX_TAG_HELLO		(1ULL << 32)
 #define XUCX_TAG_BYE		(2ULL << 32)
-/* The goodbye's byte: leaving in order, or the team broke here. */
+/* The goodbye's word: leaving in order, else why the team broke here. */
 #define XUCX_BYE_LEAVE		0
-#define XUCX_BYE_BROKEN		1
 
 /* One published key: written by the exposer, read by peers' gets. */
 struct xucx_kent {
@@ -105,17 +124,18 @@ struct xucx_boot {
 
 /*
  * The liveness connection to one peer (endpoint error handler's argument)
- * @failed:	the connection closed or failed
+ * @failed:	the connection closed or failed, with @fail_st
  * @left:	the peer said goodbye: its connection's end is no death
  * @bye:	the receive of the goodbye, posted once joined
- * @byte:	its landing byte (XUCX_BYE_*)
+ * @word:	its landing word (XUCX_BYE_LEAVE, else a reason)
  * @s, @rank:	the transport and the peer (endpoint error handlers)
  */
 struct xucx_live {
 	bool		failed;
+	ucs_status_t	fail_st;
 	bool		left;
 	void		*bye;
-	unsigned char	byte;
+	__u64		word;
 	struct xucx	*s;
 	unsigned int	rank;
 };
@@ -167,6 +187,7 @@ struct xucx {
 	ucp_mem_h		ctl_memh;
 	_Atomic __u64		*words;
 	_Atomic __u64		*aborted;
+	_Atomic __u64		*whys;
 	struct xucx_kent	*kents;
 	unsigned int		nwords;
 	/* Peers' control areas. */
@@ -197,9 +218,24 @@ struct xucx {
 	ucp_ep_h		*leps;
 	struct xucx_live	*live;
 	__s64			live_ns;
-	/* -EOWNERDEAD once broken; the peers were told (XUCX_BYE_BROKEN). */
+	/*
+	 * -EOWNERDEAD once broken, @why_broken saying why; the peers were
+	 * told (@told: a goodbye carrying it). @why_last: the reason of the
+	 * abort that failed our last wait; @why_out, @bye_out: the sources
+	 * of our reason's puts and of our goodbye (live until they are done).
+	 */
 	int			broken;
 	bool			told;
+	bool			why_settled;
+	__u64			why_broken;
+	__u64			why_last;
+	__u64			why_out;
+	__u64			bye_out;
+	/*
+	 * Link events (netlink, -1: not watched): this machine's links,
+	 * watched when some peer is on another machine.
+	 */
+	int			nl;
 	unsigned int		nr_eps;
 	/* Every rank's machine and token (struct xucx_boot). */
 	char			(*node)[DFG_XPORT_NODE_MAX];
@@ -227,9 +263,15 @@ static size_t xucx_aborted_off(const struct xucx *s, unsigned int src)
 	return (size_t)(s->nwords + src) * sizeof(__u64);
 }
 
+static size_t xucx_whys_off(const struct xucx *s, unsigned int src)
+{
+	return (size_t)(s->nwords + s->x.size + src) * sizeof(__u64);
+}
+
 static size_t xucx_kents_off(const struct xucx *s)
 {
-	return xucx_align64((size_t)(s->nwords + s->x.size) * sizeof(__u64));
+	return xucx_align64((size_t)(s->nwords + 2 * s->x.size) *
+			    sizeof(__u64));
 }
 
 /* DFG_COLL_TRACE: what happened to the transport, a line to stderr. */
@@ -251,21 +293,33 @@ static void xucx_trace(struct xucx *s, const char *what, unsigned int peer,
 }
 
 /*
- * The team is unusable from here on: -EOWNERDEAD for good. @why, @peer
- * (size: not known) and @st say why, for DFG_COLL_TRACE. The peers are
- * told at the next look at the liveness connections (xucx_live_poll()):
- * this may run inside UCX's progress, which must not post.
+ * The team is unusable from here on: -EOWNERDEAD for good. @kind
+ * (DFG_TEAM_FAIL_*) and @peer (size: not known) are the reason the
+ * peers are told, or @reason a peer's reason passed on (0: make one);
+ * @why and @st say it for DFG_COLL_TRACE. The peers are told at the next
+ * look at the liveness connections (xucx_live_poll()): this may run
+ * inside UCX's progress, which must not post.
  */
-static void xucx_break(struct xucx *s, const char *why, unsigned int peer,
-		       ucs_status_t st)
+static void xucx_break_why(struct xucx *s, const char *why, unsigned int kind,
+			   unsigned int peer, ucs_status_t st, __u64 reason)
 {
 	char what[96];
 
 	if (s->broken)
 		return;
 	s->broken = -EOWNERDEAD;
+	s->why_broken = reason ? reason :
+			dfg_xwhy_pack(kind, EOWNERDEAD,
+				      dfg_xport_top(&s->x, peer), s->x.seq);
 	snprintf(what, sizeof(what), "broken: %s", why);
 	xucx_trace(s, what, peer, st);
+}
+
+/* A member is unreachable (a connection lost, a timeout). */
+static void xucx_break(struct xucx *s, const char *why, unsigned int peer,
+		       ucs_status_t st)
+{
+	xucx_break_why(s, why, DFG_TEAM_FAIL_LINK, peer, st, 0);
 }
 
 /*
@@ -318,39 +372,107 @@ static void xucx_live_error(void *arg, ucp_ep_h ep, ucs_status_t status)
 	struct xucx_live *l = arg;
 
 	(void)ep;
-	(void)status;
+	l->fail_st = status;
 	l->failed = true;
 }
 
+
 /*
- * Send @byte (XUCX_BYE_*) as our goodbye to every peer on the liveness
- * connections, without waiting: closing the endpoints (or the peer's
- * progress) flushes it.
+ * Send @word (XUCX_BYE_LEAVE, or why we broke) as our goodbye to every
+ * peer on the liveness connections, without waiting: closing the
+ * endpoints (or the peer's progress) flushes it.
  */
-static void xucx_live_send(struct xucx *s, unsigned char byte)
+static void xucx_live_send(struct xucx *s, __u64 word)
 {
-	static const unsigned char bytes[] = { XUCX_BYE_LEAVE,
-					       XUCX_BYE_BROKEN };
 	ucp_request_param_t p = { 0 };
 
+	s->bye_out = word;
 	for (unsigned int r = 0; r < s->x.size; r++) {
 		void *req;
 
 		if (!s->leps[r])
 			continue;
-		req = ucp_tag_send_nbx(s->leps[r], &bytes[byte], 1,
+		req = ucp_tag_send_nbx(s->leps[r], &s->bye_out,
+				       sizeof(s->bye_out),
 				       XUCX_TAG_BYE | s->x.rank, &p);
 		if (UCS_PTR_IS_PTR(req))
 			ucp_request_free(req);
 	}
 }
 
-/* A goodbye that came from @l: XUCX_BYE_BROKEN breaks us too. */
+/* A goodbye that came from @l: a broken peer's breaks us, its reason ours. */
 static void xucx_live_left(struct xucx *s, struct xucx_live *l)
 {
 	l->left = true;
-	if (l->byte == XUCX_BYE_BROKEN)
-		xucx_break(s, "peer broke", l->rank, UCS_OK);
+	if (l->word != XUCX_BYE_LEAVE)
+		xucx_break_why(s, "peer broke", DFG_TEAM_FAIL_LINK, l->rank,
+			       UCS_OK, dfg_xwhy_what(l->word) ? l->word : 0);
+}
+
+/*
+ * Is some interface other than loopback up with its carrier? (Else no
+ * peer on another machine can be reached: the links are all down.)
+ */
+static bool xucx_links_up(void)
+{
+	struct ifaddrs *ifa, *i;
+	bool up = false;
+
+	if (getifaddrs(&ifa))
+		return true;	/* cannot tell: assume so */
+	for (i = ifa; i && !up; i = i->ifa_next)
+		up = !(i->ifa_flags & IFF_LOOPBACK) &&
+		     (i->ifa_flags & (IFF_UP | IFF_RUNNING)) ==
+		     (IFF_UP | IFF_RUNNING);
+	freeifaddrs(ifa);
+	return up;
+}
+
+/*
+ * Link events since the last look: when this machine has no link left
+ * up, every peer on another machine is unreachable now, whatever UCX's
+ * timeouts say later (a multi-homed machine losing one of its links
+ * breaks nothing here: UCX decides for the peers behind it).
+ */
+static void xucx_links_poll(struct xucx *s)
+{
+	char buf[4096];
+	bool change = false;
+	ssize_t n;
+
+	if (s->nl < 0)
+		return;
+	while ((n = recv(s->nl, buf, sizeof(buf), MSG_DONTWAIT)) > 0) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+
+		for (; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n))
+			change |= h->nlmsg_type == RTM_NEWLINK ||
+				  h->nlmsg_type == RTM_DELLINK;
+	}
+	if (change && !xucx_links_up())
+		xucx_break_why(s, "this machine's links are down",
+			       DFG_TEAM_FAIL_LINK, s->x.rank,
+			       UCS_ERR_UNREACHABLE, 0);
+}
+
+/* Watch link events where some peer is on another machine. */
+static void xucx_links_watch(struct xucx *s)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK,
+				  .nl_groups = RTMGRP_LINK };
+	bool remote = false;
+
+	for (unsigned int r = 0; r < s->x.size; r++)
+		remote |= strcmp(s->node[r], s->node[s->x.rank]) ||
+			  !s->node[r][0];
+	if (!remote || !xucx_links_up())
+		return;
+	s->nl = socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		       NETLINK_ROUTE);
+	if (s->nl >= 0 && bind(s->nl, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(s->nl);
+		s->nl = -1;
+	}
 }
 
 /*
@@ -380,12 +502,13 @@ static void xucx_live_poll(struct xucx *s, bool now)
 		    ucp_request_check_status(l->bye) == UCS_OK)
 			xucx_live_left(s, l);
 		if (l->failed && !l->left)
-			xucx_break(s, "peer died (liveness connection)", r,
-				   UCS_ERR_CONNECTION_RESET);
+			xucx_break_why(s, "peer died (liveness connection)",
+				       DFG_TEAM_FAIL_KILLED, r, l->fail_st, 0);
 	}
+	xucx_links_poll(s);
 	if (s->broken && !s->told) {
 		s->told = true;
-		xucx_live_send(s, XUCX_BYE_BROKEN);
+		xucx_live_send(s, s->why_broken);
 	}
 }
 
@@ -555,6 +678,26 @@ static int xucx_add(struct xucx *s, unsigned int peer, size_t off, __u64 add,
 	return 0;
 }
 
+/*
+ * Post a put of the word at @src (which stays live) into @peer's control
+ * area at @off; loose, as xucx_add(..., true): nobody waits for it.
+ */
+static int xucx_put_word(struct xucx *s, unsigned int peer, size_t off,
+			 const __u64 *src)
+{
+	ucp_request_param_t p = { 0 };
+	void *req;
+
+	s->st.put++;
+	req = ucp_put_nbx(s->eps[peer], src, sizeof(*src),
+			  s->peer_ctl[peer] + off, s->peer_rkey[peer], &p);
+	if (UCS_PTR_IS_ERR(req))
+		return xucx_err_peer(s, UCS_PTR_STATUS(req), peer);
+	if (UCS_PTR_IS_PTR(req))
+		ucp_request_free(req);
+	return 0;
+}
+
 static int xucx_notify(struct dfg_xport *x, unsigned int peer,
 		       unsigned int slot, __u64 value)
 {
@@ -620,11 +763,18 @@ static int xucx_check(struct xucx *s, unsigned int src)
 	if (src < s->x.size) {
 		aborted = atomic_load_explicit(&s->aborted[src],
 					       memory_order_acquire) >= seq;
+		if (aborted)
+			s->why_last = atomic_load_explicit(&s->whys[src],
+						memory_order_relaxed);
 	} else {
-		for (unsigned int r = 0; r < s->x.size && !aborted; r++)
+		for (unsigned int r = 0; r < s->x.size && !aborted; r++) {
 			aborted = atomic_load_explicit(&s->aborted[r],
 						       memory_order_acquire) ==
 				  seq;
+			if (aborted)
+				s->why_last = atomic_load_explicit(&s->whys[r],
+							memory_order_relaxed);
+		}
 	}
 	return aborted ? -EPROTO : 0;
 }
@@ -1020,6 +1170,7 @@ static int xucx_begin(struct dfg_xport *x, __u64 seq)
 	const char *env = getenv("DFG_COLL_TRACE");
 
 	x->seq = seq;
+	s->why_last = 0;
 	s->st = (struct xucx_stats){
 		.on = env && *env && strcmp(env, "0"),
 	};
@@ -1028,9 +1179,77 @@ static int xucx_begin(struct dfg_xport *x, __u64 seq)
 	return 0;
 }
 
+static int xucx_abort_peers(struct xucx *s, __u64 seq, bool why);
+
 static int xucx_abort(struct dfg_xport *x, __u64 seq)
 {
+	return xucx_abort_peers(to_xucx(x), seq, false);
+}
+
+/*
+ * The abort with its reason: the why word goes to every peer's why[me]
+ * before the abort's atomic (xucx_add() fences first), so a peer that
+ * sees the abort reads the reason.
+ */
+static int xucx_abort_why(struct dfg_xport *x, __u64 seq, __u64 why)
+{
 	struct xucx *s = to_xucx(x);
+
+	s->why_out = why;
+	return xucx_abort_peers(s, seq, true);
+}
+
+/* The reason of our break, or of the abort that failed our last wait. */
+static __u64 xucx_why(struct dfg_xport *x)
+{
+	struct xucx *s = to_xucx(x);
+	unsigned int who;
+
+	if (!s->broken) {
+		/*
+		 * A peer's message of its next call can fail us (-EPROTO)
+		 * before we looked at its abort of this one: look now.
+		 */
+		for (unsigned int r = 0; r < x->size && x->seq &&
+		     !dfg_xwhy_is_for(s->why_last, x->seq); r++)
+			if (atomic_load_explicit(&s->aborted[r],
+						 memory_order_acquire) ==
+			    x->seq)
+				s->why_last = atomic_load_explicit(&s->whys[r],
+							memory_order_relaxed);
+		return dfg_xwhy_is_for(s->why_last, x->seq) ? s->why_last : 0;
+	}
+	/*
+	 * An endpoint to a peer failed: a dead process closes its liveness
+	 * connection at the same moment (its kernel closes the socket),
+	 * an unreachable one does not (its connection is found dead only
+	 * by timeouts, seconds later; UCX 1.13 reports both as "Endpoint
+	 * timeout", so the status does not tell). Settled once.
+	 */
+	who = dfg_xwhy_rank(s->why_broken);
+	if (!s->why_settled &&
+	    dfg_xwhy_what(s->why_broken) == DFG_TEAM_FAIL_LINK &&
+	    who < x->size && who != x->rank && s->lw) {
+		__s64 end = dfg_coll_now_ns(CLOCK_MONOTONIC) + XUCX_DEATH_NS;
+		struct timespec nap = { .tv_nsec = XUCX_NAP_NS };
+
+		while (!s->live[who].failed && !s->live[who].left &&
+		       dfg_coll_now_ns(CLOCK_MONOTONIC) < end) {
+			while (ucp_worker_progress(s->lw))
+				;
+			nanosleep(&nap, NULL);
+		}
+		if (s->live[who].failed && !s->live[who].left)
+			s->why_broken = dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED,
+						      EOWNERDEAD, who, x->seq);
+	}
+	s->why_settled = true;
+	return s->why_broken;
+}
+
+static int xucx_abort_peers(struct xucx *s, __u64 seq, bool why)
+{
+	struct dfg_xport *x = &s->x;
 
 	if (atomic_load(&s->aborted[x->rank]) < seq)
 		atomic_store(&s->aborted[x->rank], seq);
@@ -1048,6 +1267,9 @@ static int xucx_abort(struct dfg_xport *x, __u64 seq)
 	for (unsigned int r = 0; r < x->size && !s->broken; r++) {
 		if (r == x->rank || s->sent_abort[r] >= seq)
 			continue;
+		if (why && xucx_put_word(s, r, xucx_whys_off(s, x->rank),
+					 &s->why_out))
+			break;
 		if (xucx_add(s, r, xucx_aborted_off(s, x->rank),
 			     seq - s->sent_abort[r], true))
 			break;
@@ -1151,7 +1373,7 @@ static void xucx_live_bye(struct xucx *s)
 	if (!s->lw || s->told)
 		return;
 	s->told = true;
-	xucx_live_send(s, s->broken ? XUCX_BYE_BROKEN : XUCX_BYE_LEAVE);
+	xucx_live_send(s, s->broken ? s->why_broken : XUCX_BYE_LEAVE);
 }
 
 static void xucx_live_destroy(struct xucx *s)
@@ -1199,6 +1421,8 @@ static void xucx_destroy(struct dfg_xport *x)
 	xucx_live_destroy(s);
 	if (s->ctl)
 		munmap(s->ctl, s->ctl_len);
+	if (s->nl >= 0)
+		close(s->nl);
 	free(s->ops);
 	free(s->eps);
 	free(s->peer_ctl);
@@ -1232,6 +1456,8 @@ static const struct dfg_xport_ops xucx_ops = {
 	.msg_recv	= xucx_msg_recv,
 	.begin		= xucx_begin,
 	.abort		= xucx_abort,
+	.abort_why	= xucx_abort_why,
+	.why		= xucx_why,
 	.broken		= xucx_broken,
 	.release	= xucx_release,
 	.destroy	= xucx_destroy,
@@ -1395,6 +1621,7 @@ static int xucx_ctl(struct xucx *s)
 	}
 	s->words = s->ctl;
 	s->aborted = (_Atomic __u64 *)s->ctl + s->nwords;
+	s->whys = s->aborted + s->x.size;
 	s->kents = (struct xucx_kent *)((char *)s->ctl + xucx_kents_off(s));
 	mp.address = s->ctl;
 	mp.length = s->ctl_len;
@@ -1612,11 +1839,24 @@ static int xucx_live_hello(struct xucx *s, int timeout_ms)
 	while (!xucx_reqs_wait(s->lw, reqs, 2 * n,
 			       dfg_coll_now_ns(CLOCK_MONOTONIC) + XUCX_LIVE_NS)) {
 		/* A peer that died while we formed: no need to wait on. */
-		for (unsigned int r = 0; r < n && !ret; r++)
-			if (s->live[r].failed)
-				ret = -EOWNERDEAD;
-		if (!ret && dfg_coll_now_ns(CLOCK_MONOTONIC) > end)
+		for (unsigned int r = 0; r < n && !ret; r++) {
+			if (!s->live[r].failed)
+				continue;
+			ret = -EOWNERDEAD;
+			dfg_join_why_set(dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED,
+						       ret, r, 0));
+		}
+		if (!ret && dfg_coll_now_ns(CLOCK_MONOTONIC) > end) {
+			/* Which rank never said hello: the lowest. */
+			unsigned int r = 0;
+
+			while (r < n && !reqs[r])
+				r++;
 			ret = -ETIMEDOUT;
+			dfg_join_why_set(dfg_xwhy_pack(DFG_TEAM_FAIL_TIMEOUT,
+						       ret, r < n ? r :
+						       DFG_XWHY_NOBODY, 0));
+		}
 		if (ret)
 			goto out;
 	}
@@ -1629,7 +1869,8 @@ static int xucx_live_hello(struct xucx *s, int timeout_ms)
 			ret = -EOWNERDEAD;
 			goto out;
 		}
-		req = ucp_tag_recv_nbx(s->lw, &s->live[r].byte, 1,
+		req = ucp_tag_recv_nbx(s->lw, &s->live[r].word,
+				       sizeof(s->live[r].word),
 				       XUCX_TAG_BYE | r, (ucp_tag_t)-1, &p);
 		if (UCS_PTR_IS_ERR(req)) {
 			ret = -EIO;
@@ -1669,6 +1910,7 @@ int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 		return -ENOMEM;
 	s->x = (struct dfg_xport){ .ops = &xucx_ops, .rank = rank,
 				   .size = size };
+	s->nl = -1;
 	ret = xucx_init(s);
 	if (!ret)
 		ret = xucx_live_init(s);
@@ -1678,6 +1920,8 @@ int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 		ret = xucx_connect(s, ag, arg);
 	if (!ret)
 		ret = xucx_live_hello(s, timeout_ms);
+	if (!ret)
+		xucx_links_watch(s);
 	if (ret) {
 		/*
 		 * Peers that never came answer no orderly close: force it.

@@ -290,16 +290,31 @@ static void *net_main(void *arg)
 		}
 	}
 	net_alltoall(r, t, n);
-	/* Mismatched counts: an error on every rank, then it goes on. */
+	/*
+	 * Mismatched counts: -EINVAL on every rank (the rank that finds it
+	 * tells the others why), then it goes on.
+	 */
 	if (n > 1) {
+		struct dfg_team_failure f;
+
 		ret = dfg_allreduce(t, in[r->rank], rbuf, 64 + r->rank,
 				    DFG_INT32, DFG_SUM);
-		if (ret != -EINVAL && ret != -EPROTO)
+		if (ret != -EINVAL)
 			net_fail(r, "mismatched count", ret);
+		ret = dfg_team_failure(t, &f);
+		if (ret || f.what != DFG_TEAM_FAIL_MISMATCH || f.rank < 0 ||
+		    f.rank >= (int)n || f.err != EINVAL || !f.seq)
+			net_fail(r, "mismatch's reason", ret ? ret : -f.what);
 	}
 	ret = dfg_barrier(t);
 	if (ret)
 		net_fail(r, "barrier after mismatch", ret);
+	{
+		struct dfg_team_failure f;
+
+		if (dfg_team_failure(t, &f) != -ENOENT)
+			net_fail(r, "a reason after a good call", 0);
+	}
 	if (dfg_team_add_arena(t, (struct dfg_arena *)rbuf) != -EOPNOTSUPP)
 		net_fail(r, "add_arena", 0);
 	ret = dfg_team_leave(t);
@@ -457,6 +472,7 @@ static long long ms_now(void)
 TEST(death_found_at_once)
 {
 	struct pair_boot b = { .stop_at = -1 };
+	struct dfg_team_failure f;
 	double v[64] = { 0 }, out[64];
 	long long last, ms;
 	struct dfg_team *t;
@@ -482,6 +498,11 @@ TEST(death_found_at_once)
 	ms = ms_now() - last;
 	EXPECT_EQ(-EOWNERDEAD, ret);
 	EXPECT_GT(2000, ms) TH_LOG("found after %lld ms", ms);
+	/* Why: rank 1 was killed (its process gone, not unreachable). */
+	ASSERT_EQ(0, dfg_team_failure(t, &f));
+	EXPECT_EQ(DFG_TEAM_FAIL_KILLED, f.what);
+	EXPECT_EQ(1, f.rank);
+	EXPECT_STREQ("killed", dfg_team_fail_name(f.what));
 	/* Broken for good, and leaving still frees everything. */
 	EXPECT_EQ(-EOWNERDEAD, dfg_barrier(t));
 	EXPECT_EQ(0, dfg_team_leave(t));
@@ -497,6 +518,7 @@ TEST(death_found_at_once)
 TEST(never_connects)
 {
 	struct pair_boot b = { .stop_at = 1 };
+	struct dfg_team_failure f;
 	struct dfg_team *t = NULL;
 	long long t0, ms;
 	int ret, status;
@@ -517,6 +539,12 @@ TEST(never_connects)
 	EXPECT_EQ(-ETIMEDOUT, ret);
 	EXPECT_EQ(NULL, t);
 	EXPECT_LE(1500, ms);
+	/* Why, with no team: rank 1 never said hello. */
+	ASSERT_EQ(0, dfg_team_failure(NULL, &f));
+	EXPECT_EQ(DFG_TEAM_FAIL_TIMEOUT, f.what);
+	EXPECT_EQ(1, f.rank);
+	EXPECT_EQ(ETIMEDOUT, f.err);
+	EXPECT_EQ(0ULL, f.seq);
 	EXPECT_GT(1500 + 2000, ms) TH_LOG("gave up after %lld ms", ms);
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -532,6 +560,22 @@ TEST(bad_timeout)
 	EXPECT_EQ(-EINVAL, dfg_team_join_net(1, 0, ag_unused, NULL, &t));
 	unsetenv("DFG_TEAM_TIMEOUT_MS");
 	EXPECT_EQ(NULL, t);
+}
+
+/* dfg_team_failure()'s own errors and names. */
+TEST(failure_args)
+{
+	struct dfg_team_failure f;
+
+	EXPECT_EQ(-EINVAL, dfg_team_failure(NULL, NULL));
+	EXPECT_STREQ("none", dfg_team_fail_name(DFG_TEAM_FAIL_NONE));
+	EXPECT_STREQ("link", dfg_team_fail_name(DFG_TEAM_FAIL_LINK));
+	EXPECT_STREQ("mismatch", dfg_team_fail_name(DFG_TEAM_FAIL_MISMATCH));
+	EXPECT_STREQ("?", dfg_team_fail_name(DFG_TEAM_FAIL_NR));
+	EXPECT_STREQ("?", dfg_team_fail_name(-1));
+	/* A join that failed on its arguments has no reason to give. */
+	EXPECT_EQ(-EINVAL, dfg_team_join_net(0, 0, ag_unused, NULL, NULL));
+	EXPECT_EQ(-ENOENT, dfg_team_failure(NULL, &f));
 }
 
 /* Outside a PMIx launcher there is nobody to ask. */

@@ -27,14 +27,18 @@
  *	net_coll die RANK	rank RANK exits (no MPI_Finalize, no
  *				dfg_team_leave) after a few allreduces; the
  *				others must fail with -EOWNERDEAD and print
- *				"survivor <rank> <errno> <ms>", <ms> from
- *				their last successful call to the error
- *				(the death is at most one call after it);
- *				run it under mpirun --enable-recovery
+ *				"survivor <rank> <errno> <ms> <why> <who>
+ *				<clock>", <ms> from their last successful
+ *				call to the error (the death is at most one
+ *				call after it), <why> and <who> what
+ *				dfg_team_failure() says (killed, the rank),
+ *				<clock> the machine's CLOCK_MONOTONIC in ms
+ *				at the error; run it under mpirun
+ *				--enable-recovery
  *	net_coll linkdown RANK	rank RANK sets its node's eth0 down for
  *				20 s after a few allreduces; every rank must
  *				fail (any error) and prints "linkdown <rank>
- *				<errno> <ms>" as above
+ *				<errno> <ms> <why> <who> <clock>" as above
  *	net_coll mismatch N	only the mismatched calls, N times: each
  *				rank's allreduce, allgather and alltoall
  *				counts differ, every rank must fail them
@@ -49,8 +53,9 @@
  *	net_coll nojoin RANK	rank RANK never forms the team (PMIx); the
  *				others' dfg_team_from_pmix() must fail with
  *				-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS and print
- *				"nojoin <rank> <errno> <ms>", <ms> the time
- *				the call took
+ *				"nojoin <rank> <errno> <ms> <why> <who>",
+ *				<ms> the time the call took, <why> and <who>
+ *				dfg_team_failure(NULL)'s
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -287,22 +292,33 @@ static void moves(struct dfg_team *t, size_t b)
  * was dead while the others went on, or one left waiting, shows here: a
  * failed barrier, or a job that hangs (rig_node0.sh's timeout).
  */
+/* The last call failed for a mismatch, and says so. */
+static bool why_mismatch(struct dfg_team *t)
+{
+	struct dfg_team_failure f;
+
+	return !dfg_team_failure(t, &f) && f.what == DFG_TEAM_FAIL_MISMATCH &&
+	       f.rank >= 0 && f.rank < size && f.err == EINVAL;
+}
+
 static void mismatches(struct dfg_team *t, int rounds)
 {
 	double v[80] = { 0 }, out[80 * 64];
 	int ret;
 
 	for (int i = 0; i < rounds; i++) {
+		/* -EINVAL on every rank: the finder tells the others why */
 		ret = dfg_allreduce(t, v, out, 64 + rank, DFG_FLOAT64,
 				    DFG_SUM);
-		check(ret == -EINVAL || ret == -EPROTO, "mismatch", 64, 0);
+		check(ret == -EINVAL && why_mismatch(t), "mismatch", 64,
+		      ret == -EINVAL ? 0 : ret);
 		check(1, "barrier after mismatch", 0, dfg_barrier(t));
 		ret = dfg_allreduce(t, v, out, 80, DFG_FLOAT64, DFG_SUM);
 		check(!ret && !out[0], "allreduce after mismatch", 80, ret);
 		/* allgather's blocks disagree: hierarchical where it exists */
 		ret = dfg_allgather(t, v, out, 64 + rank);
-		check(ret == -EINVAL || ret == -EPROTO, "allgather mismatch",
-		      64, 0);
+		check(ret == -EINVAL && why_mismatch(t), "allgather mismatch",
+		      64, ret == -EINVAL ? 0 : ret);
 		check(1, "barrier after allgather mismatch", 0,
 		      dfg_barrier(t));
 		/* alltoall's blocks disagree: every rank sees every block */
@@ -395,13 +411,15 @@ static long long now_ms(void)
 
 /*
  * Collectives until one fails (at most 120 s), rank @victim doing @harm
- * after 20 of them; each rank reports "@what <rank> <errno> <ms>".
+ * after 20 of them; each rank reports "@what <rank> <errno> <ms> <why>
+ * <who> <clock>" (see the top of the file).
  */
 static int fail_loop(struct dfg_team *t, int victim, const char *what,
 		     void (*harm)(void), int expect)
 {
 	double v[64] = { 0 }, out[64], *all = malloc(sizeof(v) * size);
 	long long last = now_ms(), t0 = last;
+	struct dfg_team_failure f;
 	int ret = 0;
 
 	if (!all)
@@ -424,7 +442,14 @@ static int fail_loop(struct dfg_team *t, int victim, const char *what,
 		if (!ret)
 			last = now_ms();
 	}
-	printf("%s %d %d %lld\n", what, rank, -ret, now_ms() - last);
+	/*
+	 * Why (dfg_team_failure(): what and whose), and when on this
+	 * machine's clock, so that the rig compares a machine's ranks.
+	 */
+	if (!ret || dfg_team_failure(t, &f))
+		f = (struct dfg_team_failure){ .rank = -1 };
+	printf("%s %d %d %lld %s %d %lld\n", what, rank, -ret,
+	       now_ms() - last, dfg_team_fail_name(f.what), f.rank, now_ms());
 	fflush(stdout);
 	/* The job ends here: MPI_Finalize would wait for the lost rank. */
 	_exit(ret && (!expect || ret == expect) ? 0 : 1);
@@ -446,6 +471,7 @@ static void harm_link(void)
 /* Rank @absent never forms the team: the others time out. */
 static int nojoin(int absent)
 {
+	struct dfg_team_failure f;
 	struct dfg_team *t = NULL;
 	long long t0 = now_ms();
 	int ret;
@@ -456,7 +482,11 @@ static int nojoin(int absent)
 		_exit(0);
 	}
 	ret = dfg_team_from_pmix(&t);
-	printf("nojoin %d %d %lld\n", rank, -ret, now_ms() - t0);
+	/* Why, from the join: a timeout (PMIx's fence names no rank). */
+	if (dfg_team_failure(NULL, &f))
+		f = (struct dfg_team_failure){ .rank = -1 };
+	printf("nojoin %d %d %lld %s %d\n", rank, -ret, now_ms() - t0,
+	       dfg_team_fail_name(f.what), f.rank);
 	fflush(stdout);
 	_exit(ret == -ETIMEDOUT ? 0 : 1);
 }

@@ -20,9 +20,15 @@ counters=ports/1/hw_counters
 rxe=/sys/class/infiniband/rxe0
 
 # check NAME REGEX CMD...: CMD exits 0 and its output matches REGEX.
+# DFG_TEST_FILTER (a regex on "net/NAME", as for selftests/run.sh) runs
+# only the checks it matches.
 check() {
 	local name=$1 re=$2 out t0=$SECONDS
 	shift 2
+	if [ -n "${DFG_TEST_FILTER:-}" ] &&
+	   ! grep -Eq -- "$DFG_TEST_FILTER" <<<"net/$name"; then
+		return 0
+	fi
 	if out=$("$@" 2>&1) && grep -Eq -- "$re" <<<"$out"; then
 		# What it measured, for the log: its last lines.
 		tail -n 2 <<<"$out" | sed 's/^/# /'
@@ -100,6 +106,25 @@ check "MPI allreduce across node0 and $peer over UCX and rxe0" \
 	"$BUILD/selftests/net/mpi_allreduce" 4096
 check "rxe0 counters moved during the MPI allreduce" . moved "$before" "$(pkts)"
 
+# The module's pages on both nodes before dfg's tests: every failure
+# test below must give them back on both.
+pages_both() {
+	echo "$(cat /sys/kernel/dfg/pages) $(peer_sh cat /sys/kernel/dfg/pages)"
+}
+pages0=$(pages_both)
+# back_to_baseline: both nodes' pages as before (their processes may
+# still be going: up to 30 s).
+back_to_baseline() {
+	local now
+	for _ in $(seq 60); do
+		now=$(pages_both)
+		[ "$now" = "$pages0" ] && break
+		sleep 0.5
+	done
+	echo "pages (node0 $peer): $pages0 -> $now"
+	[ "$now" = "$pages0" ]
+}
+
 # dfg's collectives across the nodes: a network team from
 # dfg_team_from_mpi, UCX over rxe0 (rig.env), every result against the
 # serial reference, 1 element to 1 MiB.
@@ -169,13 +194,29 @@ still() {
 }
 check "rxe0 counters still while UCX runs over TCP" . still "$before" \
 	"$(pkts)"
-# reported WHAT RANK ERRNO MIN_MS MAX_MS OUTPUT: OUTPUT has the line
-# "WHAT RANK ERRNO <ms>" (ERRNO a regex), MIN_MS <= ms <= MAX_MS.
+# reported WHAT RANK ERRNO MIN_MS MAX_MS OUTPUT [WHY WHO]: OUTPUT has the
+# line "WHAT RANK ERRNO <ms> <why> <who> [<clock>]" (ERRNO, WHY and WHO
+# regexes; net_coll.c), MIN_MS <= ms <= MAX_MS.
 reported() {
 	local ms
-	ms=$(sed -n "s/^$1 $2 $3 \([0-9]*\)\$/\1/p" <<<"$6")
-	echo "$1 $2: ${ms:-none} ms"
+	ms=$(sed -n "s/^$1 $2 $3 \([0-9]*\) ${7:-[a-z?]*} ${8:--*[0-9]*}\( [0-9]*\)\?\$/\1/p" <<<"$6")
+	echo "$1 $2: ${ms:-none} ms $(grep "^$1 $2 " <<<"$6" | cut -d' ' -f5-6)"
 	[ -n "$ms" ] && [ "$ms" -ge "$4" ] && [ "$ms" -le "$5" ]
+}
+# together WHAT OUTPUT RANK...: the RANKs (one machine's) failed within
+# 2 s of each other on that machine's clock: the first to find the
+# failure told the others (DESIGN.md, "Failure").
+together() {
+	local what=$1 out=$2 lo= hi= c r
+	shift 2
+	for r in "$@"; do
+		c=$(awk -v w="$what" -v r="$r" '$1 == w && $2 == r { print $7 }' <<<"$out")
+		[ -n "$c" ] || { echo "$what $r: no line"; return 1; }
+		[ -z "$lo" ] || [ "$c" -lt "$lo" ] && lo=$c
+		[ -z "$hi" ] || [ "$c" -gt "$hi" ] && hi=$c
+	done
+	echo "$what ranks $*: failed within $((hi - lo)) ms of each other"
+	[ $((hi - lo)) -le 2000 ]
 }
 # A rank that dies mid-series: the survivor fails with EOWNERDEAD (130)
 # within 2 s of the death (DESIGN.md, "Across machines": the liveness
@@ -185,10 +226,12 @@ survivor() {
 	out=$(timeout 120 mpirun --enable-recovery --host node0,$peer -np 2 \
 		"$BUILD/selftests/net/net_coll" die 1 2>&1)
 	echo "$out"
-	reported survivor 0 130 0 2000 "$out"
+	reported survivor 0 130 0 2000 "$out" killed 1
 }
-check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2 s" \
+check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2 s, reason killed, rank 1" \
 	'^survivor 0: ' survivor
+check "pages back to baseline on both nodes after the kill" '^pages' \
+	back_to_baseline
 # The same in a hierarchical barrier (the series runs allreduce,
 # allgather and barrier in turn), two ranks per node: the killed
 # rank is not its node's leader, so its leader learns it from the kernel
@@ -196,18 +239,22 @@ check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2
 # leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms
 # seen). mpirun then lingers until its timeout (the survivors' lines are
 # out by then: the flat kill check above ends in about 20 s; why it
-# lingers is not found yet), so the timeout is short: 75 s.
+# lingers is not found yet), so the timeout is short: 150 s (75 s was
+# too short on a loaded host: no survivor had printed yet).
 survivors_hier() {
 	local out r
-	out=$(timeout 75 mpirun --enable-recovery --host node0:2,$peer:2 \
+	out=$(timeout 150 mpirun --enable-recovery --host node0:2,$peer:2 \
 		-np 4 "$BUILD/selftests/net/net_coll" die 3 2>&1)
 	echo "$out"
 	for r in 0 1 2; do
-		reported survivor $r 130 0 2000 "$out" || return 1
+		reported survivor $r 130 0 2000 "$out" killed 3 || return 1
 	done
+	together survivor "$out" 0 1
 }
-check "a rank killed on $peer mid-hier: the three others fail with EOWNERDEAD within 2 s" \
-	'^survivor 2: ' survivors_hier
+check "a rank killed on $peer mid-hier: the three others fail with EOWNERDEAD within 2 s, reason killed, rank 3" \
+	'failed within' survivors_hier
+check "pages back to baseline on both nodes after the kill mid-hier" \
+	'^pages' back_to_baseline
 # A rank that never forms the team: the others' join ends with ETIMEDOUT
 # (110) after DFG_TEAM_TIMEOUT_MS (PMIx's fence counts whole seconds).
 nojoin() {
@@ -216,27 +263,62 @@ nojoin() {
 		-x DFG_TEAM_TIMEOUT_MS --host node0,$peer -np 2 \
 		"$BUILD/selftests/net/net_coll" nojoin 1 2>&1)
 	echo "$out"
-	reported nojoin 0 110 3000 5000 "$out"
+	reported nojoin 0 110 3000 5000 "$out" timeout -1
 }
-check "a rank on $peer that never joins: node0's join fails with ETIMEDOUT" \
+check "a rank on $peer that never joins: node0's join fails with ETIMEDOUT, reason timeout" \
 	'^nojoin 0: ' nojoin
+check "pages back to baseline on both nodes after the failed join" \
+	'^pages' back_to_baseline
 # $peer's link goes down mid-collective (for 20 s): node0's rank fails by
-# UCX's transport timeouts (DESIGN.md: about 8 s; 20 s allowed here), and
-# nothing hangs; the job ends once the link is back. The rank on $peer
-# fails at once, or, in some runs, UCX 1.13 aborts it on a flushed UD
-# receive (its ud_verbs treats that as fatal; DESIGN.md).
+# UCX's transport timeouts (DESIGN.md: about 8 s; 20 s allowed here), the
+# reason "link" naming rank 1, and nothing hangs; the job ends once the
+# link is back. The rank on $peer finds it at once (a link event: its
+# machine has no link left), within 2 s, or, in some runs, UCX 1.13 aborts
+# it on a flushed UD receive (its ud_verbs treats that as fatal;
+# DESIGN.md).
+ud_fatal() {
+	grep -q 'ud_verbs.*Fatal: receive completion.*Flushed' <<<"$1"
+}
 linkdown() {
 	local out
 	out=$(timeout 300 mpirun --enable-recovery --host node0,$peer -np 2 \
 		"$BUILD/selftests/net/net_coll" linkdown 1 2>&1)
 	echo "$out"
-	reported linkdown 0 '[1-9][0-9]*' 0 20000 "$out" &&
-		{ reported linkdown 1 '[1-9][0-9]*' 0 20000 "$out" ||
-		  grep -q 'ud_verbs.*Fatal: receive completion.*Flushed' \
-			<<<"$out"; }
+	reported linkdown 0 130 0 20000 "$out" link 1 &&
+		{ reported linkdown 1 130 0 2000 "$out" link 1 ||
+		  ud_fatal "$out"; }
 }
-check "$peer's link down mid-collective: node0's rank fails, none hangs" \
+check "$peer's link down mid-collective: node0's rank fails (reason link, rank 1), $peer's within 2 s, none hangs" \
 	'^linkdown 0: ' linkdown
 check "$peer reachable again after its link came back" ' 0% packet loss' \
 	ping -c 2 -W 30 "$peer"
+check "pages back to baseline on both nodes after the link came back" \
+	'^pages' back_to_baseline
+# The same with two ranks per node (hierarchical), rank 3 on $peer
+# downing the link: node0's leader finds it through UCX's timeouts, and
+# node0's other rank learns it from its leader's abort through the
+# node's kernel team, both reason "link", within 2 s of each other;
+# $peer's ranks find it at once (or UCX aborts them, as above).
+linkdown_hier() {
+	local out r
+	out=$(timeout 300 mpirun --enable-recovery --host node0:2,$peer:2 \
+		-np 4 "$BUILD/selftests/net/net_coll" linkdown 3 2>&1)
+	echo "$out"
+	for r in 0 1; do
+		reported linkdown $r 130 0 20000 "$out" link '[23]' || return 1
+	done
+	if ! ud_fatal "$out"; then
+		for r in 2 3; do
+			reported linkdown $r 130 0 2000 "$out" link '[23]' ||
+				return 1
+		done
+	fi
+	together linkdown "$out" 0 1
+}
+check "$peer's link down mid-hier: node0's two ranks fail within 2 s of each other, reason link" \
+	'failed within' linkdown_hier
+check "$peer reachable again after its link came back (hier)" \
+	' 0% packet loss' ping -c 2 -W 30 "$peer"
+check "pages back to baseline on both nodes after the link came back (hier)" \
+	'^pages' back_to_baseline
 echo "# rig checks done"

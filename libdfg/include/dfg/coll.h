@@ -135,6 +135,58 @@ int dfg_team_add_arena(struct dfg_team *t, struct dfg_arena *a);
 unsigned int dfg_team_rank(const struct dfg_team *t);
 unsigned int dfg_team_size(const struct dfg_team *t);
 
+/*
+ * Why a team's call (or a join) failed. The member that first finds a
+ * failure aborts the call with its reason, and every member that was
+ * waiting for it returns the reason's errno:
+ *
+ *	DFG_TEAM_FAIL_KILLED	a member died	-EOWNERDEAD (the team is
+ *				(process gone)	 broken for good)
+ *	DFG_TEAM_FAIL_LINK	a member became	-EOWNERDEAD (broken for
+ *				unreachable	 good)
+ *	DFG_TEAM_FAIL_TIMEOUT	a member never	-ETIMEDOUT (joins)
+ *				joined
+ *	DFG_TEAM_FAIL_MISMATCH	the members'	-EINVAL (every member)
+ *				arguments differ
+ *	DFG_TEAM_FAIL_ERROR	a member's call	-ECONNABORTED on the
+ *				failed otherwise others (@err: its errno)
+ */
+enum dfg_team_fail_what {
+	DFG_TEAM_FAIL_NONE,
+	DFG_TEAM_FAIL_KILLED,
+	DFG_TEAM_FAIL_LINK,
+	DFG_TEAM_FAIL_TIMEOUT,
+	DFG_TEAM_FAIL_MISMATCH,
+	DFG_TEAM_FAIL_ERROR,
+	DFG_TEAM_FAIL_NR,
+};
+
+/**
+ * struct dfg_team_failure - why a call failed
+ * @what:	enum dfg_team_fail_what
+ * @rank:	the member it concerns (the one that died, became
+ *		unreachable, never joined, whose arguments or call failed),
+ *		-1 when unknown
+ * @err:	the errno (positive) with which that member found it
+ * @seq:	the team's call that failed (1 is the first; 0: the join)
+ */
+struct dfg_team_failure {
+	int			what;
+	int			rank;
+	int			err;
+	unsigned long long	seq;
+};
+
+/*
+ * dfg_team_failure() - why @t's last call failed (@t NULL: why the
+ * calling thread's last dfg_team_join_net() or dfg_team_from_pmix()
+ * failed). 0 with *@f filled, or -ENOENT (it did not fail, or the
+ * reason is unknown), -EINVAL (@f NULL). man 3 dfg_team_failure.
+ */
+int dfg_team_failure(const struct dfg_team *t, struct dfg_team_failure *f);
+/* "killed", "link", "timeout", "mismatch", "error"; "none"; "?" */
+const char *dfg_team_fail_name(int what);
+
 /* Element types and reduction operations. */
 enum dfg_dtype {
 	DFG_INT32,
