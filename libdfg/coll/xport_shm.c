@@ -88,8 +88,6 @@
  * for each message otherwise).
  */
 #define XSHM_YIELD_NS		(200 * 1000LL)
-/* Yields between two looks at the clock (see xshm_yield()). */
-#define XSHM_YIELD_CLOCK	8U
 #define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
 #define XSHM_MAPS_MAX		64
 /*
@@ -206,7 +204,6 @@ struct xshm_map {
  * @wait_all:	msg_wait_all() waits (false: returns at once, the caller
  *		then waits for each box in turn; DFG_COLL_PREV=waitall)
  * @yield_ns:	how long a wait yields before it sleeps (0: never)
- * @yield_clock: yields between two looks at the clock (xshm_yield())
  * @inbox:	the inbox slots (NULL: none)
  * @slot:	bytes per inbox slot
  * @gen:	generation of the next key exposed
@@ -233,7 +230,6 @@ struct xshm {
 	bool			begin_fence;
 	bool			wait_all;
 	long long		yield_ns;
-	unsigned int		yield_clock;
 	unsigned char		*inbox;
 	size_t			slot;
 	__u64			gen;
@@ -443,37 +439,20 @@ static void xshm_ring_msg(struct xshm *s, unsigned int peer, const void *p,
 }
 
 /*
- * struct xshm_yielding - a wait's yield phase
- * @since:	when it began to yield (0: not yet)
- * @n:		yields so far
- */
-struct xshm_yielding {
-	long long	since;
-	unsigned int	n;
-};
-
-/*
  * Shall a wait that has polled enough yield once more instead of
- * sleeping? The clock is read at the first yield and then every
- * XSHM_YIELD_CLOCK yields: in the test VM the clock source is the HPET,
- * which the vDSO cannot read, so each clock_gettime() was a system call
- * and an emulated device read beside every sched_yield()
- * (DFG_COLL_PREV=yieldclock reads it at every yield).
+ * sleeping? *@since: 0, or when it began to yield.
  */
-static bool xshm_yield(struct xshm *s, struct xshm_yielding *y)
+static bool xshm_yield(struct xshm *s, long long *since)
 {
 	long long t;
 
 	if (!s->yield_ns)
 		return false;
-	if (!y->since || y->n % s->yield_clock == 0) {
-		t = dfg_coll_now_ns(CLOCK_MONOTONIC);
-		if (!y->since)
-			y->since = t;
-		if (t - y->since >= s->yield_ns)
-			return false;
-	}
-	y->n++;
+	t = dfg_coll_now_ns(CLOCK_MONOTONIC);
+	if (!*since)
+		*since = t;
+	if (t - *since >= s->yield_ns)
+		return false;
 	sched_yield();
 	return true;
 }
@@ -506,7 +485,7 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 {
 	struct xshm_rank *me = &s->ranks[s->x.rank];
 	unsigned int tries = 0;
-	struct xshm_yielding y = { 0 };
+	long long since = 0;
 	__u64 v;
 	int ret;
 
@@ -527,7 +506,7 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 				break;
 			return ret;
 		}
-		if (xshm_yield(s, &y))
+		if (xshm_yield(s, &since))
 			continue;
 		__u32 bell = atomic_load_explicit(&me->doorbell,
 						  memory_order_acquire);
@@ -734,7 +713,7 @@ static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
 	struct xshm_rank *me = &s->ranks[x->rank];
 	__u32 tag = xshm_sleep_tag(s, &me->arrivals), bell;
 	unsigned int tries = 0, first = 0, m;
-	struct xshm_yielding y = { 0 };
+	long long since = 0;
 	__u64 a0;
 	int ret;
 
@@ -754,7 +733,7 @@ static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
 		ret = xshm_check(s, first);
 		if (ret)
 			return ret;
-		if (xshm_yield(s, &y))
+		if (xshm_yield(s, &since))
 			continue;
 		bell = atomic_load_explicit(&me->doorbell, memory_order_acquire);
 		atomic_store_explicit(&me->sleep_val, UINT64_MAX,
@@ -1172,7 +1151,6 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->slot = xshm_inbox_slot(size);
 	s->inbox = s->slot ? (unsigned char *)ctl +
 			     xshm_inbox_off(size, s->ent) : NULL;
-	s->yield_clock = dfg_coll_prev("yieldclock") ? 1 : XSHM_YIELD_CLOCK;
 	s->begin_fence = dfg_coll_prev("begin");
 	s->wait_all = !dfg_coll_prev("waitall");
 	if (!dfg_coll_prev("mbox")) {
