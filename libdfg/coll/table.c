@@ -81,7 +81,8 @@ struct dfg_coll_opdef {
 #define INBOX	(16U << 10)
 /*
  * The inbox wherever the payload fits a slot (xport_shm.c: 256 KiB at
- * N = 2, 64 KiB at N = 4, 16 KiB at N = 8): for all-to-all, all-gather
+ * N = 2 to 4, 64 KiB at N = 8; 64 KiB at N = 4 and 16 KiB at N = 8 when
+ * these figures were taken): for all-to-all, all-gather
  * and reduce_scatter. Measured with coll_vs_mpi -a inbox in the test VM
  * (issue 11; 3 interleaved rounds per point, loaded host, so indications
  * only), inbox time / the table's previous choice: all-to-all (tiles,

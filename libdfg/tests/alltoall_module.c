@@ -249,8 +249,8 @@ struct correct_arg {
 /*
  * The inbox's bounds: a block up to DFG_EAGER_MAX (416 bytes) travels in
  * the call message, one up to the slot in the slot, a larger one takes
- * the engine. The slot (xport_shm.c): the 2 N^2 slots share 2 MiB, at
- * most 256 KiB each (N = 2), 16 KiB at N = 8. The table (table.c) takes
+ * the engine. The slot (xport_shm.c): the 2 N^2 slots share 8 MiB, at
+ * most 256 KiB each (N = 2 to 4), 64 KiB at N = 8. The table (table.c) takes
  * the inbox wherever the block fits.
  */
 #define EAGER_MAX	416

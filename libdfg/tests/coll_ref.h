@@ -155,15 +155,15 @@ static inline enum dfg_coll_algo ref_order(const struct dfg_team *t,
 
 /*
  * Bytes of an inbox slot at N = @n (xport_shm.c): the 2 N^2 slots share
- * 2 MiB, at most 256 KiB each, none under 1 KiB.
+ * 8 MiB, at most 256 KiB each, none under 2 KiB.
  */
 static inline size_t ref_inbox_slot(unsigned int n)
 {
-	size_t b = (2U << 20) / (2 * (size_t)n * n);
+	size_t b = (8U << 20) / (2 * (size_t)n * n);
 
 	if (b > (256U << 10))
 		b = 256U << 10;
-	return b < 1024 ? 0 : b & ~(size_t)63;
+	return b < 2048 ? 0 : b & ~(size_t)63;
 }
 
 #endif /* _DFG_TESTS_COLL_REF_H */
