@@ -285,7 +285,8 @@ static inline int rt_batch_add(struct rt_member *m, const struct dfg_elem *e)
 	if (!s->cur_data || d < (const char *)s->cur_data ||
 	    d + e->len > (const char *)s->cur_data + s->cur_len) {
 		x->data = b->bytes + b->used;
-		memcpy(b->bytes + b->used, d, e->len);
+		if (e->len)
+			memcpy(b->bytes + b->used, d, e->len);
 		b->used += e->len;
 	}
 	b->v[b->n++] = x;
