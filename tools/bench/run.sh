@@ -403,7 +403,7 @@ run_flow_hop() {
 				v = n[k] * xx[k] - x[k] * x[k]
 				sd = (n[k] * xd[k] - x[k] * d[k]) / v / e * 1e9
 				sl = (n[k] * xl[k] - x[k] * l[k]) / v / e * 1e9
-				print sd, sl, (sl > 0 ? sd / sl : "") } }' "$work/raw.csv" |
+				print sd, sl, (sl > 0 ? sprintf("%.2f", sd / sl) : "") } }' "$work/raw.csv" |
 		hop_summary fit
 	} >"$out/${name}_summary.csv" || return 1
 	{
