@@ -10,6 +10,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -60,6 +61,11 @@ static const struct dfg_param_decl merge_decls[] = {
  *		no work of their own but the emit
  * @out:	a map's last element (its bytes in @env), valid until the
  *		next one
+ * @outs, @nr_outs, @bytes: a map's step: the elements it made for its
+ *		last batch, and the bytes of those that are not in their
+ *		input element, valid until its next batch
+ * @at:		per element of @outs, where its bytes are in @bytes while
+ *		the batch is made (SIZE_MAX: in its input element)
  */
 struct xform {
 	struct dfg_expr		*expr;
@@ -67,6 +73,10 @@ struct xform {
 	enum dfg_expr_shape	shape;
 	struct dfg_expr_val	k;
 	struct dfg_elem		out;
+	struct dfg_elem		*outs;
+	unsigned int		nr_outs;
+	size_t			*at;
+	struct comp_buf		bytes;
 };
 
 static void xform_fini(struct dfg_comp *c)
@@ -75,6 +85,9 @@ static void xform_fini(struct dfg_comp *c)
 
 	dfg_expr_free(x->expr);
 	dfg_expr_env_fini(&x->env);
+	free(x->outs);
+	free(x->at);
+	free(x->bytes.p);
 	free(x);
 }
 
@@ -154,43 +167,62 @@ static int filter_compute(struct dfg_comp *c, unsigned int port,
 	return 0;
 }
 
-/* A step's failure @ret (< 0), as __dfg_comp_step() returns it. */
-static __attribute__((noinline)) const struct dfg_elem *
-step_failed(struct dfg_comp *c, int ret)
+/* A step's failure @ret (< 0) at an element, after @k went on. */
+static __attribute__((noinline)) unsigned int
+step_failed(struct dfg_comp *c, int ret, unsigned int k)
 {
 	c->step_err = __dfg_comp_failed(c, ret);
-	return COMP_STEP_FAILED;
+	return k;
 }
 
-/* A filter without rejects: the element, or nothing. */
-static const struct dfg_elem *filter_step(struct dfg_comp *c,
-					  const struct dfg_elem *e)
+/* A filter without rejects: the elements that pass, in order. */
+static unsigned int filter_step(struct dfg_comp *c, const struct dfg_elem **v,
+				unsigned int n)
 {
-	int pass = filter_eval(c, c->state, e);
+	struct xform *x = c->state;
+	__u64 dropped = 0;
+	unsigned int i, k = 0;
+	int pass;
 
-	if (__builtin_expect(pass < 0, 0))
-		return step_failed(c, pass);
-	return pass ? e : NULL;
+	for (i = 0; i < n; i++) {
+		pass = filter_eval(c, x, v[i]);
+		if (__builtin_expect(pass < 0, 0)) {
+			k = step_failed(c, pass, k);
+			break;
+		}
+		if (pass)
+			v[k++] = v[i];
+		else
+			dropped += v[i]->len;
+	}
+	c->step_grew -= dropped;
+	return k;
 }
 
 /*
  * The steps of an instance whose expression is known once compiled
- * (comp_step_ready()): a map of $0 and a filter of a true constant pass
- * the element on, a filter of a false constant nothing.
+ * (comp_batch_ready()): a map of $0 and a filter of a true constant hand
+ * the batch on as it is, with no work per element; a filter of a false
+ * constant passes nothing.
  */
-static const struct dfg_elem *step_same(struct dfg_comp *c,
-					const struct dfg_elem *e)
+static unsigned int step_same(struct dfg_comp *c, const struct dfg_elem **v,
+			      unsigned int n)
 {
 	(void)c;
-	return e;
+	(void)v;
+	return n;
 }
 
-static const struct dfg_elem *step_none(struct dfg_comp *c,
-					const struct dfg_elem *e)
+static unsigned int step_none(struct dfg_comp *c, const struct dfg_elem **v,
+			      unsigned int n)
 {
-	(void)c;
-	(void)e;
-	return NULL;
+	__u64 dropped = 0;
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		dropped += v[i]->len;
+	c->step_grew -= dropped;
+	return 0;
 }
 
 /* The value of a map's expression for @e into x->out; 0 or -errno. */
@@ -232,17 +264,69 @@ static int map_compute(struct dfg_comp *c, unsigned int port,
 	return map_eval_emit(c, x, e);
 }
 
-/* A map whose expression is evaluated: its value, a new element. */
-static const struct dfg_elem *map_step(struct dfg_comp *c,
-				       const struct dfg_elem *e)
+/* Room in x->outs and x->at for a batch of @n; 0 or -ENOMEM. */
+static int map_room(struct dfg_comp *c, struct xform *x, unsigned int n)
+{
+	struct dfg_elem *o;
+	size_t *at;
+
+	if (n <= x->nr_outs)
+		return 0;
+	o = realloc(x->outs, n * sizeof(*o));
+	if (o)
+		x->outs = o;
+	at = o ? realloc(x->at, n * sizeof(*at)) : NULL;
+	if (!at)
+		return dfg_comp_error(c, -ENOMEM, "out of memory");
+	x->at = at;
+	x->nr_outs = n;
+	return 0;
+}
+
+/*
+ * A map whose expression is evaluated: its values, new elements. A value
+ * within its input element (a field) points there; any other is copied
+ * into x->bytes, since the evaluator's scratch holds only the last one,
+ * and pointed at once the batch is done and x->bytes no longer moves.
+ */
+static unsigned int map_step(struct dfg_comp *c, const struct dfg_elem **v,
+			     unsigned int n)
 {
 	struct xform *x = c->state;
-	int ret = map_eval(c, x, e);
+	unsigned int i, k;
+	__u64 grew = 0;
+	int ret;
 
-	if (__builtin_expect(ret < 0, 0))
-		return step_failed(c, ret);
-	c->step_grew += x->out.len - e->len;
-	return &x->out;
+	ret = map_room(c, x, n);
+	if (ret)
+		return step_failed(c, ret, 0);
+	x->bytes.len = 0;
+	for (i = 0; i < n; i++) {
+		const struct dfg_elem *e = v[i];
+		const char *d = e->data, *p;
+		struct dfg_elem *o = &x->outs[i];
+
+		ret = map_eval(c, x, e);
+		if (__builtin_expect(ret < 0, 0))
+			break;
+		*o = x->out;
+		p = o->data;
+		x->at[i] = SIZE_MAX;
+		if (o->len && (p < d || p + o->len > d + e->len)) {
+			x->at[i] = x->bytes.len;
+			ret = comp_buf_add(c, &x->bytes, p, o->len);
+			if (ret)
+				break;
+		}
+		grew += o->len - e->len;
+	}
+	for (k = 0; k < i; k++) {
+		if (x->at[k] != SIZE_MAX)
+			x->outs[k].data = x->bytes.p + x->at[k];
+		v[k] = &x->outs[k];
+	}
+	c->step_grew += grew;
+	return ret ? step_failed(c, ret, i) : n;
 }
 
 const struct dfg_comp_type comp_filter = {
@@ -271,7 +355,8 @@ const struct dfg_comp_type comp_map = {
 	.compute = map_compute,
 };
 
-comp_step_fn comp_step_of(const struct dfg_comp_type *t, unsigned int nr_out)
+comp_batch_fn comp_batch_of(const struct dfg_comp_type *t,
+			    unsigned int nr_out)
 {
 	if (t == &comp_map)
 		return map_step;
@@ -280,7 +365,7 @@ comp_step_fn comp_step_of(const struct dfg_comp_type *t, unsigned int nr_out)
 	return NULL;
 }
 
-comp_step_fn comp_step_ready(struct dfg_comp *c)
+comp_batch_fn comp_batch_ready(struct dfg_comp *c)
 {
 	struct xform *x = c->state;
 
@@ -290,7 +375,6 @@ comp_step_fn comp_step_ready(struct dfg_comp *c)
 		return dfg_expr_truth(&x->k) ? step_same : step_none;
 	return c->step;
 }
-
 /* ---- split_words ------------------------------------------------------- */
 
 enum word_chars { WORD_ALPHA, WORD_ALNUM, WORD_NONBLANK };

@@ -134,12 +134,13 @@ static int no_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 }
 
 /* The step of an instance that does not take elements now. */
-static const struct dfg_elem *step_refused(struct dfg_comp *c,
-					   const struct dfg_elem *e)
+static unsigned int step_refused(struct dfg_comp *c,
+				 const struct dfg_elem **v, unsigned int n)
 {
-	(void)e;
+	(void)v;
+	(void)n;
 	c->step_err = -EINVAL;
-	return COMP_STEP_FAILED;
+	return 0;
 }
 
 /*
@@ -151,7 +152,7 @@ static void rearm_step(struct dfg_comp *c)
 	if (!c->step)
 		return;
 	c->step_now = c->phase == COMP_READY && !c->ended[0] ?
-		comp_step_ready(c) : step_refused;
+		comp_batch_ready(c) : step_refused;
 }
 
 static void set_phase(struct dfg_comp *c, enum comp_phase phase)
@@ -188,7 +189,7 @@ int dfg_comp_create(const struct dfg_comp_type *t,
 	c->degree = a->degree ? a->degree : 1;
 	c->nr_params = a->nr_params;
 	c->emit = no_emit;
-	c->step = comp_step_of(t, a->nr_out);
+	c->step = comp_batch_of(t, a->nr_out);
 	c->step_now = step_refused;
 	c->name = strdup(a->name);
 	c->params = copy_params(a->params, a->nr_params);

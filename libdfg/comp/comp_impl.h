@@ -27,12 +27,13 @@ extern const struct dfg_comp_type comp_read_lines, comp_read_records,
 	comp_sort, comp_sort_external, comp_join, comp_aggregate, comp_count,
 	comp_exec;
 
-/* The step of an instance of @t with @nr_out outputs, or NULL
+/* The batch step of an instance of @t with @nr_out outputs, or NULL
  * (builtin_xform.c). */
-comp_step_fn comp_step_of(const struct dfg_comp_type *t, unsigned int nr_out);
+comp_batch_fn comp_batch_of(const struct dfg_comp_type *t,
+			    unsigned int nr_out);
 /* The step of @c (c->step set) as made for its state once init() is
  * done: what c->step_now is while it takes elements. */
-comp_step_fn comp_step_ready(struct dfg_comp *c);
+comp_batch_fn comp_batch_ready(struct dfg_comp *c);
 
 /*
  * A key: an expression over an element, compared as an integer (numeric)

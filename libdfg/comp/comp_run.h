@@ -23,22 +23,25 @@ enum comp_phase {
 struct dfg_comp;
 
 /*
- * A one-in, one-out step: what compute() would emit on output 0 for @e,
- * without emitting it. Returns the element to pass on (@e itself, or one
- * the instance owns until its next call), NULL when nothing goes on, or
- * COMP_STEP_FAILED with the negative errno in c->step_err (a failure has
- * its message on @c and failed the instance, as __dfg_comp_failed()
- * does). Built-in map, and filter with its rejects not connected, have
- * one (comp_step_of()), so that a run of them inside a set is called one
- * after the other in one frame rather than each from the emit of the one
- * before (set.c). A step that changes the element adds the bytes its
- * output has over its input to c->step_grew, for the executor's byte
- * counts.
+ * A one-in, one-out step over a batch: what compute() would emit on
+ * output 0 for each of @v[0..@n), without emitting it. The step works in
+ * place: it leaves in @v[0..k), in order, what goes on (an element of @v
+ * itself, or one the instance owns until its next call) and returns k;
+ * a filter compacts its survivors, a map puts its new elements in. It
+ * adds what its outputs have in bytes over its inputs (a dropped element
+ * counts as its whole length less) to c->step_grew, for the executor's
+ * byte counts. On a failure at @v[i] it sets c->step_err to the negative
+ * errno (the instance failed, with its message, as __dfg_comp_failed()
+ * does) and returns the k that went on out of @v[0..i), so that the
+ * executor passes them on before it reports the failure, as one element
+ * at a time would have. Built-in map, and filter with its rejects not
+ * connected, have one (comp_batch_of()), so that a run of them inside a
+ * set is called once per batch per member rather than once per element
+ * (set.c).
  */
-typedef const struct dfg_elem *(*comp_step_fn)(struct dfg_comp *c,
-					       const struct dfg_elem *e);
-
-#define COMP_STEP_FAILED	((const struct dfg_elem *)1)
+typedef unsigned int (*comp_batch_fn)(struct dfg_comp *c,
+				      const struct dfg_elem **v,
+				      unsigned int n);
 
 /*
  * struct dfg_comp - an instance
@@ -48,15 +51,17 @@ typedef const struct dfg_elem *(*comp_step_fn)(struct dfg_comp *c,
  * @params, @nr_params: copies of the parameters (one allocation, owned)
  * @state:	what init() made
  * @emit, @cookie: the executor's emit hook
- * @step:	its step, or NULL: compute() is then the only way in
- * @step_now:	with @step, what the executor calls for an element on input
- *		0 (__dfg_comp_step()): while the instance takes elements
+ * @step:	its batch step, or NULL: compute() is then the only way in
+ * @step_now:	with @step, what the executor calls for a batch on input 0
+ *		(__dfg_comp_step()): while the instance takes elements
  *		there (ready, input 0 not ended), its step as made for its
- *		state after init() (a map of $0 passes @e on, a filter of a
- *		constant passes all or nothing); otherwise one that refuses
- *		with -EINVAL. The checks of a compute() call are thus made
- *		when the phase or input changes (comp.c), not per element.
- * @step_err:	the errno of the last COMP_STEP_FAILED
+ *		state after init() (a map of $0 hands the batch on as it
+ *		is, a filter of a constant all or nothing); otherwise one
+ *		that refuses with -EINVAL. The checks of a compute() call
+ *		are thus made when the phase or input changes (comp.c),
+ *		not per element or batch.
+ * @step_err:	0, or the errno of the step's failure; the executor reads
+ *		and clears it after each batch
  * @step_grew:	bytes the step's outputs had over its inputs (mod 2^64);
  *		the executor reads and clears it
  * @phase:	COMP_*
@@ -77,8 +82,8 @@ struct dfg_comp {
 	void				*state;
 	dfg_emit_fn			emit;
 	void				*cookie;
-	comp_step_fn			step;
-	comp_step_fn			step_now;
+	comp_batch_fn			step;
+	comp_batch_fn			step_now;
 	int				step_err;
 	__u64				step_grew;
 	enum comp_phase			phase;
@@ -111,15 +116,17 @@ static inline int __dfg_comp_compute(struct dfg_comp *c, unsigned int port,
 }
 
 /*
- * The executor's call of @c's step (c->step set) for input 0, which must
- * be its only input: the element to pass on, NULL or COMP_STEP_FAILED as
- * comp_step_fn says; -EINVAL in c->step_err when the instance does not
- * take elements (not ready, input ended), as __dfg_comp_compute().
+ * The executor's call of @c's step (c->step set) for a batch on input 0,
+ * which must be its only input: the survivors in @v, their number
+ * returned, c->step_err set on a failure, as comp_batch_fn says; -EINVAL
+ * there when the instance does not take elements (not ready, input
+ * ended), as __dfg_comp_compute().
  */
-static inline const struct dfg_elem *__dfg_comp_step(struct dfg_comp *c,
-						     const struct dfg_elem *e)
+static inline unsigned int __dfg_comp_step(struct dfg_comp *c,
+					   const struct dfg_elem **v,
+					   unsigned int n)
 {
-	return c->step_now(c, e);
+	return c->step_now(c, v, n);
 }
 
 struct dfg_flow_typeinfo;

@@ -81,7 +81,7 @@ static int ckpt_take(struct rt_set *s, __u64 seq)
 
 	for (i = 0; i < s->nr_m; i++) {
 		set_active(s, (int)i);
-		r = dfg_comp_process_blip(s->m[i].c, &b);
+		r = rt_done(&s->m[i], dfg_comp_process_blip(s->m[i].c, &b));
 		if (r < 0)
 			return rt_member_fail(s, &s->m[i], r);
 	}

@@ -329,7 +329,8 @@ int rt_in_control(struct rt_set *s, struct rt_in *in, struct rt_src *src,
 		src->eof = true;
 		if (++in->nr_eof == in->nprod) {
 			set_active(s, (int)in->to->idx);
-			r = dfg_comp_end_input(in->to->c, in->f->dst_port);
+			r = rt_done(in->to, dfg_comp_end_input(in->to->c,
+							       in->f->dst_port));
 			set_active(s, -1);
 			if (r < 0)
 				return rt_member_fail(s, in->to, r);

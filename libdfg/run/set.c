@@ -146,73 +146,151 @@ static __attribute__((noinline)) int rt_emit_each(struct rt_member *m,
 }
 
 /*
- * The run of members with a step that @t begins ends with @t: @e goes
- * down its port's flows. Returns 0 or -errno, which its emit would have
- * recorded.
+ * The run of members with a step that @t begins ends with @t: the @n
+ * elements of @v go down its port's flows, one after the other, until one
+ * fails. Returns 0 or -errno, which its emit would have recorded.
  */
 static __attribute__((noinline)) int rt_steps_out(struct rt_member *t,
-						  const struct dfg_elem *e)
+						  const struct dfg_elem **v,
+						  unsigned int n)
 {
 	struct rt_port *p = &t->out[0];
-	int r;
-
-	r = p->to ? rt_call(p->to, p->to_port, e) : rt_emit_each(t, p, e);
-	if (r < 0)	/* as __dfg_emit() records it */
-		t->c->emit_err = r;
-	return r;
-}
-
-/*
- * A step passed nothing on for @e, or failed: what count() needs to make
- * its port's counts, and the failure's errno (0: none).
- */
-static __attribute__((noinline)) int rt_step_stop(struct rt_member *t,
-						  const struct dfg_elem *e,
-						  const struct dfg_elem *ne)
-{
-	t->drop_elems++;
-	t->drop_bytes += e->len;
-	return ne ? t->c->step_err : 0;
-}
-
-/*
- * @e into input 0 of @t, which has a step, and on: the steps of a run of
- * such members one after the other in this one frame, each on what the
- * one before passed on, rather than each called from the emit of the one
- * before, until one passes nothing, fails, or passes the element to a
- * member without a step or out of the set. Each is the active member
- * while its step runs; what a hop leaves undone per element is done
- * elsewhere: the checks of a compute() call when the member's phase or
- * input changes (c->step_now, comp_run.h), the counts of its port per
- * quantum from what the member received and dropped (count()). A failure
- * is the same as through rt_call().
- */
-int rt_steps(struct rt_member *t, const struct dfg_elem *e)
-{
-	struct dfg_set_page *pg = t->set->page;
-	unsigned int prev = dfg_set_enter(pg, t->idx);
-	const struct dfg_elem *ne;
+	unsigned int i;
 	int r = 0;
 
+	for (i = 0; i < n && r >= 0; i++)
+		r = p->to ? rt_call(p->to, p->to_port, v[i]) :
+			    rt_emit_each(t, p, v[i]);
+	if (r < 0)	/* as __dfg_emit() records it */
+		t->c->emit_err = r;
+	return r < 0 ? r : 0;
+}
+
+/*
+ * The batch @v[0..@n) into input 0 of @t, which has a step, and on: the
+ * step of each member of a run of such members is called once for the
+ * whole batch, on what the one before passed on, in this one frame, until
+ * nothing is left or the batch reaches a member without a step or the
+ * set's boundary, where its elements go one by one (rt_steps_out()). Each
+ * member is the active one while its step runs. What a hop leaves undone
+ * per element is done elsewhere: the checks of a compute() call when the
+ * member's phase or input changes (c->step_now, comp_run.h), the counts
+ * of its port per quantum from what the member received and dropped
+ * (count()). So a hop costs per element what the member's step does for
+ * it (nothing for a map of $0), and per batch one call.
+ *
+ * A member whose step fails has passed on what came before the failing
+ * element; that goes on down the run first, as it would have one element
+ * at a time, and a failure further down on it is the one reported. The
+ * failure is then the same as through rt_call().
+ */
+static int rt_run(struct rt_member *t, const struct dfg_elem **v,
+		  unsigned int n)
+{
+	struct dfg_set_page *pg = t->set->page;
+	unsigned int prev = dfg_set_enter(pg, t->idx), k;
+	struct rt_member *failed = NULL;
+	int r = 0, err = 0;
+
 	for (;;) {
-		ne = __dfg_comp_step(t->c, e);
-		if (__builtin_expect((__UINTPTR_TYPE__)ne <=
-				     (__UINTPTR_TYPE__)COMP_STEP_FAILED, 0)) {
-			r = rt_step_stop(t, e, ne);
-			break;
+		k = __dfg_comp_step(t->c, v, n);
+		t->drop_elems += n - k;
+		if (__builtin_expect(t->c->step_err != 0, 0)) {
+			err = t->c->step_err;
+			t->c->step_err = 0;
+			failed = t;
 		}
-		e = ne;
+		n = k;
+		if (!n)
+			break;
 		if (__builtin_expect(!t->next, 0)) {
-			r = rt_steps_out(t, e);
+			r = rt_steps_out(t, v, n);
 			break;
 		}
 		t = t->next;
 		dfg_set_leave(pg, t->idx);	/* t is the active one now */
 	}
 	dfg_set_leave(pg, prev);
+	if (__builtin_expect(r >= 0 && failed != NULL, 0)) {
+		r = err;
+		t = failed;
+	}
 	if (__builtin_expect(r < 0, 0) && !t->set->failed)
 		t->set->failed = t;
 	return r < 0 ? r : 0;
+}
+
+int rt_steps(struct rt_member *t, const struct dfg_elem *e)
+{
+	const struct dfg_elem *v[1] = { e };
+
+	return rt_run(t, v, 1);
+}
+
+int rt_batch_flush(struct rt_member *m)
+{
+	struct rt_batch *b = m->batch;
+	unsigned int n = b->n;
+	int r;
+
+	b->n = 0;
+	b->used = 0;
+	r = rt_run(m->out[0].to, b->v, n);
+	if (r < 0)	/* as __dfg_emit() records it */
+		m->c->emit_err = r;
+	return r;
+}
+
+/*
+ * @e into @m's batch (rt_emit()): passed on first if full; an element
+ * too big for it goes on by itself, uncopied, after what is held.
+ */
+static __attribute__((noinline)) int rt_batch_slow(struct rt_member *m,
+						   const struct dfg_elem *e)
+{
+	struct rt_batch *b = m->batch;
+	int r = b->n ? rt_batch_flush(m) : 0;
+
+	if (r < 0)
+		return r;
+	if (e->len > sizeof(b->bytes)) {
+		r = rt_steps(m->out[0].to, e);
+		if (r < 0)
+			m->c->emit_err = r;
+		return r;
+	}
+	return 1;	/* room now */
+}
+
+/* @e into @m's batch; 0 or the -errno of passing the batch on. */
+static inline int rt_batch_add(struct rt_member *m, const struct dfg_elem *e)
+{
+	struct rt_batch *b = m->batch;
+	const struct rt_set *s = m->set;
+	const char *d = e->data;
+	struct dfg_elem *x;
+	int r;
+
+	if (__builtin_expect(b->n == RT_BATCH ||
+			     e->len > sizeof(b->bytes) - b->used, 0)) {
+		r = rt_batch_slow(m, e);
+		if (r <= 0)
+			return r;
+	}
+	x = &b->e[b->n];
+	x->data = d;
+	x->len = e->len;
+	x->tag = e->tag;
+	/* the buffer the set works on stays until the call returns */
+	if (!s->cur_data || d < (const char *)s->cur_data ||
+	    d + e->len > (const char *)s->cur_data + s->cur_len) {
+		x->data = b->bytes + b->used;
+		if (e->len)
+			memcpy(b->bytes + b->used, d, e->len);
+		b->used += e->len;
+	}
+	b->v[b->n++] = x;
+	return 0;
 }
 
 static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
@@ -225,6 +303,8 @@ static int rt_emit(struct dfg_comp *c, void *cookie, unsigned int port,
 	p->elems++;
 	p->bytes += e->len;
 	if (__builtin_expect(p->to != NULL, 1)) {
+		if (m->batch)
+			return rt_batch_add(m, e);
 		if (p->to->step)
 			return rt_steps(p->to, e);
 		return rt_call(p->to, p->to_port, e);
@@ -431,6 +511,24 @@ static int setup(struct rt_set *s)
 					s->m[i].next = p->to;
 			}
 		}
+	/*
+	 * a member whose one output's one flow starts a run of steps emits
+	 * into a batch; with one output, what it emits goes that one way
+	 * in order, so holding it until its call returns changes no order
+	 */
+	for (i = 0; i < s->nr_m; i++) {
+		struct rt_member *m = &s->m[i];
+
+		if (m->step || m->nr_out != 1 || !m->out[0].to ||
+		    !m->out[0].to->step)
+			continue;
+		m->batch = malloc(sizeof(*m->batch));
+		if (!m->batch)
+			return rt_fail(s, -ENOMEM, fg->comps[m->comp].name,
+				       "out of memory");
+		m->batch->n = 0;
+		m->batch->used = 0;
+	}
 	return 0;
 }
 
@@ -472,7 +570,7 @@ static int finish(struct rt_set *s)
 
 	for (i = 0; i < s->nr_m; i++) {
 		set_active(s, (int)i);
-		r = dfg_comp_shutdown(s->m[i].c);
+		r = rt_done(&s->m[i], dfg_comp_shutdown(s->m[i].c));
 		if (r < 0)
 			return rt_member_fail(s, &s->m[i], r);
 	}
@@ -530,6 +628,9 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 	set_active(s, (int)m->idx);
 	code = dfg_comp_run(m->c, budget);
 	set_active(s, -1);
+	/* what it emitted goes on first; a failure there came first */
+	if (rt_done(m, 0) < 0)
+		code = DFG_ERROR;
 	switch (code) {
 	case DFG_KEEP_GOING:
 		break;
@@ -545,7 +646,8 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 		/* any other blip: every member sees it, upstream first */
 		for (unsigned int i = 0; b && i < s->nr_m; i++) {
 			set_active(s, (int)i);
-			r = dfg_comp_process_blip(s->m[i].c, b);
+			r = rt_done(&s->m[i],
+				    dfg_comp_process_blip(s->m[i].c, b));
 			if (r < 0)
 				return rt_member_fail(s, &s->m[i], r);
 		}
@@ -648,14 +750,13 @@ static void count(struct rt_set *s)
 			struct rt_port *o = &m->out[0];
 
 			o->elems += m->in_elems - m->drop_elems;
-			o->bytes += m->in_bytes - m->drop_bytes +
-				    m->c->step_grew;
+			o->bytes += m->in_bytes + m->c->step_grew;
 			m->c->step_grew = 0;
 		}
 		m->st->in_elems += m->in_elems;
 		m->st->in_bytes += m->in_bytes;
 		m->in_elems = m->in_bytes = 0;
-		m->drop_elems = m->drop_bytes = 0;
+		m->drop_elems = 0;
 		for (p = 0; p < m->nr_out; p++) {
 			struct rt_port *o = &m->out[p];
 
@@ -828,6 +929,7 @@ void rt_set_close(struct rt_set *s)
 			     j++)
 				free(s->m[i].out[j].edge);
 		free(s->m[i].out);
+		free(s->m[i].batch);
 	}
 	free(s->m);
 	free(s->in);

@@ -55,6 +55,27 @@ struct rt_port {
 	__u64			bytes;
 };
 
+/*
+ * What a member emitted to a run of members with a step, held so that the
+ * run is called once per batch (rt_run(), set.c): the elements, their
+ * bytes copied (an element is only valid while its emit runs) unless they
+ * are in the buffer the set works on (rt_set.cur_data, valid until the
+ * member's call returns), and the pointers handed to the steps. Passed on
+ * when full and whenever a call into the member returns (rt_done()), so
+ * that what it emitted has gone on, in order, by then, as with a direct
+ * call per element.
+ */
+#define RT_BATCH	256
+#define RT_BATCH_BYTES	(64 * 1024)
+
+struct rt_batch {
+	unsigned int		n;
+	size_t			used;
+	const struct dfg_elem	*v[RT_BATCH];
+	struct dfg_elem		e[RT_BATCH];
+	char			bytes[RT_BATCH_BYTES];
+};
+
 struct rt_member {
 	struct rt_set		*set;
 	unsigned int		idx;		/* in set->m */
@@ -67,10 +88,15 @@ struct rt_member {
 	struct rt_member	*next;		/* with @step: the member its
 						 * port's one flow reaches, if
 						 * that has a step too */
+	struct rt_batch		*batch;		/* without @step, one output
+						 * whose one flow reaches a
+						 * member with a step: what
+						 * it emitted there */
 	/* since the last count(): what came from a boundary (rt_deliver())
-	 * and, with @step, what its step passed nothing on for */
+	 * and, with @step, what its step passed nothing on for (its bytes
+	 * are in the step's c->step_grew) */
 	__u64			in_elems, in_bytes;
-	__u64			drop_elems, drop_bytes;
+	__u64			drop_elems;
 	bool			root;
 	bool			root_eof;
 	bool			ckpt_asked;	/* root returned a ckpt blip */
@@ -177,6 +203,27 @@ int rt_fail(struct rt_set *s, int err, const char *comp, const char *fmt,
 int rt_member_fail(struct rt_set *s, struct rt_member *m, int err);
 
 /*
+ * set.c: @m's batch goes on (m->batch->n > 0): 0, or the -errno its emits
+ * would have returned, also recorded as theirs (c->emit_err).
+ */
+int rt_batch_flush(struct rt_member *m);
+
+/*
+ * After a call into @m that returned @r: what it emitted into its batch
+ * goes on before anything else happens. A failure there came first in
+ * element order, so it is the result.
+ */
+static inline int rt_done(struct rt_member *m, int r)
+{
+	int f;
+
+	if (__builtin_expect(!m->batch || !m->batch->n, 1))
+		return r;
+	f = rt_batch_flush(m);
+	return f < 0 ? f : r;
+}
+
+/*
  * @e into input @port of member @t, which is now the active one, until
  * it returns. Inline: inside a set it is the whole cost of a hop. The set
  * is registered (a page) before any member runs.
@@ -190,6 +237,7 @@ static inline int rt_call(struct rt_member *t, unsigned int port,
 
 	r = __dfg_comp_compute(t->c, port, e);
 	dfg_set_leave(s->page, prev);
+	r = rt_done(t, r);
 	if (__builtin_expect(r < 0, 0) && !s->failed)
 		s->failed = t;
 	return r;

@@ -15,6 +15,7 @@
 
 #include "kselftest_harness.h"
 #include "comp_harness.h"
+#include "../comp/comp_run.h"	/* the executor's batch steps */
 
 #define ERRNO_MARK	12345
 
@@ -538,6 +539,143 @@ TEST(filter_and_map)
 	free(all);
 	sink_free(&s);
 	dfg_comp_destroy(m);
+	NO_LEAKS();
+}
+
+/*
+ * The batch steps a folded set calls (comp_run.h): a map's new elements,
+ * a filter's survivors in order, the bytes they add or drop, a failure in
+ * the middle of a batch (what came before it goes on), the refusal of an
+ * instance that does not take elements, and the steps made once the
+ * expression is known ($0, a constant).
+ */
+#define BATCH_N		300
+
+struct batch {
+	char			text[BATCH_N][32];
+	struct dfg_elem		e[BATCH_N];
+	const struct dfg_elem	*v[BATCH_N];
+	__u64			bytes;
+};
+
+/* Element i is "k<i>,<i>", or @bad at @bad_at. */
+static void batch_fill(struct batch *b, int bad_at, const char *bad)
+{
+	int i;
+
+	b->bytes = 0;
+	for (i = 0; i < BATCH_N; i++) {
+		if (i == bad_at)
+			snprintf(b->text[i], sizeof(b->text[i]), "%s", bad);
+		else
+			snprintf(b->text[i], sizeof(b->text[i]), "k%d,%d", i, i);
+		b->e[i].data = b->text[i];
+		b->e[i].len = strlen(b->text[i]);
+		b->e[i].tag = (__u64)i;
+		b->v[i] = &b->e[i];
+		b->bytes += b->e[i].len;
+	}
+}
+
+static bool elem_is(const struct dfg_elem *e, const char *want)
+{
+	return e->len == strlen(want) && !memcmp(e->data, want, e->len);
+}
+
+TEST(batch_steps)
+{
+	struct dfg_comp *m = mk_comp("map", 1, 1,
+				     "expr=upper($1) . \"=\" . ($2 * 2)",
+				     "sep=,", NULL);
+	struct dfg_comp *fld = mk_comp("map", 1, 1, "expr=$2", "sep=,", NULL);
+	struct dfg_comp *f = mk_comp("filter", 1, 1, "expr=$2 % 3 == 0",
+				     "sep=,", NULL);
+	struct dfg_comp *same = mk_comp("map", 1, 1, "expr=$0", NULL);
+	struct dfg_comp *none = mk_comp("filter", 1, 1, "expr=0", NULL);
+	struct dfg_comp *rej = mk_comp("filter", 1, 2, "expr=1", NULL);
+	struct batch *b = calloc(1, sizeof(*b));
+	char want[64];
+	__u64 out = 0;
+	unsigned int k, i;
+
+	ASSERT_NE(NULL, b);
+	ASSERT_NE(NULL, m);
+	ASSERT_NE(NULL, fld);
+	ASSERT_NE(NULL, f);
+	ASSERT_NE(NULL, same);
+	ASSERT_NE(NULL, none);
+	ASSERT_NE(NULL, rej);
+	/* a filter whose rejects are connected has no step */
+	EXPECT_NE(NULL, m->step);
+	EXPECT_EQ(NULL, rej->step);
+
+	/* a map: new elements, each its own bytes, tags kept */
+	batch_fill(b, -1, NULL);
+	EXPECT_EQ(BATCH_N, __dfg_comp_step(m, b->v, BATCH_N));
+	EXPECT_EQ(0, m->step_err);
+	for (i = 0; i < BATCH_N; i++) {
+		snprintf(want, sizeof(want), "K%u=%u", i, 2 * i);
+		EXPECT_TRUE(elem_is(b->v[i], want));
+		EXPECT_EQ((__u64)i, b->v[i]->tag);
+		out += b->v[i]->len;
+	}
+	EXPECT_EQ(out - b->bytes, m->step_grew);
+
+	/* a field: points into its input element */
+	batch_fill(b, -1, NULL);
+	EXPECT_EQ(BATCH_N, __dfg_comp_step(fld, b->v, BATCH_N));
+	for (i = 0; i < BATCH_N; i++) {
+		snprintf(want, sizeof(want), "%u", i);
+		EXPECT_TRUE(elem_is(b->v[i], want));
+		EXPECT_TRUE((const char *)b->v[i]->data > b->text[i] &&
+			    (const char *)b->v[i]->data < b->text[i] + 32);
+	}
+
+	/* a filter: survivors in order, the dropped bytes counted off */
+	batch_fill(b, -1, NULL);
+	k = __dfg_comp_step(f, b->v, BATCH_N);
+	EXPECT_EQ(BATCH_N / 3, k);
+	out = 0;
+	for (i = 0; i < k; i++) {
+		EXPECT_EQ(&b->e[3 * i], b->v[i]);
+		out += b->v[i]->len;
+	}
+	EXPECT_EQ(out - b->bytes, f->step_grew);
+
+	/* a failure at element 200: the 200 before it went on */
+	batch_fill(b, 200, "x,y");
+	m->step_grew = 0;
+	EXPECT_EQ(200, __dfg_comp_step(m, b->v, BATCH_N));
+	EXPECT_EQ(-EINVAL, m->step_err);
+	EXPECT_NE(NULL, strstr(dfg_comp_errmsg(m), "not a number: 'y'"));
+	EXPECT_TRUE(elem_is(b->v[199], "K199=398"));
+	/* failed: it refuses from now on */
+	m->step_err = 0;
+	batch_fill(b, -1, NULL);
+	EXPECT_EQ(0, __dfg_comp_step(m, b->v, 1));
+	EXPECT_EQ(-EINVAL, m->step_err);
+
+	/* $0 hands the batch on as it is; a false constant passes nothing */
+	batch_fill(b, -1, NULL);
+	EXPECT_EQ(BATCH_N, __dfg_comp_step(same, b->v, BATCH_N));
+	EXPECT_EQ(&b->e[BATCH_N - 1], b->v[BATCH_N - 1]);
+	EXPECT_EQ(0, same->step_grew);
+	EXPECT_EQ(0, __dfg_comp_step(none, b->v, BATCH_N));
+	EXPECT_EQ(0, none->step_err);
+	EXPECT_EQ(0 - b->bytes, none->step_grew);
+
+	/* an ended input refuses */
+	EXPECT_EQ(0, dfg_comp_end_input(same, 0));
+	EXPECT_EQ(0, __dfg_comp_step(same, b->v, BATCH_N));
+	EXPECT_EQ(-EINVAL, same->step_err);
+
+	dfg_comp_destroy(m);
+	dfg_comp_destroy(fld);
+	dfg_comp_destroy(f);
+	dfg_comp_destroy(same);
+	dfg_comp_destroy(none);
+	dfg_comp_destroy(rej);
+	free(b);
 	NO_LEAKS();
 }
 

@@ -343,7 +343,11 @@ run_pool() {
 # outputs are compared. Time: dfg run's wall time less its start-up
 # (from its summary), the loop's own (best of its 3 passes). A hop costs
 # the slope (t(N) - t(0)) / (N x elements); the ratio dfg / loop is taken
-# per round, and flow_hop_summary.csv gives its median and range.
+# per round, and flow_hop_summary.csv gives its median and range. Its row
+# "fit" takes per round the least-squares slope over every N at once
+# (less noise than two points). 1,000,000 elements: at 200,000 a round's
+# noise (dfg run's start-up, the host's load) was as large as 20 hops'
+# work, and the ranges spanned 1x-3x.
 # hop_dfg DIR N: runs DIR/hopN.dot, prints its time less start-up.
 hop_dfg() {
 	(cd "$1" && "$BUILD/bin/dfg" run "hop$2.dot" 2>"hop$2.log") ||
@@ -353,9 +357,21 @@ hop_dfg() {
 		END { printf "%.6f\n", t - s }' "$1/hop$2.log"
 }
 
+# hop_summary LABEL: lines "dfg_ns loop_ns ratio", one per round, into
+# LABEL's row of flow_hop_summary.csv (medians, dfg's and the ratio's range).
+hop_summary() {
+	awk -v h="$1" '
+		function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
+		function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
+		{ k++; d[k] = $1; l[k] = $2; if ($3 != "") q[++kq] = $3 }
+		END { sort(d, k); sort(l, k); sort(q, kq)
+			printf "%s,%d,%.2f,%.2f,%.2f,%.2f,%s,%s,%s\n", h, k, med(d, k), d[1], d[k], med(l, k),
+				kq ? sprintf("%.2f", med(q, kq)) : "", kq ? q[1] : "", kq ? q[kq] : "" }'
+}
+
 run_flow_hop() {
 	local name=flow_hop dfg=$BUILD/bin/dfg loop=$BUILD/bin/flow_loop work
-	local n=200000 rounds=${DFG_BENCH_REPS:-5} r h td tl hops="0 1 2 5 10 20"
+	local n=1000000 rounds=${DFG_BENCH_REPS:-5} r h td tl hops="0 1 2 5 10 20"
 	work=$BUILD/bench-flow-hop
 	[ -n "$quick" ] && n=20000 && rounds=2
 	[ -x "$dfg" ] && [ -x "$loop" ] || { echo "bench: no $dfg or $loop (make tools)" >&2; return 1; }
@@ -395,14 +411,17 @@ run_flow_hop() {
 		for h in $hops; do
 			[ "$h" = 0 ] && continue
 			awk -F, -v h=$h 'NR > 1 && $2 == h { print $6, $7, $8 }' "$out/${name}_rounds.csv" |
-			awk -v h=$h '
-				function med(a, k,   m) { m = int((k + 1) / 2); return k % 2 ? a[m] : (a[m] + a[m + 1]) / 2 }
-				function sort(a, k,   i, j, t) { for (i = 2; i <= k; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t } }
-				{ k++; d[k] = $1; l[k] = $2; if ($3 != "") q[++kq] = $3 }
-				END { sort(d, k); sort(l, k); sort(q, kq)
-					printf "%d,%d,%.2f,%.2f,%.2f,%.2f,%s,%s,%s\n", h, k, med(d, k), d[1], d[k], med(l, k),
-						kq ? sprintf("%.2f", med(q, kq)) : "", kq ? q[1] : "", kq ? q[kq] : "" }'
+				hop_summary "$h"
 		done
+		# per round, the least-squares slope over every N, each way
+		awk -F, 'NR > 1 { k = $1; n[k]++; x[k] += $2; xx[k] += $2 * $2
+			d[k] += $4; xd[k] += $2 * $4; l[k] += $5; xl[k] += $2 * $5; e = $3 }
+			END { for (k in n) {
+				v = n[k] * xx[k] - x[k] * x[k]
+				sd = (n[k] * xd[k] - x[k] * d[k]) / v / e * 1e9
+				sl = (n[k] * xl[k] - x[k] * l[k]) / v / e * 1e9
+				print sd, sl, (sl > 0 ? sprintf("%.2f", sd / sl) : "") } }' "$work/raw.csv" |
+		hop_summary fit
 	} >"$out/${name}_summary.csv" || return 1
 	{
 		repro flow run_flow_hop
