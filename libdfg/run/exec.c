@@ -727,12 +727,14 @@ static __u64 slot_ckpt(const struct run_ctx *x, unsigned int s,
 }
 
 /*
- * A change waits for checkpoint K: the set instances it will stop (those
- * of its closed region's pieces; all when it cannot leave a piece out)
- * get stop marks, and each stops right after taking K (ckpt.c) instead
- * of running on past it until it is killed. One that took K before it
- * saw its mark stops at its next checkpoint, or is killed when K is
- * complete first.
+ * A change waits for checkpoint K, and every set will stop (the full
+ * path): each set instance gets a stop mark, and stops right after
+ * taking K (ckpt.c) instead of running on past it until it is killed.
+ * A change that stops only the pieces of its closed region (the partial
+ * path) gets none: the carry may still refuse it then, and the stopped
+ * pieces would have to start again while the others run on (what the
+ * carry's refusal does on the full path, every set restarting from K,
+ * needs no such thing); their processes are killed at K as before.
  */
 static void stop_mark(struct run_ctx *x)
 {
@@ -741,47 +743,43 @@ static void stop_mark(struct run_ctx *x)
 	const struct dfg_plan *op = x->g.plan;
 	__u64 at = run_replan_at_seq(x->rp);
 	struct run_region reg = { 0 };
-	bool *keep;
+	bool partial = false;
 	unsigned int s, i;
 
 	x->stop_marked = true;
 	if (!np || !at)
 		return;
 	/* K is complete only once every instance took it, none ended
-	 * (run_replan_tick()): with one ended, the others wait unmarked */
+	 * (run_replan_tick()): with one ended, they wait unmarked */
 	for (i = 0; i < x->g.nr_set_stats; i++)
 		if (__atomic_load_n(&x->env.sstats[i].state,
 				    __ATOMIC_ACQUIRE) != RUN_S_RUNNING)
 			return;
-	keep = calloc(op->nsets + 1, sizeof(*keep));
-	if (keep && x->by_piece &&
-	    !run_region_compute(&reg, x->g.fg, op, nfg, np)) {
-		for (s = 0; reg.closed_inst < np->ninstances && s < np->nsets;
-		     s++)
-			if (!reg.closed[s])
-				keep[reg.old[s]] = true;
+	if (x->by_piece && !run_region_compute(&reg, x->g.fg, op, nfg, np)) {
+		partial = reg.closed_inst < np->ninstances;
 		run_region_free(&reg);
 	}
+	if (partial)
+		return;
 	/*
 	 * An instance that had taken K (sources run ahead) would stop at
 	 * its next checkpoint, which the others, stopped at K, never let
-	 * come: K is one past the newest checkpoint a marked instance took,
-	 * and one more for those taken while the marks are written (the
-	 * set counts the checkpoint, then reads its mark, ckpt.c
-	 * stop_due()). K cannot move once a mark is out; an instance that
-	 * still took it unmarked does not stop, and is killed at K. What
-	 * the sets do up to K is kept.
+	 * come: K is one past the newest checkpoint an instance took, and
+	 * one more for those taken while the marks are written (the set
+	 * counts the checkpoint, then reads its mark, ckpt.c stop_due()).
+	 * K cannot move once a mark is out; an instance that still took it
+	 * unmarked does not stop, and is killed at K. What the sets do up
+	 * to K is kept.
 	 */
 	for (s = 0; s < op->nsets; s++)
-		for (i = 0; !(keep && keep[s]) && i < op->sets[s].degree; i++)
+		for (i = 0; i < op->sets[s].degree; i++)
 			if (slot_ckpt(x, s, i) + 2 > at)
 				at = slot_ckpt(x, s, i) + 2;
 	run_replan_move_at(x->rp, at);
 	for (s = 0; s < op->nsets; s++)
-		for (i = 0; !(keep && keep[s]) && i < op->sets[s].degree; i++)
+		for (i = 0; i < op->sets[s].degree; i++)
 			__atomic_store_n(&live_slot(x, s, i)->stop_at, at,
 					 __ATOMIC_SEQ_CST);
-	free(keep);
 }
 
 /*
