@@ -746,15 +746,28 @@ static void stop_mark(struct run_ctx *x)
 	bool partial = false;
 	unsigned int s, i;
 
-	x->stop_marked = true;
-	if (!np || !at)
+	if (!np || !at) {
+		x->stop_marked = true;
 		return;
-	/* K is complete only once every instance took it, none ended
-	 * (run_replan_tick()): with one ended, they wait unmarked */
-	for (i = 0; i < x->g.nr_set_stats; i++)
-		if (__atomic_load_n(&x->env.sstats[i].state,
-				    __ATOMIC_ACQUIRE) != RUN_S_RUNNING)
+	}
+	/*
+	 * K is complete only once every instance took it, none ended
+	 * (run_replan_tick()): with one ended, they wait unmarked; one not
+	 * started yet (a change decided right after the last) is waited
+	 * for, K cannot be complete before it runs.
+	 */
+	for (i = 0; i < x->g.nr_set_stats; i++) {
+		__u32 st = __atomic_load_n(&x->env.sstats[i].state,
+					   __ATOMIC_ACQUIRE);
+
+		if (st == RUN_S_NEW)
 			return;
+		if (st != RUN_S_RUNNING) {
+			x->stop_marked = true;
+			return;
+		}
+	}
+	x->stop_marked = true;
 	if (x->by_piece && !run_region_compute(&reg, x->g.fg, op, nfg, np)) {
 		partial = reg.closed_inst < np->ninstances;
 		run_region_free(&reg);
