@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "set.h"
@@ -143,7 +144,8 @@ static int ckpt_take(struct rt_set *s, __u64 seq)
 	for (i = 0; i < s->nr_m; i++)
 		s->m[i].ckpt_asked = false;
 	s->ckpt_seq = seq;
-	s->st->checkpoints++;
+	__atomic_store_n(&s->st->checkpoints, s->st->checkpoints + 1,
+			 __ATOMIC_RELEASE);
 	return 0;
 fail:
 	dfg_ckpt_free(w);
@@ -249,16 +251,52 @@ static int replay(struct rt_set *s)
 	return 0;
 }
 
+/* Its stop mark says stop at the checkpoint just taken (or before). */
+static bool stop_due(const struct rt_set *s)
+{
+	__u64 at;
+
+	/* read after the checkpoint was counted (exec.c stop_mark()) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	at = __atomic_load_n(&s->st->stop_at, __ATOMIC_ACQUIRE);
+
+	return at && s->ckpt_seq >= at;
+}
+
 int rt_maybe_checkpoint(struct rt_set *s)
 {
 	int r;
 
-	while (aligned(s, s->ckpt_seq + 1)) {
+	while (!s->stopping && aligned(s, s->ckpt_seq + 1)) {
 		r = ckpt_take(s, s->ckpt_seq + 1);
-		if (!r)
-			r = replay(s);
+		if (r)
+			return r;
+		if (stop_due(s)) {
+			/* what the sources held back stays unconsumed */
+			s->stopping = true;
+			break;
+		}
+		r = replay(s);
 		if (r)
 			return r;
 	}
 	return 0;
+}
+
+/*
+ * The process of @sets, those stopped at their marks among them, waits
+ * for the coordinator to let them go (or to kill it): until then their
+ * channel endpoints stay open, so that no set of the run sees an
+ * upstream end or a downstream vanish before checkpoint K is complete.
+ */
+void rt_stop_wait(struct rt_set *const *sets, unsigned int n)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		while (sets[i]->stopped &&
+		       __atomic_load_n(&sets[i]->st->stop_at,
+				       __ATOMIC_ACQUIRE) != RUN_STOP_GO)
+			nanosleep(&ms, NULL);
 }

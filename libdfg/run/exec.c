@@ -180,6 +180,10 @@ struct run_ctx {
 						 * on */
 	char			sw_dir[4096];	/* the old generation's */
 	char			full_why[192];	/* a full switch: why */
+	/* the pending change's stop marks are written (stop_mark()); when
+	 * stopped processes were let go */
+	bool			stop_marked;
+	__u64			release_ns;
 };
 
 /* run_phase(): the processes were stopped for a re-plan. */
@@ -514,6 +518,7 @@ struct proc {
 	unsigned int	nitems;
 	bool		reaped;
 	bool		killed;		/* by us, after the graph failed */
+	bool		released;	/* stopped at its stop marks, let go */
 	int		status;
 	struct run_held	*h;		/* started in an earlier generation,
 					 * runs on in its objects; NULL: in
@@ -684,11 +689,164 @@ static void mirror(struct run_ctx *x);
 static void link_running(struct run_ctx *x);
 static void held_release(struct run_ctx *x, struct run_held *h);
 static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n);
+static struct run_set_stats *held_sstats(const struct run_held *h);
+static void next_drop(struct run_ctx *x);
+static void stop_procs(struct run_ctx *x, struct proc *p, unsigned int n,
+		       const bool *keep);
 
 /* Does set @s run on from an earlier generation (not started anew)? */
 static bool running_on(const struct run_ctx *x, unsigned int s)
 {
 	return x->cont && x->cont[s].on;
+}
+
+/*
+ * The stats slot of instance @i of set @s of the plan being run that its
+ * process reads and writes: its own generation's when it runs on from an
+ * earlier one (mirror() copies that one here).
+ */
+static struct run_set_stats *live_slot(const struct run_ctx *x,
+				       unsigned int s, unsigned int i)
+{
+	const struct run_cont *c = x->cont ? &x->cont[s] : NULL;
+
+	if (c && c->h)
+		return &held_sstats(c->h)[c->sslot + i];
+	return &x->env.sstats[x->g.sstat[s] + i];
+}
+
+/* The newest checkpoint instance @i of set @s took (its sequence). */
+static __u64 slot_ckpt(const struct run_ctx *x, unsigned int s,
+		       unsigned int i)
+{
+	const struct run_cont *c = x->cont ? &x->cont[s] : NULL;
+
+	return (c && c->h ? c->h->resume_seq : x->env.resume_seq) +
+	       __atomic_load_n(&live_slot(x, s, i)->checkpoints,
+			       __ATOMIC_ACQUIRE);
+}
+
+/*
+ * A change waits for checkpoint K, and every set will stop (the full
+ * path): each set instance gets a stop mark, and stops right after
+ * taking K (ckpt.c) instead of running on past it until it is killed.
+ * A change that stops only the pieces of its closed region (the partial
+ * path) gets none: the carry may still refuse it then, and the stopped
+ * pieces would have to start again while the others run on (what the
+ * carry's refusal does on the full path, every set restarting from K,
+ * needs no such thing); their processes are killed at K as before.
+ */
+static void stop_mark(struct run_ctx *x)
+{
+	const struct dfg_flow *nfg;
+	const struct dfg_plan *np = run_replan_pending(x->rp, &nfg);
+	const struct dfg_plan *op = x->g.plan;
+	__u64 at = run_replan_at_seq(x->rp);
+	struct run_region reg = { 0 };
+	bool partial = false;
+	unsigned int s, i;
+
+	if (!np || !at) {
+		x->stop_marked = true;
+		return;
+	}
+	/*
+	 * K is complete only once every instance took it, none ended
+	 * (run_replan_tick()): with one ended, they wait unmarked; one not
+	 * started yet (a change decided right after the last) is waited
+	 * for, K cannot be complete before it runs.
+	 */
+	for (i = 0; i < x->g.nr_set_stats; i++) {
+		__u32 st = __atomic_load_n(&x->env.sstats[i].state,
+					   __ATOMIC_ACQUIRE);
+
+		if (st == RUN_S_NEW)
+			return;
+		if (st != RUN_S_RUNNING) {
+			x->stop_marked = true;
+			return;
+		}
+	}
+	x->stop_marked = true;
+	if (x->by_piece && !run_region_compute(&reg, x->g.fg, op, nfg, np)) {
+		partial = reg.closed_inst < np->ninstances;
+		run_region_free(&reg);
+	}
+	if (partial)
+		return;
+	/*
+	 * An instance that had taken K (sources run ahead) would stop at
+	 * its next checkpoint, which the others, stopped at K, never let
+	 * come: K is one past the newest checkpoint an instance took, and
+	 * one more for those taken while the marks are written (the set
+	 * counts the checkpoint, then reads its mark, ckpt.c stop_due()).
+	 * K cannot move once a mark is out; an instance that still took it
+	 * unmarked does not stop, and is killed at K. What the sets do up
+	 * to K is kept.
+	 */
+	for (s = 0; s < op->nsets; s++)
+		for (i = 0; i < op->sets[s].degree; i++)
+			if (slot_ckpt(x, s, i) + 2 > at)
+				at = slot_ckpt(x, s, i) + 2;
+	run_replan_move_at(x->rp, at);
+	for (s = 0; s < op->nsets; s++)
+		for (i = 0; i < op->sets[s].degree; i++)
+			__atomic_store_n(&live_slot(x, s, i)->stop_at, at,
+					 __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Instances stopped at their marks, and one ended after the marks were
+ * written: checkpoint K cannot be complete any more.
+ */
+static bool stop_stuck(const struct run_ctx *x)
+{
+	bool stopped = false, ended = false;
+	unsigned int i;
+
+	for (i = 0; i < x->g.nr_set_stats; i++) {
+		__u32 st = __atomic_load_n(&x->env.sstats[i].state,
+					   __ATOMIC_ACQUIRE);
+
+		stopped |= st == RUN_S_STOPPED;
+		ended |= st == RUN_S_DONE || st == RUN_S_FAILED;
+	}
+	return stopped && ended;
+}
+
+/* The change is not applied after all: no set stops at its mark. */
+static void stop_unmark(struct run_ctx *x)
+{
+	const struct dfg_plan *op = x->g.plan;
+	unsigned int s, i;
+
+	for (s = 0; s < op->nsets; s++)
+		for (i = 0; i < op->sets[s].degree; i++)
+			__atomic_store_n(&live_slot(x, s, i)->stop_at, 0,
+					 __ATOMIC_RELEASE);
+	x->stop_marked = false;
+}
+
+/*
+ * Process @q stopped at its marks: each of its sets stopped there or had
+ * ended (a pool writes the ended ones' state once all are), one stopped.
+ */
+static bool proc_stopped(const struct run_ctx *x, const struct proc *q)
+{
+	unsigned int i, n = q->items ? q->nitems : 1, stopped = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned int s = q->items ? q->items[i].set : q->set;
+		unsigned int k = q->items ? q->items[i].inst : q->inst;
+		__u32 st = __atomic_load_n(&live_slot(x, s, k)->state,
+					   __ATOMIC_ACQUIRE);
+
+		if (st == RUN_S_STOPPED)
+			stopped++;
+		else if (st != RUN_S_DONE)
+			return false;
+	}
+	return stopped;
 }
 
 /*
@@ -717,6 +875,8 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 			    RUN_POLL_MS;
 	__u64 fail_ns = 0;
 
+	x->stop_marked = false;
+	x->release_ns = 0;
 	/* the set instances started here: not those that run on */
 	for (k = 0; k < ph->nsets; k++)
 		if (!running_on(x, ph->sets[k]))
@@ -898,7 +1058,7 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 				continue;
 			/* stopped for a re-plan: whatever it saw of the
 			 * others' end, a failure shows again from K */
-			if (replan && p[i].killed)
+			if (replan && (p[i].killed || p[i].released))
 				continue;
 			if (WIFEXITED(st) && WEXITSTATUS(st) == RUN_EXIT_PEER) {
 				/* the one that failed the graph says why */
@@ -942,6 +1102,20 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 				peer_only = false;
 			}
 		}
+		if (x->rp && !r && !replan && !go_open && x->stop_marked &&
+		    stop_stuck(x)) {
+			/* they cannot go on where they were: every set
+			 * restarts on the old plan from its newest complete
+			 * checkpoint, as after a change refused at K */
+			run_replan_cancel(x->rp, "a set instance ended before the change's checkpoint");
+			snprintf(x->full_why, sizeof(x->full_why),
+				 "a set instance ended before checkpoint K");
+			run_replan_path(x->rp, false, 0, x->full_why);
+			next_drop(x);
+			x->tried = NULL;
+			replan = true;
+			stop_procs(x, p, n, NULL);
+		}
 		if (x->rp && !r && !replan && !go_open) {
 			char why[256] = "";
 			int q = run_replan_tick(x->rp, &x->g, &x->env, why,
@@ -956,17 +1130,22 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 				 * it affects (carried first) or every set */
 				replan = true;
 				q = replan_decide(x, p, n);
-				if (q < 0)
+				if (q < 0) {
 					r = q;
-				if (q == 0 || q < 0)
 					kill_all(p, n);
+				}
+				if (q == 0)
+					stop_procs(x, p, n, NULL);
 				if (q == 2)	/* refused: nothing stopped */
 					replan = false;
 			} else {
 				const struct dfg_flow *pfg;
 
-				prebuild(x);
 				pend = run_replan_pending(x->rp, &pfg) != NULL;
+				/* before prebuild(): K is still ahead */
+				if (pend && !x->stop_marked)
+					stop_mark(x);
+				prebuild(x);
 			}
 		}
 		/* the others see the failure through the scheduler and go;
@@ -983,6 +1162,17 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 		}
 		if (fail_ns && run_now_ns() - fail_ns > 2000000000ULL)
 			kill_all(p, n);
+		/* let go at K but still there: killed after a grace period */
+		if (x->release_ns &&
+		    run_now_ns() - x->release_ns > 2000000000ULL) {
+			for (i = 0; i < n; i++)
+				if (p[i].released && !p[i].reaped &&
+				    !p[i].killed) {
+					kill(p[i].pid, SIGKILL);
+					p[i].killed = true;
+				}
+			x->release_ns = 0;
+		}
 		if (x->o->flags & DFG_RUN_PROGRESS && t == 0 && x->o->log &&
 		    run_now_ns() - x->progress_ns >= 1000000000ULL) {
 			x->progress_ns = run_now_ns();
@@ -992,7 +1182,8 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 		 * others run on into the new plan */
 		if (replan && x->partial && !r) {
 			for (i = 0; i < n; i++)
-				if (p[i].killed && !p[i].reaped)
+				if ((p[i].killed || p[i].released) &&
+				    !p[i].reaped)
 					break;
 			if (i == n)
 				break;
@@ -1478,6 +1669,44 @@ static int proc_kept(const struct proc *q, const bool *keep)
 }
 
 /*
+ * Stop the processes of the run for a change at checkpoint K (those of
+ * the closed region: not in *@keep; all without @keep): one that stopped
+ * at its marks is let go (it exits, its sets having left the scheduler as
+ * done, so its kernel graph does not fail), any other is killed.
+ */
+static void stop_procs(struct run_ctx *x, struct proc *p, unsigned int n,
+		       const bool *keep)
+{
+	unsigned int i, k, clean = 0, killed = 0;
+
+	for (i = 0; i < n; i++) {
+		struct proc *q = &p[i];
+
+		if (q->reaped || q->killed || q->released || q->pid <= 0 ||
+		    (keep && proc_kept(q, keep)))
+			continue;
+		if (!proc_stopped(x, q)) {
+			kill(q->pid, SIGKILL);
+			q->killed = true;
+			killed++;
+			continue;
+		}
+		for (k = 0; k < (q->items ? q->nitems : 1); k++)
+			__atomic_store_n(&live_slot(x, q->items ?
+					q->items[k].set : q->set, q->items ?
+					q->items[k].inst : q->inst)->stop_at,
+					 RUN_STOP_GO, __ATOMIC_RELEASE);
+		kill(q->pid, SIGCONT);	/* if it was stopped meanwhile */
+		q->released = true;
+		clean++;
+	}
+	if (clean)
+		x->release_ns = run_now_ns();
+	x->stop_marked = false;
+	run_replan_stopped(x->rp, clean, killed);
+}
+
+/*
  * Checkpoint K of the pending change is complete. When the pieces of the
  * graph outside its closed region can run on (each piece's sets in
  * processes of their own, the new plan's kernel objects made beside the
@@ -1496,7 +1725,7 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 	const char *why = NULL;
 	struct dfg_flow *fg2;
 	struct dfg_plan *plan2;
-	unsigned int s, i, running = 0;
+	unsigned int s, i, running = 0, stopped = 0;
 	char msg[256] = "";
 	bool *keep = NULL;
 	__u64 seq;
@@ -1534,10 +1763,15 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 	snprintf(x->sw_dir, sizeof(x->sw_dir), "%s", run_replan_dir(x->rp));
 	run_replan_path(x->rp, true, running, NULL);
 	/* what the closed region does past K is lost: its processes leave
-	 * the CPUs to the carry and to the pieces that run on meanwhile */
+	 * the CPUs to the carry and to the pieces that run on meanwhile
+	 * (those stopped at their marks wait idle already) */
 	for (i = 0; i < n; i++)
-		if (!p[i].reaped && !proc_kept(&p[i], keep))
-			kill(p[i].pid, SIGSTOP);
+		if (!p[i].reaped && !proc_kept(&p[i], keep)) {
+			if (proc_stopped(x, &p[i]))
+				stopped++;
+			else
+				kill(p[i].pid, SIGSTOP);
+		}
 	r = run_replan_switch(x->rp, &x->g, &x->env, &fg2, &plan2, &seq, msg,
 			      sizeof(msg));
 	run_replan_mark(x->rp, RUN_RP_CARRIED);
@@ -1545,8 +1779,21 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 		free(keep);
 		return fail(x, r, "%s", msg);	/* all are killed */
 	}
+	if (!fg2 && stopped) {
+		/* refused, but sets stopped at K cannot go on where they
+		 * were: every set restarts on the old plan from K */
+		free(keep);
+		next_drop(x);
+		x->tried = NULL;
+		snprintf(x->full_why, sizeof(x->full_why),
+			 "the carry refused the change after sets had stopped at checkpoint %llu",
+			 (unsigned long long)seq);
+		run_replan_path(x->rp, false, 0, x->full_why);
+		return 0;
+	}
 	if (!fg2) {
 		/* refused: they go on where they were */
+		stop_unmark(x);
 		for (i = 0; i < n; i++)
 			if (!p[i].reaped && !proc_kept(&p[i], keep))
 				kill(p[i].pid, SIGCONT);
@@ -1560,11 +1807,7 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 	x->sw_plan = plan2;
 	x->sw_seq = seq;
 	x->sw_keep = keep;
-	for (i = 0; i < n; i++)
-		if (!p[i].reaped && !p[i].killed && !proc_kept(&p[i], keep)) {
-			kill(p[i].pid, SIGKILL);
-			p[i].killed = true;
-		}
+	stop_procs(x, p, n, keep);
 	return 1;
 }
 

@@ -277,7 +277,7 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 		.lock = PTHREAD_MUTEX_INITIALIZER,
 		.cond = PTHREAD_COND_INITIALIZER,
 	};
-	bool own = false, peer = false;
+	bool own = false, peer = false, stopped = false;
 	unsigned int i, opened = 0;
 	int r;
 
@@ -350,7 +350,10 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 					"stopped: the graph failed");
 			peer = true;
 		}
-		s->st->state = s->err ? RUN_S_FAILED : RUN_S_DONE;
+		if (s->stopped && !s->err)
+			stopped = true;
+		else
+			s->st->state = s->err ? RUN_S_FAILED : RUN_S_DONE;
 	}
 	/*
 	 * No set of ours failed, yet the scheduler stopped the pool. -EIO
@@ -367,6 +370,10 @@ int run_pool_main(const struct run_env *env, const struct run_item *items,
 		p.sets[0].st->state = RUN_S_FAILED;
 		own = true;
 	}
+	/* its sets stopped at their marks (the others ended): their
+	 * endpoints stay open until the coordinator lets them go */
+	if (stopped && !own && !peer && !p.err)
+		rt_stop_wait(p.by_id, n);
 out:
 	for (i = 0; i < opened; i++)
 		rt_set_close(&p.sets[i]);
@@ -376,5 +383,7 @@ out:
 	free(p.tids);
 	if (own)
 		return RUN_EXIT_FAILED;
-	return peer || p.err ? RUN_EXIT_PEER : 0;
+	if (peer || p.err)
+		return RUN_EXIT_PEER;
+	return stopped ? RUN_EXIT_STOPPED : 0;
 }

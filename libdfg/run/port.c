@@ -13,8 +13,9 @@
  * not fit their channel wait in a FIFO; beyond RUN_PEND_MAX the worker
  * blocks in the channel (a worker of a pool lends its place meanwhile,
  * rt_block_begin()). Inputs deliver what the channels bring, hold
- * back a source that reached a checkpoint, and end an input when each of
- * its producers has sent RUN_D_EOF.
+ * back a source that reached a checkpoint (every source, and what is
+ * still in the channels, once the set stopped at its stop mark), and end
+ * an input when each of its producers has sent RUN_D_EOF.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -353,7 +354,7 @@ int rt_in_desc(struct rt_set *s, struct rt_in *in,
 		return rt_fail(s, -EBADMSG, dfg_comp_name(in->to->c),
 			       "descriptor from unknown instance %u", p);
 	src = &in->src[p];
-	if (src->at_seq || src->eof) {
+	if (src->at_seq || src->eof || s->stopping) {
 		if (src->eof)
 			return rt_fail(s, -EBADMSG, dfg_comp_name(in->to->c),
 				       "descriptor after end of stream");
@@ -375,7 +376,8 @@ int rt_in_pump(struct rt_set *s, struct rt_in *in, unsigned int budget)
 
 	if (!in->ch)
 		return rt_spool_pump(s, in, budget);
-	while (!in->closed && done < budget) {
+	/* stopped at its mark: what comes after stays in the channel */
+	while (!in->closed && !s->stopping && done < budget) {
 		n = dfg_chan_recv(in->ch, d, RUN_RECV_BATCH, DFG_CHAN_NONBLOCK);
 		if (n == -EAGAIN)
 			break;

@@ -5,10 +5,12 @@
  * Every replan_ms the coordinator shows the replanner a view of the run
  * (per component counters from the shared stats area, the key skew of
  * components fed by hash flows) and checks what it asks for with
- * dfg_plan_edit_apply(). An accepted change waits for the next
- * checkpoint K that every set instance takes after the decision; then
- * the set processes are stopped, checkpoint K is carried into the new
- * plan, and the new plan's processes start from it.
+ * dfg_plan_edit_apply(). An accepted change waits for checkpoint K, one
+ * taken after the decision and by none of the set instances it stops;
+ * those are marked to stop right after taking K (stop marks, exec.c), and
+ * once every instance took it their processes go (let go when they
+ * stopped at their marks, killed otherwise), checkpoint K is carried
+ * into the new plan, and the new plan's processes start from it.
  *
  * Checkpoint K is aligned (a set takes it once the blip has come on all
  * its inputs, and elements behind a blip wait), so no element is in
@@ -106,6 +108,7 @@ struct run_replan {
 	}			*skew;
 
 	__u64			replans, refused, pause_ns, pause_max_ns;
+	__u64			stopped_clean, stopped_killed;
 	bool			log;		/* DFG_REPLAN_LOG */
 
 	/* what the last change affected, of the plan running now */
@@ -1146,6 +1149,37 @@ __u64 run_replan_stop_ns(const struct run_replan *x)
 	return x->stop_ns;
 }
 
+/* The checkpoint the pending change waits for (K), 0 without one. */
+__u64 run_replan_at_seq(const struct run_replan *x)
+{
+	return x->pend_fg ? x->at_seq : 0;
+}
+
+/*
+ * The pending change waits for checkpoint @seq instead: a set instance
+ * it stops had taken K (exec.c, stop_mark()).
+ */
+void run_replan_move_at(struct run_replan *x, __u64 seq)
+{
+	if (x->pend_fg && seq > x->at_seq)
+		x->at_seq = seq;
+}
+
+/*
+ * How the processes a change stopped went: @clean stopped at their stop
+ * marks and exited when let go, @killed did not stop in time and were
+ * killed (DFG_REPLAN_LOG's "stop" line, the run's summary).
+ */
+void run_replan_stopped(struct run_replan *x, unsigned int clean,
+			unsigned int killed)
+{
+	x->stopped_clean += clean;
+	x->stopped_killed += killed;
+	if (x->log)
+		fprintf(stderr, "replan-log: stop gen=%u clean=%u killed=%u\n",
+			x->generation, clean, killed);
+}
+
 /* The plan an accepted change waits with for its checkpoint, or NULL. */
 const struct dfg_plan *run_replan_pending(const struct run_replan *x,
 					  const struct dfg_flow **fgp)
@@ -1226,6 +1260,18 @@ static void refuse(struct run_replan *x, int err, const char *why)
 {
 	x->refused++;
 	tell(x, err, why);
+}
+
+/*
+ * The pending change cannot reach checkpoint K (a set instance ended
+ * after others had stopped at their marks): it goes, told as cancelled.
+ */
+void run_replan_cancel(struct run_replan *x, const char *why)
+{
+	if (!x->pend_fg)
+		return;
+	drop_pending(x);
+	tell(x, -ECANCELED, why);
 }
 
 /*
@@ -1348,8 +1394,10 @@ static __u64 ckpt_done(const struct run_graph *g, const struct run_env *env)
 			    __atomic_load_n(&ss->checkpoints,
 					    __ATOMIC_ACQUIRE);
 
-		if (__atomic_load_n(&ss->state, __ATOMIC_ACQUIRE) !=
-		    RUN_S_RUNNING)
+		__u32 st = __atomic_load_n(&ss->state, __ATOMIC_ACQUIRE);
+
+		/* stopped at its stop mark: that checkpoint is its last */
+		if (st != RUN_S_RUNNING && st != RUN_S_STOPPED)
 			return 0;
 		if (seq < low)
 			low = seq;
@@ -1502,7 +1550,8 @@ int run_replan_tick(struct run_replan *x, const struct run_graph *g,
 		drop_pending(x);
 		return -ENOMEM;
 	}
-	/* a checkpoint taken after the decision */
+	/* a checkpoint taken after the decision (the executor moves it
+	 * past those the instances it stops took: run_replan_move_at()) */
 	done = ckpt_done(g, env);
 	x->at_seq = (done ? done : env->resume_seq) + 1;
 	return 0;
@@ -1578,6 +1627,19 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	*seq = x->at_seq;
 	*fgp = NULL;
 	*planp = NULL;
+	if (!x->pend_fg) {
+		/*
+		 * Refused at the carry of a partial switch after sets had
+		 * stopped at K (they cannot go on where they were): every
+		 * set restarts on the old plan from its newest complete
+		 * checkpoint, as a full switch refused at the carry does.
+		 */
+		x->partial = false;
+		r = run_state_prepare(x->dir, g, true, seq, why, sizeof(why));
+		if (r)
+			snprintf(err, errlen, "%s", why);
+		return r;
+	}
 	/* the region first: the carry leaves the sets it keeps as they are
 	 * (without it, no memory, every set is carried anew) */
 	free(x->region_text);
@@ -1658,4 +1720,6 @@ void run_replan_end(struct run_replan *x, const struct run_graph *g,
 	sum->refused = x->refused;
 	sum->pause_ns = x->pause_ns;
 	sum->pause_max_ns = x->pause_max_ns;
+	sum->stopped_clean = x->stopped_clean;
+	sum->stopped_killed = x->stopped_killed;
 }

@@ -48,6 +48,7 @@ enum {
 	RUN_S_RUNNING,
 	RUN_S_DONE,
 	RUN_S_FAILED,
+	RUN_S_STOPPED,		/* stopped at its stop mark, for a re-plan */
 };
 
 /* run_set_stats.flags */
@@ -59,6 +60,15 @@ struct run_set_stats {
 	__s32	pid;			/* its process, or its pool's */
 	__u32	flags;			/* RUN_SF_* */
 	__u32	pad;
+	/*
+	 * The stop mark, written by the coordinator while a change waits
+	 * for checkpoint K (0: none): the instance stops right after taking
+	 * a checkpoint >= stop_at (nothing consumed or produced past it,
+	 * what it queued before sent), leaves the scheduler as done and
+	 * waits, its endpoints open, until the mark says RUN_STOP_GO; then
+	 * its process exits with RUN_EXIT_STOPPED.
+	 */
+	__u64	stop_at;
 	__u64	runs;			/* quanta run */
 	__u64	parks;			/* waits for the scheduler */
 	__u64	boundary_out;		/* descriptors sent */
@@ -141,6 +151,11 @@ struct run_spool_rec {
  * stopped because another set failed the graph. */
 #define RUN_EXIT_FAILED	3
 #define RUN_EXIT_PEER	4
+/* ... and of one whose sets all stopped at their stop marks, released */
+#define RUN_EXIT_STOPPED	5
+
+/* run_set_stats.stop_at: the stopped instance may go */
+#define RUN_STOP_GO		(~0ULL)
 
 /*
  * set.c: run instance @inst of set @set, in the process forked for it;
@@ -159,7 +174,7 @@ struct run_item {
  * @workers worker threads (spares join them while one blocks in a
  * channel); @ready_fd, @go_fd: the start barrier. Returns the exit
  * status: 0, RUN_EXIT_FAILED (a set of the pool failed: its stats say
- * why) or RUN_EXIT_PEER.
+ * why), RUN_EXIT_PEER or RUN_EXIT_STOPPED.
  */
 int run_pool_main(const struct run_env *env, const struct run_item *items,
 		  unsigned int n, unsigned int workers, int ready_fd,
@@ -267,6 +282,11 @@ unsigned int run_replan_generation(const struct run_replan *x);
 __u64 run_replan_stop_ns(const struct run_replan *x);
 const struct dfg_plan *run_replan_pending(const struct run_replan *x,
 					  const struct dfg_flow **fgp);
+__u64 run_replan_at_seq(const struct run_replan *x);
+void run_replan_move_at(struct run_replan *x, __u64 seq);
+void run_replan_cancel(struct run_replan *x, const char *why);
+void run_replan_stopped(struct run_replan *x, unsigned int clean,
+			unsigned int killed);
 /* The steps of a switch, for DFG_REPLAN_LOG's "run" line: the old
  * processes reaped, the checkpoint carried, the new plan's kernel objects
  * ready, its processes forked, all of them set up (the start barrier). */

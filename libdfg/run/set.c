@@ -615,6 +615,8 @@ static int pump_root(struct rt_set *s, struct rt_member *m)
 	const struct dfg_blip *b;
 	int code, r;
 
+	if (s->stopping)
+		return 0;	/* stopped at its mark: nothing past it */
 	if (rt_ckpt_every(s)) {
 		__u64 mark = (s->ckpt_seq + 1) * rt_ckpt_every(s);
 
@@ -841,6 +843,23 @@ int rt_set_start(struct rt_set *s)
 	return s->start_err;
 }
 
+/*
+ * Stopped at its stop mark (rt_maybe_checkpoint()): what it queued before
+ * goes out (checkpoint K's blip among it), then it leaves the scheduler
+ * as done (DFG_YIELD_EOF: no end of stream, no done marker) and is
+ * stopped; its process waits for the coordinator (rt_stop_wait()).
+ */
+static int stop_step(struct rt_set *s)
+{
+	int r = flush_outputs(s);
+
+	if (r)
+		return r;
+	s->stopped = true;
+	__atomic_store_n(&s->st->state, RUN_S_STOPPED, __ATOMIC_RELEASE);
+	return DFG_YIELD_EOF;
+}
+
 int rt_set_step(struct rt_set *s, unsigned long budget)
 {
 	int r = rt_set_start(s);
@@ -854,10 +873,14 @@ int rt_set_step(struct rt_set *s, unsigned long budget)
 			s->done = true;
 		return r ? r : DFG_YIELD_EOF;
 	}
+	if (s->stopping)
+		return stop_step(s);
 	if (!s->st->runs)
 		s->st->started_ns = run_now_ns();
 	s->st->runs++;
 	r = quantum(s, budget);
+	if (r >= 0 && r != DFG_YIELD_EOF && s->stopping)
+		r = stop_step(s);
 	if (r == DFG_YIELD_INPUT_EMPTY || r == DFG_YIELD_OUTPUT_FULL)
 		s->st->parks++;
 	if (r == DFG_YIELD_EOF)
@@ -1122,12 +1145,18 @@ int run_set_main(const struct run_env *env, unsigned int set,
 		else
 			r = worker(&s);
 	}
-	s.st->state = r ? RUN_S_FAILED : RUN_S_DONE;
+	if (!s.stopped)
+		s.st->state = r ? RUN_S_FAILED : RUN_S_DONE;
 	if (s.peer_failed)
 		s.st->flags |= RUN_SF_PEER;
 	rt_set_prof(NULL);
+	if (!r && s.stopped) {
+		struct rt_set *sp = &s;
+
+		rt_stop_wait(&sp, 1);
+	}
 	rt_set_close(&s);
 	if (r)
 		return s.peer_failed ? RUN_EXIT_PEER : RUN_EXIT_FAILED;
-	return 0;
+	return s.stopped ? RUN_EXIT_STOPPED : 0;
 }

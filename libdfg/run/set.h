@@ -184,6 +184,11 @@ struct rt_set {
 	char			msg[DFG_COMP_ERRMSG_MAX];
 	__u64			ckpt_seq;	/* last checkpoint taken */
 	bool			peer_failed;	/* stopped by another's failure */
+	/* took the checkpoint of its stop mark (run_set_stats.stop_at):
+	 * consumes and produces nothing more; @stopped once what it
+	 * queued before is sent */
+	bool			stopping;
+	bool			stopped;
 };
 
 /*
@@ -335,5 +340,6 @@ int rt_spool_pump(struct rt_set *s, struct rt_in *in, unsigned int budget);
 __u64 rt_ckpt_every(const struct rt_set *s);
 int rt_ckpt_restore(struct rt_set *s, __u64 seq);
 int rt_maybe_checkpoint(struct rt_set *s);
+void rt_stop_wait(struct rt_set *const *sets, unsigned int n);
 
 #endif /* _DFG_RUN_SET_H */

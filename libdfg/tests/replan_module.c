@@ -509,6 +509,9 @@ TEST_F_TIMEOUT(rp, degree_2_to_4, 300)
 	/* one piece: every set stops */
 	EXPECT_STREQ("full restart: it affects every piece of the graph",
 		     t.path);
+	/* at K, on their stop marks: none had to be killed */
+	EXPECT_GT(sum.stopped_clean, 0);
+	EXPECT_EQ(0, sum.stopped_killed);
 	TH_LOG("pause %.3f ms", (double)sum.pause_ns / 1e6);
 	/* the state directory is gone with its generations */
 	EXPECT_NE(0, access(self->state, F_OK));
@@ -698,7 +701,7 @@ TEST_F_TIMEOUT(rp, random, 36000)
 	const char *env = getenv("DFG_REPLAN_TARGET");
 	unsigned long target = env ? strtoul(env, NULL, 10) : 60;
 	unsigned long done = 0, refused = 0, runs = 0;
-	__u64 pause = 0, pmax = 0;
+	__u64 pause = 0, pmax = 0, clean = 0, killed = 0;
 	char err[512];
 
 	SKIP_IF_NO_DEV();
@@ -713,7 +716,11 @@ TEST_F_TIMEOUT(rp, random, 36000)
 		ASSERT_FALSE(t.view_bad);
 		ASSERT_EQ(t.accepted, sum.replans);
 		ASSERT_EQ(t.refused, sum.refused);
+		/* every change stopped its processes, on marks or killed */
+		ASSERT_GE(sum.stopped_clean + sum.stopped_killed, sum.replans);
 		unlink(self->out);
+		clean += sum.stopped_clean;
+		killed += sum.stopped_killed;
 		done += t.accepted;
 		refused += t.refused;
 		pause += sum.pause_ns;
@@ -723,9 +730,10 @@ TEST_F_TIMEOUT(rp, random, 36000)
 		ASSERT_GT(t.accepted, 0) TH_LOG("run %lu", runs);
 		runs++;
 	}
-	TH_LOG("%lu re-plans (and %lu refused) in %lu runs; pause %.2f ms on average, %.2f ms at most",
+	TH_LOG("%lu re-plans (and %lu refused) in %lu runs; pause %.2f ms on average, %.2f ms at most; processes stopped at K %llu, killed %llu",
 	       done, refused, runs, (double)pause / 1e6 / (double)done,
-	       (double)pmax / 1e6);
+	       (double)pmax / 1e6, (unsigned long long)clean,
+	       (unsigned long long)killed);
 }
 
 /* Errors a caller can reach. */
@@ -1007,6 +1015,10 @@ TEST_F_TIMEOUT(rp, pieces_partial, 600)
 	EXPECT_EQ(2, t.after);
 	/* two pools, then one more */
 	EXPECT_EQ(3, sum.processes);
+	/* the first piece's pool, killed at K (no stop marks on a
+	 * partial switch: the carry may still refuse it) */
+	EXPECT_EQ(0, sum.stopped_clean);
+	EXPECT_EQ(1, sum.stopped_killed);
 	EXPECT_GT(sum.pause_ns, 0);
 	EXPECT_TRUE(same_output(self));
 	EXPECT_TRUE(same_out2(self));
@@ -1126,6 +1138,11 @@ TEST_F_TIMEOUT(rp, pieces_random, 3600)
 		if (t.accepted)
 			EXPECT_EQ(0, strncmp(t.path, "partial:", 8))
 				TH_LOG("run %u: %s", run, t.path);
+		EXPECT_GE(sum.stopped_clean + sum.stopped_killed,
+			  sum.replans);
+		TH_LOG("run %u: processes stopped at K %llu, killed %llu",
+		       run, (unsigned long long)sum.stopped_clean,
+		       (unsigned long long)sum.stopped_killed);
 		EXPECT_NOTHING_LEFT(pages);
 		unlink(self->out);
 		unlink(self->out2);

@@ -28,6 +28,9 @@
 #           piece of the graph alone (DFG_REPLAN_LOG path=partial); per
 #           change the second job's output rate while the first paused
 #           and over the run (running_rate_in_pause, running_rate_run)
+#           and, as in every scenario, the processes the change stopped
+#           at its checkpoint on their stop marks and those it had to
+#           kill (stopped_clean, stopped_killed: "replan-log: stop")
 #   store   the skew scenario again on the plan store the first rules run
 #           filled: the steps, and how long a store-served step took
 #           (eval_ms: the whole evaluation, turning the view and the
@@ -249,6 +252,9 @@ rules_one() {
 			view = d["view_ns"]; ev = d["eval_ns"]; lk = d["lookup_ns"]; st = d["store"]; ne = d["edits"]; next }
 		/^replan-log: region / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			next }
+		# the processes the change stopped: at K on their marks, or killed
+		/^replan-log: stop / { for (i = 4; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
+			next }
 		/^replan-log: run / { for (i = 3; i <= NF; i++) { split($i, kv, "="); d[kv[1]] = kv[2] }
 			c++
 			# the phase the deciding evaluation fell in
@@ -261,11 +267,11 @@ rules_one() {
 			# while the stopped sets paused, and over the whole run
 			rd = k2 > 1 ? sprintf("%.0f", rate2(d["stop_ns"], d["resumed_ns"])) : ""
 			rr = k2 > 1 ? sprintf("%.0f", rate2(u[1], u[k2])) : ""
-			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", scen, cfg, rep, c, d["gen"],
+			printf "%s,%s,%d,%d,%d,%.1f,%.1f,%.1f,%.3f,%.3f,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", scen, cfg, rep, c, d["gen"],
 				(d["first_ns"] - view + per * 1e6) / 1e6, (d["first_ns"] - view) / 1e6,
 				(d["resumed_ns"] - d["stop_ns"]) / 1e6, ev / 1e6, lk / 1e6, st, ne, ph,
 				d["new_inst"], d["rewired_inst"], d["kept_inst"], ap, op,
-				d["path"], d["running_inst"], rd, rr
+				d["path"], d["running_inst"], rd, rr, d["clean"], d["killed"]
 			delete d
 		}
 		/^re-plan: generation/ { gen = $3 }
@@ -293,7 +299,7 @@ run_rules() {
 	rules_every=$((rules_nelem / 100))
 	echo "scenario,config,degree,rep,exit,output_ok,seconds,evals,eval_cpu_ms_median,eval_cpu_ms_p99,eval_cpu_share,actions" >"$rw/raw_runs.csv"
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
-	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms,path,running_inst,running_rate_in_pause,running_rate_run" >"$rw/raw_changes.csv"
+	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms,path,running_inst,running_rate_in_pause,running_rate_run,stopped_clean,stopped_killed" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
 	for scen in ${DFG_BENCH_RULES_SCENARIOS:-skew heavy cpu kill pieces}; do
 		case $scen in

@@ -153,6 +153,10 @@ struct dfg_run_opts {
  *		for blocked workers not counted); 0: no pool ran
  * @pooled:	set instances run by worker pools (the others each had a
  *		process)
+ * @stopped_clean: processes a re-plan stopped that stopped at checkpoint K
+ *		on their own (stop marks) and exited when let go
+ * @stopped_killed: processes a re-plan stopped that had to be killed
+ *		(they had not stopped at K when it was complete)
  */
 struct dfg_run_summary {
 	__u64	elements;
@@ -172,6 +176,8 @@ struct dfg_run_summary {
 	__u64	pause_max_ns;
 	__u64	workers;
 	__u64	pooled;
+	__u64	stopped_clean;
+	__u64	stopped_killed;
 };
 
 /**
