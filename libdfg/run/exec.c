@@ -2138,14 +2138,21 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 	if (!opts)
 		sum_len = offsetof(struct dfg_run_summary, replans);
 	if (x.o->size == DFG_RUN_OPTS_SIZE_V0 ||
-	    x.o->size == DFG_RUN_OPTS_SIZE_V1) {
-		/* an older caller: what it lacks is zero */
+	    x.o->size == DFG_RUN_OPTS_SIZE_V1 ||
+	    x.o->size == DFG_RUN_OPTS_SIZE_V2) {
+		/* an older caller: what it lacks is zero, its summary shorter */
 		memcpy(&o_full, x.o, x.o->size);
 		o_full.size = sizeof(o_full);
+		o_full.reserved1 = 0;
 		sum_len = x.o->size == DFG_RUN_OPTS_SIZE_V0 ?
 			  offsetof(struct dfg_run_summary, replans) :
-			  offsetof(struct dfg_run_summary, workers);
+			  x.o->size == DFG_RUN_OPTS_SIZE_V1 ?
+			  offsetof(struct dfg_run_summary, workers) :
+			  offsetof(struct dfg_run_summary, stopped_clean);
 		x.o = &o_full;
+	} else if (opts && x.o->size == sizeof(*x.o) && x.o->sum_size &&
+		   x.o->sum_size < sum_len) {
+		sum_len = x.o->sum_size;
 	}
 	if (!dot_path || x.o->size != sizeof(*x.o) ||
 	    x.o->flags & ~DFG_RUN_FLAGS_ALL ||

@@ -100,12 +100,17 @@ struct dfg_replanner;
  * @reserved0:	ignored (the tail padding of older versions)
  * @workers:	worker threads of each pool, 0: one per CPU the caller
  *		may run on; never more than the pool's set instances
+ * @reserved1:	ignored (the tail padding of older versions)
+ * @sum_size:	bytes of struct dfg_run_summary the caller has (its
+ *		sizeof); 0: the summary of libdfg 0.10, up to @stopped_killed
  *
  * A caller built against the header before @replanner passes the shorter
  * size; the fields it lacks read as zero, and struct dfg_run_summary is
  * filled up to @replans only (as it is when @opts is NULL: nothing
  * re-plans then). One built before @workers passes
- * DFG_RUN_OPTS_SIZE_V1, and gets the summary up to @workers.
+ * DFG_RUN_OPTS_SIZE_V1, and gets the summary up to @workers; one built
+ * before @sum_size passes DFG_RUN_OPTS_SIZE_V2 and gets it up to
+ * @stopped_clean. The summary is never filled past @sum_size.
  */
 struct dfg_run_opts {
 	unsigned int	size;
@@ -119,6 +124,8 @@ struct dfg_run_opts {
 	unsigned int	replan_ms;
 	unsigned int	reserved0;
 	unsigned int	workers;
+	unsigned int	reserved1;
+	__u64		sum_size;
 };
 
 /* The most workers a pool takes (struct dfg_run_opts.workers). */
@@ -128,6 +135,8 @@ struct dfg_run_opts {
 #define DFG_RUN_OPTS_SIZE_V0	offsetof(struct dfg_run_opts, replanner)
 /* ... and before @workers (libdfg 0.9). */
 #define DFG_RUN_OPTS_SIZE_V1	offsetof(struct dfg_run_opts, workers)
+/* ... and before @sum_size (libdfg 0.9). */
+#define DFG_RUN_OPTS_SIZE_V2	offsetof(struct dfg_run_opts, sum_size)
 
 /**
  * struct dfg_run_summary - figures of a finished run
