@@ -2150,7 +2150,7 @@ int dfg_run(const char *dot_path, const struct dfg_run_opts *opts,
 			  offsetof(struct dfg_run_summary, workers) :
 			  offsetof(struct dfg_run_summary, stopped_clean);
 		x.o = &o_full;
-	} else if (opts && x.o->size == sizeof(*x.o) && x.o->sum_size &&
+	} else if (x.o->size == sizeof(*x.o) && x.o->sum_size &&
 		   x.o->sum_size < sum_len) {
 		sum_len = x.o->sum_size;
 	}
