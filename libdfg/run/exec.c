@@ -180,11 +180,22 @@ struct run_ctx {
 						 * on */
 	char			sw_dir[4096];	/* the old generation's */
 	char			full_why[192];	/* a full switch: why */
-	/* the pending change's stop marks are written (stop_mark()); when
-	 * stopped processes were let go */
+	/* the pending change's stop marks are written (stop_mark()), on
+	 * which set instances (RUN_MARKS_*); when stopped processes were
+	 * let go */
 	bool			stop_marked;
+	unsigned int		marks;
 	__u64			release_ns;
+	/* the partial switch restarts the closed region on the plan it ran
+	 * (the change was refused at the carry after it stopped) */
+	bool			restart;
 };
+
+/* run_ctx.marks: no stop marks; on the instances of the change's closed
+ * region (a partial switch); on every instance (a full one) */
+#define RUN_MARKS_NONE		0
+#define RUN_MARKS_CLOSED	1
+#define RUN_MARKS_ALL		2
 
 /* run_phase(): the processes were stopped for a re-plan. */
 #define RUN_PHASE_REPLAN	1
@@ -727,14 +738,12 @@ static __u64 slot_ckpt(const struct run_ctx *x, unsigned int s,
 }
 
 /*
- * A change waits for checkpoint K, and every set will stop (the full
- * path): each set instance gets a stop mark, and stops right after
- * taking K (ckpt.c) instead of running on past it until it is killed.
- * A change that stops only the pieces of its closed region (the partial
- * path) gets none: the carry may still refuse it then, and the stopped
- * pieces would have to start again while the others run on (what the
- * carry's refusal does on the full path, every set restarting from K,
- * needs no such thing); their processes are killed at K as before.
+ * A change waits for checkpoint K: the set instances it will stop get
+ * stop marks, and each stops right after taking K (ckpt.c) instead of
+ * running on past it until it is killed. On a partial switch those are
+ * the instances of its closed region's pieces (the carry may still
+ * refuse the change then: the closed region alone restarts from K on
+ * the old plan, replan_restart()); on a full one every instance.
  */
 static void stop_mark(struct run_ctx *x)
 {
@@ -743,7 +752,7 @@ static void stop_mark(struct run_ctx *x)
 	const struct dfg_plan *op = x->g.plan;
 	__u64 at = run_replan_at_seq(x->rp);
 	struct run_region reg = { 0 };
-	bool partial = false;
+	bool *keep = NULL, partial = false;
 	unsigned int s, i;
 
 	if (!np || !at) {
@@ -770,29 +779,37 @@ static void stop_mark(struct run_ctx *x)
 	x->stop_marked = true;
 	if (x->by_piece && !run_region_compute(&reg, x->g.fg, op, nfg, np)) {
 		partial = reg.closed_inst < np->ninstances;
+		keep = partial ? calloc(op->nsets + 1, sizeof(*keep)) : NULL;
+		for (s = 0; keep && s < np->nsets; s++)
+			if (!reg.closed[s])
+				keep[reg.old[s]] = true;
 		run_region_free(&reg);
 	}
-	if (partial)
+	/* the pieces that run on must not stop: no marks at all then */
+	if (partial && !keep)
 		return;
 	/*
 	 * An instance that had taken K (sources run ahead) would stop at
 	 * its next checkpoint, which the others, stopped at K, never let
-	 * come: K is one past the newest checkpoint an instance took, and
-	 * one more for those taken while the marks are written (the set
-	 * counts the checkpoint, then reads its mark, ckpt.c stop_due()).
-	 * K cannot move once a mark is out; an instance that still took it
-	 * unmarked does not stop, and is killed at K. What the sets do up
-	 * to K is kept.
+	 * come: K is one past the newest checkpoint a marked instance took,
+	 * and one more for those taken while the marks are written (the
+	 * set counts the checkpoint, then reads its mark, ckpt.c
+	 * stop_due()). K cannot move once a mark is out; an instance that
+	 * still took it unmarked does not stop, and is killed at K. What
+	 * the sets do up to K is kept. The pieces that run on take K as
+	 * they come to it (its files are linked into the new generation).
 	 */
 	for (s = 0; s < op->nsets; s++)
-		for (i = 0; i < op->sets[s].degree; i++)
+		for (i = 0; !(keep && keep[s]) && i < op->sets[s].degree; i++)
 			if (slot_ckpt(x, s, i) + 2 > at)
 				at = slot_ckpt(x, s, i) + 2;
 	run_replan_move_at(x->rp, at);
 	for (s = 0; s < op->nsets; s++)
-		for (i = 0; i < op->sets[s].degree; i++)
+		for (i = 0; !(keep && keep[s]) && i < op->sets[s].degree; i++)
 			__atomic_store_n(&live_slot(x, s, i)->stop_at, at,
 					 __ATOMIC_SEQ_CST);
+	x->marks = keep ? RUN_MARKS_CLOSED : RUN_MARKS_ALL;
+	free(keep);
 }
 
 /*
@@ -825,6 +842,7 @@ static void stop_unmark(struct run_ctx *x)
 			__atomic_store_n(&live_slot(x, s, i)->stop_at, 0,
 					 __ATOMIC_RELEASE);
 	x->stop_marked = false;
+	x->marks = RUN_MARKS_NONE;
 }
 
 /*
@@ -876,6 +894,7 @@ static int run_phase(struct run_ctx *x, const struct dfg_plan_phase *ph,
 	__u64 fail_ns = 0;
 
 	x->stop_marked = false;
+	x->marks = RUN_MARKS_NONE;
 	x->release_ns = 0;
 	/* the set instances started here: not those that run on */
 	for (k = 0; k < ph->nsets; k++)
@@ -1438,30 +1457,15 @@ static void next_drop(struct run_ctx *x)
 	x->next.graph_fd = -1;
 }
 
-/*
- * While an accepted re-plan waits for its checkpoint, its plan's layout,
- * stats area and kernel objects (a graph, an arena whose pages the module
- * allocates and zeroes, the channels) are made ready, beside the running
- * plan's: they depend on the plan alone, and take them out of the pause.
- * Nothing is announced yet (the module hears the generation when it runs).
- * Failing here (the arena's memory limit with two plans alive, say)
- * costs nothing: replan_switch() makes them once the old plan is gone,
- * as it did before.
- */
-static void prebuild(struct run_ctx *x)
+/* The layout, stats area and kernel objects of @plan made beside the
+ * running plan's, in x->next (not ready when that failed). */
+static void objs_make(struct run_ctx *x, const struct dfg_flow *fg,
+		      const struct dfg_plan *plan)
 {
 	struct dfg_run_opts quiet;
 	const struct dfg_run_opts *o = x->o;
-	const struct dfg_flow *fg;
-	const struct dfg_plan *plan;
 	int r;
 
-	if (x->next.ready || !x->rp)
-		return;
-	plan = run_replan_pending(x->rp, &fg);
-	if (!plan || plan == x->tried)
-		return;	/* none, or once for each (not at every tick) */
-	x->tried = plan;
 	/* a failure here must leave the caller's error text alone */
 	quiet = *o;
 	quiet.err = NULL;
@@ -1480,6 +1484,30 @@ static void prebuild(struct run_ctx *x)
 	x->o = o;
 	if (r)
 		next_drop(x);
+}
+
+/*
+ * While an accepted re-plan waits for its checkpoint, its plan's layout,
+ * stats area and kernel objects (a graph, an arena whose pages the module
+ * allocates and zeroes, the channels) are made ready, beside the running
+ * plan's: they depend on the plan alone, and take them out of the pause.
+ * Nothing is announced yet (the module hears the generation when it runs).
+ * Failing here (the arena's memory limit with two plans alive, say)
+ * costs nothing: replan_switch() makes them once the old plan is gone,
+ * as it did before.
+ */
+static void prebuild(struct run_ctx *x)
+{
+	const struct dfg_flow *fg;
+	const struct dfg_plan *plan;
+
+	if (x->next.ready || !x->rp)
+		return;
+	plan = run_replan_pending(x->rp, &fg);
+	if (!plan || plan == x->tried)
+		return;	/* none, or once for each (not at every tick) */
+	x->tried = plan;
+	objs_make(x, fg, plan);
 }
 
 /* ---- Partial switches: the pieces a change leaves run on -------------- */
@@ -1656,6 +1684,7 @@ static void sw_drop(struct run_ctx *x)
 	x->sw_fg = NULL;
 	x->sw_keep = NULL;
 	x->partial = false;
+	x->restart = false;
 }
 
 /* The sets of process @q, each in *@keep or not: 1 all, 0 none, -1 both. */
@@ -1703,16 +1732,60 @@ static void stop_procs(struct run_ctx *x, struct proc *p, unsigned int n,
 	if (clean)
 		x->release_ns = run_now_ns();
 	x->stop_marked = false;
+	x->marks = RUN_MARKS_NONE;
 	run_replan_stopped(x->rp, clean, killed);
+}
+
+/*
+ * The change was refused at the carry after the sets of its closed region
+ * (the sets not in @keep) had stopped at checkpoint @seq: they restart
+ * from it on the plan being run, and the other pieces run on, as on a
+ * partial switch (of the plan into itself, run_replan_restart(); its
+ * objects made first, here, in the pause: a refusal is rare). 0, or
+ * -errno with nothing done (every set restarts instead).
+ */
+static int replan_restart(struct run_ctx *x, bool *keep, __u64 seq)
+{
+	const struct dfg_plan *op = x->g.plan;
+	struct dfg_flow *fg2;
+	struct dfg_plan *plan2;
+	bool *closed;
+	unsigned int s;
+	int r;
+
+	objs_make(x, x->g.fg, op);
+	if (!x->next.ready)
+		return -ENOMEM;
+	closed = calloc(op->nsets + 1, sizeof(*closed));
+	r = closed ? 0 : -ENOMEM;
+	for (s = 0; closed && s < op->nsets; s++)
+		closed[s] = !keep[s];
+	if (!r)
+		r = run_replan_restart(x->rp, &x->g, closed, &fg2, &plan2);
+	free(closed);
+	if (r) {
+		next_drop(x);
+		return r;
+	}
+	x->partial = true;
+	x->restart = true;
+	x->sw_fg = fg2;
+	x->sw_plan = plan2;
+	x->sw_seq = seq;
+	x->sw_keep = keep;
+	return 0;
 }
 
 /*
  * Checkpoint K of the pending change is complete. When the pieces of the
  * graph outside its closed region can run on (each piece's sets in
  * processes of their own, the new plan's kernel objects made beside the
- * running plan's), K is carried into the new plan now, before anything
- * stops, and only the processes of the closed region are killed: 1 (2:
- * the carry refused the change, nothing stops, the old plan goes on).
+ * running plan's), K is carried into the new plan now, before any
+ * process goes, and only the processes of the closed region go (let go
+ * when their sets stopped at K on their marks, killed otherwise): 1, also
+ * when the carry refused the change after they stopped (the closed region
+ * restarts from K on the old plan, replan_restart()); 2: the carry
+ * refused it and none had stopped, nothing stops, the old plan goes on.
  * Otherwise 0: every set stops, as before (why: DFG_REPLAN_LOG, -v).
  * -errno: the run fails.
  */
@@ -1742,6 +1815,8 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 		why = "its region could not be worked out";
 	else if (reg.closed_inst >= np->ninstances)
 		why = "it affects every piece of the graph";
+	else if (x->marks == RUN_MARKS_ALL)
+		why = "every set instance was marked to stop";
 	else if (!(keep = calloc(op->nsets + 1, sizeof(*keep))))
 		why = "no memory";
 	for (s = 0; !why && s < np->nsets; s++)
@@ -1779,12 +1854,18 @@ static int replan_decide(struct run_ctx *x, struct proc *p, unsigned int n)
 		free(keep);
 		return fail(x, r, "%s", msg);	/* all are killed */
 	}
-	if (!fg2 && stopped) {
+	if (!fg2 && (stopped || x->marks == RUN_MARKS_CLOSED)) {
 		/* refused, but sets stopped at K cannot go on where they
-		 * were: every set restarts on the old plan from K */
-		free(keep);
+		 * were: the closed region restarts from K on the old plan,
+		 * the other pieces run on */
 		next_drop(x);
 		x->tried = NULL;
+		if (!replan_restart(x, keep, seq)) {
+			stop_procs(x, p, n, keep);
+			return 1;
+		}
+		/* or, that failing, every set */
+		free(keep);
 		snprintf(x->full_why, sizeof(x->full_why),
 			 "the carry refused the change after sets had stopped at checkpoint %llu",
 			 (unsigned long long)seq);
@@ -1950,7 +2031,11 @@ static int replan_partial(struct run_ctx *x)
 	for (i = 0; i < x->g.nr_set_stats; i++)
 		x->linked[i] = x->env.resume_seq;	/* the carry's */
 	r = check_comps(x);
-	if (!r && (x->o->flags & DFG_RUN_VERBOSE)) {
+	if (!r && x->restart && (x->o->flags & DFG_RUN_VERBOSE)) {
+		say(x, "re-plan: restart: the change was refused after its closed region stopped at checkpoint %llu: its %u set instances restart from it on the plan they ran, %u run on in their processes\n",
+		    (unsigned long long)x->env.resume_seq, reg->closed_inst,
+		    np->ninstances - reg->closed_inst);
+	} else if (!r && (x->o->flags & DFG_RUN_VERBOSE)) {
 		say(x, "re-plan: generation %u from checkpoint %llu\n",
 		    run_replan_generation(x->rp),
 		    (unsigned long long)x->env.resume_seq);

@@ -39,10 +39,13 @@
  * The executor stops only the sets of the pieces of the graph that hold
  * a new set (the closed region) when the others can run on (a worker
  * pool and a kernel graph per piece): run_replan_path() says so before
- * the switch, which then comes before anything stops (a change refused
- * at the carry stops nothing) and leaves the old generation's directory,
- * where the sets that run on still write their checkpoints, to the
- * executor (it links them into the new one, exec.c).
+ * the switch, which then comes before any process goes and leaves the
+ * old generation's directory, where the sets that run on still write
+ * their checkpoints, to the executor (it links them into the new one,
+ * exec.c). A change refused at the carry once the closed region stopped
+ * at K is followed by the carry of the old plan into itself
+ * (run_replan_restart(): a generation of the journal's without edits),
+ * so that the closed region alone restarts from K.
  *
  * The state directory keeps one directory per generation, "g<N>" (the
  * first plan's checkpoints stay at the top), and the journal "replan":
@@ -80,7 +83,10 @@ struct run_replan {
 	unsigned int		plan_flags;
 	__u64			period_ns;
 	__u64			next_ns;
-	unsigned int		generation;
+	unsigned int		generation;	/* of the plan: changes */
+	/* of the journal and the directories: changes, and the restarts of
+	 * a closed region on the old plan (run_replan_restart()) */
+	unsigned int		dirgen;
 	bool			ckpt;		/* with checkpoints */
 	char			root[4096];	/* state directory */
 	char			dir[4096];	/* this generation's */
@@ -94,6 +100,7 @@ struct run_replan {
 	__u64			mark[RUN_RP_NMARKS];	/* the steps after */
 	__u64			from_seq;	/* carried from */
 	bool			starting;	/* pause not measured */
+	bool			restarting;	/* ... of a restart */
 
 	/* per component, since the start: past generations, and the view */
 	unsigned int		ncomps;
@@ -287,7 +294,10 @@ static int journal_replay(struct run_replan *x, struct dfg_flow **fgp,
 			dfg_flow_free(*fgp);
 			*fgp = nfg;
 			*planp = nplan;
-			x->generation = gen;
+			/* no edits: a closed region restarted on the
+			 * plan it ran (run_replan_restart()) */
+			x->generation += n != 0;
+			x->dirgen = gen;
 			x->from_seq = seq;
 			continue;
 		}
@@ -336,13 +346,13 @@ static int journal_replay(struct run_replan *x, struct dfg_flow **fgp,
 	if (r)
 		return r;
 	/* generations past the journal's never committed */
-	for (gen = x->generation + 1;; gen++) {
+	for (gen = x->dirgen + 1;; gen++) {
 		if (gen_dir(path, sizeof(path), x->root, gen) ||
 		    stat(path, &st))
 			break;
 		run_state_clear(path);
 	}
-	return gen_dir(x->dir, sizeof(x->dir), x->root, x->generation);
+	return gen_dir(x->dir, sizeof(x->dir), x->root, x->dirgen);
 }
 
 /* Appends generation @gen (from @seq, @text's edits) to the journal. */
@@ -852,7 +862,7 @@ static void carry_free(struct carry *c)
 
 /*
  * Checkpoint @seq of the plan @g ran (files in x->dir) into the pending
- * plan, as generation x->generation + 1 in its own directory.
+ * plan, as the journal's generation x->dirgen + 1 in its own directory.
  */
 static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
 		 char *newdir, size_t dirlen, char *why, size_t whylen)
@@ -891,7 +901,7 @@ static int carry(struct run_replan *x, const struct run_graph *g, __u64 seq,
 		if (!kept(&c, i))
 			r = change(&c, i, why, whylen);
 	if (!r)
-		r = gen_dir(newdir, dirlen, x->root, x->generation + 1);
+		r = gen_dir(newdir, dirlen, x->root, x->dirgen + 1);
 	if (!r) {
 		/* a leftover of a re-plan that never committed goes */
 		run_state_clear(newdir);
@@ -1216,7 +1226,7 @@ void run_replan_clear_gens(struct run_replan *x)
 		return;
 	for (g = 1;; g++) {
 		if (gen_dir(path, sizeof(path), x->root, g) ||
-		    (g > x->generation && stat(path, &st)))
+		    (g > x->dirgen && stat(path, &st)))
 			break;
 		run_state_clear(path);
 	}
@@ -1418,6 +1428,7 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			  const struct run_env *env, bool ended)
 {
 	__u64 last = 0, first = 0, resumed = 0, affected = 0, others = 0, t, p;
+	bool restart = x->restarting;
 	unsigned int i, s;
 
 	if (!x->starting)
@@ -1443,6 +1454,7 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			first = t;
 	}
 	x->starting = false;
+	x->restarting = false;
 	if (!resumed)
 		return;
 	/* the affected sets' and the others' that restarted (every set, or
@@ -1460,6 +1472,23 @@ static void measure_pause(struct run_replan *x, const struct run_graph *g,
 			if (t > *m)
 				*m = t;
 		}
+	/*
+	 * A closed region restarted on the plan it ran (a change refused
+	 * at the carry after it stopped): its own line, and no pause of a
+	 * change, as a full switch's refusal at the carry counts none.
+	 */
+	if (restart) {
+		if (x->log)
+			fprintf(stderr, "replan-log: restart gen=%u running_inst=%u closed_inst=%u stop_ns=%llu resumed_ns=%llu carried_ns=%llu objects_ns=%llu go_ns=%llu\n",
+				x->generation, x->running_inst,
+				x->region.closed_inst,
+				(unsigned long long)x->stop_ns,
+				(unsigned long long)others,
+				(unsigned long long)x->mark[RUN_RP_CARRIED],
+				(unsigned long long)x->mark[RUN_RP_OBJECTS],
+				(unsigned long long)x->mark[RUN_RP_GO]);
+		return;
+	}
 	/* and the steps between, each as its end (0: not taken) */
 	if (x->log)
 		fprintf(stderr, "replan-log: run gen=%u path=%s running_inst=%u stop_ns=%llu first_ns=%llu last_ns=%llu resumed_ns=%llu reaped_ns=%llu carried_ns=%llu objects_ns=%llu forked_ns=%llu go_ns=%llu affected_resumed_ns=%llu others_resumed_ns=%llu\n",
@@ -1615,6 +1644,25 @@ const struct run_region *run_replan_region(const struct run_replan *x)
 	return x->region.nsets ? &x->region : NULL;
 }
 
+/*
+ * The journal names the pending plan's generation, carried from K into
+ * @dir: it becomes the plan being run (*@fgp, *@planp, the caller's), its
+ * pause to be measured.
+ */
+static void committed(struct run_replan *x, const char *dir,
+		      struct dfg_flow **fgp, struct dfg_plan **planp)
+{
+	x->starting = true;
+	x->from_seq = x->at_seq;
+	snprintf(x->dir, sizeof(x->dir), "%s", dir);
+	*fgp = x->pend_fg;
+	*planp = x->pend_plan;
+	x->pend_fg = NULL;
+	x->pend_plan = NULL;
+	free(x->pend_text);
+	x->pend_text = NULL;
+}
+
 int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		      const struct run_env *env, struct dfg_flow **fgp,
 		      struct dfg_plan **planp, __u64 *seq, char *err,
@@ -1630,9 +1678,11 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	if (!x->pend_fg) {
 		/*
 		 * Refused at the carry of a partial switch after sets had
-		 * stopped at K (they cannot go on where they were): every
-		 * set restarts on the old plan from its newest complete
-		 * checkpoint, as a full switch refused at the carry does.
+		 * stopped at K (they cannot go on where they were), and
+		 * their region could not be restarted alone
+		 * (run_replan_restart()): every set restarts on the old
+		 * plan from its newest complete checkpoint, as a full
+		 * switch refused at the carry does.
 		 */
 		x->partial = false;
 		r = run_state_prepare(x->dir, g, true, seq, why, sizeof(why));
@@ -1651,7 +1701,9 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	if (r)
 		run_region_free(&x->region);
 	if (r == -EINVAL && why[0] && x->partial) {
-		/* nothing stopped yet: the old plan goes on as it runs */
+		/* nothing stopped for good: the old plan goes on as it
+		 * runs, or the closed region, stopped at K, restarts from
+		 * it alone (run_replan_restart()) */
 		drop_pending(x);
 		refuse(x, r, why);
 		return 0;
@@ -1672,7 +1724,7 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 		return r;
 	}
 	if (!r)
-		r = journal_commit(x, x->generation + 1, x->at_seq,
+		r = journal_commit(x, x->dirgen + 1, x->at_seq,
 				   x->pend_text);
 	if (r) {
 		snprintf(err, errlen, "re-plan at checkpoint %llu: %s",
@@ -1684,9 +1736,10 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 	 * (the first one's stay with the journal at the top; on a partial
 	 * switch the sets that run on still write there, and the executor
 	 * removes it once they are gone) */
-	if (x->generation && !x->partial)
+	if (x->dirgen && !x->partial)
 		run_state_clear(x->dir);
 	x->generation++;
+	x->dirgen++;
 	note_region(x, g);
 	if (x->log)
 		fprintf(stderr, "replan-log: path gen=%u path=%s running_inst=%u why=%s\n",
@@ -1694,16 +1747,73 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
 			x->running_inst, x->partial ? "-" :
 			x->path_why[0] ? x->path_why : "-");
 	x->replans++;
-	x->starting = true;
-	x->from_seq = x->at_seq;
-	snprintf(x->dir, sizeof(x->dir), "%s", dir);
-	*fgp = x->pend_fg;
-	*planp = x->pend_plan;
-	x->pend_fg = NULL;
-	x->pend_plan = NULL;
-	free(x->pend_text);
-	x->pend_text = NULL;
+	committed(x, dir, fgp, planp);
 	tell(x, 0, x->path_text[0] ? x->path_text : NULL);
+	return 0;
+}
+
+/*
+ * The pending change was refused at the carry of a partial switch after
+ * the sets of its closed region had stopped at checkpoint K (x->at_seq):
+ * they cannot go on where they were. The plan being run is carried into
+ * itself instead, as a generation of the journal's without edits (the
+ * plan's generation stays): every set's files of K linked into its
+ * directory, nothing read or written. The sets of @closed (per set of
+ * the plan) restart from K, the others run on (a partial switch,
+ * exec.c); the copies of the plan come back in *@fgp and *@planp. A kill
+ * -9 at any point resumes on the plan from K or later, in either
+ * directory. -errno (nothing committed): the caller restarts every set
+ * instead.
+ */
+int run_replan_restart(struct run_replan *x, const struct run_graph *g,
+		       const bool *closed, struct dfg_flow **fgp,
+		       struct dfg_plan **planp)
+{
+	struct run_region *reg = &x->region;
+	char why[256] = "", dir[4096];
+	unsigned int s;
+	int r;
+
+	*fgp = NULL;
+	*planp = NULL;
+	drop_pending(x);
+	free(x->region_text);
+	x->region_text = NULL;
+	run_region_free(reg);
+	x->pend_text = strdup("");
+	r = x->pend_text ? 0 : -ENOMEM;
+	if (!r)
+		r = dfg_plan_edit_apply(g->fg, g->plan, x->plan_flags, NULL, 0,
+					&x->pend_fg, &x->pend_plan, why,
+					sizeof(why));
+	if (!r)
+		r = run_region_compute(reg, g->fg, g->plan, x->pend_fg,
+				       x->pend_plan);
+	/* the same plan: every set kept, by its number */
+	for (s = 0; !r && s < reg->nsets; s++)
+		if (reg->kind[s] != RUN_REGION_KEPT || reg->old[s] != s)
+			r = -EPROTO;
+	for (s = 0; !r && s < reg->nsets; s++) {
+		reg->closed[s] = closed[s];
+		reg->closed_sets += closed[s];
+		reg->closed_inst += closed[s] ? g->plan->sets[s].degree : 0;
+	}
+	if (!r)
+		r = carry(x, g, x->at_seq, dir, sizeof(dir), why, sizeof(why));
+	if (!r)
+		r = journal_commit(x, x->dirgen + 1, x->at_seq, x->pend_text);
+	if (r) {
+		run_region_free(reg);
+		drop_pending(x);
+		return r;
+	}
+	/* the sets that run on still write in the old directory: the
+	 * executor removes it once they are gone */
+	x->dirgen++;
+	x->partial = true;
+	x->running_inst = g->plan->ninstances - reg->closed_inst;
+	x->restarting = true;
+	committed(x, dir, fgp, planp);
 	return 0;
 }
 

@@ -318,6 +318,16 @@ int run_replan_switch(struct run_replan *x, const struct run_graph *g,
  */
 void run_replan_path(struct run_replan *x, bool partial,
 		     unsigned int running, const char *why);
+/*
+ * The pending change was refused at the carry of a partial switch after
+ * the closed region's sets had stopped at K: the plan being run carried
+ * into itself (a generation of the journal's without edits, every set's
+ * files linked), its sets in @closed to restart from K, the others to
+ * run on; copies of the plan in *@fgp, *@planp. -errno: nothing done.
+ */
+int run_replan_restart(struct run_replan *x, const struct run_graph *g,
+		       const bool *closed, struct dfg_flow **fgp,
+		       struct dfg_plan **planp);
 /* The region of the last switch, of the plan it made (NULL: unknown). */
 const struct run_region *run_replan_region(const struct run_replan *x);
 void run_replan_retire(struct run_replan *x, const struct run_graph *g,

@@ -19,13 +19,17 @@
  * The same job beside a second, independent one (two pieces of the
  * graph): a change to the first stops its piece alone, the second's
  * worker pool runs on in its process (checked by pid) and both outputs
- * are those of a run that never re-planned; the same with a change the
- * carry refuses (nothing stops), with the run's pools killed while the
- * change is applied and with the one that ran on killed afterwards (the
- * run fails, --resume finishes it), and with random changes, several
- * per run; after each run no process, kernel graph or module page of it
- * is left. DFG_REPLAN_PART=one runs the first set of tests alone,
- * DFG_REPLAN_PART=pieces the two-piece ones (pieces_*).
+ * are those of a run that never re-planned, the first piece's pool
+ * stopped at K on its stop marks; the same with a change the carry
+ * refuses once that pool stopped (the first piece alone restarts from K
+ * on the old plan), with the run's pools killed while the change is
+ * applied or refused, with the one that ran on killed afterwards (the
+ * run fails, --resume finishes it) and with the coordinator killed after
+ * the restart (--resume again), and with random changes, several per
+ * run; after each run no process, kernel graph or module page of it is
+ * left. DFG_REPLAN_PART=one runs the first set of tests alone,
+ * DFG_REPLAN_PART=pieces the two-piece ones (pieces_*) but for those of
+ * a refusal (pieces_refused_*), DFG_REPLAN_PART=refused those.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -79,6 +83,7 @@ struct tr {
 	int			fail_eval;	/* eval's return, if not 0 */
 	bool			no_ckpt;	/* run without checkpoints */
 	bool			view_bad;	/* a view broke a rule */
+	unsigned int		view_gen;	/* the last view's generation */
 	/* pieces: the run's processes when the change was applied, and
 	 * what became of them (see tr_pieces()) */
 	int			kill_mode;	/* TR_KILL_* */
@@ -181,10 +186,12 @@ static int tr_eval_job(struct tr *t, const struct dfg_run_view *v,
 	return 0;
 }
 
-/* kill_mode: the run's processes killed when the change is applied
- * (while the executor switches), or those that ran on, once it has */
+/* kill_mode: the run's processes killed when the change is applied or
+ * refused at the carry (while the executor switches), those that ran on
+ * once it has, or the coordinator itself then (a run spawn()ed) */
 #define TR_KILL_APPLIED		1
 #define TR_KILL_RUNNING		2
+#define TR_KILL_SELF		3
 
 /* The pids of this process's children (the run's processes), at most
  * @max; or -1. */
@@ -240,6 +247,8 @@ static void tr_pieces(struct tr *t)
 		if (j < n && t->kill_mode == TR_KILL_RUNNING)
 			kill(now[j], SIGKILL);
 	}
+	if (t->kill_mode == TR_KILL_SELF)
+		kill(getpid(), SIGKILL);
 }
 
 static int tr_eval(void *ctx, const struct dfg_run_view *v,
@@ -247,6 +256,7 @@ static int tr_eval(void *ctx, const struct dfg_run_view *v,
 {
 	struct tr *t = ctx;
 
+	t->view_gen = v->generation;
 	/* the first evaluation on the new plan */
 	if (t->nbefore > 0 && !t->looked)
 		tr_pieces(t);
@@ -260,18 +270,19 @@ static void tr_applied(void *ctx, unsigned int generation, int err,
 	int i;
 
 	t->pending = false;
+	/* the first change applied or refused: the processes of the run
+	 * before it (called before any of them goes; a refusal at the
+	 * carry, too) */
+	if (!t->nbefore && t->kill_mode >= 0 && err != -ECANCELED) {
+		t->nbefore = children(t->before, 16);
+		for (i = 0; t->kill_mode == TR_KILL_APPLIED && i < t->nbefore;
+		     i++)
+			kill(t->before[i], SIGKILL);
+	}
 	if (!err) {
 		t->accepted++;
 		t->generation = generation;
 		snprintf(t->path, sizeof(t->path), "%s", why ? why : "");
-		/* the first change: the processes of the run before it
-		 * (called before any of them stops) */
-		if (t->accepted == 1 && t->kill_mode >= 0) {
-			t->nbefore = children(t->before, 16);
-			for (i = 0; t->kill_mode == TR_KILL_APPLIED &&
-			     i < t->nbefore; i++)
-				kill(t->before[i], SIGKILL);
-		}
 		if (t->kill_applied && (int)generation == t->kill_applied)
 			kill(getpid(), SIGKILL);
 	} else if (err == -ECANCELED) {
@@ -436,13 +447,14 @@ FIXTURE_SETUP(rp)
 	snprintf(self->state, sizeof(self->state), "%s/state", self->dir);
 	snprintf(self->out2, sizeof(self->out2), "%s/out2.txt", self->dir);
 	write_job(self, "hash");
-	/* the two-piece tests (pieces_*) and the others run as programs of
-	 * their own (selftests/run/replan.sh, replan_pieces.sh), each in its
-	 * own time limit */
+	/* the two-piece tests (pieces_*; pieces_refused_* apart) and the
+	 * others run as programs of their own (selftests/run/replan.sh,
+	 * replan_pieces.sh, replan_refused.sh), each in its own time limit */
 	part = getenv("DFG_REPLAN_PART");
 	self->other_part = part &&
-		strcmp(part, strstr(_metadata->name, "pieces_") ? "pieces" :
-							       "one");
+		strcmp(part, strstr(_metadata->name, "pieces_refused") ?
+			     "refused" : strstr(_metadata->name, "pieces_") ?
+			     "pieces" : "one");
 	if (self->nodev || self->other_part)
 		return;
 	ASSERT_EQ(0, run_job(self, NULL, 0, &sum, err, sizeof(err)))
@@ -1015,10 +1027,9 @@ TEST_F_TIMEOUT(rp, pieces_partial, 600)
 	EXPECT_EQ(2, t.after);
 	/* two pools, then one more */
 	EXPECT_EQ(3, sum.processes);
-	/* the first piece's pool, killed at K (no stop marks on a
-	 * partial switch: the carry may still refuse it) */
-	EXPECT_EQ(0, sum.stopped_clean);
-	EXPECT_EQ(1, sum.stopped_killed);
+	/* the first piece's pool, stopped at K on its marks, let go */
+	EXPECT_EQ(1, sum.stopped_clean);
+	EXPECT_EQ(0, sum.stopped_killed);
 	EXPECT_GT(sum.pause_ns, 0);
 	EXPECT_TRUE(same_output(self));
 	EXPECT_TRUE(same_out2(self));
@@ -1028,14 +1039,30 @@ TEST_F_TIMEOUT(rp, pieces_partial, 600)
 	       (double)sum.pause_ns / 1e6);
 }
 
-/* A change the carry refuses stops nothing: the pools run on. */
+/* The first piece's output: every element counted once, whatever the
+ * spread of a round-robin flow's counts over the instances. */
+static int total_ok(FIXTURE_DATA(rp) *self)
+{
+	char *got = sorted_output(self->out);
+	int ok = got && total_count(got) == NELEMS;
+
+	free(got);
+	return ok;
+}
+
+/*
+ * A change the carry refuses (the count behind a round-robin flow cannot
+ * change degree) after the first piece stopped at K on its marks: that
+ * piece alone restarts from K on the old plan, in a pool anew; the
+ * second's runs on in its process.
+ */
 TEST_F_TIMEOUT(rp, pieces_refused_at_carry, 600)
 {
 	const struct dfg_plan_edit *steps[] = { deg4 };
 	const unsigned int nsteps[] = { 2 };
 	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1 };
 	struct dfg_run_summary sum;
-	char err[512], *got;
+	char err[512];
 	long pages;
 
 	SKIP_IF_NO_DEV();
@@ -1048,49 +1075,94 @@ TEST_F_TIMEOUT(rp, pieces_refused_at_carry, 600)
 	EXPECT_STREQ("'cnt' has state and is not fed by a hash flow: it cannot change degree",
 		     t.why);
 	EXPECT_EQ(0, sum.replans);
-	EXPECT_EQ(2, sum.processes);
-	got = sorted_output(self->out);
-	ASSERT_NE(NULL, got);
-	EXPECT_EQ(NELEMS, total_count(got));
-	free(got);
-	got = sorted_output(self->out2);
-	EXPECT_TRUE(got && counts_n(got, N2));
-	free(got);
+	EXPECT_EQ(1, sum.refused);
+	/* no change: no change's pause */
+	EXPECT_EQ(0, sum.pause_ns);
+	/* the plan's generation stays (no key skew to check here: the
+	 * count is fed round-robin) */
+	EXPECT_EQ(0, t.generation);
+	EXPECT_EQ(0, t.view_gen);
+	/* the second piece's pool ran on, the first's was let go at K
+	 * and started anew */
+	EXPECT_TRUE(t.looked);
+	EXPECT_EQ(2, t.nbefore);
+	EXPECT_EQ(1, t.survivors);
+	EXPECT_EQ(1, t.gone);
+	EXPECT_EQ(2, t.after);
+	EXPECT_EQ(3, sum.processes);
+	EXPECT_EQ(1, sum.stopped_clean);
+	EXPECT_EQ(0, sum.stopped_killed);
+	EXPECT_TRUE(total_ok(self));
+	EXPECT_TRUE(same_out2(self));
 	EXPECT_NOTHING_LEFT(pages);
+	EXPECT_NE(0, access(self->state, F_OK));
 }
 
 /*
  * A worker pool killed while the change is applied (every process of the
  * run, the one that would run on included), or the one that ran on
- * killed once the new plan runs: the run fails, leaves nothing behind,
- * and --resume finishes it with the output of a run that never
- * re-planned.
+ * killed once the new plan runs, or the coordinator killed then: the run
+ * fails or dies, leaves nothing behind, and --resume finishes it with
+ * the output of a run that never re-planned. @refused: the same with the
+ * change the carry refuses after the first piece stopped (the kills come
+ * at the refusal, and once that piece restarted on the old plan; the
+ * journal names the restart, a generation without edits).
  */
 static void pieces_kill(struct __test_metadata *_metadata,
-			FIXTURE_DATA(rp) *self, int mode)
+			FIXTURE_DATA(rp) *self, int mode, bool refused)
 {
 	const struct dfg_plan_edit *steps[] = { deg4 };
 	const unsigned int nsteps[] = { 2 };
 	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 1,
 			.kill_mode = mode };
 	struct dfg_run_summary sum;
-	char err[512];
+	char err[512], path[192], text[512] = "";
+	unsigned long long from;
+	size_t len;
+	FILE *f;
 	long pages;
+	pid_t pid;
+	int st;
 
 	pages = dfg_pages();
-	ASSERT_EQ(0, write_job2(self, "hash"));
-	EXPECT_NE(0, run_job(self, &t, 0, &sum, err, sizeof(err)));
-	EXPECT_EQ(1, t.accepted) TH_LOG("refused: %s", t.why);
-	EXPECT_EQ(0, strncmp(t.path, "partial:", 8)) TH_LOG("%s", t.path);
-	EXPECT_TRUE(strstr(err, "killed by signal 9") != NULL)
-		TH_LOG("%s", err);
-	if (mode == TR_KILL_RUNNING)
-		EXPECT_EQ(1, t.survivors);
+	ASSERT_EQ(0, write_job2(self, refused ? "roundrobin" : "hash"));
+	if (mode == TR_KILL_SELF) {
+		ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+		pid = spawn(self, &t, 0);
+		ASSERT_GT(pid, 0);
+		ASSERT_EQ(pid, waitpid(pid, &st, 0));
+		ASSERT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+		reap_group(pid);
+		snprintf(path, sizeof(path), "%s/replan", self->state);
+		f = fopen(path, "r");
+		ASSERT_NE(NULL, f);
+		len = fread(text, 1, sizeof(text) - 1, f);
+		fclose(f);
+		text[len] = '\0';
+		ASSERT_EQ(1, sscanf(text, "generation 1 from %llu", &from))
+			TH_LOG("%s", text);
+		EXPECT_GT(from, 0);
+		/* a change has edits, a restart none */
+		EXPECT_EQ(refused, strstr(text, "edit") == NULL)
+			TH_LOG("%s", text);
+	} else {
+		EXPECT_NE(0, run_job(self, &t, 0, &sum, err, sizeof(err)));
+		EXPECT_EQ((unsigned int)!refused, t.accepted)
+			TH_LOG("refused: %s", t.why);
+		EXPECT_EQ((unsigned int)refused, t.refused);
+		if (!refused)
+			EXPECT_EQ(0, strncmp(t.path, "partial:", 8))
+				TH_LOG("%s", t.path);
+		EXPECT_TRUE(strstr(err, "killed by signal 9") != NULL)
+			TH_LOG("%s", err);
+		if (mode == TR_KILL_RUNNING)
+			EXPECT_EQ(1, t.survivors);
+	}
 	EXPECT_NOTHING_LEFT(pages);
 	ASSERT_EQ(0, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
 			     sizeof(err)))
 		TH_LOG("%s", err);
-	EXPECT_TRUE(same_output(self));
+	EXPECT_TRUE(refused ? total_ok(self) : same_output(self));
 	EXPECT_TRUE(same_out2(self));
 	EXPECT_NOTHING_LEFT(pages);
 	EXPECT_NE(0, access(self->state, F_OK));
@@ -1099,13 +1171,31 @@ static void pieces_kill(struct __test_metadata *_metadata,
 TEST_F_TIMEOUT(rp, pieces_killed_while_switching, 600)
 {
 	SKIP_IF_NO_DEV();
-	pieces_kill(_metadata, self, TR_KILL_APPLIED);
+	pieces_kill(_metadata, self, TR_KILL_APPLIED, false);
 }
 
 TEST_F_TIMEOUT(rp, pieces_killed_running_on, 600)
 {
 	SKIP_IF_NO_DEV();
-	pieces_kill(_metadata, self, TR_KILL_RUNNING);
+	pieces_kill(_metadata, self, TR_KILL_RUNNING, false);
+}
+
+TEST_F_TIMEOUT(rp, pieces_refused_killed_while_switching, 600)
+{
+	SKIP_IF_NO_DEV();
+	pieces_kill(_metadata, self, TR_KILL_APPLIED, true);
+}
+
+TEST_F_TIMEOUT(rp, pieces_refused_killed_running_on, 600)
+{
+	SKIP_IF_NO_DEV();
+	pieces_kill(_metadata, self, TR_KILL_RUNNING, true);
+}
+
+TEST_F_TIMEOUT(rp, pieces_refused_coordinator_killed, 600)
+{
+	SKIP_IF_NO_DEV();
+	pieces_kill(_metadata, self, TR_KILL_SELF, true);
 }
 
 /*
