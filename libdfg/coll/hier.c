@@ -343,6 +343,12 @@ int dfg_hier_setup(struct dfg_team *t, const unsigned int *key,
 		node->x->top = h->members;
 		node->top_rank = t->top_rank;
 		hier_sub_defaults(node, t);
+		/*
+		 * Members wait in the node team for most of a hierarchical
+		 * call: the team's transport keeps answering its peers.
+		 */
+		if (node->kt)
+			dfg_xport_shm_idle(node->x, t->x);
 	}
 	*out = h;
 	return 0;

@@ -36,6 +36,9 @@
  *  wait_eq		until a word of memory this rank exposed, which a
  *			peer puts, holds exactly a value (network
  *			transports)
+ *  progress		what is pending, without waiting: answers to peers
+ *			(network transports), run by a rank that sleeps
+ *			elsewhere
  *
  * Words: each rank owns DFG_XPORT_WORDS(size) 64-bit words, the first
  * size * DFG_XPORT_SLOTS its inbox (word src * DFG_XPORT_SLOTS + slot is
@@ -245,6 +248,14 @@ struct dfg_xport_ops {
 	__u64	(*why)(struct dfg_xport *x);
 	/* 0, or -EOWNERDEAD / -ECANCELED once the team is unusable. */
 	int	(*broken)(struct dfg_xport *x);
+	/*
+	 * Optional (NULL: it needs none): do what is pending without
+	 * waiting for anything, for a rank that waits elsewhere (a
+	 * hierarchy's member sleeping in its machine's kernel team,
+	 * dfg_xport_shm_idle()): a network transport answers its peers'
+	 * connection requests and acknowledgements only while it runs.
+	 */
+	void	(*progress)(struct dfg_xport *x);
 	/* Drop peer mappings made by peer_ptr() for per-call keys. */
 	void	(*release)(struct dfg_xport *x);
 	void	(*destroy)(struct dfg_xport *x);
@@ -378,6 +389,12 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 			 unsigned int size, unsigned int rank, bool no_ptr,
 			 struct dfg_xport **out);
 int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a);
+/*
+ * While @x (a shared-memory transport) sleeps, @other's progress() runs
+ * at every wakeup, at least every 100 ms (@other NULL: nothing runs).
+ * The other transport must outlive @x's use, or be unset first.
+ */
+void dfg_xport_shm_idle(struct dfg_xport *x, struct dfg_xport *other);
 
 /*
  * The network transport over UCX (xport_ucx.c): every rank calls it with

@@ -243,6 +243,8 @@ struct xshm {
 	struct xshm_map		maps[XSHM_MAPS_MAX];
 	unsigned int		nr_maps;
 	__u64			why_last;
+	/* Progressed at every wakeup of a sleep (dfg_xport_shm_idle()). */
+	struct dfg_xport	*idle;
 };
 
 static inline struct xshm *to_xshm(struct dfg_xport *x)
@@ -483,6 +485,8 @@ static int xshm_sleep(struct xshm *s, __u32 bell, int ret)
 		ret = dfg_kteam_wait(s->kt, (const uint32_t *)&me->doorbell,
 				     bell, XSHM_SLEEP_NS);
 	atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
+	if (s->idle)
+		s->idle->ops->progress(s->idle);
 	return ret < 0 && ret != -ETIMEDOUT && ret != -EINTR &&
 	       ret != -EPROTO ? ret : 0;
 }
@@ -873,6 +877,11 @@ static int xshm_abort(struct dfg_xport *x, __u64 seq)
 		dfg_kteam_wake(s->kt, (const uint32_t *)&s->ranks[r].doorbell);
 	}
 	return 0;
+}
+
+void dfg_xport_shm_idle(struct dfg_xport *x, struct dfg_xport *other)
+{
+	to_xshm(x)->idle = other && other->ops->progress ? other : NULL;
 }
 
 int dfg_xport_shm_add_arena(struct dfg_xport *x, struct dfg_arena *a)

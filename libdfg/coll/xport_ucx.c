@@ -1281,6 +1281,22 @@ static int xucx_abort_peers(struct xucx *s, __u64 seq, bool why)
 	return 0;
 }
 
+/*
+ * A rank that waits elsewhere (xport.h): what is pending here, done. A
+ * peer's first use of the endpoint to us (UCX connects endpoints at
+ * their first use) needs our answers: in the loaded rig a non-leader
+ * that slept in its machine's kernel team for seconds let a peer's
+ * endpoint to it time out ("Endpoint timeout"), which broke the team.
+ */
+static void xucx_idle(struct dfg_xport *x)
+{
+	struct xucx *s = to_xucx(x);
+
+	while (ucp_worker_progress(s->w))
+		;
+	xucx_live_poll(s, false);
+}
+
 static int xucx_broken(struct dfg_xport *x)
 {
 	struct xucx *s = to_xucx(x);
@@ -1459,6 +1475,7 @@ static const struct dfg_xport_ops xucx_ops = {
 	.abort_why	= xucx_abort_why,
 	.why		= xucx_why,
 	.broken		= xucx_broken,
+	.progress	= xucx_idle,
 	.release	= xucx_release,
 	.destroy	= xucx_destroy,
 };

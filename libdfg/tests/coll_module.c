@@ -447,6 +447,66 @@ TEST_F_TIMEOUT(coll, member_killed_mid_collective, 120)
 	EXPECT_EQ(0, sysfs_long("pinned"));
 }
 
+/*
+ * A member sleeping in a wait of the team runs another transport's
+ * progress() at its wakeups (dfg_xport_shm_idle(): a hierarchy's member
+ * keeps the team's network transport answering its peers while it waits
+ * in its machine's kernel team). Rank 1 comes to a barrier only once
+ * rank 0, waiting there, has run it three times (its sleeps end every
+ * 100 ms at most), or gives up after 20 s; rank 1 itself runs nothing.
+ * Unset, nothing runs.
+ */
+static volatile unsigned int *idle_runs;
+
+static void idle_progress(struct dfg_xport *x)
+{
+	(void)x;
+	__atomic_add_fetch(idle_runs, 1, __ATOMIC_RELEASE);
+}
+
+static const struct dfg_xport_ops idle_ops = {
+	.name = "idle", .progress = idle_progress,
+};
+
+static int idles(struct dfg_team *t, unsigned int n, unsigned int r,
+		 void *arg)
+{
+	struct dfg_xport other = { .ops = &idle_ops };
+	struct timespec nap = { .tv_nsec = 10 * 1000 * 1000 };
+	struct timespec late = { .tv_nsec = 300 * 1000 * 1000 };
+	double end = now_s() + 20;
+	unsigned int runs;
+
+	(void)n;
+	(void)arg;
+	if (r == 0)
+		dfg_xport_shm_idle(t->x, &other);
+	while (r == 1 &&
+	       __atomic_load_n(idle_runs, __ATOMIC_ACQUIRE) < 3 &&
+	       now_s() < end)
+		nanosleep(&nap, NULL);
+	CHECK(!dfg_barrier(t));
+	CHECK(*idle_runs >= 3);
+	/* Unset: rank 0 sleeps again (rank 1 comes late), nothing runs. */
+	dfg_xport_shm_idle(t->x, NULL);
+	runs = *idle_runs;
+	if (r == 1)
+		nanosleep(&late, NULL);
+	CHECK(!dfg_barrier(t));
+	CHECK(*idle_runs == runs);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, sleeper_runs_idle_transport, 120)
+{
+	SKIP_IF_NO_TEAM();
+	idle_runs = mmap(NULL, sizeof(*idle_runs), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, (void *)idle_runs);
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, idles, NULL));
+	EXPECT_LE(3, *idle_runs);
+}
+
 /* Bad arguments: errors on every member, never a crash or a hang. */
 static int bad_args(struct dfg_team *t, unsigned int n, unsigned int r,
 		    void *arg)

@@ -76,12 +76,19 @@ static int rank, size, checks, failures;
 static unsigned int *node_key;
 static int nodes;
 static bool hier;
+/* The team, for the reason of an unexpected failure. */
+static struct dfg_team *team;
 
 static void bad(const char *what, size_t n, int ret)
 {
+	struct dfg_team_failure f;
+
 	failures++;
-	fprintf(stderr, "rank %d: %s n=%zu: %s\n", rank, what, n,
-		ret ? strerror(-ret) : "wrong result");
+	if (!ret || !team || dfg_team_failure(team, &f))
+		f = (struct dfg_team_failure){ .what = -1, .rank = -1 };
+	fprintf(stderr, "rank %d: %s n=%zu: %s (reason %s, rank %d)\n", rank,
+		what, n, ret ? strerror(-ret) : "wrong result",
+		dfg_team_fail_name(f.what), f.rank);
 }
 
 static void check(int ok, const char *what, size_t n, int ret)
@@ -522,6 +529,7 @@ int main(int argc, char **argv)
 			pmix ? "pmix" : "mpi", strerror(-ret));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	team = t;
 	if (dying && !strcmp(argv[1], "die"))
 		return fail_loop(t, atoi(argv[2]), "survivor", harm_die,
 				 -EOWNERDEAD);
