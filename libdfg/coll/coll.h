@@ -125,6 +125,9 @@ struct dfg_zombie {
  * @inbox:	the inbox's placement state (inbox.c), from the first call
  *		that stores into a slot; NULL before
  * @inbox_parity: DFG_COLL_PREV=ring, read when the team is formed
+ * @eager_one:	DFG_COLL_PREV=eager1, read when the team is formed: a
+ *		direct reduction sends its vector in messages only where
+ *		it fits one (direct.c)
  * @why:	why the last call failed (a dfg_xwhy_pack() word), 0 when
  *		it succeeded; @why_seq: that call's number
  * @lost:	a member died or became unreachable (its reason word, which
@@ -155,6 +158,7 @@ struct dfg_team {
 	__u64			outer;
 	struct dfg_inbox	*inbox;
 	bool			inbox_parity;
+	bool			eager_one;
 	__u64			why;
 	__u64			why_seq;
 	__u64			lost;
@@ -453,15 +457,18 @@ int dfg_coll_parse_algo(const char *s,
 /*
  * Measurement switches: does DFG_COLL_PREV (a comma-separated list of
  * names, read when a team is formed) ask for the previous way of @what?
- * Each name undoes one change to the shared-memory path, so that a
- * benchmark can form a second team with it and time both in one job
- * (coll_vs_mpi -e DFG_COLL_PREV=NAME): "mbox" (xport_shm.c: mailbox
+ * Each name undoes one change, so that a benchmark can form a second
+ * team with it and time both in one job (coll_vs_mpi -e
+ * DFG_COLL_PREV=NAME): "mbox" (xport_shm.c: mailbox
  * indices read at every message, entries not aligned to cache lines),
  * "begin" (a fence per peer when a call begins), "ring" (inbox.c: the
  * two slots of a pair alternate between calls, a source waits for the
  * previous call of its destination), "waitall" (an inbox all-to-all
- * waits for each peer's message in turn, not for all at once). Every
- * member must agree.
+ * waits for each peer's message in turn, not for all at once), and on
+ * the network path "eager1" (direct.c: a direct reduction above one
+ * message's payload reads its peers' inputs, after a key exchange,
+ * instead of receiving them in several messages). Every member must
+ * agree.
  */
 bool dfg_coll_prev(const char *what);
 

@@ -61,6 +61,7 @@ int dfg_team_new(unsigned int size, unsigned int rank,
 		}
 	}
 	t->inbox_parity = dfg_coll_prev("ring");
+	t->eager_one = dfg_coll_prev("eager1");
 	t->stash = calloc(size, sizeof(*t->stash));
 	if (!t->stash) {
 		free(t);

@@ -130,6 +130,15 @@ struct dfg_xport;
  */
 struct dfg_xport_ops {
 	const char	*name;
+	/*
+	 * msg_send() never waits for the receiver to receive: the
+	 * transport holds any number of messages not received yet (UCX's
+	 * unexpected queue; what a send may wait for, credits, comes back
+	 * with the peer's progress, which every waiter makes), so a rank
+	 * may send many before its peer receives one. False where a full
+	 * box blocks the sender (shared memory).
+	 */
+	bool		msg_buffered;
 	/* Register [@addr, @addr + @len) for DFG_XPORT_READ/WRITE access. */
 	int	(*expose)(struct dfg_xport *x, const void *addr, size_t len,
 			  unsigned int flags, struct dfg_xkey *key);
@@ -178,7 +187,10 @@ struct dfg_xport_ops {
 			__u64 *now);
 	/* Read own word @word without waiting. */
 	__u64	(*peek)(struct dfg_xport *x, unsigned int word);
-	/* Eager message to @peer: FIFO per pair, blocks while the box is full. */
+	/*
+	 * Eager message to @peer: FIFO per pair, blocks while the box is
+	 * full (unless msg_buffered).
+	 */
 	int	(*msg_send)(struct dfg_xport *x, unsigned int peer,
 			    const void *buf, size_t len);
 	/* Next message from @src into @buf: its length, or -EMSGSIZE. */

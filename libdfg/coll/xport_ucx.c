@@ -1453,6 +1453,7 @@ static void xucx_destroy(struct dfg_xport *x)
 
 static const struct dfg_xport_ops xucx_ops = {
 	.name		= "ucx",
+	.msg_buffered	= true,
 	.expose		= xucx_expose,
 	.unexpose	= xucx_unexpose,
 	.peer_ptr	= xucx_peer_ptr,

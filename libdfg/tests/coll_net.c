@@ -226,6 +226,63 @@ out:
 	free(rbuf);
 }
 
+/*
+ * Direct reductions over the network (forced, so every size takes
+ * them): in eager messages (one, one and a short one, the most there may
+ * be: 2 KiB of float32) and pulled from the peers above that;
+ * allreduce and reduce to every root, float32 sums in rank order, bit
+ * for bit. Then counts that differ across several messages: -EINVAL on
+ * every rank, and the team goes on.
+ */
+static void net_direct(struct net_rank *r, struct dfg_team *t,
+		       unsigned int n, void **in, char *rbuf, char *ref)
+{
+	static const size_t counts[] = { 104, 105, 512, 513, 70000 };
+	unsigned int me = r->rank;
+	struct dfg_reducer red;
+	int ret;
+
+	dfg_reducer_get(DFG_SUM, DFG_FLOAT32, &red);
+	dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, DFG_ALGO_DIRECT);
+	dfg_coll_set_algo(t, DFG_COLL_REDUCE, DFG_ALGO_DIRECT);
+	for (unsigned int ci = 0; ci < sizeof(counts) / sizeof(*counts);
+	     ci++) {
+		size_t cnt = counts[ci];
+		unsigned int root = ci % n;
+
+		for (unsigned int i = 0; i < n; i++)
+			ref_fill(in[i], cnt, DFG_FLOAT32, i, 500 + ci);
+		ref_reduce(DFG_ALGO_DIRECT, n, in, cnt, &red, ref);
+		ret = dfg_allreduce(t, in[me], rbuf, cnt, DFG_FLOAT32,
+				    DFG_SUM);
+		if (ret || memcmp(ref, rbuf, cnt * 4) ||
+		    dfg_coll_last_algo(t, DFG_COLL_ALLREDUCE) !=
+		    DFG_ALGO_DIRECT)
+			net_fail(r, "direct allreduce", ret);
+		memset(rbuf, 0, cnt * 4);
+		ret = dfg_reduce(t, in[me], rbuf, cnt, DFG_FLOAT32, DFG_SUM,
+				 root);
+		if (ret || (me == root && memcmp(ref, rbuf, cnt * 4)))
+			net_fail(r, "direct reduce", ret);
+	}
+	if (n > 1) {
+		ret = dfg_allreduce(t, in[me], rbuf, 500 + me, DFG_FLOAT32,
+				    DFG_SUM);
+		if (ret != -EINVAL)
+			net_fail(r, "direct, mismatched count", ret);
+		ret = dfg_barrier(t);
+		if (ret)
+			net_fail(r, "barrier after a direct mismatch", ret);
+		ret = dfg_allreduce(t, in[me], rbuf, 500, DFG_FLOAT32,
+				    DFG_SUM);
+		ref_reduce(DFG_ALGO_DIRECT, n, in, 500, &red, ref);
+		if (ret || memcmp(ref, rbuf, 500 * 4))
+			net_fail(r, "direct allreduce after a mismatch", ret);
+	}
+	dfg_coll_set_algo(t, DFG_COLL_ALLREDUCE, DFG_ALGO_AUTO);
+	dfg_coll_set_algo(t, DFG_COLL_REDUCE, DFG_ALGO_AUTO);
+}
+
 static void *net_main(void *arg)
 {
 	static const size_t counts[] = { 1, 7, 1000, 70000 };
@@ -290,6 +347,7 @@ static void *net_main(void *arg)
 		}
 	}
 	net_alltoall(r, t, n);
+	net_direct(r, t, n, in, rbuf, ref);
 	/*
 	 * Mismatched counts: -EINVAL on every rank (the rank that finds it
 	 * tells the others why), then it goes on.
