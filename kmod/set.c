@@ -144,10 +144,10 @@ static void dfg_set_kobj_release(struct kobject *kobj)
 	kfree(set);
 }
 
+/* No default groups: see dfg_set_del_dirs(). */
 static const struct kobj_type dfg_set_ktype = {
 	.release	= dfg_set_kobj_release,
 	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= dfg_set_groups,
 };
 
 static struct dfg_set_comp *dfg_kobj_comp(struct kobject *kobj)
@@ -219,22 +219,29 @@ static void dfg_comp_kobj_release(struct kobject *kobj)
 static const struct kobj_type dfg_comp_ktype = {
 	.release	= dfg_comp_kobj_release,
 	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= dfg_comp_groups,
 };
 
 /*
- * Remove comp<i>/ (first) and set<id>/, waiting for their readers: by
- * whoever owns ->in_sysfs (see the top of this file).
+ * Remove set<id>/ with its files and its first @nr_comps comp<i>/, waiting
+ * for their readers: by whoever owns ->in_sysfs (see the top of this
+ * file). The set's directory goes first, in one kernfs removal of the
+ * whole tree: every sysfs removal takes the sysfs tree's one lock for
+ * writing, and a kobject_del() of a kobject with default groups takes it
+ * once per file, about forty times for a set of three components. A
+ * thousand processes ending together queued on it past the hung-task
+ * timeout. So the ktypes name no default groups (dfg_set_add_dirs()
+ * adds the files itself), and the comps' kobject_del() below find their
+ * nodes gone.
  */
 static void dfg_set_del_dirs(struct dfg_set *set, u32 nr_comps)
 {
 	u32 i;
 
+	kobject_del(&set->kobj);
 	for (i = 0; i < nr_comps; i++) {
 		kobject_del(&set->comps[i].kobj);
 		kobject_put(&set->comps[i].kobj);
 	}
-	kobject_del(&set->kobj);
 	set->in_sysfs = false;
 }
 
@@ -248,6 +255,12 @@ static int dfg_set_add_dirs(struct dfg_set *set)
 	ret = dfg_obj_add_dir(&set->obj, &set->kobj);
 	if (ret)
 		return ret;
+	/* Nobody reaches the set yet: its files may come after its directory. */
+	ret = sysfs_create_groups(&set->kobj, dfg_set_groups);
+	if (ret) {
+		kobject_del(&set->kobj);
+		return ret;
+	}
 	for (i = 0; i < set->nr_comps; i++) {
 		struct dfg_set_comp *comp = &set->comps[i];
 
@@ -258,6 +271,11 @@ static int dfg_set_add_dirs(struct dfg_set *set)
 		if (ret) {
 			kobject_put(&comp->kobj);
 			dfg_set_del_dirs(set, i);
+			return ret;
+		}
+		ret = sysfs_create_groups(&comp->kobj, dfg_comp_groups);
+		if (ret) {
+			dfg_set_del_dirs(set, i + 1);
 			return ret;
 		}
 	}
