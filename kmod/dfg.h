@@ -68,9 +68,11 @@
  * the object's memory can go: at the graph's death under dfg_graphs_lock
  * before the graph's own directory, and earlier by the one caller that
  * took the object out of its graph (a region's UNEXPORT, a team's last
- * member, a set's UNREGISTER). A removal waits for readers, so it nests
- * every lock its readers take inside the locks its caller holds: see the
- * table.
+ * member, a set's UNREGISTER or its client's release), which may finish
+ * after the graph's directory went (the kobject core keeps a child's
+ * sysfs node until its kobject_del()). A removal waits for readers, so
+ * it nests every lock its readers take inside the locks its caller
+ * holds: see the table.
  *
  * Lock order
  * ----------
@@ -82,26 +84,26 @@
  *			under it (kref_put_mutex()), and no path takes it
  *			holding another of ours.
  *	-> dfg_sched_mutex: the death ends the graph's scheduler clients
- *			and removes its sets' directories.
+ *			(its hook; the sets' directories go after it).
  *	-> dfg_teams_lock: the death removes its teams' directories.
  *	-> dfg_chan.lock: removing chan<id>/ drains readers that take it.
  *	-> xa_lock(dfg_graphs): ids of graphs.
- * dfg_sched_mutex	mutex (sched.c)
- *	-> dfg_users_lock: REGISTER charges its set.
+ * dfg_sched_mutex	mutex (sched.c); no sysfs removal under it (sched.c)
+ *	-> dfg_fb_mutex: a set entering its graph is watched.
  *	-> dfg_chan.lock: disarming a set's watches (UNREGISTER, a
  *			client's release).
  *	-> dfg_sched_client.lock: UNREGISTER, a client's release, failing
  *			a graph.
- *	-> xa_lock(dfg_graph.objects): a set leaving its graph.
+ *	-> xa_lock(dfg_graph.objects): a set hidden from its graph.
  * dfg_teams_lock	mutex (team.c)
  *	-> dfg_team.lock: JOIN, detach; removing team<id>/ drains readers
  *			that take it.
  *	-> xa_lock(dfg_graph.objects): a team leaving its graph.
  *	-> dfg_users_lock: a JOIN that creates its team charges it.
  * dfg_users_lock	mutex (limits.c): charges of a graph or an object
- *			(under dfg_sched_mutex for a set, dfg_teams_lock for
- *			a team); takes none of ours. Removing users/<uid>/
- *			drains its readers, which take no lock.
+ *			(under dfg_teams_lock for a team); takes none of
+ *			ours. Removing users/<uid>/ drains its readers,
+ *			which take no lock.
  * dfg_pf_mutex	mutex (prefetch.c): peers and the transport
  *	-> dfg_pf_rwsem: replacing a dead peer, unregistering.
  *	-> a transport's connection setup and teardown (rdma_cm, whose
@@ -163,9 +165,10 @@
  *			dfg_pf_read_done() and dfg_pf_peer_lost().
  * dfg_fb_mutex	mutex (feedback.c): the feedback registry; taken
  *			under dfg_graphs_lock (a graph's death),
- *			dfg_sched_mutex (a set entering or leaving its
- *			graph) or alone (a channel's creation and death,
- *			FEEDBACK_SET, the poller); takes none of ours.
+ *			dfg_sched_mutex (a set entering its graph) or alone
+ *			(a channel's creation and death, a set leaving its
+ *			graph, FEEDBACK_SET, the poller); takes none of
+ *			ours.
  * dfg_files_lock	mutex (main.c)
  *	-> dfg_file.lock: the wait monitor's walk (wait.c).
  * mmap_lock		the kernel's, held around .mmap and .fault

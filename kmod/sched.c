@@ -10,12 +10,19 @@
  *   dfg_sched_mutex	module-wide mutex, process context only. Protects
  *			dfg_sched_clients, every client's ->graph_dead, the
  *			link between a set and its client (->client,
- *			->client_node additions and removals) and a set's
- *			place in its graph (->in_graph, ->in_sysfs). Taken
- *			by the rare paths: attach, register, unregister,
- *			client release, failing a graph, the graph's death
- *			(under dfg_graphs_lock). Never by the worker hot
- *			path.
+ *			->client_node additions and removals) and a
+ *			published set's place in its graph (->in_graph,
+ *			->in_sysfs; set.c says who owns them once it is
+ *			out). Taken by the rare paths: attach, register,
+ *			unregister, client release, failing a graph, the
+ *			graph's death hook (under dfg_graphs_lock). Never by
+ *			the worker hot path. Held across no set's last put
+ *			and no sysfs removal (but that of a new set failing
+ *			to enter its graph): a set leaving its graph is
+ *			hidden under it and loses its directories and
+ *			references after it (set.c), so clients ending
+ *			together do not wait for each other's removals one
+ *			at a time.
  *   struct dfg_sched_client  one per scheduler descriptor (anon inode
  *			"[dfg-sched]"), its file's private_data, freed at the
  *			file's release. Holds its graph's kobject (memory,
@@ -754,6 +761,7 @@ int dfg_set_unregister(struct dfg_cmd_ctx *c)
 	struct dfg_set_id *args = c->args;
 	struct dfg_sched_client *sc = dfg_cmd_client(c);
 	struct dfg_set *set;
+	bool hidden = false;
 	int ret = 0;
 
 	if (args->reserved0 || memchr_inv(args->reserved, 0,
@@ -781,9 +789,11 @@ int dfg_set_unregister(struct dfg_cmd_ctx *c)
 		/* Off the client: only this thread reaches it now. */
 		dfg_set_disarm(set);
 		set->client = NULL;
-		dfg_set_leave_graph(set, sc->graph_dead);
+		hidden = dfg_set_hide(set, sc->graph_dead);
 	}
 	mutex_unlock(&dfg_sched_mutex);
+	if (hidden)
+		dfg_set_leave_graph(set);
 	if (!ret)
 		kobject_put(&set->kobj);	/* the client's */
 	return ret;
@@ -1014,13 +1024,17 @@ out_unlock:
 /*
  * The client goes (close, exit, kill): its sets leave it. Sets done leave
  * the graph too; sets not done fail, stay visible in the graph as failed
- * until it dies, and fail the graph.
+ * until it dies, and fail the graph. The sets' directories go and their
+ * references are put after dfg_sched_mutex: a thousand processes ending
+ * together would otherwise wait for each other's sysfs removals (which
+ * wait for readers) one after another, past the hung-task timeout.
  */
 static int dfg_sched_release(struct inode *inode, struct file *file)
 {
 	struct dfg_sched_client *sc = file->private_data;
 	struct dfg_set *set, *tmp;
 	LIST_HEAD(gone);
+	LIST_HEAD(leaving);
 	bool failed = false;
 	bool dying = dfg_fb_dying(sc->tgid);
 
@@ -1046,11 +1060,11 @@ static int dfg_sched_release(struct inode *inode, struct file *file)
 	spin_unlock(&sc->lock);
 
 	list_for_each_entry_safe(set, tmp, &gone, client_node) {
-		list_del_init(&set->client_node);
 		dfg_set_disarm(set);
 		set->client = NULL;
 		if (set->state == DFG_SET_S_DONE) {
-			dfg_set_leave_graph(set, sc->graph_dead);
+			if (dfg_set_hide(set, sc->graph_dead))
+				list_move_tail(&set->client_node, &leaving);
 		} else if (!sc->graph_dead) {
 			if (dying)
 				dfg_fb_worker_death(sc->graph->id,
@@ -1058,11 +1072,19 @@ static int dfg_sched_release(struct inode *inode, struct file *file)
 			dfg_nl_graph_event(DFG_EV_SET_FAILED, sc->tgid,
 					   sc->graph->id, set->obj.id, NULL);
 		}
-		kobject_put(&set->kobj);	/* the client's */
 	}
 	if (failed && !sc->graph_dead)
 		dfg_sched_fail_graph_locked(sc->graph, -EIO);
 	mutex_unlock(&dfg_sched_mutex);
+
+	/* Off the client, and @leaving out of the graph: ours alone now. */
+	list_for_each_entry(set, &leaving, client_node)
+		dfg_set_leave_graph(set);
+	list_splice(&leaving, &gone);
+	list_for_each_entry_safe(set, tmp, &gone, client_node) {
+		list_del_init(&set->client_node);
+		kobject_put(&set->kobj);	/* the client's */
+	}
 
 	kobject_put(&sc->graph->kobj);
 	kfree(sc);

@@ -55,7 +55,8 @@ struct dfg_set_comp {
  * @client:	its client, NULL once it left it (dfg_sched_mutex)
  * @client_node: on @client->sets
  * @ready_node:	on @client->ready while READY
- * @in_graph:	published in the graph, graph reference held
+ * @in_graph:	published in the graph, graph reference held (set.c's top
+ *		says who changes it and @in_sysfs)
  * @in_sysfs:	its directories are in sysfs
  * @name:	set name; immutable
  * @tgid:	registering process; immutable
@@ -164,6 +165,7 @@ int dfg_set_alloc_page(struct dfg_set *set);
 int dfg_set_reserve(struct dfg_set *set);
 void dfg_set_unreserve(struct dfg_set *set);
 int dfg_set_enter_graph(struct dfg_set *set);
-void dfg_set_leave_graph(struct dfg_set *set, bool graph_dead);
+bool dfg_set_hide(struct dfg_set *set, bool graph_dead);
+void dfg_set_leave_graph(struct dfg_set *set);
 
 #endif /* _DFG_KMOD_SCHED_H */

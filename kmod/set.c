@@ -4,12 +4,21 @@
  * directories graphs/<gid>/set<id>/ and comp<i>/, its shared page, its
  * place in its graph (enter, leave, unpublish and destroy at the graph's
  * death). The scheduler that runs sets is sched.c; see its top for the
- * locks and references of a set (dfg_sched_mutex guards ->in_graph and
- * ->in_sysfs) and dfg.h for the lock order.
+ * locks and references of a set and dfg.h for the lock order.
+ *
+ * ->in_graph and ->in_sysfs change under dfg_sched_mutex while the set is
+ * published in its graph. Whoever takes it out owns them from then on,
+ * and removes the directories without that mutex: the caller that hid
+ * it (dfg_set_hide(), UNREGISTER or its client's release), or the
+ * graph's death, after its hook has stopped every other change.
  *
  * Sysfs readers of a set take no lock: immutable fields, and u64
  * counters written under the client's lock and read whole (64-bit) with
- * READ_ONCE.
+ * READ_ONCE. They hold no reference either: kobject_del() drains them
+ * (kernfs waits for every show() under way and fails later reads), and
+ * every path removes the directories before it puts the graph's
+ * reference, so whichever reference goes last, no show() runs on a freed
+ * set or page. A comp<i>/ holds a set reference until its own release.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -135,10 +144,10 @@ static void dfg_set_kobj_release(struct kobject *kobj)
 	kfree(set);
 }
 
+/* No default groups: see dfg_set_del_dirs(). */
 static const struct kobj_type dfg_set_ktype = {
 	.release	= dfg_set_kobj_release,
 	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= dfg_set_groups,
 };
 
 static struct dfg_set_comp *dfg_kobj_comp(struct kobject *kobj)
@@ -210,20 +219,29 @@ static void dfg_comp_kobj_release(struct kobject *kobj)
 static const struct kobj_type dfg_comp_ktype = {
 	.release	= dfg_comp_kobj_release,
 	.sysfs_ops	= &kobj_sysfs_ops,
-	.default_groups	= dfg_comp_groups,
 };
 
-/* Remove comp<i>/ (first) and set<id>/; under dfg_sched_mutex. */
+/*
+ * Remove set<id>/ with its files and its first @nr_comps comp<i>/, waiting
+ * for their readers: by whoever owns ->in_sysfs (see the top of this
+ * file). The set's directory goes first, in one kernfs removal of the
+ * whole tree: every sysfs removal takes the sysfs tree's one lock for
+ * writing, and a kobject_del() of a kobject with default groups takes it
+ * once per file, about forty times for a set of three components. A
+ * thousand processes ending together queued on it past the hung-task
+ * timeout. So the ktypes name no default groups (dfg_set_add_dirs()
+ * adds the files itself), and the comps' kobject_del() below find their
+ * nodes gone.
+ */
 static void dfg_set_del_dirs(struct dfg_set *set, u32 nr_comps)
 {
 	u32 i;
 
-	lockdep_assert_held(&dfg_sched_mutex);
+	kobject_del(&set->kobj);
 	for (i = 0; i < nr_comps; i++) {
 		kobject_del(&set->comps[i].kobj);
 		kobject_put(&set->comps[i].kobj);
 	}
-	kobject_del(&set->kobj);
 	set->in_sysfs = false;
 }
 
@@ -237,6 +255,12 @@ static int dfg_set_add_dirs(struct dfg_set *set)
 	ret = dfg_obj_add_dir(&set->obj, &set->kobj);
 	if (ret)
 		return ret;
+	/* Nobody reaches the set yet: its files may come after its directory. */
+	ret = sysfs_create_groups(&set->kobj, dfg_set_groups);
+	if (ret) {
+		kobject_del(&set->kobj);
+		return ret;
+	}
 	for (i = 0; i < set->nr_comps; i++) {
 		struct dfg_set_comp *comp = &set->comps[i];
 
@@ -249,33 +273,68 @@ static int dfg_set_add_dirs(struct dfg_set *set)
 			dfg_set_del_dirs(set, i);
 			return ret;
 		}
+		ret = sysfs_create_groups(&comp->kobj, dfg_comp_groups);
+		if (ret) {
+			dfg_set_del_dirs(set, i + 1);
+			return ret;
+		}
 	}
 	set->in_sysfs = true;
 	return 0;
 }
 
-/*
- * Take a set out of its graph before the graph's death: hide it from
- * lookups, remove its directories, give its id back, drop the graph's
- * reference. Nothing if the graph is dying (its death does all that).
- * Caller holds dfg_sched_mutex and its own reference.
+/**
+ * dfg_set_hide() - first step of @set leaving its graph before its death
+ * @set: a set off its client, with the caller's reference
+ * @graph_dead: its client's ->graph_dead
+ *
+ * Takes the set out of lookups, and so out of the graph's death, whose
+ * walks see only published entries. The caller then owns what the graph
+ * held: the directories, the id and the graph's reference, given up by
+ * dfg_set_leave_graph() once it has dropped dfg_sched_mutex.
+ *
+ * Context: under dfg_sched_mutex, which orders this against the graph's
+ * death hook (it sets @graph_dead before the death walks the objects).
+ * Return: true if the caller must call dfg_set_leave_graph(); false if
+ * the set is not in its graph or the graph is dying (its death does all).
  */
-void dfg_set_leave_graph(struct dfg_set *set, bool graph_dead)
+bool dfg_set_hide(struct dfg_set *set, bool graph_dead)
 {
 	struct dfg_graph *g = set->graph;
 
 	lockdep_assert_held(&dfg_sched_mutex);
 	if (graph_dead || !set->in_graph)
-		return;
-	dfg_fb_del(&set->fb);
+		return false;
 	xa_lock(&g->objects);
 	dfg_graph_hide_object_locked(g, &set->obj);
 	xa_unlock(&g->objects);
+	set->in_graph = false;
+	return true;
+}
+
+/**
+ * dfg_set_leave_graph() - second step: give up what the graph held
+ * @set: a set dfg_set_hide() took out of its graph for the caller
+ *
+ * Stops its feedback, removes its directories (waiting for their
+ * readers), gives its id back (only now: the next set with this id adds
+ * its own directory) and drops the graph's reference. Nobody else
+ * reaches these any more, so no lock: many processes leaving at once
+ * (a thousand instances ending together) wait for their own sysfs
+ * removals side by side, not one after another under dfg_sched_mutex.
+ * A graph's death meanwhile may remove the graph's directory first;
+ * the kobject core keeps the set's sysfs node for kobject_del().
+ *
+ * Context: process context, no lock of ours held; the caller's reference
+ * keeps the set.
+ */
+void dfg_set_leave_graph(struct dfg_set *set)
+{
+	dfg_fb_del(&set->fb);
 	if (set->in_sysfs)
 		dfg_set_del_dirs(set, set->nr_comps);
-	dfg_graph_unreserve_id(g, set->obj.id);
-	set->in_graph = false;
-	kobject_put(&set->kobj);
+	dfg_graph_unreserve_id(set->graph, set->obj.id);
+	kobject_put(&set->kobj);	/* the graph's */
 }
 
 static int dfg_set_register_check(const struct dfg_set_register *a)
@@ -453,19 +512,22 @@ int dfg_set_enter_graph(struct dfg_set *set)
 
 /**
  * dfg_set_unpublish() - remove graphs/<gid>/set<id> and its comp<i>
- * @obj: a set of a dying graph
+ * @obj: a set of a dying graph, still published in it
  *
- * Context: under dfg_graphs_lock, before the graph's directory goes;
- * waits for attribute readers (which take no lock).
+ * No dfg_sched_mutex: the death hook (sched.c) has set every client's
+ * ->graph_dead under it, so no set enters the graph or hides from it any
+ * more, and ->in_sysfs of a published set is the death's alone.
+ *
+ * Context: under dfg_graphs_lock, after the death hook and before the
+ * graph's directory goes; waits for attribute readers (which take no
+ * lock).
  */
 static void dfg_set_unpublish(struct dfg_object *obj)
 {
 	struct dfg_set *set = container_of(obj, struct dfg_set, obj);
 
-	mutex_lock(&dfg_sched_mutex);
 	if (set->in_sysfs)
 		dfg_set_del_dirs(set, set->nr_comps);
-	mutex_unlock(&dfg_sched_mutex);
 }
 
 /**

@@ -7,7 +7,7 @@ BUILD=${BUILD:-$top/build}
 st=0
 for t in module graph_module region_module chan_module team_module \
 	 sched_module coll_module \
-	 alltoall_module; do
+	 alltoall_module run_opts; do
 	bin=$BUILD/libdfg/tests/$t
 	if [ ! -x "$bin" ]; then
 		echo "# libdfg: $t not built (make -C libdfg test)"

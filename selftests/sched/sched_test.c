@@ -12,6 +12,7 @@
  * "parked" back where they started.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -1327,6 +1328,319 @@ TEST(uring_worker)
 	close(dev);
 	EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
 	EXPECT_EQ(parked0, dfg_sysfs_wait("parked", parked0));
+}
+
+/* ------------------------------------------------------------------------
+ * Leaving: sets' directories under readers, many clients ending at once
+ * ------------------------------------------------------------------------
+ */
+
+/* open() of graphs/<gid>/set<id>/<attr>, or -1. */
+static int set_attr_open(int gid, int id, const char *attr)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), DFG_SYSFS_DIR "/graphs/%d/set%d/%s", gid,
+		 id, attr);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* pread() of an open attribute from its start, without the newline. */
+static int attr_pread(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return 0;
+}
+
+static bool set_dir_exists(int gid, int id)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), DFG_SYSFS_DIR "/graphs/%d/set%d", gid, id);
+	return access(path, F_OK) == 0;
+}
+
+/*
+ * Attribute files held open while their set leaves (UNREGISTER; a client's
+ * close with its set done): reads fail with ENODEV from then on and never
+ * reach the set, whose memory the last put frees.
+ */
+TEST(sysfs_open_across_leaving)
+{
+	struct set_desc d = { .name = "leaver", .flags = DFG_SET_F_ROOT,
+			      .nr_comps = 2 };
+	int dev, g, gid, sc, id, round, i, fds[3];
+	char buf[64];
+
+	dev = sys_dfg_open();
+	ASSERT_LE(0, dev);
+	g = chan_graph_new(dev, "sysfs-leave");
+	ASSERT_LE(0, g);
+	gid = dfg_graph_id(g);
+	for (round = 0; round < 2; round++) {
+		sc = sched_attach(g);
+		ASSERT_LE(0, sc);
+		id = reg(sc, &d);
+		ASSERT_LT(0, id);
+		fds[0] = set_attr_open(gid, id, "name");
+		fds[1] = set_attr_open(gid, id, "comp1/name");
+		fds[2] = set_attr_open(gid, id, "comp1/elements_in");
+		for (i = 0; i < 3; i++)
+			ASSERT_LE(0, fds[i]);
+		ASSERT_EQ(0, attr_pread(fds[0], buf, sizeof(buf)));
+		EXPECT_STREQ("leaver", buf);
+		ASSERT_EQ(0, attr_pread(fds[1], buf, sizeof(buf)));
+		EXPECT_STREQ("comp-1", buf);
+		ASSERT_EQ(0, attr_pread(fds[2], buf, sizeof(buf)));
+		EXPECT_STREQ("0", buf);
+		if (!round) {
+			ASSERT_EQ(0, unreg(sc, id));
+		} else {
+			ASSERT_EQ(id, next_now(DFG_PATH_IOCTL, NULL, sc, 0, 0,
+					       NULL));
+			ASSERT_EQ(0, yield_ioctl(sc, id, DFG_YIELD_EOF));
+		}
+		/* The client goes; after UNREGISTER the set is already gone. */
+		ASSERT_EQ(0, close(sc));
+		EXPECT_FALSE(set_dir_exists(gid, id));
+		for (i = 0; i < 3; i++) {
+			EXPECT_EQ(-ENODEV, attr_pread(fds[i], buf, sizeof(buf)));
+			close(fds[i]);
+		}
+	}
+	close(g);
+	close(dev);
+}
+
+/* The readers of clients_leave_together. */
+struct leave_race {
+	int	gid;		/* graph read now */
+	int	max_id;		/* ids 1..max_id are read */
+	int	stop;
+	long	found;		/* reads that found a set's file */
+	int	has_bad;	/* the first reader to see a wrong answer */
+	char	bad[160];	/* writes it here; "" if none */
+};
+
+static void leave_bad(struct leave_race *r, const char *file, int ret,
+		      const char *buf)
+{
+	if (!__atomic_exchange_n(&r->has_bad, 1, __ATOMIC_RELAXED))
+		snprintf(r->bad, sizeof(r->bad), "%s: %d \"%.40s\"", file,
+			 ret, buf);
+}
+
+/* One file: its content, or a set gone (ENOENT at open, ENODEV after). */
+static void leave_read(struct leave_race *r, const char *file,
+		       const char *const *want)
+{
+	char buf[64] = "";
+	int ret = dfg_sysfs_read(file, buf, sizeof(buf));
+
+	if (ret == -ENOENT || ret == -ENODEV)
+		return;
+	if (!ret) {
+		for (; *want; want++)
+			if (!strcmp(buf, *want))
+				break;
+		if (*want) {
+			__atomic_add_fetch(&r->found, 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	leave_bad(r, file, ret, buf);
+}
+
+static void *leave_reader(void *arg)
+{
+	static const char *const names[] = { "leaver", NULL };
+	static const char *const comps[] = { "comp-2", NULL };
+	static const char *const states[] = { "ready", "running", "waiting",
+					      "done", "failed", NULL };
+	struct leave_race *r = arg;
+	char file[128];
+	int gid, id;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+		gid = __atomic_load_n(&r->gid, __ATOMIC_ACQUIRE);
+		for (id = 1; id <= r->max_id; id++) {
+			snprintf(file, sizeof(file), "graphs/%d/set%d/name",
+				 gid, id);
+			leave_read(r, file, names);
+			snprintf(file, sizeof(file),
+				 "graphs/%d/set%d/comp2/name", gid, id);
+			leave_read(r, file, comps);
+			snprintf(file, sizeof(file), "graphs/%d/set%d/state",
+				 gid, id);
+			leave_read(r, file, states);
+		}
+	}
+	return NULL;
+}
+
+#define LEAVERS		16
+
+/*
+ * A child of clients_leave_together: a client of graph @g with two sets
+ * done and one waiting, which it leaves (exit: the client's release) once
+ * @go reads end of file.
+ */
+static void leaver(int g, int ready, int go)
+{
+	struct set_desc done = { .name = "leaver", .flags = DFG_SET_F_ROOT,
+				 .nr_comps = 3 };
+	struct set_desc wait = { .name = "leaver", .nr_in = 1, .in = { CH_A },
+				 .nr_comps = 3 };
+	int sc = sched_attach(g), i, id;
+	char c;
+
+	/* The graph lives on the parent's descriptor alone. */
+	close(g);
+	if (sc < 0)
+		_exit(2);
+	for (i = 0; i < 2; i++)
+		if (reg(sc, &done) <= 0)
+			_exit(3);
+	for (i = 0; i < 2; i++) {
+		id = next_now(DFG_PATH_IOCTL, NULL, sc, 0, 0, NULL);
+		if (id <= 0 || yield_ioctl(sc, id, DFG_YIELD_EOF))
+			_exit(4);
+	}
+	if (reg(sc, &wait) <= 0)
+		_exit(5);
+	if (write(ready, "r", 1) != 1 || read(go, &c, 1) != 0)
+		_exit(6);
+	_exit(0);
+}
+
+/* Set directories in graphs/<gid>/, and how many of them are failed. */
+static int count_set_dirs(int gid, int *failed)
+{
+	char dir[96], file[128], state[32];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), DFG_SYSFS_DIR "/graphs/%d", gid);
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	*failed = 0;
+	while ((e = readdir(d))) {
+		if (strncmp(e->d_name, "set", 3))
+			continue;
+		n++;
+		snprintf(file, sizeof(file), "graphs/%d/%.32s/state", gid,
+			 e->d_name);
+		if (!dfg_sysfs_read(file, state, sizeof(state)) &&
+		    !strcmp(state, "failed"))
+			(*failed)++;
+	}
+	closedir(d);
+	return n;
+}
+
+/*
+ * LEAVERS processes end together, each client's release taking its sets
+ * out of the graph (those done leave it, the waiting one fails and stays)
+ * while two threads read the sets' files. Each round the graph dies at a
+ * different point: as the clients go, a little later, or after them (the
+ * sets done are then gone, the failed ones stay, a new set takes a free
+ * id). Every read finds its set's own content or no set, every directory
+ * goes with its set or its graph, and no page stays.
+ */
+TEST(clients_leave_together)
+{
+	struct leave_race r = { .max_id = 3 * LEAVERS + 4 };
+	struct set_desc root = { .name = "leaver", .flags = DFG_SET_F_ROOT,
+				 .nr_comps = 3 };
+	__u64 pages0 = baseline("pages"), start = dfg_now_ns();
+	int dev, g, gid, sc, id, round, i, n, failed, status;
+	int ready[2], go[2];
+	pid_t pids[LEAVERS];
+	pthread_t th[2];
+	long found;
+	char c;
+
+	dev = sys_dfg_open();
+	ASSERT_LE(0, dev);
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, leave_reader, &r));
+	for (round = 0; round < 12; round++) {
+		if (round >= 3 && dfg_ms_since(start) >= 12000)
+			break;
+		g = chan_graph_new(dev, "leave");
+		ASSERT_LE(0, g);
+		gid = dfg_graph_id(g);
+		ASSERT_EQ(CH_A, chan_create(g, 1, DEPTH, 1, NULL));
+		__atomic_store_n(&r.gid, gid, __ATOMIC_RELEASE);
+		ASSERT_EQ(0, pipe(ready));
+		ASSERT_EQ(0, pipe(go));
+		for (i = 0; i < LEAVERS; i++) {
+			pids[i] = fork();
+			ASSERT_LE(0, pids[i]);
+			if (!pids[i]) {
+				close(ready[0]);
+				close(go[1]);
+				leaver(g, ready[1], go[0]);
+			}
+		}
+		close(ready[1]);
+		close(go[0]);
+		for (i = 0; i < LEAVERS; i++)
+			ASSERT_EQ(1, read(ready[0], &c, 1));
+		close(ready[0]);
+		/* The readers meet these sets before they go. */
+		found = __atomic_load_n(&r.found, __ATOMIC_RELAXED);
+		for (i = 0; i < 500; i++) {
+			if (__atomic_load_n(&r.found, __ATOMIC_RELAXED) >
+			    found + 3 * LEAVERS)
+				break;
+			usleep(2000);
+		}
+		close(go[1]);
+		if (round % 3 == 1)
+			usleep(20000);
+		if (round % 3 != 2)
+			close(g);
+		for (i = 0; i < LEAVERS; i++) {
+			ASSERT_EQ(0, dfg_wait_pid(pids[i], &status, 10000)) {
+				dfg_kill_pid(pids[i]);
+			}
+			EXPECT_TRUE(WIFEXITED(status) && !WEXITSTATUS(status))
+				TH_LOG("leaver %d: status %#x", i, status);
+		}
+		if (round % 3 == 2) {
+			n = count_set_dirs(gid, &failed);
+			EXPECT_EQ(LEAVERS, n);
+			EXPECT_EQ(LEAVERS, failed);
+			/* An id given back is taken again, directory and all. */
+			sc = sched_attach(g);
+			ASSERT_LE(0, sc);
+			id = reg(sc, &root);
+			ASSERT_LT(0, id);
+			EXPECT_GE(3 * LEAVERS + 2, id);
+			EXPECT_TRUE(set_dir_exists(gid, id));
+			EXPECT_EQ(0, unreg(sc, id));
+			close(sc);
+			close(g);
+		}
+		EXPECT_EQ(-ENOENT, count_set_dirs(gid, &failed));
+		EXPECT_EQ(pages0, dfg_sysfs_wait("pages", pages0));
+	}
+	__atomic_store_n(&r.stop, 1, __ATOMIC_RELEASE);
+	for (i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	TH_LOG("%d rounds, %ld reads found a set", round, r.found);
+	EXPECT_STREQ("", r.bad);
+	EXPECT_LT(0, r.found);
+	close(dev);
 }
 
 /*
