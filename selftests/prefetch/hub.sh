@@ -161,6 +161,8 @@ pass() {
 		test "${ra:-x}" -lt "${rn:-0}"
 	check "R3 ahead: its entries served the batches (r3_hits $ha)" \
 		test "${ha:-0}" -gt 0
+	# The checks below sample partition 0 with its full replica.
+	check "node0 serves partition 0 with its replica again" fresh
 
 	if [ "$first" = 1 ]; then
 		# Each rule fired as often as over the files: firings depend
