@@ -128,7 +128,7 @@ dkms-install:
 	mkdir -p $(DKMS_SRC)/kmod/rdma $(DKMS_SRC)/kmod/tcp $(DKMS_SRC)/uapi/linux
 	cp Kbuild VERSION $(DKMS_SRC)/
 	cp kmod/*.[ch] $(DKMS_SRC)/kmod/
-	cp kmod/rdma/*.c $(DKMS_SRC)/kmod/rdma/
+	cp kmod/rdma/*.[ch] $(DKMS_SRC)/kmod/rdma/
 	cp kmod/tcp/*.[ch] $(DKMS_SRC)/kmod/tcp/
 	cp uapi/linux/dfg.h uapi/linux/dfg_graph.h $(DKMS_SRC)/uapi/linux/
 	sed 's/@VERSION@/$(VERSION)/' dkms.conf.in > $(DKMS_SRC)/dkms.conf

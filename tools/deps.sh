@@ -7,7 +7,7 @@ linux-source-6.1 sparse kmod cpio xz-utils qemu-system-x86 busybox-static
 liburing-dev libnl-3-dev libnl-genl-3-dev gnuplot-nox procps
 openmpi-bin libopenmpi-dev fortunes graphviz libgraphviz-dev jq
 iproute2 iputils-ping openssh-server openssh-client rdma-core
-ibverbs-providers ibverbs-utils rdmacm-utils libibverbs-dev libucx0 ucx-utils vde2
+ibverbs-providers ibverbs-utils rdmacm-utils libibverbs-dev librdmacm-dev libucx0 ucx-utils vde2
 strace dkms man-db groff-base libucx-dev libpmix-dev
 libclips-dev libmetis-dev libsqlite3-dev sqlite3"
 

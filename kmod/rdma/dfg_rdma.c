@@ -78,6 +78,7 @@
 #include <rdma/rdma_cm.h>
 
 #include "pf_xport.h"
+#include "dfg_rdma_wire.h"
 
 static unsigned short dfg_rdma_port = DFG_PF_PORT;
 module_param_named(port, dfg_rdma_port, ushort, 0444);
@@ -108,6 +109,16 @@ MODULE_PARM_DESC(pack_max,
 		 "reads up to this many bytes go in lists, longer ones as RDMA READs");
 
 /*
+ * Connections served at once: each holds a PD, a CQ, a QP, the image's
+ * registrations and DFG_RDMA_SLOTS list and answer buffers (about 560
+ * KiB), so a peer that opens many must meet a bound. Read at each
+ * connection request.
+ */
+static unsigned int dfg_rdma_max_conns = 64;
+module_param_named(max_conns, dfg_rdma_max_conns, uint, 0644);
+MODULE_PARM_DESC(max_conns, "most peer connections served at once");
+
+/*
  * Fault injection for the selftests (selftests/prefetch/node0.sh): the
  * next list sent asks for bytes across the end of the peer's image (1)
  * or says it has more extents than a list may (2), so that the peer's
@@ -119,80 +130,10 @@ MODULE_PARM_DESC(fault_list,
 		 "testing: the next list sent is bad (1: past the image, 2: too long)");
 
 #define DFG_RDMA_RETRY		3
-#define DFG_RDMA_MAGIC		0x48474644U	/* "DFGH" */
-#define DFG_RDMA_VERSION	3	/* 3: reads go as lists */
-#define DFG_RDMA_CHUNKS_MAX	256
 #define DFG_RDMA_SGE		8	/* destination pages per READ */
 #define DFG_RDMA_SQ_DEPTH	1024
 /* Reads per chain: one GFP_ATOMIC allocation of about 8 KiB. */
 #define DFG_RDMA_CHAIN		32
-/* Lists in flight per connection: request slots, answer buffers. */
-#define DFG_RDMA_SLOTS		8
-#define DFG_RDMA_LIST_MAX	256	/* extents per list */
-/* An answer, header and bytes: one kmalloc() each, order 4. */
-#define DFG_RDMA_ANSWER_MAX	(64u << 10)
-#define DFG_RDMA_MAGIC_LIST	0x4c474644U	/* "DFGL" */
-#define DFG_RDMA_MAGIC_ANSWER	0x41474644U	/* "DFGA" */
-
-struct dfg_rdma_chunk_wire {
-	__le64	iova;
-	__le32	rkey;
-	__le32	pad;
-};
-
-/* The hello, little-endian on the wire. */
-struct dfg_rdma_hello {
-	__le32	magic;
-	__le32	version;
-	__le64	node_first;
-	__le64	node_count;
-	__le32	feat_bytes;
-	__le32	nchunks;
-	__le64	row_off;
-	__le64	col_off;
-	__le64	col_count;
-	__le64	feat_off;
-	__le64	image_bytes;
-	__le64	chunk_bytes;
-	__le64	part_set;
-	struct dfg_rdma_chunk_wire chunk[];
-};
-
-#define DFG_RDMA_HELLO_MAX	(sizeof(struct dfg_rdma_hello) + \
-				 DFG_RDMA_CHUNKS_MAX * \
-				 sizeof(struct dfg_rdma_chunk_wire))
-
-/*
- * A list (SEND, client to server): the header, then @count extents of the
- * image. @slot is the client's, given back in the answer.
- */
-struct dfg_rdma_list_hdr {
-	__le32	magic;
-	__le32	count;
-	__le32	slot;
-	__le32	pad;
-};
-
-struct dfg_rdma_ext {
-	__le64	off;
-	__le32	len;
-	__le32	pad;
-};
-
-#define DFG_RDMA_LIST_BYTES	(sizeof(struct dfg_rdma_list_hdr) + \
-				 DFG_RDMA_LIST_MAX * sizeof(struct dfg_rdma_ext))
-
-/* The answer (SEND, server to client): the header, then @bytes bytes. */
-struct dfg_rdma_answer {
-	__le32	magic;
-	__le32	slot;
-	__le32	count;
-	__le32	pad;
-	__le64	bytes;
-};
-
-#define DFG_RDMA_PAYLOAD_MAX	(DFG_RDMA_ANSWER_MAX - \
-				 sizeof(struct dfg_rdma_answer))
 
 /* A DMA-mapped buffer of a connection and the completion of its WR. */
 struct dfg_rdma_buf {
@@ -270,6 +211,8 @@ static struct workqueue_struct *dfg_rdma_wq;
 static atomic64_t dfg_rdma_lists;	/* served: lists answered */
 static atomic64_t dfg_rdma_dropped;	/* served: peers dropped */
 static atomic64_t dfg_rdma_timeouts;	/* lists unanswered in time */
+static atomic64_t dfg_rdma_refused;	/* connections over max_conns */
+static atomic_t dfg_rdma_nconns;	/* connections served now */
 static struct rdma_cm_id *dfg_rdma_listen_id;
 static DEFINE_MUTEX(dfg_rdma_lock);
 static LIST_HEAD(dfg_rdma_srvs);
@@ -317,8 +260,10 @@ struct dfg_rdma_srv {
 
 static void dfg_rdma_srv_wr_done(struct ib_cq *cq, struct ib_wc *wc)
 {
+	/* Ratelimited: a peer can make as many as it sends. */
 	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
-		pr_warn("serving a peer: %s\n", ib_wc_status_msg(wc->status));
+		pr_warn_ratelimited("serving a peer: %s\n",
+				    ib_wc_status_msg(wc->status));
 }
 
 /* Tear down what dfg_rdma_srv_setup() made, all but the id. */
@@ -372,6 +317,7 @@ static void dfg_rdma_srv_free_work(struct work_struct *work)
 	rdma_disconnect(id);
 	dfg_rdma_srv_release(s);
 	rdma_destroy_id(id);
+	atomic_dec(&dfg_rdma_nconns);
 }
 
 /* Queue @s's end once; the cm handler and the module's exit both may. */
@@ -510,8 +456,14 @@ static void dfg_rdma_srv_list_done(struct ib_cq *cq, struct ib_wc *wc)
 					       cqe);
 	struct dfg_rdma_srv *s = in->owner;
 
+	/*
+	 * A flush is the connection's end. Another failed receive is the
+	 * peer's doing (a SEND longer than a list's buffer): its QP is in
+	 * error now, so it is dropped like a bad list.
+	 */
 	if (wc->status != IB_WC_SUCCESS) {
-		dfg_rdma_srv_wr_done(cq, wc);
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			dfg_rdma_srv_taken(s, in, -EPROTO);
 		return;
 	}
 	dfg_rdma_srv_taken(s, in, dfg_rdma_srv_answer(s, in, wc->byte_len));
@@ -710,8 +662,20 @@ static int dfg_rdma_listen_handler(struct rdma_cm_id *id,
 
 	switch (ev->event) {
 	case RDMA_CM_EVENT_CONNECT_REQUEST:
+		/* A slot, given back by the free work (or below on failure). */
+		if (atomic_inc_return(&dfg_rdma_nconns) >
+		    READ_ONCE(dfg_rdma_max_conns)) {
+			atomic_dec(&dfg_rdma_nconns);
+			atomic64_inc(&dfg_rdma_refused);
+			pr_warn_ratelimited("refused a peer: %u connections served\n",
+					    READ_ONCE(dfg_rdma_max_conns));
+			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
+			/* Nonzero: the cm destroys the id. */
+			return -EBUSY;
+		}
 		s = kzalloc(sizeof(*s), GFP_KERNEL);
 		if (!s) {
+			atomic_dec(&dfg_rdma_nconns);
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 			return -ENOMEM;
 		}
@@ -722,6 +686,7 @@ static int dfg_rdma_listen_handler(struct rdma_cm_id *id,
 		if (ret) {
 			rdma_reject(id, NULL, 0, IB_CM_REJ_CONSUMER_DEFINED);
 			dfg_rdma_srv_release(s);
+			atomic_dec(&dfg_rdma_nconns);
 			/* Nonzero: the cm destroys the id. */
 			return ret;
 		}
@@ -1777,23 +1742,26 @@ static const struct dfg_pf_xport dfg_rdma_xport = {
 
 /* ---- counters ---- */
 
-#define DFG_RDMA_STAT(name)						\
+#define DFG_RDMA_STAT(name, value)					\
 static ssize_t name##_show(struct kobject *kobj,			\
 			   struct kobj_attribute *attr, char *buf)	\
 {									\
-	return sysfs_emit(buf, "%lld\n",					\
-			  (long long)atomic64_read(&dfg_rdma_##name));	\
+	return sysfs_emit(buf, "%lld\n", (long long)(value));		\
 }									\
 static struct kobj_attribute dfg_rdma_attr_##name = __ATTR_RO(name)
 
-DFG_RDMA_STAT(lists);
-DFG_RDMA_STAT(dropped);
-DFG_RDMA_STAT(timeouts);
+DFG_RDMA_STAT(lists, atomic64_read(&dfg_rdma_lists));
+DFG_RDMA_STAT(dropped, atomic64_read(&dfg_rdma_dropped));
+DFG_RDMA_STAT(timeouts, atomic64_read(&dfg_rdma_timeouts));
+DFG_RDMA_STAT(refused, atomic64_read(&dfg_rdma_refused));
+DFG_RDMA_STAT(conns, atomic_read(&dfg_rdma_nconns));
 
 static struct attribute *dfg_rdma_attrs[] = {
 	&dfg_rdma_attr_lists.attr,
 	&dfg_rdma_attr_dropped.attr,
 	&dfg_rdma_attr_timeouts.attr,
+	&dfg_rdma_attr_refused.attr,
+	&dfg_rdma_attr_conns.attr,
 	NULL,
 };
 

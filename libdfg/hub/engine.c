@@ -51,14 +51,26 @@
  *	to it is under prefetch/traffic_threshold, and answers the rest
  *	DFG_PF_GATED (counted in r3_gated). Nobody waits for it: it goes
  *	on the engine's own ring (struct r3_req) and the pipeline goes on;
- *	its completion is reaped before a demand read asks for one of its
+ *	its completion is taken when it is there (between the batch's
+ *	steps), waited for only when a demand read asks for one of its
  *	entries (a filling cache entry is not a hit: the demand would read
- *	it again), at the end of the batch on every path, and when the
- *	engine is freed, so no command of the engine outlives a batch. An
+ *	it again), and for all of them when the engine is freed. An
  *	engine without a ring (DFG_NO_URING, io_uring unavailable) sends it
  *	synchronously; a module without DFG_F_PF_GATE gets it ungated. A
  *	speculative request that fails (its owner died, no cache room)
  *	changes nothing: the demand read that needs the bytes reports it.
+ *	Ahead (dfg_hub_ahead(), struct r3_walk): R3 runs for the batch
+ *	after the current one while the current one runs. That batch is
+ *	sampled hop by hop as the pipeline will sample it, as far as the
+ *	lists at hand go (own, replica, and those its requests brought),
+ *	R3 fires on its slots, and every remote node the batch will read
+ *	is asked of its owner: R3's hubs (lists and attributes), what the
+ *	next hop samples from them, and what it samples from own and
+ *	replicated nodes (under a replica budget, remote hubs R2 finds no
+ *	replica entry for). The walk goes on as its requests complete
+ *	(walk_pump() between the steps of the batch being sampled); when
+ *	the announced batch comes, its demand reads copy those entries out
+ *	of the cache and R3 in the batch leaves the slots fired ahead.
  *   R4 (claim 5, para. 17): for an own root r next to an own hub: N(r)
  *	sampled as hop 1 will be, and those nodes' attributes into the
  *	buffer.
@@ -115,6 +127,14 @@ static int vec_push(struct vec *v, const void *e, size_t n)
 	return 0;
 }
 
+static void vec_swap(struct vec *a, struct vec *b)
+{
+	struct vec t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
 #define VEC(type)	((struct vec){ .esz = sizeof(type) })
 #define VAT(v, type, i)	(((type *)(v)->p)[i])
 
@@ -139,7 +159,8 @@ static uint64_t mix64(uint64_t x)
 
 static void map_clear(struct map *m)
 {
-	if (m->key)
+	/* Nothing in it (no key is ever taken out): nothing to clear. */
+	if (m->key && m->n)
 		memset(m->key, 0xff, m->cap * 8);
 	m->n = 0;
 }
@@ -251,6 +272,8 @@ struct pbuf_ent {
  *		CQE: owned by the request until it is reaped
  * @cap:	entries @ids and @locs have room for
  * @nr, @what:	the request
+ * @gen:	the struct r3_walk whose keys it brings (its @gen)
+ * @seq:	its number (r3_pend maps a key to the last request for it)
  * @busy:	submitted, not reaped (user_data: index + 1)
  */
 struct r3_req {
@@ -259,11 +282,74 @@ struct r3_req {
 	size_t			cap;
 	uint32_t		nr;
 	unsigned int		what;
+	uint64_t		gen;
+	uint32_t		seq;
 	bool			busy;
 };
 
-/* Speculative requests in flight at most; the ring has as many entries. */
-#define R3_INFLIGHT	8
+/*
+ * Speculative requests in flight at most; the ring has as many entries.
+ * A walk ahead sends up to four a step, and the current batch's may
+ * still be in flight.
+ */
+#define R3_INFLIGHT	16
+
+/* struct r3_walk.fired: R3 at a slot of the walk's frontier. */
+enum {
+	FIRE_NONE,	/* not a slot of R3 */
+	FIRE_DONE,	/* fired and done ahead: the batch leaves it */
+	FIRE_WAIT,	/* fired (counted), not done ahead: the batch does it */
+};
+
+/* struct r3_walk.done: a slot's sample ahead. */
+enum {
+	SLOT_TODO,	/* its list not asked for yet */
+	SLOT_ASKED,	/* its list asked of its owner */
+	SLOT_SAMPLED,	/* sampled, what it picked asked for */
+	SLOT_LEFT,	/* its list did not come: left to the batch */
+};
+
+/*
+ * struct r3_walk - R3's state for one batch: the batch being sampled
+ * (e->wc), or one announced by dfg_hub_ahead() (e->wa), which is walked
+ * ahead: sampled hop by hop as the pipeline will sample it, as far as
+ * the neighbour lists on this machine (own, replica) and those its
+ * requests brought go, and every remote node it will read asked of its
+ * owner, speculatively, without waiting.
+ * @valid:	holds a batch
+ * @ahead:	announced (walked ahead), not a batch begun unannounced
+ * @on:		the walk may go on (not finished, not stopped)
+ * @formed:	@next is hop @hop's sample of @front
+ * @asked:	@front's unknown lists were asked for (once)
+ * @gen:	its number (struct r3_req.gen), new for every batch it holds
+ * @batch, @roots: the batch
+ * @hop:	the hop the walk samples
+ * @front, @froot: that hop's frontier: IDs, their roots' indices
+ * @next, @nroot, @npar: its sample: IDs, roots' indices, parent slots
+ * @fired:	per hop k, a FIRE_* byte per slot of hop k's sample (the
+ *		frontier of hop k + 1, where R3 fires), once formed
+ * @done:	a SLOT_* byte per slot of @next
+ * @keys, @locv: keys its requests brought into the machine's cache,
+ *		each to its location in @locv (~0: over files, no location)
+ * @lists, @lref, @nb: remote neighbour lists it copied out of the cache
+ *		(ID -> index in @lref: struct nbref into @nb)
+ * @att, @nbr, @ask: scratch: IDs to ask for attributes, lists, both
+ */
+struct r3_walk {
+	bool		valid, ahead, on, formed, asked;
+	uint64_t	gen;
+	uint64_t	batch;
+	struct vec	roots;
+	unsigned int	hop;
+	struct vec	front, froot, next, nroot, npar;
+	struct vec	fired[DFG_HUB_HOPS_MAX];
+	struct vec	done;
+	struct map	keys;
+	struct vec	locv;
+	struct map	lists;
+	struct vec	lref, nb;
+	struct vec	att, nbr, ask;
+};
 
 struct dfg_hub_engine {
 	struct dfg_hub_opts	o;
@@ -297,12 +383,13 @@ struct dfg_hub_engine {
 	uint8_t			*pbuf_old;
 
 	/*
-	 * Keys R3 brought (cleared per batch), for its hit count; each to
-	 * the index of its cache location in @r3_locv, or ~0 when none is
-	 * known (the request was not on the ring, or over files).
+	 * R3's walks: of the batch being sampled (@wc) and of the one
+	 * announced (@wa; dfg_hub_ahead()); @r3w the one a speculative fetch
+	 * brings keys for. @walks holds them.
 	 */
-	struct map		r3_keys;
-	struct vec		r3_locv;
+	struct r3_walk		walks[2];
+	struct r3_walk		*wc, *wa, *r3w;
+	uint64_t		gen_next;
 
 	/* R3's requests in flight: the ring, its requests, their keys. */
 	struct io_uring		ring;
@@ -310,7 +397,9 @@ struct dfg_hub_engine {
 	unsigned int		spec_flags;	/* DFG_PF_SPECULATIVE or 0 */
 	struct r3_req		r3q[R3_INFLIGHT];
 	unsigned int		r3_busy;
-	struct map		r3_pend;	/* keys of busy requests */
+	uint32_t		seq_next;
+	struct map		r3_pend;	/* key -> seq of its last request */
+	struct map		r3_seen;	/* keys of one R3 fetch */
 
 	/* Per batch scratch. */
 	struct vec		nb;		/* neighbour IDs, fetched */
@@ -355,6 +444,73 @@ struct nbref {
 };
 
 static int r3_reap(struct dfg_hub_engine *e);
+
+static void walk_init(struct r3_walk *w)
+{
+	unsigned int h;
+
+	memset(w, 0, sizeof(*w));
+	w->roots = VEC(uint64_t);
+	w->front = VEC(uint64_t);
+	w->froot = VEC(uint32_t);
+	w->next = VEC(uint64_t);
+	w->nroot = VEC(uint32_t);
+	w->npar = VEC(uint32_t);
+	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
+		w->fired[h] = VEC(uint8_t);
+	w->done = VEC(uint8_t);
+	w->locv = VEC(struct dfg_pf_loc);
+	w->lref = VEC(struct nbref);
+	w->nb = VEC(uint64_t);
+	w->att = VEC(uint64_t);
+	w->nbr = VEC(uint64_t);
+	w->ask = VEC(uint64_t);
+}
+
+/* @w emptied (its room kept) for batch @batch, under a new @gen. */
+static void walk_reset(struct dfg_hub_engine *e, struct r3_walk *w,
+		       uint64_t batch)
+{
+	unsigned int h;
+
+	w->valid = true;
+	w->ahead = false;
+	w->on = false;
+	w->formed = false;
+	w->asked = false;
+	w->gen = ++e->gen_next;
+	w->batch = batch;
+	w->roots.n = 0;
+	w->hop = 0;
+	w->front.n = 0;
+	w->froot.n = 0;
+	w->next.n = 0;
+	w->nroot.n = 0;
+	w->npar.n = 0;
+	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
+		w->fired[h].n = 0;
+	w->done.n = 0;
+	map_clear(&w->keys);
+	w->locv.n = 0;
+	map_clear(&w->lists);
+	w->lref.n = 0;
+	w->nb.n = 0;
+}
+
+static void walk_free(struct r3_walk *w)
+{
+	struct vec *v[] = { &w->roots, &w->front, &w->froot, &w->next,
+			    &w->nroot, &w->npar, &w->done, &w->locv, &w->lref,
+			    &w->nb, &w->att, &w->nbr, &w->ask };
+	unsigned int i;
+
+	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		free(v[i]->p);
+	for (i = 0; i < DFG_HUB_HOPS_MAX; i++)
+		free(w->fired[i].p);
+	map_free(&w->keys);
+	map_free(&w->lists);
+}
 
 static int opts_check(const struct dfg_hub_opts *o)
 {
@@ -406,7 +562,11 @@ static int engine_alloc(const struct dfg_hub_opts *opts,
 	e->froot = VEC(uint32_t);
 	e->nroot = VEC(uint32_t);
 	e->ids = VEC(uint64_t);
-	e->r3_locv = VEC(struct dfg_pf_loc);
+	walk_init(&e->walks[0]);
+	walk_init(&e->walks[1]);
+	e->wc = &e->walks[0];
+	e->wa = &e->walks[1];
+	e->r3w = e->wc;
 	e->cand = VEC(struct cand);
 	*out = e;
 	return 0;
@@ -579,6 +739,7 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 		free(e->r3q[i].locs);
 	}
 	map_free(&e->r3_pend);
+	map_free(&e->r3_seen);
 	for (i = 0; i < e->k; i++) {
 		if (e->views)
 			hub_view_fini(&e->views[i]);
@@ -593,8 +754,8 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 	free(e->pbuf);
 	free(e->pbuf_old);
 	map_free(&e->sim_cache);
-	map_free(&e->r3_keys);
-	free(e->r3_locv.p);
+	walk_free(&e->walks[0]);
+	walk_free(&e->walks[1]);
 	map_free(&e->nb_idx);
 	map_free(&e->node_idx);
 	free(e->nb.p);
@@ -750,44 +911,82 @@ static void count_remote(struct dfg_hub_engine *e, uint64_t key, bool hit,
 		return;
 	}
 	e->st.cache_hits++;
-	if (map_get(&e->r3_keys, key))
+	if (map_get(&e->wc->keys, key))
 		e->st.r3_hits++;
 }
 
 /* ---- R3's speculative requests ---- */
 
-/*
- * What a speculative request of @n entries (@ids, @what) answered
- * (@res, @l): reads and hits counted, its keys kept for r3_hits with
- * their cache locations (a demand read copies them from there without
- * asking the module again), gated entries counted. A failure counts
- * nothing (see the header).
- */
-static int r3_done(struct dfg_hub_engine *e, const uint64_t *ids,
-		   const struct dfg_pf_loc *l, size_t n, unsigned int what,
-		   int res)
+/* The walk that holds generation @gen, or NULL (a batch gone by). */
+static struct r3_walk *walk_of(struct dfg_hub_engine *e, uint64_t gen)
+{
+	if (e->wc->valid && e->wc->gen == gen)
+		return e->wc;
+	if (e->wa->valid && e->wa->gen == gen)
+		return e->wa;
+	return NULL;
+}
+
+/* Key @key brought into the cache at @l, for walk @w's batch. */
+static int walk_key(struct r3_walk *w, uint64_t key,
+		    const struct dfg_pf_loc *l)
 {
 	bool found;
-	uint32_t *v;
+	uint32_t *v = map_slot(&w->keys, key, &found);
+
+	if (!v)
+		return -ENOMEM;
+	if (!l) {
+		if (!found)
+			*v = ~0U;
+		return 0;
+	}
+	if (vec_push(&w->locv, l, 1))
+		return -ENOMEM;
+	*v = (uint32_t)(w->locv.n - 1);
+	return 0;
+}
+
+/*
+ * What a speculative request of @n entries (@ids, @what: one bit or
+ * both, @l holding a node's entries one after the other, lists first)
+ * answered (@res): reads and hits counted, its keys kept in walk @w (if
+ * its batch is still to come or being sampled) for r3_hits with their
+ * cache locations (a demand read copies them from there without asking
+ * the module again), gated entries counted. A failure counts nothing
+ * (see the header).
+ */
+static int r3_done(struct dfg_hub_engine *e, struct r3_walk *w,
+		   const uint64_t *ids, const struct dfg_pf_loc *l, size_t n,
+		   unsigned int what, int res)
+{
+	unsigned int per = (what & DFG_PF_NBRS ? 1 : 0) +
+			   (what & DFG_PF_ATTRS ? 1 : 0), k;
 	size_t i;
+	int ret;
 
 	if (res < 0)
 		return 0;
-	for (i = 0; i < n; i++) {
-		uint64_t key = kkey(ids[i], what);
+	for (i = 0; i < n; i++)
+		for (k = 0; k < per; k++) {
+			const struct dfg_pf_loc *li = &l[i * per + k];
+			unsigned int bit = per == 2 ? (k ? DFG_PF_ATTRS :
+						       DFG_PF_NBRS) : what;
+			uint64_t key = kkey(ids[i], bit);
 
-		if (l[i].where == DFG_PF_GATED) {
-			e->st.r3_gated++;
-			continue;
+			if (li->where == DFG_PF_GATED) {
+				e->st.r3_gated++;
+				continue;
+			}
+			if (li->where != DFG_PF_IN_CACHE)
+				continue;
+			count_remote(e, key, li->hit, true);
+			if (!w)
+				continue;
+			ret = walk_key(w, key, li);
+			if (ret)
+				return ret;
 		}
-		if (l[i].where != DFG_PF_IN_CACHE)
-			continue;
-		count_remote(e, key, l[i].hit, true);
-		v = map_slot(&e->r3_keys, key, &found);
-		if (!v || vec_push(&e->r3_locv, &l[i], 1))
-			return -ENOMEM;
-		*v = (uint32_t)(e->r3_locv.n - 1);
-	}
 	return 0;
 }
 
@@ -817,22 +1016,27 @@ static void r3_abandon(struct dfg_hub_engine *e)
 }
 
 /*
- * Wait for every R3 request in flight and count what each did. Returns 0,
- * -ENOMEM, or -EIO when the ring failed (r3_abandon()).
+ * Reap R3 completions: one at least if @wait (while any is in flight),
+ * then every one that is there. Returns 0, -ENOMEM, or -EIO when the
+ * ring failed (r3_abandon()).
  */
-static int r3_reap(struct dfg_hub_engine *e)
+static int r3_reap_some(struct dfg_hub_engine *e, bool wait)
 {
 	struct io_uring_cqe *cqe;
 	int ret = 0, r, res;
 	struct r3_req *q;
 	__u64 idx;
 
-	if (!e)
-		return 0;
 	while (e->r3_busy) {
-		r = io_uring_wait_cqe(&e->ring, &cqe);
-		if (r == -EINTR)
-			continue;
+		if (wait) {
+			r = io_uring_wait_cqe(&e->ring, &cqe);
+			if (r == -EINTR)
+				continue;
+		} else {
+			r = io_uring_peek_cqe(&e->ring, &cqe);
+			if (r == -EAGAIN)
+				break;
+		}
 		if (r < 0) {
 			r3_abandon(e);
 			return -EIO;
@@ -845,27 +1049,70 @@ static int r3_reap(struct dfg_hub_engine *e)
 		q = &e->r3q[idx];
 		q->busy = false;
 		e->r3_busy--;
-		r = r3_done(e, q->ids, q->locs, q->nr, q->what, res);
+		wait = false;
+		r = r3_done(e, walk_of(e, q->gen), q->ids, q->locs, q->nr,
+			    q->what, res);
 		if (r && !ret)
 			ret = r;
 	}
-	map_clear(&e->r3_pend);
+	/* Nothing in flight: no key pending (the map kept small). */
+	if (!e->r3_busy)
+		map_clear(&e->r3_pend);
 	return ret;
 }
 
-/* Put @c IDs of one speculative request on the ring (false: no ring). */
+/* Wait for every R3 request in flight (teardown). */
+static int r3_reap(struct dfg_hub_engine *e)
+{
+	int ret = 0, r;
+
+	if (!e)
+		return 0;
+	while (e->r3_busy) {
+		r = r3_reap_some(e, true);
+		if (r && !ret)
+			ret = r;
+		if (r == -EIO)
+			break;
+	}
+	return ret;
+}
+
+/* Is @key in a speculative request still in flight? */
+static bool r3_pending(const struct dfg_hub_engine *e, uint64_t key)
+{
+	const uint32_t *v;
+	unsigned int i;
+
+	if (!e->r3_busy)
+		return false;
+	v = map_get(&e->r3_pend, key);
+	if (!v)
+		return false;
+	for (i = 0; i < R3_INFLIGHT; i++)
+		if (e->r3q[i].busy && e->r3q[i].seq == *v)
+			return true;
+	return false;
+}
+
+/*
+ * Put @c IDs of one speculative request on the ring, its keys for walk
+ * e->r3w (*@sent false: no ring).
+ */
 static int r3_submit(struct dfg_hub_engine *e, const uint64_t *ids,
 		     size_t c, unsigned int what, bool *sent)
 {
 	struct io_uring_sqe *sqe;
 	struct r3_req *q = NULL;
 	unsigned int i;
+	uint32_t *v;
 	bool found;
 	int ret;
 
 	*sent = false;
+	/* All in flight: the oldest to finish makes room. */
 	if (e->r3_busy == R3_INFLIGHT) {
-		ret = r3_reap(e);
+		ret = r3_reap_some(e, true);
 		if (ret && ret != -EIO)
 			return ret;
 	}
@@ -881,7 +1128,8 @@ static int r3_submit(struct dfg_hub_engine *e, const uint64_t *ids,
 		if (!ni)
 			return -ENOMEM;
 		q->ids = ni;
-		nl = realloc(q->locs, c * sizeof(*nl));
+		/* Entries for both bits of @what: room for two each. */
+		nl = realloc(q->locs, 2 * c * sizeof(*nl));
 		if (!nl)
 			return -ENOMEM;
 		q->locs = nl;
@@ -899,6 +1147,8 @@ static int r3_submit(struct dfg_hub_engine *e, const uint64_t *ids,
 	sqe->user_data = (__u64)(q - e->r3q) + 1;
 	q->nr = (uint32_t)c;
 	q->what = what;
+	q->gen = e->r3w->gen;
+	q->seq = ++e->seq_next;
 	q->busy = true;
 	e->r3_busy++;
 	if (io_uring_submit(&e->ring) != 1) {
@@ -906,9 +1156,22 @@ static int r3_submit(struct dfg_hub_engine *e, const uint64_t *ids,
 		return 0;
 	}
 	*sent = true;
-	for (i = 0; i < c; i++)
-		if (!map_slot(&e->r3_pend, kkey(ids[i], what), &found))
-			return -ENOMEM;
+	for (i = 0; i < c; i++) {
+		if (what & DFG_PF_NBRS) {
+			v = map_slot(&e->r3_pend, kkey(ids[i], DFG_PF_NBRS),
+				     &found);
+			if (!v)
+				return -ENOMEM;
+			*v = q->seq;
+		}
+		if (what & DFG_PF_ATTRS) {
+			v = map_slot(&e->r3_pend, kkey(ids[i], DFG_PF_ATTRS),
+				     &found);
+			if (!v)
+				return -ENOMEM;
+			*v = q->seq;
+		}
+	}
 	return 0;
 }
 
@@ -931,28 +1194,37 @@ static int r3_send(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		if (sent)
 			continue;
 		e->locs.n = 0;
-		ret = vec_reserve(&e->locs, c);
+		ret = vec_reserve(&e->locs, 2 * c);
 		if (ret)
 			return ret;
 		ret = hub_prefetch(e->d, (const __u64 *)ids + at,
 				   (unsigned int)c, what, e->spec_flags,
 				   e->locs.p);
-		ret = r3_done(e, ids + at, e->locs.p, c, what, ret);
+		ret = r3_done(e, e->r3w, ids + at, e->locs.p, c, what, ret);
 		if (ret)
 			return ret;
 	}
 	return 0;
 }
 
-/* Before a demand read of @n entries: R3's requests for them reaped. */
+/*
+ * Before a demand read of @n entries: R3's requests for them reaped
+ * (only those: the walk ahead's others stay in flight).
+ */
 static int r3_before(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		     unsigned int what)
 {
 	size_t i;
+	int ret;
 
 	for (i = 0; i < n && e->r3_busy; i++)
-		if (map_get(&e->r3_pend, kkey(ids[i], what)))
-			return r3_reap(e) == -ENOMEM ? -ENOMEM : 0;
+		while (r3_pending(e, kkey(ids[i], what))) {
+			ret = r3_reap_some(e, true);
+			if (ret == -ENOMEM)
+				return ret;
+			if (ret)
+				return 0;
+		}
 	return 0;
 }
 
@@ -986,7 +1258,7 @@ static int fetch_ext(struct dfg_hub_engine *e, unsigned int what,
 
 /*
  * Demand entries among miss_ids that R3 brought into the machine's cache
- * in this batch, its request reaped: copied from where its completion
+ * for this batch (in it, or ahead of it), its request reaped: copied from where its completion
  * said, no PREFETCH. What is left (not R3's, or its bytes reused since:
  * -ESTALE) stays in miss_ids and miss_slot for the module.
  */
@@ -994,19 +1266,20 @@ static int from_r3(struct dfg_hub_engine *e, unsigned int what, sink_fn sink)
 {
 	uint64_t *ids = e->miss_ids.p;
 	uint32_t *slot = e->miss_slot.p;
+	struct r3_walk *w = e->wc;
 	size_t i, left = 0;
 	int ret;
 
-	if (!e->r3_locv.n)
+	if (!w->locv.n)
 		return 0;
 	for (i = 0; i < e->miss_ids.n; i++) {
 		uint64_t key = kkey(ids[i], what);
-		const uint32_t *v = map_get(&e->r3_keys, key);
+		const uint32_t *v = map_get(&w->keys, key);
 		const struct dfg_pf_loc *l;
 
 		ret = -ESTALE;
 		if (v && *v != ~0U) {
-			l = &VAT(&e->r3_locv, struct dfg_pf_loc, *v);
+			l = &VAT(&w->locv, struct dfg_pf_loc, *v);
 			ret = tmp_room(e, l->len);
 			if (!ret)
 				ret = dfg_hub_cache_copy(e->hub, l, e->tmp);
@@ -1074,10 +1347,9 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 				return -ENOMEM;
 			count_remote(e, key, found, r3);
 			if (r3) {
-				v = map_slot(&e->r3_keys, key, &found);
-				if (!v)
-					return -ENOMEM;
-				*v = ~0U;
+				ret = walk_key(e->r3w, key, NULL);
+				if (ret)
+					return ret;
 				continue;
 			}
 			/* An owner's image: loaded for the engine's life. */
@@ -1143,8 +1415,6 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 			if (l[i].where != DFG_PF_IN_CACHE)
 				continue;
 			count_remote(e, key, l[i].hit, r3);
-			if (r3 && !map_slot(&e->r3_keys, key, &found))
-				return -ENOMEM;
 		}
 	}
 	return 0;
@@ -1169,6 +1439,8 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 
 	e->miss_ids.n = 0;
 	e->miss_slot.n = 0;
+	if (r3)
+		map_clear(&e->r3_seen);
 	for (i = 0; i < n; i++) {
 		const struct pbuf_ent *pe;
 		uint32_t s = (uint32_t)i;
@@ -1211,6 +1483,19 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 			if (ret)
 				return ret;
 			continue;
+		}
+		/* R3 asks once: not what it brought or asks for already. */
+		if (r3) {
+			uint64_t key = kkey(ids[i], what);
+			bool found;
+
+			if (map_get(&e->r3w->keys, key) ||
+			    r3_pending(e, key))
+				continue;
+			if (!map_slot(&e->r3_seen, key, &found))
+				return -ENOMEM;
+			if (found)
+				continue;
 		}
 		ret = vec_push(&e->miss_ids, &ids[i], 1);
 		if (!ret)
@@ -1652,6 +1937,10 @@ static int rule_r3(struct dfg_hub_engine *e, uint64_t batch, unsigned int hop)
 	const uint64_t *pairs = e->pairs[hop].p, *front = e->front.p;
 	struct vec hubs = VEC(uint64_t), slots = VEC(uint64_t);
 	struct vec got = VEC(uint64_t);
+	const struct vec *fv = &e->wc->fired[hop];
+	/* Fired ahead (the batch was announced): a FIRE_* byte a slot. */
+	const uint8_t *fired = e->wc->ahead && fv->n == e->next.n ?
+			       fv->p : NULL;
 	size_t j;
 	int ret = 0;
 
@@ -1664,13 +1953,18 @@ static int rule_r3(struct dfg_hub_engine *e, uint64_t batch, unsigned int hop)
 		if (!hub_view_own(e->own, parent) &&
 		    hub_view_rep(e->own, x) < 0)
 			continue;
+		/* Done ahead; or fired ahead, counted there. */
+		if (fired && fired[j] == FIRE_DONE)
+			continue;
+		if (!fired || fired[j] != FIRE_WAIT)
+			e->st.r3++;
 		ret = vec_push(&hubs, &x, 1);
 		if (!ret)
 			ret = vec_push(&slots, &(uint64_t){ j }, 1);
 	}
 	if (ret || !hubs.n)
 		goto out;
-	e->st.r3 += hubs.n;
+	e->r3w = e->wc;
 	ret = acquire(e, hubs.p, hubs.n);
 	for (j = 0; j < hubs.n && !ret; j++) {
 		uint64_t x = VAT(&hubs, uint64_t, j);
@@ -1695,6 +1989,403 @@ out:
 	free(slots.p);
 	free(got.p);
 	return ret;
+}
+
+/* ---- R3 ahead: the walk of an announced batch ---- */
+
+/*
+ * Is @id's neighbour list at hand for walk @w? 1: on this machine (own,
+ * replica), or brought by its requests (copied out of the cache into
+ * w->nb, or over files the owner's image); 0: asked for, in flight;
+ * -ENOENT: neither (never asked, gated, failed, or reused since); or
+ * -errno.
+ */
+static int walk_known(struct dfg_hub_engine *e, struct r3_walk *w,
+		      uint64_t id)
+{
+	uint64_t key = kkey(id, DFG_PF_NBRS);
+	const struct dfg_pf_loc *l;
+	struct dfg_hub_ref ref;
+	struct nbref r = { 0 };
+	const uint32_t *v;
+	uint32_t *s;
+	bool found;
+	int ret;
+
+	if (!hub_view_ref(e->own, id, DFG_PF_NBRS, &ref) ||
+	    map_get(&w->lists, id))
+		return 1;
+	v = map_get(&w->keys, key);
+	if (!v)
+		return r3_pending(e, key) ? 0 : -ENOENT;
+	if (*v == ~0U) {
+		/* Over files: the owner's image, loaded for the engine's life. */
+		const struct hub_view *ov = owner_view(e, id);
+
+		if (!ov || hub_view_ref(ov, id, DFG_PF_NBRS, &ref))
+			return -ENOENT;
+		r.ptr = ref.data;
+		r.count = ref.len / 8;
+	} else {
+		l = &VAT(&w->locv, struct dfg_pf_loc, *v);
+		ret = vec_reserve(&w->nb, l->len / 8 + 1);
+		if (ret)
+			return ret;
+		ret = dfg_hub_cache_copy(e->hub, l,
+					 &VAT(&w->nb, uint64_t, w->nb.n));
+		if (ret)
+			return ret == -ENOMEM ? ret : -ENOENT;
+		r.start = w->nb.n;
+		r.count = l->len / 8;
+		w->nb.n += r.count;
+	}
+	s = map_slot(&w->lists, id, &found);
+	if (!s || vec_push(&w->lref, &r, 1))
+		return -ENOMEM;
+	*s = (uint32_t)(w->lref.n - 1);
+	return 1;
+}
+
+/* The list of @id, which walk_known() found at hand. */
+static const uint64_t *walk_list(const struct dfg_hub_engine *e,
+				 const struct r3_walk *w, uint64_t id,
+				 uint32_t *count)
+{
+	const struct nbref *r;
+	struct dfg_hub_ref ref;
+	const uint32_t *v;
+
+	if (!hub_view_ref(e->own, id, DFG_PF_NBRS, &ref)) {
+		*count = ref.len / 8;
+		return ref.data;
+	}
+	v = map_get(&w->lists, id);
+	if (!v) {
+		*count = 0;
+		return NULL;
+	}
+	r = &VAT(&w->lref, struct nbref, *v);
+	*count = r->count;
+	return r->ptr ? r->ptr : &VAT(&w->nb, uint64_t, r->start);
+}
+
+/*
+ * Walk @w's requests: the lists of w->nbr and w->ask, the attributes of
+ * w->att and w->ask, speculative, not waited for (fetch() leaves out
+ * what is on this machine, what was asked already, and repeats).
+ */
+static int walk_send(struct dfg_hub_engine *e, struct r3_walk *w)
+{
+	struct r3_walk *keep = e->r3w;
+	int ret;
+
+	ret = vec_push(&w->nbr, w->ask.p, w->ask.n);
+	if (!ret)
+		ret = vec_push(&w->att, w->ask.p, w->ask.n);
+	e->r3w = w;
+	if (!ret && w->nbr.n)
+		ret = fetch(e, w->nbr.p, w->nbr.n, DFG_PF_NBRS, NULL, false,
+			    true);
+	if (!ret && w->att.n)
+		ret = fetch(e, w->att.p, w->att.n, DFG_PF_ATTRS, NULL, false,
+			    true);
+	e->r3w = keep;
+	w->nbr.n = 0;
+	w->att.n = 0;
+	w->ask.n = 0;
+	return ret;
+}
+
+/*
+ * Hop w->hop's sample of its frontier, drawn as the pipeline will draw
+ * it, once the lists of the frontier and of its roots are at hand (the
+ * missing ones asked of their owners first, once: one that does not come
+ * stops the walk), and R3's slots among it (a remote node whose parent
+ * is own, or which is in the replica: where rule_r3() fires) fired and
+ * counted. Returns 1 formed, 0 not yet or stopped, or -errno.
+ */
+static int walk_form(struct dfg_hub_engine *e, struct r3_walk *w)
+{
+	const uint64_t *roots = w->roots.p, *front = w->front.p;
+	const uint32_t *froot = w->froot.p;
+	struct vec *fv = &w->fired[w->hop];
+	bool wait = false;
+	uint8_t *fired;
+	unsigned int k;
+	size_t s, c;
+	int ret;
+
+	for (s = 0; s < w->front.n; s++)
+		for (k = 0; k < 2; k++) {
+			uint64_t id = k ? roots[froot[s]] : front[s];
+
+			ret = walk_known(e, w, id);
+			if (ret == 0) {
+				wait = true;
+			} else if (ret == -ENOENT) {
+				if (w->asked) {
+					w->on = false;
+					return 0;
+				}
+				ret = vec_push(&w->ask, &id, 1);
+				if (ret)
+					return ret;
+			} else if (ret < 0) {
+				return ret;
+			}
+		}
+	if (w->ask.n) {
+		w->asked = true;
+		return walk_send(e, w);
+	}
+	if (wait)
+		return 0;
+	w->next.n = 0;
+	w->nroot.n = 0;
+	w->npar.n = 0;
+	for (s = 0; s < w->front.n; s++) {
+		uint32_t ri = froot[s], n, rn, ps = (uint32_t)s;
+		const uint64_t *nb = walk_list(e, w, front[s], &n);
+		const uint64_t *rnb = walk_list(e, w, roots[ri], &rn);
+		size_t before = w->next.n;
+
+		ret = sample(e, w->batch, w->hop, s, roots[ri], rnb, rn, nb, n,
+			     &w->next);
+		for (c = before; c < w->next.n && !ret; c++) {
+			/* The batch will fail (-ERANGE): nothing to bring. */
+			if (e->id_end &&
+			    VAT(&w->next, uint64_t, c) >= e->id_end) {
+				w->on = false;
+				return 0;
+			}
+			ret = vec_push(&w->nroot, &ri, 1);
+			if (!ret)
+				ret = vec_push(&w->npar, &ps, 1);
+		}
+		if (ret)
+			return ret;
+	}
+	fv->n = 0;
+	w->done.n = 0;
+	ret = vec_reserve(fv, w->next.n);
+	if (!ret)
+		ret = vec_reserve(&w->done, w->next.n);
+	if (ret)
+		return ret;
+	fired = fv->p;
+	memset(w->done.p, SLOT_TODO, w->next.n);
+	for (c = 0; c < w->next.n; c++) {
+		uint64_t x = VAT(&w->next, uint64_t, c);
+		uint64_t parent = front[VAT(&w->npar, uint32_t, c)];
+
+		fired[c] = FIRE_NONE;
+		if (hub_view_own(e->own, x) ||
+		    (!hub_view_own(e->own, parent) &&
+		     hub_view_rep(e->own, x) < 0))
+			continue;
+		fired[c] = FIRE_WAIT;
+		e->st.r3++;
+	}
+	fv->n = w->next.n;
+	w->done.n = w->next.n;
+	w->formed = true;
+	w->asked = false;
+	return 1;
+}
+
+/*
+ * The next hop's sample of every slot of w->next whose list is at hand,
+ * and what it picks asked of the owners (attributes; lists too if a
+ * later hop expands them); a slot whose list is not here is asked for
+ * (list and attributes: the batch reads both), once, and left to the
+ * batch if it does not come. Returns 1 when no slot waits, 0 while some
+ * do, or -errno.
+ */
+static int walk_slots(struct dfg_hub_engine *e, struct r3_walk *w)
+{
+	unsigned int hop = w->hop + 1;
+	const uint64_t *roots = w->roots.p;
+	uint8_t *done = w->done.p, *fired = w->fired[w->hop].p;
+	bool wait = false;
+	size_t j, before;
+	int ret;
+
+	for (j = 0; j < w->next.n; j++) {
+		uint64_t x = VAT(&w->next, uint64_t, j);
+		uint32_t ri = VAT(&w->nroot, uint32_t, j), n, rn;
+		const uint64_t *nb, *rnb;
+
+		if (done[j] == SLOT_SAMPLED || done[j] == SLOT_LEFT)
+			continue;
+		ret = walk_known(e, w, x);
+		if (ret == 0) {
+			wait = true;
+			continue;
+		}
+		if (ret == -ENOENT) {
+			if (done[j] == SLOT_ASKED) {
+				done[j] = SLOT_LEFT;
+				continue;
+			}
+			done[j] = SLOT_ASKED;
+			wait = true;
+			ret = vec_push(&w->ask, &x, 1);
+			if (ret)
+				return ret;
+			continue;
+		}
+		if (ret < 0)
+			return ret;
+		nb = walk_list(e, w, x, &n);
+		rnb = walk_list(e, w, roots[ri], &rn);
+		before = w->att.n;
+		ret = sample(e, w->batch, hop, j, roots[ri], rnb, rn, nb, n,
+			     &w->att);
+		if (!ret && hop + 1 < e->o.hops)
+			ret = vec_push(&w->nbr, &VAT(&w->att, uint64_t, before),
+				       w->att.n - before);
+		if (ret)
+			return ret;
+		done[j] = SLOT_SAMPLED;
+		if (fired[j] == FIRE_WAIT)
+			fired[j] = FIRE_DONE;
+	}
+	ret = walk_send(e, w);
+	if (ret)
+		return ret;
+	return !wait;
+}
+
+/*
+ * Walk @w on as far as what is at hand allows: hop by hop, each hop's
+ * frontier sampled, then each of its slots' next sample. Returns 0 (at
+ * the end, stopped, or waiting for a request) or -ENOMEM; any other
+ * failure stops the walk, which changes no batch.
+ */
+static int walk_step(struct dfg_hub_engine *e, struct r3_walk *w)
+{
+	int ret = 0;
+
+	/* The ring failed: the walk would wait for every request. */
+	if (e->hub && !e->ring_up)
+		w->on = false;
+	while (w->on && w->hop + 1 < e->o.hops) {
+		if (!w->formed) {
+			ret = walk_form(e, w);
+			if (ret <= 0)
+				break;
+		}
+		ret = walk_slots(e, w);
+		if (ret <= 0)
+			break;
+		/* This hop's sample is the next hop's frontier. */
+		vec_swap(&w->front, &w->next);
+		vec_swap(&w->froot, &w->nroot);
+		w->hop++;
+		w->formed = false;
+		ret = 0;
+	}
+	if (w->hop + 1 >= e->o.hops)
+		w->on = false;
+	if (ret < 0 && ret != -ENOMEM) {
+		w->on = false;
+		ret = 0;
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * Between the batch's steps: R3's completions that are there taken, and
+ * the announced batch's walk taken on with what they brought.
+ */
+static int walk_pump(struct dfg_hub_engine *e)
+{
+	int ret;
+
+	ret = r3_reap_some(e, false);
+	if (ret == -ENOMEM)
+		return ret;
+	if (e->wa->valid && e->wa->on)
+		return walk_step(e, e->wa);
+	return 0;
+}
+
+/*
+ * At the start of batch @batch: its walk, if it was announced with these
+ * roots (one last step, then the batch goes on from what it did), else a
+ * fresh one (R3 in the batch only).
+ */
+static int walk_begin(struct dfg_hub_engine *e, uint64_t batch,
+		      const __u64 *roots, unsigned int nroots)
+{
+	struct r3_walk *w = e->wa;
+	int ret;
+
+	ret = r3_reap_some(e, false);
+	if (ret == -ENOMEM)
+		return ret;
+	if (w->valid && w->batch == batch) {
+		e->wa = e->wc;
+		e->wc = w;
+		e->wa->valid = false;
+	}
+	w = e->wc;
+	e->r3w = w;
+	if (w->valid && w->ahead && w->batch == batch &&
+	    w->roots.n == nroots &&
+	    !memcmp(w->roots.p, roots, (size_t)nroots * 8)) {
+		ret = walk_step(e, w);
+		w->on = false;
+		if (ret)
+			return ret;
+	} else {
+		walk_reset(e, w, batch);
+	}
+	return walk_pump(e);
+}
+
+int dfg_hub_ahead(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
+		  unsigned int nroots)
+{
+	struct r3_walk *w;
+	unsigned int i;
+	int ret;
+
+	if (!e || !roots || !nroots)
+		return -EINVAL;
+	/* Nothing to walk for: no R3, no cache, no ring to leave it on. */
+	if (!(e->o.rules & DFG_HUB_R3) || e->o.hops < 2 || e->ext ||
+	    (e->hub && !e->ring_up))
+		return 0;
+	ret = r3_reap_some(e, false);
+	if (ret == -ENOMEM)
+		return ret;
+	/* An announced batch not sampled yet is the one to sample next. */
+	if (e->wa->valid) {
+		w = e->wc;
+		e->wc = e->wa;
+		e->wa = w;
+		e->r3w = e->wc;
+	}
+	w = e->wa;
+	walk_reset(e, w, batch);
+	w->ahead = true;
+	w->on = true;
+	ret = vec_push(&w->roots, roots, nroots);
+	if (!ret)
+		ret = vec_push(&w->front, roots, nroots);
+	for (i = 0; i < nroots && !ret; i++)
+		ret = vec_push(&w->froot, &i, 1);
+	if (ret) {
+		w->valid = false;
+		return ret;
+	}
+	if (e->wc->valid && e->wc->on) {
+		ret = walk_step(e, e->wc);
+		if (ret)
+			return ret;
+	}
+	return walk_step(e, w);
 }
 
 /* ---- the pipeline ---- */
@@ -1727,8 +2418,6 @@ static void batch_reset(struct dfg_hub_engine *e)
 	e->nodes.n = 0;
 	map_clear(&e->nb_idx);
 	map_clear(&e->node_idx);
-	map_clear(&e->r3_keys);
-	e->r3_locv.n = 0;
 	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
 		e->pairs[h].n = 0;
 	e->front.n = 0;
@@ -1807,15 +2496,8 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 			return ret;
 	}
 	/* The children are the next hop's frontier. */
-	{
-		struct vec t = e->front;
-
-		e->front = e->next;
-		e->next = t;
-		t = e->froot;
-		e->froot = e->nroot;
-		e->nroot = t;
-	}
+	vec_swap(&e->front, &e->next);
+	vec_swap(&e->froot, &e->nroot);
 	return 0;
 }
 
@@ -1833,6 +2515,9 @@ static int sample_batch(struct dfg_hub_engine *e, __u64 batch,
 
 	if (!e || !roots || !nroots || !arena || !off)
 		return -EINVAL;
+	ret = walk_begin(e, batch, roots, nroots);
+	if (ret)
+		return ret;
 	batch_reset(e);
 	e->roots = (const uint64_t *)roots;
 	for (i = 0; i < nroots; i++) {
@@ -1848,6 +2533,8 @@ static int sample_batch(struct dfg_hub_engine *e, __u64 batch,
 	}
 	for (h = 0; h < e->o.hops; h++) {
 		ret = hop_run(e, batch, h);
+		if (!ret)
+			ret = walk_pump(e);
 		if (ret)
 			return ret;
 	}
@@ -1919,8 +2606,11 @@ int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
 {
 	int ret = sample_batch(e, batch, roots, nroots, arena, off), r;
 
-	/* No R3 request outlives its batch, failed or not. */
-	r = r3_reap(e);
+	/*
+	 * R3's requests may outlive the batch (the announced one's are for
+	 * later); those that are done are taken, and its walk goes on.
+	 */
+	r = e ? walk_pump(e) : 0;
 	if (ret >= 0 && r == -ENOMEM) {
 		dfg_buf_free(arena, *off);
 		return r;

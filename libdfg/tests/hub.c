@@ -6,14 +6,20 @@
  *   image		the PART_LOAD image of a partition file holds the
  *			file's CSR, attributes (features + label) and replica
  *   same_batches_*	with a fixed seed, the mini-batches are byte-identical
- *			across no replication, replication, +R1/R2/R4, +R3
- *			(uniform and weighted, both R2 variants, every
- *			partition); a different seed changes them
+ *			across no replication, replication, +R1/R2/R4, +R3,
+ *			+R3 run a batch ahead (dfg_hub_ahead()), and with
+ *			announcements that do not come (uniform and
+ *			weighted, both R2 variants, every partition); a
+ *			different seed changes them
  *   rules_fire		each rule fires exactly where the patent says, counted
  *			against what this test computes from the partition
  *			file's own hub mask and replica and from the batch
  *   replication_saves	replication and the rules cut remote reads, and what
  *			rules prefetch is used
+ *   ahead_*		R3 a batch ahead leaves an announced batch no remote
+ *			read (with the replica or under a budget, uniform,
+ *			weighted, three hops), fires where R3 fires, and an
+ *			announcement that does not come changes nothing
  *   bad_input		roots out of range, files of different partitionings,
  *			a partition twice
  */
@@ -63,8 +69,15 @@ typedef void (*batch_check_fn)(struct __test_metadata *_metadata,
 			       const struct dfg_hub_batch *b,
 			       const struct dfg_hub_opts *o, void *arg);
 
+/* What run() announces before each batch (dfg_hub_ahead()). */
+enum {
+	AHEAD_NONE,	/* nothing */
+	AHEAD_NEXT,	/* the next batch, as it will be sampled */
+	AHEAD_WRONG,	/* the next batch's number, other roots */
+};
+
 static void run(struct __test_metadata *_metadata, const struct parts *p,
-		unsigned int part, unsigned int load,
+		unsigned int part, unsigned int load, unsigned int ahead,
 		const struct dfg_hub_opts *o, uint64_t *hash,
 		struct dfg_hub_stats *st, batch_check_fn check, void *arg)
 {
@@ -73,7 +86,7 @@ static void run(struct __test_metadata *_metadata, const struct parts *p,
 	struct dfg_gs_file f;
 	struct dfg_gs_err gerr;
 	struct dfg_hub_err err;
-	__u64 roots[ROOTS], off;
+	__u64 roots[ROOTS], next[ROOTS], off;
 	uint64_t b;
 	int len;
 
@@ -86,6 +99,11 @@ static void run(struct __test_metadata *_metadata, const struct parts *p,
 		const struct dfg_hub_batch *hb;
 
 		roots_of(&f, b * 31 + part, roots);
+		if (ahead != AHEAD_NONE && b + 1 < BATCHES) {
+			roots_of(&f, (b + 1) * 31 + part +
+				 (ahead == AHEAD_WRONG ? 7 : 0), next);
+			ASSERT_EQ(0, dfg_hub_ahead(e, b + 1, next, ROOTS));
+		}
 		len = dfg_hub_sample(e, b, roots, ROOTS, a, &off);
 		ASSERT_LT(0, len) {
 			TH_LOG("batch %llu: %s", (unsigned long long)b,
@@ -162,12 +180,15 @@ TEST(image)
 /* The four configurations of the patent's ablation. */
 static const struct {
 	const char	*name;
-	unsigned int	load, rules;
+	unsigned int	load, rules, ahead;
 } configs[] = {
-	{ "no replication",	DFG_HUB_LOAD_NO_REPLICA, 0 },
-	{ "replication",	0, 0 },
-	{ "+R1/R2/R4",		0, DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4 },
-	{ "+R3",		0, DFG_HUB_R_ALL },
+	{ "no replication",	DFG_HUB_LOAD_NO_REPLICA, 0, AHEAD_NONE },
+	{ "replication",	0, 0, AHEAD_NONE },
+	{ "+R1/R2/R4",		0, DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4,
+				AHEAD_NONE },
+	{ "+R3",		0, DFG_HUB_R_ALL, AHEAD_NONE },
+	{ "+R3 ahead",		0, DFG_HUB_R_ALL, AHEAD_NEXT },
+	{ "+R3, wrong ahead",	0, DFG_HUB_R_ALL, AHEAD_WRONG },
 };
 
 #define NCONF	(sizeof(configs) / sizeof(configs[0]))
@@ -193,8 +214,9 @@ static void same_batches(struct __test_metadata *_metadata,
 
 		for (c = 0; c < NCONF; c++) {
 			o.rules = configs[c].rules;
-			run(_metadata, &p, part, configs[c].load, &o,
-			    c ? got : ref, &st, NULL, NULL);
+			run(_metadata, &p, part, configs[c].load,
+			    configs[c].ahead, &o, c ? got : ref, &st, NULL,
+			    NULL);
 			if (c)
 				EXPECT_EQ(0, memcmp(ref, got, sizeof(ref))) {
 					TH_LOG("part %u flags %u: %s differs",
@@ -205,14 +227,19 @@ static void same_batches(struct __test_metadata *_metadata,
 		o.hops = 3;
 		o.fanout[2] = 3;
 		o.rules = 0;
-		run(_metadata, &p, part, DFG_HUB_LOAD_NO_REPLICA, &o, ref, &st,
-		    NULL, NULL);
+		run(_metadata, &p, part, DFG_HUB_LOAD_NO_REPLICA, AHEAD_NONE,
+		    &o, ref, &st, NULL, NULL);
 		o.rules = DFG_HUB_R_ALL;
-		run(_metadata, &p, part, 0, &o, got, &st, NULL, NULL);
+		run(_metadata, &p, part, 0, AHEAD_NONE, &o, got, &st, NULL,
+		    NULL);
+		EXPECT_EQ(0, memcmp(ref, got, sizeof(ref)));
+		run(_metadata, &p, part, 0, AHEAD_NEXT, &o, got, &st, NULL,
+		    NULL);
 		EXPECT_EQ(0, memcmp(ref, got, sizeof(ref)));
 		/* Another seed samples otherwise. */
 		o.seed = 43;
-		run(_metadata, &p, part, 0, &o, other, &st, NULL, NULL);
+		run(_metadata, &p, part, 0, AHEAD_NONE, &o, other, &st, NULL,
+		    NULL);
 		EXPECT_NE(0, memcmp(got, other, sizeof(got)));
 	}
 	rm_parts(&p);
@@ -314,8 +341,9 @@ TEST(large_fanout)
 
 		for (c = 0; c < NCONF; c++) {
 			o.rules = configs[c].rules;
-			run(_metadata, &p, 0, configs[c].load, &o,
-			    c ? got : ref, &st, sample_shape, &big);
+			run(_metadata, &p, 0, configs[c].load,
+			    configs[c].ahead, &o, c ? got : ref, &st,
+			    sample_shape, &big);
 			if (c)
 				EXPECT_EQ(0, memcmp(ref, got, sizeof(ref)));
 		}
@@ -436,11 +464,13 @@ TEST(rules_fire)
 	unsigned int part, r;
 
 	make_parts(_metadata, &p, "rules", 10, 11, 2);
+	/* Each rule alone, all of them, all of them with R3 ahead. */
 	for (part = 0; part < p.k; part++)
-		for (r = 0; r <= 4; r++) {
+		for (r = 0; r <= 5; r++) {
 			o.rules = r < 4 ? 1U << r : DFG_HUB_R_ALL;
 			memset(&x, 0, sizeof(x));
-			run(_metadata, &p, part, 0, &o, hash, &st,
+			run(_metadata, &p, part, 0,
+			    r == 5 ? AHEAD_NEXT : AHEAD_NONE, &o, hash, &st,
 			    expect_batch, &x);
 			EXPECT_EQ(o.rules & DFG_HUB_R1 ? x.r1 : 0, st.r1);
 			EXPECT_EQ(o.rules & DFG_HUB_R2 ? x.r2 : 0, st.r2);
@@ -470,8 +500,8 @@ TEST(replication_saves)
 	make_parts(_metadata, &p, "save", 10, 21, 2);
 	for (c = 0; c < NCONF; c++) {
 		o.rules = configs[c].rules;
-		run(_metadata, &p, 0, configs[c].load, &o, hash, &st[c], NULL,
-		    NULL);
+		run(_metadata, &p, 0, configs[c].load, configs[c].ahead, &o,
+		    hash, &st[c], NULL, NULL);
 		TH_LOG("%-15s remote %llu calls %llu replica %llu buf %llu cache %llu r3_hits %llu",
 		       configs[c].name, (unsigned long long)st[c].remote,
 		       (unsigned long long)st[c].remote_calls,
@@ -488,7 +518,178 @@ TEST(replication_saves)
 	EXPECT_LT(0, st[3].r3_hits);
 	EXPECT_EQ(st[0].nodes, st[3].nodes);
 	EXPECT_EQ(st[0].sampled, st[3].sampled);
+	/* Ahead: the announced batches' remote nodes were read for them. */
+	EXPECT_LT(st[3].r3_hits, st[4].r3_hits);
+	EXPECT_LT(st[4].remote, st[3].remote);
+	EXPECT_EQ(st[0].nodes, st[4].nodes);
 	rm_parts(&p);
+}
+
+/*
+ * Partition @part's batches, each announced (dfg_hub_ahead()) before the
+ * one before it is sampled: every batch after the first finds its remote
+ * nodes read for it (no demand read from a peer, R3's hits), and the
+ * batches are @ref's.
+ */
+static void run_ahead(struct __test_metadata *_metadata, const struct parts *p,
+		      unsigned int part, const struct dfg_hub_opts *o,
+		      const uint64_t *ref)
+{
+	struct dfg_arena *a = arena_new(_metadata);
+	struct dfg_hub_stats st, was;
+	struct dfg_hub_engine *e;
+	struct dfg_gs_file f;
+	struct dfg_gs_err gerr;
+	struct dfg_hub_err err;
+	__u64 roots[ROOTS], next[ROOTS], off;
+	uint64_t b;
+	int len;
+
+	ASSERT_EQ(0, dfg_gs_open(&f, p->paths[part], &gerr));
+	ASSERT_EQ(0, dfg_hub_engine_files(p->paths, p->k, part, 0, o, &e,
+					  &err)) {
+		TH_LOG("%s", err.msg);
+	}
+	dfg_hub_engine_stats(e, &was);
+	for (b = 0; b < BATCHES; b++) {
+		roots_of(&f, b * 31 + part, roots);
+		if (b + 1 < BATCHES) {
+			roots_of(&f, (b + 1) * 31 + part, next);
+			ASSERT_EQ(0, dfg_hub_ahead(e, b + 1, next, ROOTS));
+		}
+		len = dfg_hub_sample(e, b, roots, ROOTS, a, &off);
+		ASSERT_LT(0, len);
+		EXPECT_EQ(ref[b], dfg_gs_hash(0, dfg_arena_ptr(a, off, len),
+					      len));
+		ASSERT_EQ(0, dfg_buf_free(a, off));
+		dfg_hub_engine_stats(e, &st);
+		if (b) {
+			EXPECT_EQ(was.remote, st.remote) {
+				TH_LOG("part %u batch %llu: %llu remote reads on demand",
+				       part, (unsigned long long)b,
+				       (unsigned long long)(st.remote -
+							    was.remote));
+			}
+			EXPECT_LT(was.r3_hits, st.r3_hits);
+		}
+		was = st;
+	}
+	dfg_hub_engine_free(e);
+	dfg_gs_close(&f);
+	arena_free(a);
+}
+
+/* Reference batches (no replica, no rules), then run_ahead(). */
+static void ahead_case(struct __test_metadata *_metadata, const struct parts *p,
+		       struct dfg_hub_opts o)
+{
+	uint64_t ref[BATCHES];
+	struct dfg_hub_stats st;
+	unsigned int part;
+
+	for (part = 0; part < p->k; part++) {
+		o.rules = 0;
+		run(_metadata, p, part, DFG_HUB_LOAD_NO_REPLICA, AHEAD_NONE, &o,
+		    ref, &st, NULL, NULL);
+		o.rules = DFG_HUB_R_ALL;
+		run_ahead(_metadata, p, part, &o, ref);
+	}
+}
+
+TEST(ahead_replica)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 10, 5 }, .seed = 4 };
+	struct parts p;
+
+	make_parts(_metadata, &p, "ahead", 10, 17, 2);
+	ahead_case(_metadata, &p, o);
+	o.flags = DFG_HUB_F_WEIGHTED;
+	ahead_case(_metadata, &p, o);
+	o.flags = 0;
+	o.hops = 3;
+	o.fanout[0] = 4;
+	o.fanout[1] = 3;
+	o.fanout[2] = 2;
+	ahead_case(_metadata, &p, o);
+	rm_parts(&p);
+}
+
+/* Under a budget: remote hubs next to own ones are not in the replica. */
+TEST(ahead_budget)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 10, 5 }, .seed = 5 };
+	struct parts p;
+
+	make_parts_budget(_metadata, &p, "ahbud", 10, 19, 3, 5);
+	ahead_case(_metadata, &p, o);
+	rm_parts(&p);
+}
+
+/*
+ * Announcements that do not come: other roots, a batch never sampled, a
+ * batch sampled unannounced after one was announced; the engine freed
+ * with one pending. Bad arguments.
+ */
+TEST(ahead_unused)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 6, 3 }, .seed = 8,
+				  .rules = DFG_HUB_R_ALL };
+	struct dfg_arena *a = arena_new(_metadata);
+	struct dfg_hub_engine *e;
+	struct dfg_hub_stats st;
+	struct dfg_gs_file f;
+	struct dfg_gs_err gerr;
+	uint64_t ref[BATCHES];
+	__u64 roots[ROOTS], other[ROOTS], off;
+	struct parts p;
+	uint64_t b;
+	int len;
+
+	make_parts(_metadata, &p, "ahun", 9, 23, 2);
+	run(_metadata, &p, 0, 0, AHEAD_NONE, &o, ref, &st, NULL, NULL);
+	ASSERT_EQ(0, dfg_gs_open(&f, p.paths[0], &gerr));
+	ASSERT_EQ(0, dfg_hub_engine_files(p.paths, 2, 0, 0, &o, &e, NULL));
+	for (b = 0; b < BATCHES; b++) {
+		roots_of(&f, b * 31, roots);
+		roots_of(&f, b * 31 + 5, other);
+		switch (b % 4) {
+		case 0:		/* this batch, other roots */
+			ASSERT_EQ(0, dfg_hub_ahead(e, b, other, ROOTS));
+			break;
+		case 1:		/* a batch that never comes */
+			ASSERT_EQ(0, dfg_hub_ahead(e, 1000 + b, roots, ROOTS));
+			break;
+		case 2:		/* this batch, fewer roots */
+			ASSERT_EQ(0, dfg_hub_ahead(e, b, roots, ROOTS - 1));
+			break;
+		case 3:		/* this batch as it comes, announced twice */
+			ASSERT_EQ(0, dfg_hub_ahead(e, b, other, ROOTS));
+			ASSERT_EQ(0, dfg_hub_ahead(e, b, roots, ROOTS));
+			break;
+		}
+		len = dfg_hub_sample(e, b, roots, ROOTS, a, &off);
+		ASSERT_LT(0, len);
+		EXPECT_EQ(ref[b], dfg_gs_hash(0, dfg_arena_ptr(a, off, len),
+					      len));
+		ASSERT_EQ(0, dfg_buf_free(a, off));
+	}
+	/* Freed with an announcement pending. */
+	ASSERT_EQ(0, dfg_hub_ahead(e, BATCHES, roots, ROOTS));
+	EXPECT_EQ(-EINVAL, dfg_hub_ahead(e, 0, NULL, ROOTS));
+	EXPECT_EQ(-EINVAL, dfg_hub_ahead(e, 0, roots, 0));
+	EXPECT_EQ(-EINVAL, dfg_hub_ahead(NULL, 0, roots, ROOTS));
+	dfg_hub_engine_free(e);
+	/* Without R3 it does nothing. */
+	o.rules = DFG_HUB_R1;
+	ASSERT_EQ(0, dfg_hub_engine_files(p.paths, 2, 0, 0, &o, &e, NULL));
+	EXPECT_EQ(0, dfg_hub_ahead(e, 1, roots, ROOTS));
+	dfg_hub_engine_stats(e, &st);
+	EXPECT_EQ(0, st.r3);
+	EXPECT_EQ(0, st.r3_nodes);
+	dfg_hub_engine_free(e);
+	dfg_gs_close(&f);
+	rm_parts(&p);
+	arena_free(a);
 }
 
 TEST(bad_input)

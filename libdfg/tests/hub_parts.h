@@ -26,9 +26,11 @@ struct parts {
 	unsigned int	k;
 };
 
-static void make_parts(struct __test_metadata *_metadata, struct parts *p,
-		       const char *tag, unsigned int scale, uint64_t seed,
-		       unsigned int k)
+/* make_parts() with a replica budget of @pct% of a partition's bytes. */
+static void make_parts_budget(struct __test_metadata *_metadata,
+			      struct parts *p, const char *tag,
+			      unsigned int scale, uint64_t seed,
+			      unsigned int k, unsigned int pct)
 {
 	struct dfg_gs_rmat rp = { .scale = scale, .edge_factor = 8,
 				  .seed = seed, .flags = DFG_GS_F_UNDIRECTED };
@@ -40,6 +42,9 @@ static void make_parts(struct __test_metadata *_metadata, struct parts *p,
 	uint32_t *part;
 	unsigned int i;
 
+	if (pct)
+		o.budget = (struct dfg_gs_budget){ DFG_GS_BUDGET_PCT, pct,
+						   DFG_GS_ORDER_SCORE };
 	snprintf(p->dir, sizeof(p->dir), "/tmp/dfg-hub-%s.XXXXXX", tag);
 	ASSERT_NE(NULL, mkdtemp(p->dir));
 	ASSERT_EQ(0, dfg_gs_gen_rmat(&g, &rp, NULL, NULL, &err));
@@ -63,6 +68,13 @@ static void make_parts(struct __test_metadata *_metadata, struct parts *p,
 			 i);
 		p->paths[i] = p->path[i];
 	}
+}
+
+static void make_parts(struct __test_metadata *_metadata, struct parts *p,
+		       const char *tag, unsigned int scale, uint64_t seed,
+		       unsigned int k)
+{
+	make_parts_budget(_metadata, p, tag, scale, seed, k, 0);
 }
 
 static void rm_parts(struct parts *p)

@@ -7,7 +7,9 @@
 # transport module for node1's nodes). The batches' digest must be the one
 # the engine computes over the two files without the module, in the four
 # configurations of patent 004's ablation: no replication, replication,
-# +R1/R2/R4, +R3. Then bad input: a partition of another graph (as a peer,
+# +R1/R2/R4, +R3; then under a replica budget, R3 run a batch ahead (the
+# default) and within each batch (--no-ahead). Then bad input: a partition
+# of another graph (as a peer,
 # and to sample with), a root out of range; then node1 stops serving.
 # Once per transport of DFG_PF_XPORTS (default rdma; rig.sh asks for
 # "rdma tcp"), in one boot: the tcp pass checks no replication and +R3
@@ -71,6 +73,15 @@ reload() {
 fresh() {
 	reload && "$dfg" graph serve "$@" --peer "$PF_PEER" "$dir/p.0.dfgg"
 }
+# fresh_budget: as fresh, serving partition 0 under the replica budget
+# (node1 serves p.1: the same partitioning, so the same set).
+fresh_budget() {
+	reload && "$dfg" graph serve --peer "$PF_PEER" "$dir/b.0.dfgg"
+}
+# field NAME OUT: the number after NAME in a sample run's counters.
+field() {
+	awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' <<<"$2" | head -n 1
+}
 # digest CMD...: the digest line of a sample run (empty on failure).
 digest() {
 	"$@" | sed -n 's/^digest //p'
@@ -81,6 +92,7 @@ mkdir -p "$dir"
 check "graphs made and partitioned" sh -c "
 	'$dfg' graph gen --scale 10 --seed 5 -q -o '$dir/g.dfgg' &&
 	'$dfg' graph partition -k 2 -q -o '$dir/p' '$dir/g.dfgg' &&
+	'$dfg' graph partition -k 2 -q --replica-budget 5% -o '$dir/b' '$dir/g.dfgg' &&
 	'$dfg' graph gen --scale 9 --seed 6 -q -o '$dir/h.dfgg' &&
 	'$dfg' graph partition -k 2 -q -o '$dir/h' '$dir/h.dfgg'"
 want=$(digest "$dfg" graph sample --files "${opts[@]}" "$dir/p.0.dfgg" \
@@ -89,7 +101,7 @@ echo "# digest over the files: $want"
 # pass XP FIRST: the checks over dfg_XP.ko; FIRST (1) also runs the
 # configurations and checks that do not depend on the transport.
 pass() {
-	local xp=$1 first=$2 rules=all out got fw fg t0 other
+	local xp=$1 first=$2 rules=all out got fw fg t0 other ra rn ha
 
 	other=$([ "$xp" = rdma ] && echo tcp || echo rdma)
 	[ "$first" = 1 ] && rules="none r1,r2,r4 all"
@@ -124,6 +136,33 @@ pass() {
 	done
 	check "remote reads went through the cache" \
 		test "$(cat /sys/kernel/dfg/prefetch/reads)" -gt 0
+
+	# Under a replica budget remote reads remain. R3 a batch ahead
+	# (dfg_hub_ahead(), the default) and within each batch (--no-ahead):
+	# the files' batches both ways; ahead, the batches after the first
+	# take their remote nodes from what was read for them.
+	check "node0 serves partition 0 under a replica budget, empty cache" \
+		fresh_budget
+	out=$("$dfg" graph sample "${opts[@]}" --rules all "$dir/b.0.dfgg")
+	echo "$out" | sed 's/^/# ahead: /'
+	got=$(sed -n 's/^digest //p' <<<"$out")
+	ra=$(field remote "$out")
+	ha=$(field r3_hits "$out")
+	check "budget, R3 ahead: the files' batches" test "$got" = "$want"
+	check "budget, R3 within each batch: node0 reloaded" fresh_budget
+	out=$("$dfg" graph sample "${opts[@]}" --rules all --no-ahead \
+		"$dir/b.0.dfgg")
+	echo "$out" | sed 's/^/# within: /'
+	got=$(sed -n 's/^digest //p' <<<"$out")
+	rn=$(field remote "$out")
+	check "budget, R3 within each batch: the files' batches" \
+		test "$got" = "$want"
+	check "R3 ahead: fewer reads on demand ($ra) than within ($rn)" \
+		test "${ra:-x}" -lt "${rn:-0}"
+	check "R3 ahead: its entries served the batches (r3_hits $ha)" \
+		test "${ha:-0}" -gt 0
+	# The checks below sample partition 0 with its full replica.
+	check "node0 serves partition 0 with its replica again" fresh
 
 	if [ "$first" = 1 ]; then
 		# Each rule fired as often as over the files: firings depend

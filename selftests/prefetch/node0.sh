@@ -8,12 +8,16 @@
 # passes both nodes unload one and load the next) and prefetches node1's
 # nodes; then node0's link goes down (bounded failure), comes back (the
 # peer is added again), and both modules are unloaded with a live cache
-# and live connections. The rdma pass also takes node1's link down for
-# 40 s; the tcp pass instead plays bad clients against node1's dfg_tcp.ko
-# and a peer that dies in the middle of an answer. One TAP line per check.
+# and live connections. The rdma pass also plays bad peers against
+# node1's dfg_rdma.ko with user-space verbs (pf_rdma_peer: bad lists, a
+# connection flood, a peer that never takes an answer while node1's
+# module is unloaded) and takes node1's link down for 40 s; the tcp pass
+# instead plays bad clients against node1's dfg_tcp.ko and a peer that
+# dies in the middle of an answer. One TAP line per check.
 top=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-$top/build}
 pf=$BUILD/selftests/prefetch/pf_test
+rpeer=$BUILD/selftests/prefetch/pf_rdma_peer
 peer=node1
 export PF_PEER=169.254.0.11
 ctl=/run/pf-test-ssh
@@ -53,16 +57,23 @@ answers() {
 	return 1
 }
 
-# stat NAME: node1's dfg_tcp.ko counter NAME.
+# mod_stat XP NAME: node1's dfg_XP.ko counter NAME.
+mod_stat() {
+	peer_sh cat "/sys/module/dfg_$1/stats/$2"
+}
 tcp_stat() {
-	peer_sh cat "/sys/module/dfg_tcp/stats/$1"
+	mod_stat tcp "$1"
+}
+rdma_stat() {
+	mod_stat rdma "$1"
 }
 
-# conns_back N: node1 serves N connections again (within 20 s).
+# conns_back N [XP]: node1's dfg_XP.ko (tcp) serves N connections again
+# (within 20 s).
 conns_back() {
 	local i
 	for ((i = 0; i < 20; i++)); do
-		[ "$(tcp_stat conns)" = "$1" ] && return 0
+		[ "$(mod_stat "${2:-tcp}" conns)" = "$1" ] && return 0
 		sleep 1
 	done
 	return 1
@@ -86,6 +97,27 @@ hostile() {
 	peer_sh "echo 10000 > /sys/module/dfg_tcp/parameters/stall_ms"
 }
 
+# rdma_hostile: bad peers against node1's dfg_rdma.ko, which drops and
+# counts them (or refuses them past max_conns) and goes on serving
+# node0's module.
+rdma_hostile() {
+	local d0 d1 r0 r1 c0
+	d0=$(rdma_stat dropped) r0=$(rdma_stat refused) c0=$(rdma_stat conns)
+	"$rpeer" "$PF_PEER" 18515 lists
+	d1=$(rdma_stat dropped)
+	check "node1 counted 13 dropped peers ($d0 -> $d1)" \
+		test "$((d1 - d0))" = 13
+	check "node1: max_conns 4 for the test" \
+		peer_sh "echo 4 > /sys/module/dfg_rdma/parameters/max_conns"
+	"$rpeer" "$PF_PEER" 18515 flood 4
+	r1=$(rdma_stat refused)
+	check "node1 counted refused connections ($r0 -> $r1)" \
+		test "$((r1 - r0))" -ge 1
+	peer_sh "echo 64 > /sys/module/dfg_rdma/parameters/max_conns"
+	check "node1 serves node0's connections alone again ($c0)" \
+		conns_back "$c0" rdma
+}
+
 # pass XP: the checks over dfg_XP.ko.
 pass() {
 	local xp=$1 other
@@ -106,6 +138,8 @@ pass() {
 	check "prefetch transport is $xp" \
 		grep -qx "$xp" /sys/kernel/dfg/prefetch/transport
 	"$pf" run setup
+	# Bad peers first: node0's fetch then shows node1 still serves it.
+	[ "$xp" = rdma ] && rdma_hostile
 	"$pf" run fetch
 	if [ "$xp" = tcp ]; then
 		check "node0's dfg_tcp.ko says hello on IPv6 (::1)" bash -c \
@@ -155,6 +189,17 @@ pass() {
 		echo 16384 >/sys/module/dfg_rdma/parameters/pack_max
 	fi
 
+	if [ "$xp" = rdma ]; then
+		# A peer of node1 that sent lists and takes no answer: node1's
+		# answers wait (RNR) until its module goes, which must not wait
+		# for them.
+		local sp so
+		so=$(mktemp)
+		setsid "$rpeer" "$PF_PEER" 18515 stall 300 >"$so" 2>&1 &
+		sp=$!
+		check "a stalled peer sent its lists" bash -c \
+			"for i in \$(seq 60); do grep -q '^ok - stall' '$so' && exit 0; sleep 1; done; cat '$so'; exit 1"
+	fi
 	t0=$SECONDS
 	check "rmmod dfg_$xp with a live connection and cache" rmmod "dfg_$xp"
 	echo "# $((SECONDS - t0)) s"
@@ -164,7 +209,15 @@ pass() {
 	check "rmmod dfg with a loaded partition and a live cache" rmmod dfg
 	check "insmod dfg again: empty cache" sh -c \
 		"insmod '$DFG_KO' && test \"\$(cat /sys/kernel/dfg/prefetch/hits)\" = 0"
+	t0=$SECONDS
 	check "node1: rmmod dfg_$xp while serving" peer_sh rmmod "dfg_$xp"
+	if [ "$xp" = rdma ]; then
+		check "... with a stalled peer, within 30 s ($((SECONDS - t0)) s)" \
+			test $((SECONDS - t0)) -le 30
+		kill "$sp" 2>/dev/null
+		wait "$sp" 2>/dev/null
+		rm -f "$so"
+	fi
 	if [ "$xp" = tcp ]; then
 		# PEER_ADD's connection errors, node0's module serving nothing.
 		check "insmod dfg_tcp, no partition" insmod "$kodir/dfg_tcp.ko"

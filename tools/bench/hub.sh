@@ -19,6 +19,13 @@
 # prints, per graph, the replicated share of a 1-hop halo beside the
 # median batch of each replicated configuration (also in hub_graphs.csv
 # and hub_summary.csv).
+# Each graph runs a second time as G-hP (rmat-h25, apt-h25), partitioned
+# again with a replica budget of P% of node0's 1-hop halo bytes
+# (--replica-budget BYTES, P = DFG_BENCH_HUB_HALO_PCT, default 25; 0 or
+# empty: no such run): the same graph and node IDs, a replica well under
+# the halo, so that remote reads remain for the prefetch rules to win
+# back. Its rows are a graph of their own in every file; hub_graphs.csv
+# gives its replicated share of the halo.
 #
 # Configurations, 2-hop mini-batches (fan-outs 10,5, 64 roots):
 #   norep	no replication: every remote node read from its owner on
@@ -87,6 +94,12 @@ batches=$([ -n "$quick" ] && echo 8 || echo 32)
 apt_batches=${DFG_BENCH_HUB_APT_BATCHES:-$batches}
 graphs=${DFG_BENCH_HUB_GRAPHS:-rmat apt}
 budget=${DFG_BENCH_HUB_BUDGET:-}
+halo_pct=${DFG_BENCH_HUB_HALO_PCT-25}
+[ "$halo_pct" = 0 ] && halo_pct=
+case $halo_pct in
+''|[0-9]|[0-9][0-9]|100) ;;
+*) echo "bench: hub: DFG_BENCH_HUB_HALO_PCT=$halo_pct: a percentage, 0-100" >&2; exit 1 ;;
+esac
 threshold=${DFG_BENCH_HUB_THRESHOLD:-}
 thr_file=/sys/kernel/dfg/prefetch/traffic_threshold
 dir=$BUILD/hub-bench
@@ -158,7 +171,7 @@ rules_of() {
 # run_entry G E: one run of configuration E on graph G into $dir/run.out.
 run_entry() {
 	local g=$1 e=$2 c t nb=$batches
-	[ "$g" = apt ] && nb=$apt_batches
+	[ "${g%%-*}" = apt ] && nb=$apt_batches
 	local args=(--fanout 10,5 --batch 64 --batches "$nb" --seed 1
 		    --verbose)
 	if [ "$e" = kv ]; then
@@ -177,11 +190,35 @@ run_entry() {
 		"$dir/$g.0.dfgg" >"$dir/run.out"
 }
 
+# make_budgeted G V: graph G's partitions again as $dir/V.*, under a
+# replica budget of $halo_pct% of the 1-hop halo bytes of partition 0 in
+# G's report; the report in $dir/V.part, the budget in $dir/V.budget.
+make_budgeted() {
+	local g=$1 v=$2 hb bytes key
+	hb=$(awk '$1 == "0" && NF >= 11 { print $8 }' "$dir/$g.part")
+	[ -n "$hb" ] || { echo "bench: hub: no halo bytes for $g" >&2; return 1; }
+	bytes=$((hb * halo_pct / 100))
+	[ "$bytes" -gt 0 ] || bytes=1
+	echo "$bytes bytes, $halo_pct% of partition 0's 1-hop halo ($hb bytes)" >"$dir/$v.budget"
+	echo "$(cat "$dir/$g.src") (replica budget $(cat "$dir/$v.budget"))" >"$dir/$v.src"
+	ln -sf "$g.dfgg" "$dir/$v.dfgg"
+	key="$(cksum <"$dir/$g.dfgg") budget=$bytes"
+	[ -e "$dir/$v.part" ] && [ "$(cat "$dir/$v.part.key" 2>/dev/null)" = "$key" ] &&
+		[ -e "$dir/$v.1.dfgg" ] && return 0
+	"$dfg" graph partition -k 2 --replica-budget "$bytes" \
+		-o "$dir/$v" "$dir/$g.dfgg" >"$dir/$v.part" || return 1
+	echo "$key" >"$dir/$v.part.key"
+}
+
 # make_graph G: $dir/G.dfgg and its partitions; the partitioning's report
-# in $dir/G.part.
+# in $dir/G.part. G-hP: G's, then make_budgeted.
 make_graph() {
 	local g=$1
 	local -a src
+	if [ "${g%-h*}" != "$g" ]; then
+		make_graph "${g%-h*}" && make_budgeted "${g%-h*}" "$g"
+		return
+	fi
 	case $g in
 	rmat)
 		if [ ! -e "$dir/rmat.$scale.done" ]; then
@@ -229,17 +266,22 @@ make_graph() {
 }
 
 mkdir -p "$out" "$dir" || exit 1
+# Each graph, then its budgeted run.
+runs=
+for g in $graphs; do
+	runs="$runs $g${halo_pct:+ $g-h$halo_pct}"
+done
 csv=$out/hub.csv
 gcsv=$out/hub_graphs.csv
 echo "graph,round,config,batch,latency_us,remote,hash" >"$csv"
 echo "graph,nodes,arcs,cut_arcs,hubs,rep_nodes,rep_bytes,halo_nodes,halo_bytes,rep_nodes_pct_halo,rep_bytes_pct_halo,source" >"$gcsv"
-echo "# bench: hub ($graphs; K=2; ${#entries[@]} configurations: ${entries[*]}; $rounds rounds of $batches batches, $apt_batches on apt)"
+echo "# bench: hub (${runs# }; K=2; ${#entries[@]} configurations: ${entries[*]}; $rounds rounds of $batches batches, $apt_batches on apt)"
 for n in "${notes[@]}"; do
 	echo "# note: $n"
 done
 kv_pid=
 fail=0
-for g in $graphs; do
+for g in $runs; do
 	make_graph "$g" || { echo "bench: hub: making graph $g failed" >&2; exit 1; }
 	sed 's/^/# /' "$dir/$g.part"
 	# node0's replica (partition 0's row) against a 1-hop halo
@@ -275,7 +317,7 @@ for g in $graphs; do
 done
 [ -n "$kv_pid" ] && peer_sh "kill $kv_pid" 2>/dev/null
 [ "$fail" = 0 ] || exit 1
-for g in $graphs; do
+for g in $runs; do
 	grep -q "^$g," "$csv" || { echo "bench: hub: no batches of graph $g" >&2; exit 1; }
 done
 
@@ -332,12 +374,19 @@ column -s, -t "$gcsv" | sed 's/^/# /'
 # The replica against the batch: per graph, the replicated share of a
 # 1-hop halo (nodes, bytes; under DFG_BENCH_HUB_BUDGET's budget, or all
 # of the hubs) beside the median batch of each configuration with it.
-awk -F, -v budget="${budget:-none (every hub)}" '
-	FNR == 1 { f++; next }
-	f == 1 { share[$1] = sprintf("%.1f%% of a 1-hop halo'"'"'s nodes, %.1f%% of its bytes", $10, $11) }
-	f == 2 && $3 != "norep" && $3 != "kv" { t[$1] = t[$1] sprintf(" %s/%s %.1f ms", $3, $2, $4 / 1000) }
-	END { for (g in share) printf "# replica budget %s: %s: replicated %s; batch median%s\n", budget, g, share[g], t[g] }' \
-	"$gcsv" "$out/hub_summary.csv"
+for g in $runs; do
+	b=${budget:-none (every hub)}
+	[ -e "$dir/$g.budget" ] && b=$(cat "$dir/$g.budget")
+	echo "$g,$b"
+done >"$dir/budgets"
+awk -F, '
+	FNR == 1 { f++ }
+	f == 1 { budget[$1] = $2; next }
+	FNR == 1 { next }
+	f == 2 { share[$1] = sprintf("%.1f%% of a 1-hop halo'"'"'s nodes, %.1f%% of its bytes", $10, $11) }
+	f == 3 && $3 != "norep" && $3 != "kv" { t[$1] = t[$1] sprintf(" %s/%s %.1f ms", $3, $2, $4 / 1000) }
+	END { for (g in share) printf "# %s: replica budget %s: replicated %s; batch median%s\n", g, budget[g], share[g], t[g] }' \
+	"$dir/budgets" "$gcsv" "$out/hub_summary.csv"
 
 # The largest R-MAT scale the rig holds (an estimate): node0 builds and
 # partitions the whole graph (the file, METIS's copy and the partitions:
@@ -368,8 +417,12 @@ t_end=$(date +%s)
 	echo "# Reproduce on the host, from the repository root:"
 	echo "#   DFG_BENCH_ONLY=hub make bench$([ -n "$quick" ] && echo '   (with DFG_BENCH_QUICK=1)')"
 	echo "# which runs tools/bench/host.sh, which boots the two-node rig and runs tools/bench/hub.sh on node0"
-	for g in $graphs; do
-		echo "graph $(cat "$dir/$g.src"); dfg graph partition -k 2${budget:+ --replica-budget $budget}"
+	for g in $runs; do
+		if [ -e "$dir/$g.budget" ]; then
+			echo "graph $g: $(cat "$dir/$g.src"); dfg graph partition -k 2 --replica-budget $(cut -d' ' -f1 "$dir/$g.budget")"
+		else
+			echo "graph $g: $(cat "$dir/$g.src"); dfg graph partition -k 2${budget:+ --replica-budget $budget}"
+		fi
 	done
 	echo "command: dfg graph sample --fanout 10,5 --batch 64 --batches $batches (apt: $apt_batches) --seed 1 --verbose, with --rules none (norep, rep), r1,r2,r4 (local), all (r3); norep served with --no-replica; kv: dfg graph kv-serve on node1, dfg graph sample --kv $PF_PEER:$KV_PORT --timeout 30000 --no-replica on node0"
 	echo "configurations: ${entries[*]}"

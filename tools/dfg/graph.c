@@ -26,7 +26,7 @@
 	"  dfg graph serve [--no-replica] [--peer ADDR[:PORT]]... [--timeout MS] FILE\n" \
 	"  dfg graph sample [--fanout 10,5] [--batch N] [--batches N] [--seed N]\n" \
 	"          [--rules none|all|r1,r2,r3,r4] [--weighted[=DECAY]] [--r2-on-root]\n" \
-	"          [--buffer ENTRIES] [--roots ID,...] [--verbose] FILE\n" \
+	"          [--buffer ENTRIES] [--roots ID,...] [--no-ahead] [--verbose] FILE\n" \
 	"  dfg graph sample --files [--no-replica] [options as above] FILE OTHER...\n" \
 	"  dfg graph kv-serve [--addr ADDR] [--port PORT] FILE\n" \
 	"  dfg graph sample --kv ADDR[:PORT]... [--timeout MS] [--no-replica] [options as above] FILE"

@@ -251,7 +251,7 @@ int dfg_graph_kv_serve(int argc, char **argv)
 struct sample_opts {
 	struct dfg_hub_opts	o;
 	unsigned int		batch, batches;
-	bool			files, verbose;
+	bool			files, verbose, no_ahead;
 	__u64			*roots;		/* --roots, or NULL */
 	const char		*kv[DFG_PF_PEERS_MAX];	/* --kv servers */
 	unsigned int		nkv, kv_tmo;		/* --timeout, ms */
@@ -363,6 +363,25 @@ static void pick_roots(const struct sample_opts *so,
 }
 
 /*
+ * Batch @b's roots into @roots (unless @have: the previous call's
+ * @next), then, unless --no-ahead, batch @b + 1's into @next, announced
+ * to the engine (dfg_hub_ahead(): R3 runs for it during batch @b). The
+ * last batch announces none.
+ */
+static int roots_and_ahead(const struct sample_opts *so,
+			   const struct dfg_gs_file *f,
+			   struct dfg_hub_engine *e, uint64_t b, bool have,
+			   __u64 *roots, __u64 *next)
+{
+	if (!have)
+		pick_roots(so, f, so->o.seed, b, roots, so->batch);
+	if (so->no_ahead || b + 1 >= so->batches)
+		return 0;
+	pick_roots(so, f, so->o.seed, b + 1, next, so->batch);
+	return dfg_hub_ahead(e, b + 1, next, so->batch);
+}
+
+/*
  * --verbose: one line per batch, with its latency and the entries read
  * from peers for it (*@remote: the counter after the previous batch).
  */
@@ -436,14 +455,16 @@ static int sample_served(const struct sample_opts *so,
 	uint64_t digest = 0, b, remote = 0;
 	struct dfg *d;
 	char name[64];
-	__u64 *roots;
+	__u64 *rbuf, *roots, *next, *t;
 	double *lat;
 	int gfd = -1, cid, ret;
 
-	roots = calloc(so->batch, sizeof(*roots));
+	rbuf = calloc(2 * (size_t)so->batch, sizeof(*rbuf));
+	roots = rbuf;
+	next = rbuf + so->batch;
 	lat = calloc(so->batches, sizeof(*lat));
-	if (!roots || !lat) {
-		free(roots);
+	if (!rbuf || !lat) {
+		free(rbuf);
 		free(lat);
 		dfg_tool_err("out of memory");
 		return DFG_EXIT_FAIL;
@@ -493,9 +514,12 @@ static int sample_served(const struct sample_opts *so,
 		struct dfg_desc desc;
 		double t0;
 
-		pick_roots(so, f, so->o.seed, b, roots, so->batch);
 		t0 = now_us();
-		ret = dfg_hub_sample_send(e, b, roots, so->batch, a, prod);
+		ret = roots_and_ahead(so, f, e, b, b > 0 && !so->no_ahead,
+				      roots, next);
+		if (!ret)
+			ret = dfg_hub_sample_send(e, b, roots, so->batch, a,
+						  prod);
 		if (ret < 0) {
 			batch_err(e, b, ret);
 			goto out;
@@ -518,6 +542,9 @@ static int sample_served(const struct sample_opts *so,
 		if (so->verbose)
 			batch_line(e, hb, lat[b], &remote);
 		dfg_buf_free(a, desc.off);
+		t = roots;
+		roots = next;
+		next = t;
 	}
 	dfg_hub_engine_stats(e, &st);
 	print_stats(&st, so->batches, digest, lat);
@@ -532,7 +559,7 @@ out:
 	dfg_hub_close(h);
 	dfg_close(d);
 out_free:
-	free(roots);
+	free(rbuf);
 	free(lat);
 	return ret ? DFG_EXIT_FAIL : DFG_EXIT_OK;
 }
@@ -544,14 +571,16 @@ static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
 	struct dfg_hub_stats st;
 	struct dfg_arena *a = NULL;
 	uint64_t digest = 0, b, remote = 0;
-	__u64 *roots, off;
+	__u64 *rbuf, *roots, *next, *t, off;
 	double *lat;
 	void *mem = NULL;
 	int ret;
 
-	roots = calloc(so->batch, sizeof(*roots));
+	rbuf = calloc(2 * (size_t)so->batch, sizeof(*rbuf));
+	roots = rbuf;
+	next = rbuf + so->batch;
 	lat = calloc(so->batches, sizeof(*lat));
-	if (!roots || !lat || posix_memalign(&mem, 4096, 64u << 20) ||
+	if (!rbuf || !lat || posix_memalign(&mem, 4096, 64u << 20) ||
 	    dfg_arena_wrap(mem, 64u << 20, 1, &a) || dfg_alloc_init(a)) {
 		dfg_tool_err("out of memory");
 		ret = -ENOMEM;
@@ -561,8 +590,10 @@ static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
 		const struct dfg_hub_batch *hb;
 		double t0 = now_us();
 
-		pick_roots(so, f, so->o.seed, b, roots, so->batch);
-		ret = dfg_hub_sample(e, b, roots, so->batch, a, &off);
+		ret = roots_and_ahead(so, f, e, b, b > 0 && !so->no_ahead,
+				      roots, next);
+		if (!ret)
+			ret = dfg_hub_sample(e, b, roots, so->batch, a, &off);
 		lat[b] = now_us() - t0;
 		if (ret < 0) {
 			batch_err(e, b, ret);
@@ -573,6 +604,9 @@ static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
 		if (so->verbose)
 			batch_line(e, hb, lat[b], &remote);
 		dfg_buf_free(a, off);
+		t = roots;
+		roots = next;
+		next = t;
 	}
 	dfg_hub_engine_stats(e, &st);
 	print_stats(&st, so->batches, digest, lat);
@@ -580,7 +614,7 @@ static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
 out:
 	dfg_arena_unmap(a);
 	free(mem);
-	free(roots);
+	free(rbuf);
 	free(lat);
 	return ret ? DFG_EXIT_FAIL : DFG_EXIT_OK;
 }
@@ -656,6 +690,7 @@ int dfg_graph_sample(int argc, char **argv)
 		{ "kv", required_argument, NULL, 'K' },
 		{ "timeout", required_argument, NULL, 'T' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "no-ahead", no_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -750,6 +785,9 @@ int dfg_graph_sample(int argc, char **argv)
 			break;
 		case 'v':
 			so.verbose = true;
+			break;
+		case 'A':
+			so.no_ahead = true;
 			break;
 		case 'h':
 			printf("usage: dfg %s\n", dfg_graph_usage);

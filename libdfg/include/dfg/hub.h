@@ -243,8 +243,8 @@ struct dfg_hub_opts {
  * @r1, @r2, @r3, @r4: firings of each rule (one per node it prefetched;
  *		@r3 counts owner requests, @r3_nodes their sampled nodes)
  * @r3_nodes:	nodes R3 brought into the machine's cache
- * @r3_hits:	demand reads served by cache entries R3 requested in the
- *		same batch
+ * @r3_hits:	demand reads served by cache entries R3 requested for the
+ *		batch (in it, or ahead of it: dfg_hub_ahead())
  * @r3_gated:	entries of R3's requests the module did not read because
  *		the owner's link was busy (its traffic gate, claim 10)
  * @buf_puts:	entries the rules put into the prefetch buffer (its hit
@@ -368,6 +368,40 @@ struct dfg_hub_batch {
  */
 int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
 		   unsigned int nroots, struct dfg_arena *arena, __u64 *off);
+
+/**
+ * dfg_hub_ahead() - announce the batch to sample after the next one
+ * @e:		engine
+ * @batch, @roots, @nroots: the batch, as dfg_hub_sample() will be given
+ *		it (the roots are copied)
+ *
+ * With DFG_HUB_R3, R3 runs for that batch from now on instead of during
+ * it: the engine samples it ahead, hop by hop, as dfg_hub_sample() will
+ * (the same draws), as far as the neighbour lists on this machine and
+ * those its requests bring allow, fires R3 on its slots, and asks the
+ * owners for every remote node it will read (lists and attributes):
+ * speculative PREFETCHes on the engine's ring, gated like R3's, not
+ * waited for. The walk goes on as they complete, looked at between the
+ * steps of the dfg_hub_sample() calls before it; so its reads overlap
+ * those batches. When dfg_hub_sample() gets @batch with the same roots,
+ * its demand reads copy those entries out of the cache without another
+ * PREFETCH (waiting only for a request still in flight that holds one),
+ * and R3 does not fire again where it fired ahead.
+ *
+ * Call it before dfg_hub_sample() of the batch before @batch. An
+ * announced batch not sampled next is the one expected after the next
+ * announcement; one that does not come (another batch number or other
+ * roots) was prefetched for nothing: batches never depend on it. R3's
+ * firings ahead are counted when they fire.
+ *
+ * Without DFG_HUB_R3, with one hop, over a backend without a cache, or
+ * without io_uring (DFG_NO_URING) it does nothing. Over files the walk's
+ * requests complete at once.
+ *
+ * Returns 0 or -errno: -EINVAL (NULL, @nroots 0), -ENOMEM.
+ */
+int dfg_hub_ahead(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
+		  unsigned int nroots);
 
 /**
  * dfg_hub_sample_send() - dfg_hub_sample(), then hand the buffer over
