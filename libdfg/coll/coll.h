@@ -463,8 +463,8 @@ int dfg_coll_parse_algo(const char *s,
  * indices read at every message, entries not aligned to cache lines),
  * "begin" (a fence per peer when a call begins), "ring" (inbox.c: the
  * two slots of a pair alternate between calls, a source waits for the
- * previous call of its destination), "waitall" (an inbox all-to-all
- * waits for each peer's message in turn, not for all at once), and on
+ * previous call of its destination), "waitall" (the inbox's collectives
+ * wait for each peer's message in turn, not for all at once), and on
  * the network path "eager1" (direct.c: a direct reduction above one
  * message's payload reads its peers' inputs, after a key exchange,
  * instead of receiving them in several messages). Every member must
@@ -479,6 +479,17 @@ bool dfg_coll_prev(const char *what);
  */
 #define DFG_TEAM_TIMEOUT_DEFAULT_MS	30000
 int dfg_team_timeout_ms(int *ms);
+
+/*
+ * How long a wait on the shared-memory transport yields its CPU before it
+ * sleeps, where the team has more members than the machine has online
+ * CPUs (ns, into *@ns): DFG_COLL_YIELD_US (read when a team is formed; 0
+ * sleeps right after polling), else DFG_COLL_YIELD_DEFAULT_US; -EINVAL
+ * for a value that is not an integer from 0 to DFG_COLL_YIELD_MAX_US.
+ */
+#define DFG_COLL_YIELD_DEFAULT_US	200
+#define DFG_COLL_YIELD_MAX_US		1000000
+int dfg_coll_yield_ns(long long *ns);
 
 /* Segments per half-exchange for a block of @bytes (patent: >= 1, 2). */
 unsigned int dfg_coll_segments(const struct dfg_team *t, size_t bytes);

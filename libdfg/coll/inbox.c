@@ -302,6 +302,30 @@ static int inbox_take(struct dfg_call *c, unsigned int src, void *dst,
 	return ret;
 }
 
+/*
+ * Until every peer's message of this call is there (those of a peer that
+ * left one in the stash excepted), where the transport can wait for a
+ * set: oversubscribed, a rank that waited for each peer in turn slept and
+ * was woken once per late peer. Failures are left to the receives. With
+ * one peer to hear, its receive waits the same way by itself.
+ */
+static void inbox_wait_all(struct dfg_call *c)
+{
+	unsigned int n = c->t->size, rank = c->t->rank, srcs[DFG_TEAM_SIZE_MAX];
+	unsigned int m = 0;
+
+	if (!c->x->ops->msg_wait_all)
+		return;
+	for (unsigned int i = 1; i < n; i++) {
+		unsigned int src = (rank + n - i) % n;
+
+		if (!c->t->stash[src].valid)
+			srcs[m++] = src;
+	}
+	if (m > 1)
+		(void)c->x->ops->msg_wait_all(c->x, srcs, m);
+}
+
 /* allreduce, and reduce (c->kind) */
 int dfg_inbox_allreduce(struct dfg_call *c)
 {
@@ -316,6 +340,7 @@ int dfg_inbox_allreduce(struct dfg_call *c)
 			ret = inbox_put(c, p, c->sbuf, bytes);
 	if (ret || !(all || rank == c->root))
 		return ret;
+	inbox_wait_all(c);
 	for (unsigned int r = 0; r < n; r++) {
 		if (r != rank) {
 			in[r] = inbox_get(c, r, bytes, &ret);
@@ -352,6 +377,7 @@ int dfg_inbox_reduce_scatter(struct dfg_call *c)
 	 * In place, our block [rank * rc, ...) never meets the result
 	 * [0, rc) but for rank 0, whose first step copies it onto itself.
 	 */
+	inbox_wait_all(c);
 	for (unsigned int r = 0; r < n; r++) {
 		in[r] = r == rank ? sbuf + rank * rc * e :
 				    inbox_get(c, r, rc * e, &ret);
@@ -373,6 +399,8 @@ int dfg_inbox_allgather(struct dfg_call *c)
 	for (unsigned int p = 0; p < n && !ret; p++)
 		if (p != rank)
 			ret = inbox_put(c, p, rbuf + rank * bytes, bytes);
+	if (!ret)
+		inbox_wait_all(c);
 	for (unsigned int r = 0; r < n && !ret; r++)
 		if (r != rank)
 			ret = inbox_take(c, r, rbuf + r * bytes, bytes, NULL);
@@ -391,29 +419,6 @@ int dfg_inbox_broadcast(struct dfg_call *c)
 		return ret;
 	}
 	return inbox_take(c, c->root, c->rbuf, c->count, NULL);
-}
-
-/*
- * Until every peer's message of this call is there (those of a peer that
- * left one in the stash excepted), where the transport can wait for a
- * set: oversubscribed, a rank that waited for each peer in turn slept and
- * was woken once per late peer. Failures are left to the receives.
- */
-static void inbox_wait_all(struct dfg_call *c)
-{
-	unsigned int n = c->t->size, rank = c->t->rank, srcs[DFG_TEAM_SIZE_MAX];
-	unsigned int m = 0;
-
-	if (!c->x->ops->msg_wait_all)
-		return;
-	for (unsigned int i = 1; i < n; i++) {
-		unsigned int src = (rank + n - i) % n;
-
-		if (!c->t->stash[src].valid)
-			srcs[m++] = src;
-	}
-	if (m)
-		(void)c->x->ops->msg_wait_all(c->x, srcs, m);
 }
 
 int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)

@@ -44,8 +44,13 @@ int dfg_team_new(unsigned int size, unsigned int rank,
 {
 	const char *env = getenv("DFG_COLL_ALGO");
 	struct dfg_team *t;
+	long long yield;
 	int ret;
 
+	/* Refused before joining: every member fails alike, at once. */
+	ret = dfg_coll_yield_ns(&yield);
+	if (ret)
+		return ret;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
@@ -100,6 +105,22 @@ int dfg_team_timeout_ms(int *ms)
 	if (end == env || *end || v > INT_MAX || v < INT_MIN)
 		return -EINVAL;
 	*ms = v < 0 ? -1 : (int)v;
+	return 0;
+}
+
+int dfg_coll_yield_ns(long long *ns)
+{
+	const char *env = getenv("DFG_COLL_YIELD_US");
+	char *end;
+	long v;
+
+	*ns = DFG_COLL_YIELD_DEFAULT_US * 1000LL;
+	if (!env)
+		return 0;
+	v = strtol(env, &end, 10);
+	if (end == env || *end || v < 0 || v > DFG_COLL_YIELD_MAX_US)
+		return -EINVAL;
+	*ns = v * 1000LL;
 	return 0;
 }
 

@@ -33,7 +33,7 @@
  * When the team has more members than the machine has CPUs, the rank
  * everybody waits for is likely to wait for a CPU: polling would burn
  * the time it needs, so ranks then poll only a few times, then yield
- * their CPU for a bounded time (XSHM_YIELD_NS), then sleep. Yielding
+ * their CPU for a bounded time (DFG_COLL_YIELD_US), then sleep. Yielding
  * hands the CPU over at once, like sleeping, but the yielder needs no
  * wakeup: a root that broadcasts small payloads call after call (its
  * receivers' mailboxes are deep enough to hold a time slice of its
@@ -82,12 +82,11 @@
 #define XSHM_SPIN_CROWDED	16
 /*
  * Oversubscribed, a rank that polled its XSHM_SPIN_CROWDED times yields
- * its CPU for up to this long before it sleeps: a rank that waits for
- * one that waits for a CPU lets it run, and stays ready for what comes,
- * without a wakeup (a system call for its waker and two context switches
- * for each message otherwise).
+ * its CPU for up to DFG_COLL_YIELD_US (coll.h: dfg_coll_yield_ns())
+ * before it sleeps: a rank that waits for one that waits for a CPU lets
+ * it run, and stays ready for what comes, without a wakeup (a system call
+ * for its waker and two context switches for each message otherwise).
  */
-#define XSHM_YIELD_NS		(200 * 1000LL)
 #define XSHM_SLEEP_NS		(100 * 1000 * 1000LL)
 #define XSHM_MAPS_MAX		64
 /*
@@ -1186,10 +1185,15 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 {
 	struct xshm *s;
 	char *p = ctl;
+	long long yield;
 	long cpus;
+	int ret;
 
 	if (!kt || !ctl || !size || rank >= size)
 		return -EINVAL;
+	ret = dfg_coll_yield_ns(&yield);
+	if (ret)
+		return ret;
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return -ENOMEM;
@@ -1200,7 +1204,7 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->no_ptr = no_ptr;
 	cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	s->spin = cpus > 0 && size <= cpus ? XSHM_SPIN : XSHM_SPIN_CROWDED;
-	s->yield_ns = s->spin == XSHM_SPIN_CROWDED ? XSHM_YIELD_NS : 0;
+	s->yield_ns = s->spin == XSHM_SPIN_CROWDED ? yield : 0;
 	s->nwords = DFG_XPORT_WORDS(size);
 	s->hdr = (struct xshm_hdr *)p;
 	p += sizeof(struct xshm_hdr);

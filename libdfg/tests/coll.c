@@ -381,6 +381,39 @@ static const struct dfg_xport_ops tbl_net_ops = {
 	.wait_eq = tbl_wait_eq,
 };
 
+/*
+ * DFG_COLL_YIELD_US: microseconds 0..DFG_COLL_YIELD_MAX_US, the default
+ * unset; anything else refuses the team before it is joined.
+ */
+TEST(yield_window_env)
+{
+	static const char * const bad[] = {
+		"", "x", "12x", "-1", "1000001", "99999999999999999999",
+	};
+	struct dfg_team *t;
+	long long ns;
+
+	unsetenv("DFG_COLL_YIELD_US");
+	ASSERT_EQ(0, dfg_coll_yield_ns(&ns));
+	EXPECT_EQ(DFG_COLL_YIELD_DEFAULT_US * 1000LL, ns);
+	setenv("DFG_COLL_YIELD_US", "0", 1);
+	ASSERT_EQ(0, dfg_coll_yield_ns(&ns));
+	EXPECT_EQ(0, ns);
+	setenv("DFG_COLL_YIELD_US", "1000000", 1);
+	ASSERT_EQ(0, dfg_coll_yield_ns(&ns));
+	EXPECT_EQ(1000000000LL, ns);
+	ASSERT_EQ(0, dfg_team_new(2, 1, &t));
+	free(t->stash);
+	free(t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("DFG_COLL_YIELD_US", bad[i], 1);
+		ns = 7;
+		EXPECT_EQ(-EINVAL, dfg_coll_yield_ns(&ns)) TH_LOG("'%s'", bad[i]);
+		EXPECT_EQ(-EINVAL, dfg_team_new(2, 1, &t)) TH_LOG("'%s'", bad[i]);
+	}
+	unsetenv("DFG_COLL_YIELD_US");
+}
+
 TEST(table_put)
 {
 	struct dfg_xport net = { .ops = &tbl_net_ops, .size = 4 };

@@ -416,12 +416,12 @@ static int dies(struct dfg_team *t, unsigned int n, unsigned int r,
 	_exit(0);
 }
 
-TEST_F_TIMEOUT(coll, member_killed_mid_collective, 120)
+static void member_killed(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(coll) *self)
 {
 	pid_t pids[4];
 	int status;
 
-	SKIP_IF_NO_TEAM();
 	death_at = mmap(NULL, sizeof(*death_at), PROT_READ | PROT_WRITE,
 			MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, (void *)death_at);
@@ -505,6 +505,83 @@ TEST_F_TIMEOUT(coll, sleeper_runs_idle_transport, 120)
 	ASSERT_NE(MAP_FAILED, (void *)idle_runs);
 	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, idles, NULL));
 	EXPECT_LE(3, *idle_runs);
+}
+
+TEST_F_TIMEOUT(coll, member_killed_mid_collective, 120)
+{
+	SKIP_IF_NO_TEAM();
+	member_killed(_metadata, self);
+}
+
+/*
+ * The same death where the 4 members outnumber the CPUs (the test VM has
+ * 2) and their waits sleep right after polling (DFG_COLL_YIELD_US=0): a
+ * sleeping survivor learns of it too.
+ */
+TEST_F_TIMEOUT(coll, member_killed_waits_asleep, 120)
+{
+	SKIP_IF_NO_TEAM();
+	setenv("DFG_COLL_YIELD_US", "0", 1);
+	member_killed(_metadata, self);
+	unsetenv("DFG_COLL_YIELD_US");
+}
+
+/*
+ * Small calls of every kind, checked, call after call: where the team
+ * has more members than there are CPUs, every wait goes through the
+ * yield window (DFG_COLL_YIELD_US) and often past it into a sleep.
+ */
+static int crowded(struct dfg_team *t, unsigned int n, unsigned int r,
+		   void *arg)
+{
+	int32_t s[64], d[64];
+	unsigned char a2s[8 * 64], a2r[8 * 64], bc[64];
+
+	(void)arg;
+	for (int i = 0; i < 300; i++) {
+		size_t cnt = 1 + i % 64, b = 1 + i % 64;
+		unsigned int root = i % n;
+
+		for (size_t k = 0; k < cnt; k++)
+			s[k] = (int32_t)(r + 1) * (i + (int32_t)k);
+		CHECK(!dfg_allreduce(t, s, d, cnt, DFG_INT32, DFG_SUM));
+		for (size_t k = 0; k < cnt; k++)
+			CHECK(d[k] == (int32_t)(n * (n + 1) / 2) *
+				      (i + (int32_t)k));
+		for (unsigned int p = 0; p < n; p++)
+			memset(a2s + p * b, (int)(r * 16 + p + i), b);
+		CHECK(!dfg_alltoall(t, a2s, a2r, b));
+		for (unsigned int p = 0; p < n; p++)
+			for (size_t k = 0; k < b; k++)
+				CHECK(a2r[p * b + k] ==
+				      (unsigned char)(p * 16 + r + i));
+		memset(bc, r == root ? i : 0xff, b);
+		CHECK(!dfg_broadcast(t, bc, b, root));
+		for (size_t k = 0; k < b; k++)
+			CHECK(bc[k] == (unsigned char)i);
+	}
+	CHECK(!dfg_barrier(t));
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, yield_window_bounds_crowded, 600)
+{
+	static const char * const us[] = { "0", "1000000" };
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int n = cpus > 0 && cpus < 6 ? (unsigned int)cpus + 2 : 8;
+	struct dfg_team *t;
+
+	SKIP_IF_NO_TEAM();
+	for (size_t i = 0; i < sizeof(us) / sizeof(us[0]); i++) {
+		setenv("DFG_COLL_YIELD_US", us[i], 1);
+		EXPECT_EQ(0, run_team(_metadata, self->gfd, n, crowded, NULL))
+			TH_LOG("DFG_COLL_YIELD_US=%s, %u members", us[i], n);
+	}
+	/* Refused before the join: no wait for the other member. */
+	setenv("DFG_COLL_YIELD_US", "1000001", 1);
+	EXPECT_EQ(-EINVAL, dfg_team_join(self->gfd, "y", 2, 0, 20000, &t));
+	unsetenv("DFG_COLL_YIELD_US");
+	EXPECT_EQ(0, sysfs_long("pinned"));
 }
 
 /* Bad arguments: errors on every member, never a crash or a hang. */
