@@ -43,6 +43,7 @@
 #include <linux/dfg.h>
 
 #include "dfg_rdma_wire.h"
+#include "pf_tap.h"
 
 /* The module takes this long at most to drop a bad peer (a TCG guest). */
 #define DROP_MS		10000
@@ -50,25 +51,6 @@
 /* Receives: the hello, then answers (each up to DFG_RDMA_ANSWER_MAX). */
 #define NRECV		(DFG_RDMA_SLOTS + 1)
 #define BAD_MAX		(2 * DFG_RDMA_LIST_BYTES)
-
-static int failed;
-
-static void tap(bool ok, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		failed = 1;
-}
 
 static long ms_since(const struct timespec *t0)
 {
@@ -307,7 +289,7 @@ static void expect_dropped(struct peer *p, const char *what)
 			break;
 	}
 	p->connected = false;
-	tap(!ret && !answered, "%s: dropped%s in %ld ms", what,
+	pf_tap(!ret && !answered, "%s: dropped%s in %ld ms", what,
 	    answered ? ", but answered first" :
 	    ret ? " (no disconnect)" : "", ms_since(&t0));
 }
@@ -344,7 +326,7 @@ static void step_lists(const char *addr, const char *port)
 	for (c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
 		ret = peer_open(&p, addr, port, NRECV, &why);
 		if (ret) {
-			tap(false, "%s: connected (%s: %s)", cases[c].name,
+			pf_tap(false, "%s: connected (%s: %s)", cases[c].name,
 			    why, strerror(-ret));
 			peer_close(&p);
 			continue;
@@ -420,7 +402,7 @@ static void step_lists(const char *addr, const char *port)
 			break;
 		}
 		if (send_list(&p, l))
-			tap(false, "%s: sent", cases[c].name);
+			pf_tap(false, "%s: sent", cases[c].name);
 		else
 			expect_dropped(&p, cases[c].name);
 		off[0] = off[1] = off[2] = 0;
@@ -431,7 +413,7 @@ static void step_lists(const char *addr, const char *port)
 	/* A good list: answered with the image's first bytes. */
 	ret = peer_open(&p, addr, port, NRECV, &why);
 	if (ret) {
-		tap(false, "a good list: connected (%s: %s)", why,
+		pf_tap(false, "a good list: connected (%s: %s)", why,
 		    strerror(-ret));
 		peer_close(&p);
 		return;
@@ -447,13 +429,13 @@ static void step_lists(const char *addr, const char *port)
 		const struct dfg_rdma_answer *a = (void *)recv_buf(&p, wc.wr_id);
 		const struct dfg_part_hdr *h = (const void *)(a + 1);
 
-		tap(wc.byte_len == sizeof(*a) + 64 &&
+		pf_tap(wc.byte_len == sizeof(*a) + 64 &&
 		    le32toh(a->magic) == DFG_RDMA_MAGIC_ANSWER &&
 		    le32toh(a->count) == 1 && le64toh(a->bytes) == 64 &&
 		    h->magic == DFG_PART_MAGIC,
 		    "a good list: answered with the image's header");
 	} else {
-		tap(false, "a good list: answered (%d)", ret);
+		pf_tap(false, "a good list: answered (%d)", ret);
 	}
 	peer_close(&p);
 }
@@ -467,7 +449,7 @@ static void step_flood(const char *addr, const char *port, unsigned int max)
 	int ret = 0;
 
 	if (!ps) {
-		tap(false, "flood: memory");
+		pf_tap(false, "flood: memory");
 		return;
 	}
 	while (n < max + 1) {
@@ -476,7 +458,7 @@ static void step_flood(const char *addr, const char *port, unsigned int max)
 			break;
 		n++;
 	}
-	tap(ret == -ECONNREFUSED && n <= max && n + 1 >= max,
+	pf_tap(ret == -ECONNREFUSED && n <= max && n + 1 >= max,
 	    "flood: %u connections served, the next refused (max_conns %u; %s)",
 	    n, max, ret ? strerror(-ret) : "none refused");
 	peer_close(&ps[n]);
@@ -491,7 +473,7 @@ static void step_flood(const char *addr, const char *port, unsigned int max)
 		peer_close(&p);
 		usleep(200000);
 	}
-	tap(!ret, "flood: served again once they closed (%s)",
+	pf_tap(!ret, "flood: served again once they closed (%s)",
 	    ret ? strerror(-ret) : "ok");
 	peer_close(&p);
 }
@@ -508,14 +490,14 @@ static void step_stall(const char *addr, const char *port, unsigned int sec)
 	/* The hello's receive only: no room for any answer. */
 	ret = peer_open(&p, addr, port, 1, &why);
 	if (ret) {
-		tap(false, "stall: connected (%s: %s)", why, strerror(-ret));
+		pf_tap(false, "stall: connected (%s: %s)", why, strerror(-ret));
 		peer_close(&p);
 		return;
 	}
 	l = make_list(&p, 1, off, len);
 	for (i = 0; i < 2 * DFG_RDMA_SLOTS && !ret; i++)
 		ret = send_list(&p, l);
-	tap(!ret, "stall: %u lists sent, no answer taken", i);
+	pf_tap(!ret, "stall: %u lists sent, no answer taken", i);
 	sleep(sec);
 	peer_close(&p);
 }
@@ -534,5 +516,5 @@ int main(int argc, char **argv)
 			"usage: pf_rdma_peer ADDR PORT lists | flood MAX | stall SECONDS\n");
 		return 2;
 	}
-	return failed;
+	return !!pf_fails;
 }

@@ -29,6 +29,7 @@
 
 #include "dfg_sys.h"
 #include "dfg_tcp_wire.h"	/* kmod/tcp/: the transport's protocol */
+#include "pf_tap.h"
 
 #define PF_N		3000ULL
 #define PF_K		2
@@ -36,22 +37,6 @@
 #define PF_DEG_MAX	8
 /* The set both nodes' images belong to (dfg_part_hdr.part_set). */
 #define PF_SET		0x5e7ULL
-
-static unsigned int pf_fails;
-
-static void pf_tap(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s - ", ok ? "ok" : "not ok");
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		pf_fails++;
-}
 
 static __u64 pf_first(int part)
 {
