@@ -467,8 +467,10 @@ int dfg_coll_parse_algo(const char *s,
  * wait for each peer's message in turn, not for all at once), and on
  * the network path "eager1" (direct.c: a direct reduction above one
  * message's payload reads its peers' inputs, after a key exchange,
- * instead of receiving them in several messages). Every member must
- * agree.
+ * instead of receiving them in several messages) and "nap"
+ * (xport_ucx.c: a waiter naps after its idle progress rounds even where
+ * its machine is not crowded). Every member must agree on those that
+ * change messages (all but "nap").
  */
 bool dfg_coll_prev(const char *what);
 
@@ -490,6 +492,13 @@ int dfg_team_timeout_ms(int *ms);
 #define DFG_COLL_YIELD_DEFAULT_US	200
 #define DFG_COLL_YIELD_MAX_US		1000000
 int dfg_coll_yield_ns(long long *ns);
+
+/*
+ * Whether @ranks members of a team on one machine outnumber its online
+ * CPUs (or their number is unknown): then a waiter must give its CPU
+ * away, since the member it waits for may need it; else it may poll.
+ */
+bool dfg_coll_crowded(unsigned int ranks);
 
 /* Segments per half-exchange for a block of @bytes (patent: >= 1, 2). */
 unsigned int dfg_coll_segments(const struct dfg_team *t, size_t bytes);

@@ -124,6 +124,13 @@ int dfg_coll_yield_ns(long long *ns)
 	return 0;
 }
 
+bool dfg_coll_crowded(unsigned int ranks)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return cpus <= 0 || ranks > (unsigned long)cpus;
+}
+
 int dfg_team_join_net(unsigned int size, unsigned int rank,
 		      dfg_allgather_fn ag, void *arg, struct dfg_team **out)
 {

@@ -427,5 +427,12 @@ int dfg_xport_ucx_create(unsigned int size, unsigned int rank,
 #define DFG_XPORT_NODE_MAX	48
 int dfg_xport_ucx_node(struct dfg_xport *x, unsigned int rank,
 		       const char **node, __u64 *token);
+/*
+ * Whether a waiter of @x naps when idle (where the team's members on this
+ * machine outnumber its CPUs, or DFG_COLL_PREV=nap) into *@nap, and the
+ * naps taken since @x was created into *@naps (safe from any thread).
+ * -EINVAL when @x is not this transport.
+ */
+int dfg_xport_ucx_naps(struct dfg_xport *x, bool *nap, unsigned long *naps);
 
 #endif /* _DFG_COLL_XPORT_H */

@@ -78,7 +78,10 @@
 #define XUCX_KEYS		256
 #define XUCX_RKEY_MAX		232
 #define XUCX_RKEYS_MAX		128
-/* Idle progress rounds before a waiter starts napping. */
+/*
+ * Where a waiter naps (struct xucx, @nap): idle progress rounds before it
+ * starts, and each nap.
+ */
 #define XUCX_SPIN		4096
 #define XUCX_NAP_NS		20000
 /* Shutdown: how long closing endpoints may take before forcing. */
@@ -110,7 +113,9 @@ struct xucx_kent {
  * area's rkey, its worker address and its liveness worker address.
  * @node: its machine (the kernel's boot id, or DFG_TEAM_NODE), and
  * @token: a random number, which names its machine's kernel team when it
- * is that machine's leader (hier.c).
+ * is that machine's leader (hier.c); @host: its machine's boot id even
+ * where DFG_TEAM_NODE says otherwise (the CPUs it shares: struct xucx,
+ * @nap).
  */
 struct xucx_boot {
 	__u64	ctl;
@@ -119,6 +124,7 @@ struct xucx_boot {
 	__u32	llen;
 	__u32	pad;
 	char	node[DFG_XPORT_NODE_MAX];
+	char	host[DFG_XPORT_NODE_MAX];
 	__u64	token;
 };
 
@@ -161,11 +167,13 @@ struct xucx_rkey {
  * atomics without and with a result, endpoint flushes, messages), and
  * the time from begin() to release(), the part of it spent waiting for
  * requests (round trips: a fetching atomic, a flush, a message) and for
- * own words (peers' notifications).
+ * own words (peers' notifications), the waiters' progress rounds and
+ * their naps.
  */
 struct xucx_stats {
 	bool		on;
 	unsigned int	get, put, amo, famo, flush, send, recv;
+	unsigned long	rounds, naps;
 	__s64		t0, req_ns, word_ns;
 };
 
@@ -240,6 +248,16 @@ struct xucx {
 	/* Every rank's machine and token (struct xucx_boot). */
 	char			(*node)[DFG_XPORT_NODE_MAX];
 	__u64			*token;
+	/*
+	 * Whether a waiter naps after XUCX_SPIN idle progress rounds: where
+	 * this machine's members of the team outnumber its CPUs
+	 * (dfg_coll_crowded(), the shared-memory transport's rule: counted
+	 * by the boot ids, whatever DFG_TEAM_NODE says), or
+	 * DFG_COLL_PREV=nap; else it polls. @naps: how many it took
+	 * (dfg_xport_ucx_naps(); tests read it from other threads).
+	 */
+	bool			nap;
+	_Atomic unsigned long	naps;
 	struct xucx_stats	st;
 };
 
@@ -512,18 +530,28 @@ static void xucx_live_poll(struct xucx *s, bool now)
 	}
 }
 
-/* Progress; after XUCX_SPIN idle rounds, nap so a crowded CPU moves on. */
+/*
+ * Progress; where the machine is crowded (@nap), after XUCX_SPIN idle
+ * rounds nap, so that the member we wait for gets the CPU. Elsewhere
+ * poll, as Open MPI does: a nap gave the CPU away for a timer period
+ * whether or not anyone needed it, and saw a completion only when the
+ * timer fired (DESIGN.md, "Where the time goes in the rig").
+ */
 static void xucx_progress(struct xucx *s, unsigned int *idle)
 {
 	struct timespec ts = { .tv_nsec = XUCX_NAP_NS };
 
+	s->st.rounds++;
 	xucx_live_poll(s, false);
 	if (ucp_worker_progress(s->w)) {
 		*idle = 0;
 		return;
 	}
-	if (++*idle > XUCX_SPIN)
+	if (s->nap && ++*idle > XUCX_SPIN) {
+		s->st.naps++;
+		atomic_fetch_add_explicit(&s->naps, 1, memory_order_relaxed);
 		nanosleep(&ts, NULL);
+	}
 }
 
 /*
@@ -964,11 +992,11 @@ static void xucx_release(struct dfg_xport *x)
 	if (!t->on)
 		return;
 	snprintf(buf, sizeof(buf),
-		 "dfg-trace ucx rank=%u size=%u seq=%llu call us=%.1f req_wait_us=%.1f word_wait_us=%.1f get=%u put=%u amo=%u famo=%u flush=%u send=%u recv=%u\n",
+		 "dfg-trace ucx rank=%u size=%u seq=%llu call us=%.1f req_wait_us=%.1f word_wait_us=%.1f get=%u put=%u amo=%u famo=%u flush=%u send=%u recv=%u rounds=%lu naps=%lu\n",
 		 x->rank, x->size, (unsigned long long)x->seq,
 		 (dfg_coll_now_ns(CLOCK_MONOTONIC) - t->t0) / 1e3,
 		 t->req_ns / 1e3, t->word_ns / 1e3, t->get, t->put, t->amo,
-		 t->famo, t->flush, t->send, t->recv);
+		 t->famo, t->flush, t->send, t->recv, t->rounds, t->naps);
 	fputs(buf, stderr);
 	fflush(stderr);
 	*t = (struct xucx_stats){ .on = true,
@@ -1652,12 +1680,12 @@ static int xucx_ctl(struct xucx *s)
 
 /*
  * This machine, for the hierarchy: DFG_TEAM_NODE when set (tests make one
- * machine look like several), else the kernel's boot id; "" when neither
- * is there (the rank is then a machine of its own).
+ * machine look like several) unless @host, else the kernel's boot id; ""
+ * when neither is there (the rank is then a machine of its own).
  */
-static void xucx_node_id(char id[DFG_XPORT_NODE_MAX])
+static void xucx_node_id(char id[DFG_XPORT_NODE_MAX], bool host)
 {
-	const char *env = getenv("DFG_TEAM_NODE");
+	const char *env = host ? NULL : getenv("DFG_TEAM_NODE");
 	FILE *f;
 
 	memset(id, 0, DFG_XPORT_NODE_MAX);
@@ -1692,6 +1720,8 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 	unsigned int n = s->x.size;
 	ucp_address_t *addr = NULL, *laddr = NULL;
 	size_t alen = 0, rlen = 0, llen = 0, blen, max = 0;
+	char host[DFG_XPORT_NODE_MAX];
+	unsigned int here = 0;
 	struct xucx_boot b;
 	void *rbuf = NULL;
 	__u32 *lens = NULL;
@@ -1737,10 +1767,12 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 		.ctl = (uintptr_t)s->ctl, .rlen = rlen, .alen = alen,
 		.llen = llen,
 	};
-	xucx_node_id(b.node);
+	xucx_node_id(b.node, false);
+	xucx_node_id(b.host, true);
 	if (getrandom(&b.token, sizeof(b.token), 0) != sizeof(b.token))
 		b.token = (__u64)getpid() << 32 ^ (__u64)dfg_coll_now_ns(
 			CLOCK_REALTIME);
+	memcpy(host, b.host, sizeof(host));
 	memcpy(mine, &b, sizeof(b));
 	memcpy(mine + sizeof(b), rbuf, rlen);
 	memcpy(mine + sizeof(b) + rlen, addr, alen);
@@ -1770,6 +1802,8 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 		s->peer_ctl[r] = b.ctl;
 		b.node[DFG_XPORT_NODE_MAX - 1] = '\0';
 		memcpy(s->node[r], b.node, sizeof(b.node));
+		b.host[DFG_XPORT_NODE_MAX - 1] = '\0';
+		here += !strcmp(b.host, host);
 		s->token[r] = b.token;
 		ep.address = (const ucp_address_t *)(e + sizeof(b) + b.rlen);
 		if (ucp_ep_create(s->w, &ep, &s->eps[r]) != UCS_OK) {
@@ -1796,6 +1830,7 @@ static int xucx_connect(struct xucx *s, dfg_allgather_fn ag, void *arg)
 			goto out;
 		}
 	}
+	s->nap = dfg_coll_crowded(here) || dfg_coll_prev("nap");
 	ret = 0;
 out:
 	free(mine);
@@ -1912,6 +1947,17 @@ out:
 	free(reqs);
 	free(got);
 	return ret;
+}
+
+int dfg_xport_ucx_naps(struct dfg_xport *x, bool *nap, unsigned long *naps)
+{
+	struct xucx *s = to_xucx(x);
+
+	if (x->ops != &xucx_ops)
+		return -EINVAL;
+	*nap = s->nap;
+	*naps = atomic_load_explicit(&s->naps, memory_order_relaxed);
+	return 0;
 }
 
 int dfg_xport_ucx_create(unsigned int size, unsigned int rank,

@@ -9,8 +9,9 @@
  * under ASan/UBSan; argument errors of dfg_team_join_net() and a failing
  * bootstrap are checked too; so are, with two processes, a rank's death
  * (found through the liveness connections within 2 s) and a rank that
- * never connects (-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS). Across
- * machines: selftests/net/.
+ * never connects (-ETIMEDOUT after DFG_TEAM_TIMEOUT_MS), and how a
+ * waiter waits (polls, or naps where its machine is crowded or
+ * DFG_COLL_PREV=nap). Across machines: selftests/net/.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -607,6 +608,112 @@ TEST(never_connects)
 	kill(pid, SIGKILL);
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	close(b.fd);
+}
+
+/*
+ * The wait policy of one team of @n threads: a waiter naps only where
+ * the team's members on this machine (all of them here) outnumber its
+ * CPUs, or with DFG_COLL_PREV=nap (@prev). Rank 0 waits in a barrier for
+ * the last rank, which enters once rank 0 has napped where it should
+ * (or after 20 s: the test fails), else after 100 ms, and then rank 0
+ * must not have napped.
+ */
+struct nap_rank {
+	struct boot		*b;
+	unsigned int		rank;
+	struct dfg_team		**teams;
+	bool			expect;
+	bool			nap;
+	unsigned long		naps;
+	int			ret;
+};
+
+static void *nap_main(void *arg)
+{
+	struct nap_rank *r = arg;
+	struct boot_arg ba = { .b = r->b, .rank = r->rank };
+	unsigned int n = r->b->size;
+	struct dfg_team *t;
+	bool nap;
+
+	r->ret = dfg_team_join_net(n, r->rank, boot_ag, &ba, &t);
+	r->teams[r->rank] = r->ret ? NULL : t;
+	pthread_barrier_wait(&r->b->bar);
+	for (unsigned int i = 0; i < n; i++)
+		if (!r->teams[i])
+			goto out;
+	if (r->rank == n - 1) {
+		long long end = ms_now() + 20000;
+
+		if (!r->expect)
+			usleep(100 * 1000);
+		while (r->expect && ms_now() < end &&
+		       !dfg_xport_ucx_naps(r->teams[0]->x, &nap, &r->naps) &&
+		       !r->naps)
+			usleep(1000);
+	}
+	r->ret = dfg_barrier(t);
+	if (!r->ret)
+		r->ret = dfg_xport_ucx_naps(t->x, &r->nap, &r->naps);
+	pthread_barrier_wait(&r->b->bar);
+out:
+	if (r->teams[r->rank])
+		dfg_team_leave(t);
+	return NULL;
+}
+
+static void run_naps(struct __test_metadata *_metadata, unsigned int n,
+		     bool prev)
+{
+	struct boot b = { .size = n, .fail_at = -1 };
+	struct dfg_team *teams[NET_MAX];
+	struct nap_rank r[NET_MAX];
+	pthread_t th[NET_MAX];
+	bool expect = dfg_coll_crowded(n) || prev;
+
+	pthread_barrier_init(&b.bar, NULL, n);
+	pthread_mutex_init(&b.lock, NULL);
+	if (prev)
+		setenv("DFG_COLL_PREV", "nap", 1);
+	for (unsigned int i = 0; i < n; i++) {
+		r[i] = (struct nap_rank){ .b = &b, .rank = i, .teams = teams,
+					  .expect = expect };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, nap_main, &r[i]));
+	}
+	for (unsigned int i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	unsetenv("DFG_COLL_PREV");
+	for (unsigned int i = 0; i < n; i++) {
+		EXPECT_EQ(0, r[i].ret) TH_LOG("n=%u prev=%d rank %u", n, prev,
+					      i);
+		EXPECT_EQ(expect, r[i].nap) TH_LOG("n=%u prev=%d rank %u", n,
+						   prev, i);
+	}
+	if (expect) {
+		EXPECT_LT(0UL, r[0].naps) TH_LOG("n=%u prev=%d", n, prev);
+	} else {
+		EXPECT_EQ(0UL, r[0].naps) TH_LOG("n=%u", n);
+	}
+	free(b.buf);
+	pthread_barrier_destroy(&b.bar);
+	pthread_mutex_destroy(&b.lock);
+}
+
+/*
+ * With as many members as CPUs a waiter polls; with more, or with
+ * DFG_COLL_PREV=nap, it naps (on a 2-CPU machine: 2 polls, 3 naps).
+ */
+TEST(wait_policy)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	ASSERT_LT(0, cpus);
+	EXPECT_FALSE(dfg_coll_crowded(1));
+	EXPECT_FALSE(dfg_coll_crowded(cpus));
+	EXPECT_TRUE(dfg_coll_crowded(cpus + 1));
+	run_naps(_metadata, 2, false);
+	run_naps(_metadata, 3, false);
+	run_naps(_metadata, 2, true);
 }
 
 /* DFG_TEAM_TIMEOUT_MS that is not a number. */

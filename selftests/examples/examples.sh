@@ -31,12 +31,16 @@ if command -v mpirun >/dev/null && [ -x "$BUILD/bin/coll_from_mpi" ]; then
 		"$BUILD/bin/coll_from_mpi"
 fi
 check dfgctl_info '^api_version: 1$' "$BUILD/bin/dfgctl" info
-# dfgctl objects lists an arena and a region of a live graph, one line each.
+# dfgctl objects lists an arena, a region and a team of a live graph, one
+# line each.
 check dfgctl_objects_arena \
 	'^graph=[0-9]+ name=exobj-[0-9]+ kind=arena id=1 size=8192 pages=2 resident=0$' \
 	"$BUILD/selftests/examples/hold_objects" "$BUILD/bin/dfgctl" objects
 check dfgctl_objects_region \
 	'^graph=[0-9]+ name=exobj-[0-9]+ kind=region id=2 size=4096 pages=1 writable=0 users=1$' \
+	"$BUILD/selftests/examples/hold_objects" "$BUILD/bin/dfgctl" objects
+check dfgctl_objects_team \
+	'^graph=[0-9]+ name=exobj-[0-9]+ kind=team id=3 team=exteam size=1 joined=1 state=active dead_rank=-1 waits=0 wakes=0 pages=[1-9][0-9]*$' \
 	"$BUILD/selftests/examples/hold_objects" "$BUILD/bin/dfgctl" objects
 
 echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:0 error:0"

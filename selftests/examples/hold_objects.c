@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hold_objects: create a graph "exobj-<pid>" with one arena (id 1, two
- * pages) and one read-only exported region (id 2, one page), run the
- * command given as arguments while they live, and exit with its status.
- * The graph dies when this process exits. For examples.sh: dfgctl objects
- * must list both objects with their counters.
+ * pages), one read-only exported region (id 2, one page) and a team of
+ * one member, "exteam" (id 3), run the command given as arguments while
+ * they live, and exit with its status. The graph dies when this process
+ * exits. For examples.sh: dfgctl objects must list the three objects
+ * with their counters.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@ int main(int argc, char **argv)
 	struct dfg_graph_open o = { .size = sizeof(o), .mode = 0600 };
 	struct dfg_arena_create a = { .size = 8192 };
 	struct dfg_region r = { .len = 4096 };
+	struct dfg_team_join tj = { .size = sizeof(tj), .name = "exteam",
+				    .team_size = 1 };
 	int dev, g, ret, status;
 	pid_t pid;
 	char *buf;
@@ -52,6 +55,12 @@ int main(int argc, char **argv)
 	ret = sys_dfg_ioctl(g, DFG_IOC_REGION_EXPORT, &r);
 	if (ret != 2) {
 		fprintf(stderr, "region export: %d\n", ret);
+		return 1;
+	}
+	/* The member descriptor lives until exit, and the team with it. */
+	ret = sys_dfg_ioctl(g, DFG_IOC_TEAM_JOIN, &tj);
+	if (ret < 0 || tj.id != 3) {
+		fprintf(stderr, "team join: %d (id %u)\n", ret, tj.id);
 		return 1;
 	}
 	fflush(stdout);

@@ -112,11 +112,11 @@ check "dfgctl info --json: api_version as the text says" \
 $hold sh -c "$ctl graphs --json >'$work/g.out'; \
 	     $ctl objects --json >'$work/o.out'; \
 	     $ctl chans --json >'$work/c.out'" >/dev/null 2>&1
-check "dfgctl graphs --json: the live graph, name and 2 objects" \
-	"jq -e 'type == \"array\" and any(.[]; (.name | startswith(\"exobj-\")) and .objects == 2)' '$work/g.out' >/dev/null" \
+check "dfgctl graphs --json: the live graph, name and 3 objects" \
+	"jq -e 'type == \"array\" and any(.[]; (.name | startswith(\"exobj-\")) and .objects == 3)' '$work/g.out' >/dev/null" \
 	"$work/g.out"
-check "dfgctl objects --json: arena 1 of 8192 bytes, region 2 read-only" \
-	"jq -e 'any(.[]; .kind == \"arena\" and .id == 1 and .counters.size == 8192) and any(.[]; .kind == \"region\" and .id == 2 and .counters.writable == 0)' '$work/o.out' >/dev/null" \
+check "dfgctl objects --json: arena 1 of 8192 bytes, region 2 read-only, team 3 exteam" \
+	"jq -e 'any(.[]; .kind == \"arena\" and .id == 1 and .counters.size == 8192) and any(.[]; .kind == \"region\" and .id == 2 and .counters.writable == 0) and any(.[]; .kind == \"team\" and .id == 3 and .counters.team == \"exteam\" and .counters.joined == 1 and .counters.state == \"active\")' '$work/o.out' >/dev/null" \
 	"$work/o.out"
 check "dfgctl chans --json: an array (no channel here)" \
 	"jq -e 'type == \"array\" and length == 0' '$work/c.out' >/dev/null" \

@@ -21,15 +21,30 @@ static const char *const region_attrs[] = {
 	"size", "pages", "writable", "users",
 };
 
+/*
+ * Attributes of graphs/<id>/team<tid>/, and the keys they print under:
+ * the team's name as "team", beside the graph's "name".
+ */
+static const char *const team_attrs[] = {
+	"name", "size", "joined", "state", "dead_rank", "waits", "wakes",
+	"pages",
+};
+static const char *const team_keys[] = {
+	"team", "size", "joined", "state", "dead_rank", "waits", "wakes",
+	"pages",
+};
+
 /* Kinds of object directory below graphs/<id>/. */
 static const struct obj_kind {
 	const char		*prefix;	/* directory "<prefix><id>" */
 	const char *const	*attrs;		/* known counters, in order */
 	size_t			nr_attrs;
+	const char *const	*keys;		/* printed as; NULL: @attrs */
 } obj_kinds[] = {
-	{ "arena",	arena_attrs,	ARRAY_SIZE(arena_attrs) },
-	{ "region",	region_attrs,	ARRAY_SIZE(region_attrs) },
-	{ "chan",	chan_attrs,	ARRAY_SIZE(chan_attrs) },
+	{ "arena",	arena_attrs,	ARRAY_SIZE(arena_attrs),	NULL },
+	{ "region",	region_attrs,	ARRAY_SIZE(region_attrs),	NULL },
+	{ "chan",	chan_attrs,	ARRAY_SIZE(chan_attrs),		NULL },
+	{ "team",	team_attrs,	ARRAY_SIZE(team_attrs),		team_keys },
 };
 
 static bool is_attr(const struct obj_kind *k, const char *name)
@@ -71,7 +86,7 @@ static void print_obj_attrs(const char *gdir, const char *ent,
 	for (i = 0; i < k->nr_attrs; i++) {
 		if (ctl_read_sysfs_line(odir, k->attrs[i], v, sizeof(v)))
 			strcpy(v, "?");
-		put_attr(js, k->attrs[i], v);
+		put_attr(js, k->keys ? k->keys[i] : k->attrs[i], v);
 	}
 	n = scandir(odir, &ents, ctl_not_hidden, alphasort);
 	for (int j = 0; j < n; j++) {
