@@ -74,6 +74,8 @@
  *   R4 (claim 5, para. 17): for an own root r next to an own hub: N(r)
  *	sampled as hop 1 will be, and those nodes' attributes into the
  *	buffer.
+ * R1, R2 and R4 are machine-local (memory 312 into buffer 323): what is
+ * neither own nor replicated they leave to the demand read (fetch()).
  */
 #include <errno.h>
 #include <math.h>
@@ -1538,9 +1540,13 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
  * the pipeline's read (counted as local, replica, buffer hit), not a
  * rule's. A rule's own nodes are only touched (brought into the CPU's
  * cache): a buffer entry for bytes one row lookup away would cost more
- * than it saves; replica entries save the demand read its search, remote
- * ones the trip. With @r3, only remote entries are requested (into the
- * cache) and nothing reaches the sink.
+ * than it saves; replica entries save the demand read its search. A
+ * machine-local rule's (R1, R2, R4: the patent's memory 312 into buffer
+ * 323) remote node is left to the demand read, which asks for it with
+ * the rest of its hop in one request: read for the rule, it cost a round
+ * trip per root (R4 under a replica budget: 20 a batch at R-MAT 13 where
+ * the demand reads make 2) to save none. With @r3, only remote entries
+ * are requested (into the cache) and nothing reaches the sink.
  */
 static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		 unsigned int what, sink_fn sink, bool demand, bool r3)
@@ -1596,6 +1602,8 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 				return ret;
 			continue;
 		}
+		if (!demand && !r3)
+			continue;
 		/* R3 asks once: not what it brought or asks for already. */
 		if (r3) {
 			uint64_t key = kkey(ids[i], what);
