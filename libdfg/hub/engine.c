@@ -74,6 +74,8 @@
  *   R4 (claim 5, para. 17): for an own root r next to an own hub: N(r)
  *	sampled as hop 1 will be, and those nodes' attributes into the
  *	buffer.
+ * R1, R2 and R4 are machine-local (memory 312 into buffer 323): what is
+ * neither own nor replicated they leave to the demand read (fetch()).
  */
 #include <errno.h>
 #include <math.h>
@@ -81,6 +83,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <dfg/dfg.h>
 
@@ -351,9 +354,41 @@ struct r3_walk {
 	struct vec	att, nbr, ask;
 };
 
+/*
+ * DFG_HUB_PROF=1: where a batch's time goes, printed to stderr when the
+ * engine is freed (a debugging aid for the prefetch configurations; off,
+ * it costs a branch per stage change). Time is exclusive: a stage that
+ * calls another (a rule's read waiting in PREFETCH) loses the inner
+ * stage's time to it. PF_* counts synchronous PREFETCH calls (and their
+ * entries) by the stage that made them.
+ */
+enum {
+	PROF_OFF,	/* between the engine's calls: not timed */
+	PROF_OTHER,	/* batch setup and encoding */
+	PROF_ACQUIRE,	/* a hop's neighbour lists, but for PREFETCH */
+	PROF_SAMPLE,	/* a hop's draws */
+	PROF_RULES,	/* R1, R2, R4 */
+	PROF_R3,	/* R3 within the batch */
+	PROF_WALK,	/* R3 ahead: the announced batch's walk */
+	PROF_ATTRS,	/* the batch's attributes */
+	PROF_PF,	/* waiting in a synchronous PREFETCH */
+	PROF_R3WAIT,	/* waiting for R3's completions */
+	PROF_NR,
+};
+
+struct hub_prof {
+	bool		on;
+	unsigned int	cur;
+	struct timespec	t;
+	uint64_t	ns[PROF_NR];
+	uint64_t	pf_calls[PROF_NR], pf_ents[PROF_NR];
+	uint64_t	r3_waits;
+};
+
 struct dfg_hub_engine {
 	struct dfg_hub_opts	o;
 	struct dfg_hub_stats	st;
+	struct hub_prof		prof;
 	const struct hub_view	*own;
 	uint64_t		id_end;		/* files: bound of IDs; else 0 */
 
@@ -445,6 +480,64 @@ struct nbref {
 
 static int r3_reap(struct dfg_hub_engine *e);
 
+/* ---- DFG_HUB_PROF ---- */
+
+/*
+ * The time since the last change to the stage it was in, and stage @to
+ * from now on. Returns the stage left (for prof_to() back to it).
+ */
+static unsigned int prof_to(struct dfg_hub_engine *e, unsigned int to)
+{
+	struct hub_prof *p = &e->prof;
+	unsigned int was = p->cur;
+	struct timespec t;
+
+	if (!p->on)
+		return was;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	if (was != PROF_OFF)
+		p->ns[was] += (uint64_t)((t.tv_sec - p->t.tv_sec) *
+					 1000000000LL +
+					 (t.tv_nsec - p->t.tv_nsec));
+	p->t = t;
+	p->cur = to;
+	return was;
+}
+
+/* A synchronous PREFETCH of @n entries, made in the current stage. */
+static void prof_pf(struct dfg_hub_engine *e, size_t n)
+{
+	e->prof.pf_calls[e->prof.cur]++;
+	e->prof.pf_ents[e->prof.cur] += n;
+}
+
+static void prof_print(const struct dfg_hub_engine *e)
+{
+	static const char *const name[PROF_NR] = {
+		"off", "other", "acquire", "sample", "rules", "r3", "walk",
+		"attrs", "pf_wait", "r3_wait",
+	};
+	const struct hub_prof *p = &e->prof;
+	double b = e->st.batches ? (double)e->st.batches : 1.0;
+	uint64_t tot = 0;
+	unsigned int i;
+
+	if (!p->on)
+		return;
+	for (i = 1; i < PROF_NR; i++)
+		tot += p->ns[i];
+	fprintf(stderr, "hub-prof: %llu batches, %.0f us a batch in the engine:",
+		(unsigned long long)e->st.batches, tot / b / 1e3);
+	for (i = 1; i < PROF_NR; i++)
+		fprintf(stderr, " %s %.0f", name[i], p->ns[i] / b / 1e3);
+	fprintf(stderr, "\nhub-prof: PREFETCH calls (entries) a batch by stage:");
+	for (i = 1; i < PROF_NR; i++)
+		if (p->pf_calls[i])
+			fprintf(stderr, " %s %.2f (%.1f)", name[i],
+				p->pf_calls[i] / b, p->pf_ents[i] / b);
+	fprintf(stderr, "; R3 waits %.2f\n", p->r3_waits / b);
+}
+
 static void walk_init(struct r3_walk *w)
 {
 	unsigned int h;
@@ -530,6 +623,7 @@ static int engine_alloc(const struct dfg_hub_opts *opts,
 			struct dfg_hub_engine **out)
 {
 	struct dfg_hub_engine *e;
+	const char *prof;
 
 	if (opts_check(opts))
 		return -EINVAL;
@@ -537,6 +631,8 @@ static int engine_alloc(const struct dfg_hub_opts *opts,
 	if (!e)
 		return -ENOMEM;
 	e->o = *opts;
+	prof = getenv("DFG_HUB_PROF");
+	e->prof.on = prof && *prof && strcmp(prof, "0");
 	if (!e->o.decay)
 		e->o.decay = 0.5;
 	e->pbuf_sets = e->o.buf_entries > 1 ? e->o.buf_entries / 2 :
@@ -732,6 +828,7 @@ void dfg_hub_engine_free(struct dfg_hub_engine *e)
 		return;
 	/* Nothing in flight stays behind (normally the batch reaped it). */
 	r3_reap(e);
+	prof_print(e);
 	if (e->ring_up)
 		io_uring_queue_exit(&e->ring);
 	for (i = 0; i < R3_INFLIGHT; i++) {
@@ -1029,7 +1126,15 @@ static int r3_reap_some(struct dfg_hub_engine *e, bool wait)
 
 	while (e->r3_busy) {
 		if (wait) {
+			unsigned int was = e->prof.cur;
+
+			if (was != PROF_OFF) {
+				e->prof.r3_waits++;
+				prof_to(e, PROF_R3WAIT);
+			}
 			r = io_uring_wait_cqe(&e->ring, &cqe);
+			if (was != PROF_OFF)
+				prof_to(e, was);
 			if (r == -EINTR)
 				continue;
 		} else {
@@ -1182,6 +1287,7 @@ static int r3_submit(struct dfg_hub_engine *e, const uint64_t *ids,
 static int r3_send(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		   unsigned int what)
 {
+	unsigned int was;
 	size_t at, c;
 	bool sent;
 	int ret;
@@ -1197,9 +1303,12 @@ static int r3_send(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		ret = vec_reserve(&e->locs, 2 * c);
 		if (ret)
 			return ret;
+		prof_pf(e, c);
+		was = prof_to(e, PROF_PF);
 		ret = hub_prefetch(e->d, (const __u64 *)ids + at,
 				   (unsigned int)c, what, e->spec_flags,
 				   e->locs.p);
+		prof_to(e, was);
 		ret = r3_done(e, e->r3w, ids + at, e->locs.p, c, what, ret);
 		if (ret)
 			return ret;
@@ -1371,8 +1480,13 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
 			return ret;
 		l = e->locs.p;
 		for (tries = 0;; tries++) {
-			ret = dfg_hub_prefetch(e->d, (const __u64 *)ids + at, (unsigned int)c,
-					       what, l);
+			unsigned int was;
+
+			prof_pf(e, c);
+			was = prof_to(e, PROF_PF);
+			ret = dfg_hub_prefetch(e->d, (const __u64 *)ids + at,
+					       (unsigned int)c, what, l);
+			prof_to(e, was);
 			if (ret == -EINVAL)
 				return -ERANGE;
 			if (ret < 0)
@@ -1426,9 +1540,13 @@ static int fetch_remote(struct dfg_hub_engine *e, unsigned int what,
  * the pipeline's read (counted as local, replica, buffer hit), not a
  * rule's. A rule's own nodes are only touched (brought into the CPU's
  * cache): a buffer entry for bytes one row lookup away would cost more
- * than it saves; replica entries save the demand read its search, remote
- * ones the trip. With @r3, only remote entries are requested (into the
- * cache) and nothing reaches the sink.
+ * than it saves; replica entries save the demand read its search. A
+ * machine-local rule's (R1, R2, R4: the patent's memory 312 into buffer
+ * 323) remote node is left to the demand read, which asks for it with
+ * the rest of its hop in one request: read for the rule, it cost a round
+ * trip per root (R4 under a replica budget: 20 a batch at R-MAT 13 where
+ * the demand reads make 2) to save none. With @r3, only remote entries
+ * are requested (into the cache) and nothing reaches the sink.
  */
 static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 		 unsigned int what, sink_fn sink, bool demand, bool r3)
@@ -1484,6 +1602,8 @@ static int fetch(struct dfg_hub_engine *e, const uint64_t *ids, size_t n,
 				return ret;
 			continue;
 		}
+		if (!demand && !r3)
+			continue;
 		/* R3 asks once: not what it brought or asks for already. */
 		if (r3) {
 			uint64_t key = kkey(ids[i], what);
@@ -2300,14 +2420,16 @@ static int walk_step(struct dfg_hub_engine *e, struct r3_walk *w)
  */
 static int walk_pump(struct dfg_hub_engine *e)
 {
+	unsigned int was = prof_to(e, PROF_WALK);
 	int ret;
 
 	ret = r3_reap_some(e, false);
-	if (ret == -ENOMEM)
-		return ret;
-	if (e->wa->valid && e->wa->on)
-		return walk_step(e, e->wa);
-	return 0;
+	if (ret != -ENOMEM && e->wa->valid && e->wa->on)
+		ret = walk_step(e, e->wa);
+	else if (ret != -ENOMEM)
+		ret = 0;
+	prof_to(e, was);
+	return ret;
 }
 
 /*
@@ -2320,6 +2442,8 @@ static int walk_begin(struct dfg_hub_engine *e, uint64_t batch,
 {
 	struct r3_walk *w = e->wa;
 	int ret;
+
+	prof_to(e, PROF_WALK);
 
 	ret = r3_reap_some(e, false);
 	if (ret == -ENOMEM)
@@ -2344,15 +2468,13 @@ static int walk_begin(struct dfg_hub_engine *e, uint64_t batch,
 	return walk_pump(e);
 }
 
-int dfg_hub_ahead(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
-		  unsigned int nroots)
+static int ahead(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
+		 unsigned int nroots)
 {
 	struct r3_walk *w;
 	unsigned int i;
 	int ret;
 
-	if (!e || !roots || !nroots)
-		return -EINVAL;
 	/* Nothing to walk for: no R3, no cache, no ring to leave it on. */
 	if (!(e->o.rules & DFG_HUB_R3) || e->o.hops < 2 || e->ext ||
 	    (e->hub && !e->ring_up))
@@ -2386,6 +2508,20 @@ int dfg_hub_ahead(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
 			return ret;
 	}
 	return walk_step(e, w);
+}
+
+int dfg_hub_ahead(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
+		  unsigned int nroots)
+{
+	unsigned int was;
+	int ret;
+
+	if (!e || !roots || !nroots)
+		return -EINVAL;
+	was = prof_to(e, PROF_WALK);
+	ret = ahead(e, batch, roots, nroots);
+	prof_to(e, was);
+	return ret;
 }
 
 /* ---- the pipeline ---- */
@@ -2435,9 +2571,11 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 	size_t s;
 	int ret;
 
+	prof_to(e, PROF_ACQUIRE);
 	ret = acquire(e, e->front.p, e->front.n);
 	if (ret)
 		return ret;
+	prof_to(e, PROF_SAMPLE);
 	e->next.n = 0;
 	e->nroot.n = 0;
 	for (s = 0; s < e->front.n; s++) {
@@ -2463,15 +2601,21 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 				ret = vec_push(&e->nroot, &ri, 1);
 		}
 		if (!ret && h == 0 &&
-		    (e->o.rules & (DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4)))
+		    (e->o.rules & (DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4))) {
+			prof_to(e, PROF_RULES);
 			ret = rules_root(e, x, &VAT(&e->next, uint64_t, before),
 					 e->next.n - before);
+			prof_to(e, PROF_SAMPLE);
+		}
 		/* R2 (claims 3/8): an own hub sampled from an own root. */
 		if (!ret && h == 1 && (e->o.rules & DFG_HUB_R2) &&
 		    !(e->o.flags & DFG_HUB_F_R2_ON_ROOT) &&
-		    hub_view_own(e->own, e->roots[ri]) && own_hub(e, x))
+		    hub_view_own(e->own, e->roots[ri]) && own_hub(e, x)) {
+			prof_to(e, PROF_RULES);
 			ret = r2_put(e, &VAT(&e->next, uint64_t, before),
 				     e->next.n - before);
+			prof_to(e, PROF_SAMPLE);
+		}
 		if (ret)
 			return ret;
 	}
@@ -2491,10 +2635,12 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 			}
 		}
 	if ((e->o.rules & DFG_HUB_R3) && h + 1 < e->o.hops) {
+		prof_to(e, PROF_R3);
 		ret = rule_r3(e, batch, h);
 		if (ret)
 			return ret;
 	}
+	prof_to(e, PROF_OTHER);
 	/* The children are the next hop's frontier. */
 	vec_swap(&e->front, &e->next);
 	vec_swap(&e->froot, &e->nroot);
@@ -2518,6 +2664,7 @@ static int sample_batch(struct dfg_hub_engine *e, __u64 batch,
 	ret = walk_begin(e, batch, roots, nroots);
 	if (ret)
 		return ret;
+	prof_to(e, PROF_OTHER);
 	batch_reset(e);
 	e->roots = (const uint64_t *)roots;
 	for (i = 0; i < nroots; i++) {
@@ -2588,8 +2735,10 @@ static int sample_batch(struct dfg_hub_engine *e, __u64 batch,
 	memset(base + at, 0, bytes - at);
 	/* Attributes of the sampled nodes only, straight into the buffer. */
 	e->sink_dst = base + at;
+	prof_to(e, PROF_ATTRS);
 	ret = fetch(e, e->nodes.p, e->nodes.n, DFG_PF_ATTRS, sink_attrs, true,
 		    false);
+	prof_to(e, PROF_OTHER);
 	if (ret) {
 		dfg_buf_free(arena, (__u64)o);
 		return ret;
@@ -2611,6 +2760,8 @@ int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,
 	 * later); those that are done are taken, and its walk goes on.
 	 */
 	r = e ? walk_pump(e) : 0;
+	if (e)
+		prof_to(e, PROF_OFF);
 	if (ret >= 0 && r == -ENOMEM) {
 		dfg_buf_free(arena, *off);
 		return r;

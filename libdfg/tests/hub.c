@@ -16,6 +16,8 @@
  *			file's own hub mask and replica and from the batch
  *   replication_saves	replication and the rules cut remote reads, and what
  *			rules prefetch is used
+ *   local_rules_no_trips under a replica budget, R1, R2 and R4 make no
+ *			trip to an owner that sampling without them does not
  *   ahead_*		R3 a batch ahead leaves an announced batch no remote
  *			read (with the replica or under a budget, uniform,
  *			weighted, three hops), fires where R3 fires, and an
@@ -522,6 +524,45 @@ TEST(replication_saves)
 	EXPECT_LT(st[3].r3_hits, st[4].r3_hits);
 	EXPECT_LT(st[4].remote, st[3].remote);
 	EXPECT_EQ(st[0].nodes, st[4].nodes);
+	rm_parts(&p);
+}
+
+/*
+ * Under a replica budget, remote nodes R4 samples next to a root are not
+ * on this machine: the machine-local rules leave them to the hop's demand
+ * read (one request for the hop), adding no trip to an owner (they made
+ * one per root).
+ */
+TEST(local_rules_no_trips)
+{
+	struct dfg_hub_opts o = { .hops = 2, .fanout = { 10, 5 }, .seed = 1 };
+	static const unsigned int rules[] = {
+		0, DFG_HUB_R4, DFG_HUB_R1 | DFG_HUB_R2 | DFG_HUB_R4,
+	};
+	uint64_t ref[BATCHES], got[BATCHES];
+	struct dfg_hub_stats st[3];
+	struct parts p;
+	unsigned int c;
+
+	make_parts_budget(_metadata, &p, "r4trip", 10, 21, 2, 25);
+	for (c = 0; c < 3; c++) {
+		o.rules = rules[c];
+		run(_metadata, &p, 0, 0, AHEAD_NONE, &o, c ? got : ref,
+		    &st[c], NULL, NULL);
+		if (c)
+			EXPECT_EQ(0, memcmp(ref, got, sizeof(ref)));
+		TH_LOG("rules %#x: remote %llu calls %llu buffer %llu r4 %llu",
+		       rules[c], (unsigned long long)st[c].remote,
+		       (unsigned long long)st[c].remote_calls,
+		       (unsigned long long)st[c].buf_hits,
+		       (unsigned long long)st[c].r4);
+		EXPECT_EQ(st[0].remote, st[c].remote);
+		EXPECT_EQ(st[0].remote_calls, st[c].remote_calls);
+	}
+	/* Remote reads remained for the rules to leave, and they fired. */
+	EXPECT_LT(0, st[0].remote);
+	EXPECT_LT(0, st[1].r4);
+	EXPECT_LT(0, st[2].buf_hits);
 	rm_parts(&p);
 }
 

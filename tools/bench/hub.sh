@@ -60,11 +60,14 @@
 # the same ($BUILD/hub-bench/G.part.key); the R-MAT graph while the scale
 # is (G.S.done).
 #
-# Writes hub.csv (one row per batch), hub_summary.csv (per graph and
-# configuration: median and p99 latency, remote reads per batch, ratios to
-# norep and to kv with their range, the reduction against norep beside the
-# patent's), hub_graphs.csv (per graph: nodes, arcs, cut arcs, hubs, the
-# replica of node0 against a 1-hop halo), hub.png and hub.cmd.
+# Writes hub.csv (one row per batch: its demand reads from peers, remote,
+# and R3's speculative ones meanwhile, spec), hub_summary.csv (per graph
+# and configuration: median and p99 latency, remote reads per batch,
+# ratios to norep and to kv with their range, the reduction against norep
+# beside the patent's, R3's reads per batch, and the replica served: its
+# share of a 1-hop halo's nodes and bytes, 0 for norep and kv),
+# hub_graphs.csv (per graph: nodes, arcs, cut arcs, hubs, the replica of
+# node0 against a 1-hop halo), hub.png and hub.cmd.
 #
 # K = 4 is not run: the module serves one partition per machine, so K = 4
 # needs four nodes (dfg-vm --nodes 4: four single-vCPU TCG guests on this
@@ -273,7 +276,7 @@ for g in $graphs; do
 done
 csv=$out/hub.csv
 gcsv=$out/hub_graphs.csv
-echo "graph,round,config,batch,latency_us,remote,hash" >"$csv"
+echo "graph,round,config,batch,latency_us,remote,hash,spec" >"$csv"
 echo "graph,nodes,arcs,cut_arcs,hubs,rep_nodes,rep_bytes,halo_nodes,halo_bytes,rep_nodes_pct_halo,rep_bytes_pct_halo,source" >"$gcsv"
 echo "# bench: hub (${runs# }; K=2; ${#entries[@]} configurations: ${entries[*]}; $rounds rounds of $batches batches, $apt_batches on apt)"
 for n in "${notes[@]}"; do
@@ -309,7 +312,7 @@ for g in $runs; do
 			run_entry "$g" "$e" ||
 				{ echo "bench: hub: $g $e failed" >&2; peer_sh "cat $dir/kv-serve.log" >&2; fail=1; break 3; }
 			awk -v g="$g" -v r="$r" -v c="$e" '$1 == "batch" {
-				print g "," r "," c "," $2 "," $10 "," $12 "," $8 }' \
+				print g "," r "," c "," $2 "," $10 "," $12 "," $8 "," $14 }' \
 				"$dir/run.out" >>"$csv"
 			sed -n 's|^digest |# '"$g $r $e"' digest |p' "$dir/run.out"
 		done
@@ -341,11 +344,14 @@ awk -F, -v entries="${entries[*]}" -v first="${transports[0]}" '
 	function med(g, r, c,   k, a, i) { k = rn[g, r, c]
 		for (i = 1; i <= k; i++) a[i] = rl[g, r, c, i]
 		sort(a, k); return mid(a, k) }
-	NR > 1 { g = $1; c = $3; graphs[g] = 1; rounds[$2] = 1
+	FNR == 1 { f++; next }
+	f == 1 { share[$1] = $10 "," $11; next }
+	{ g = $1; c = $3; graphs[g] = 1; rounds[$2] = 1
 		n[g, c]++; lat[g, c, n[g, c]] = $5; rem[g, c] += $6
+		spec[g, c] += $8
 		rl[g, $2, c, ++rn[g, $2, c]] = $5 }
 	END {
-		print "graph,transport,config,median_us,p99_us,remote_per_batch,ratio_norep,ratio_norep_min,ratio_norep_max,reduction_pct,patent_pct,ratio_kv,ratio_kv_min,ratio_kv_max"
+		print "graph,transport,config,median_us,p99_us,remote_per_batch,ratio_norep,ratio_norep_min,ratio_norep_max,reduction_pct,patent_pct,ratio_kv,ratio_kv_min,ratio_kv_max,spec_per_batch,rep_nodes_pct_halo,rep_bytes_pct_halo"
 		pat["rep"] = -47.6; pat["local"] = -49.5; pat["r3"] = -74.8
 		ne = split(entries, es, " ")
 		for (g in graphs) for (x = 1; x <= ne; x++) { e = es[x]
@@ -362,13 +368,14 @@ awk -F, -v entries="${entries[*]}" -v first="${transports[0]}" '
 				q[++m] = med(g, r, e) / med(g, r, base)
 				qk[++mk] = med(g, r, e) / med(g, r, "kv") }
 			sort(q, m); sort(qk, mk)
-			printf "%s,%s,%s,%.0f,%s,%.2f,%.3f,%.3f,%.3f,%.1f,%s,%.3f,%.3f,%.3f\n",
+			printf "%s,%s,%s,%.0f,%s,%.2f,%.3f,%.3f,%.3f,%.1f,%s,%.3f,%.3f,%.3f,%.2f,%s\n",
 				g, t, c, mid(a, k), a[p], rem[g, e] / k,
 				mid(q, m), q[1], q[m], 100 * (mid(q, m) - 1),
 				(c in pat) ? pat[c] : "",
-				mid(qk, mk), qk[1], qk[mk]
+				mid(qk, mk), qk[1], qk[mk], spec[g, e] / k,
+				(c == "norep" || c == "kv") ? "0.0,0.0" : share[g]
 			delete a
-		} }' "$csv" >"$out/hub_summary.csv" || exit 1
+		} }' "$gcsv" "$csv" >"$out/hub_summary.csv" || exit 1
 column -s, -t "$out/hub_summary.csv" | sed 's/^/# /'
 column -s, -t "$gcsv" | sed 's/^/# /'
 # The replica against the batch: per graph, the replicated share of a

@@ -382,21 +382,24 @@ static int roots_and_ahead(const struct sample_opts *so,
 }
 
 /*
- * --verbose: one line per batch, with its latency and the entries read
- * from peers for it (*@remote: the counter after the previous batch).
+ * --verbose: one line per batch, with its latency, the entries read from
+ * peers on demand for it and those R3 read speculatively meanwhile (for
+ * it or the batch announced after it). @last: the counters after the
+ * previous batch.
  */
 static void batch_line(const struct dfg_hub_engine *e,
 		       const struct dfg_hub_batch *hb, double us,
-		       uint64_t *remote)
+		       struct dfg_hub_stats *last)
 {
 	struct dfg_hub_stats st;
 
 	dfg_hub_engine_stats(e, &st);
-	printf("batch %llu nodes %u bytes %u hash %016llx us %.0f remote %llu\n",
+	printf("batch %llu nodes %u bytes %u hash %016llx us %.0f remote %llu spec %llu\n",
 	       (unsigned long long)hb->batch, hb->nodes, hb->bytes,
 	       (unsigned long long)dfg_gs_hash(0, hb, hb->bytes), us,
-	       (unsigned long long)(st.remote - *remote));
-	*remote = st.remote;
+	       (unsigned long long)(st.remote - last->remote),
+	       (unsigned long long)(st.r3_nodes - last->r3_nodes));
+	*last = st;
 }
 
 static double now_us(void)
@@ -452,7 +455,8 @@ static int sample_served(const struct sample_opts *so,
 	const struct dfg_part_hdr *ph;
 	struct dfg_hub_stats st;
 	struct dfg_hub *h = NULL;
-	uint64_t digest = 0, b, remote = 0;
+	uint64_t digest = 0, b;
+	struct dfg_hub_stats last = { 0 };
 	struct dfg *d;
 	char name[64];
 	__u64 *rbuf, *roots, *next, *t;
@@ -540,7 +544,7 @@ static int sample_served(const struct sample_opts *so,
 		}
 		digest = dfg_gs_hash(digest, hb, hb->bytes);
 		if (so->verbose)
-			batch_line(e, hb, lat[b], &remote);
+			batch_line(e, hb, lat[b], &last);
 		dfg_buf_free(a, desc.off);
 		t = roots;
 		roots = next;
@@ -570,7 +574,8 @@ static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
 {
 	struct dfg_hub_stats st;
 	struct dfg_arena *a = NULL;
-	uint64_t digest = 0, b, remote = 0;
+	uint64_t digest = 0, b;
+	struct dfg_hub_stats last = { 0 };
 	__u64 *rbuf, *roots, *next, *t, off;
 	double *lat;
 	void *mem = NULL;
@@ -602,7 +607,7 @@ static int sample_loop(const struct sample_opts *so, struct dfg_hub_engine *e,
 		hb = dfg_arena_ptr(a, off, ret);
 		digest = dfg_gs_hash(digest, hb, hb->bytes);
 		if (so->verbose)
-			batch_line(e, hb, lat[b], &remote);
+			batch_line(e, hb, lat[b], &last);
 		dfg_buf_free(a, off);
 		t = roots;
 		roots = next;
