@@ -7,13 +7,14 @@
  *
  * The reserve is memory the kernel keeps free: user space cannot have it
  * without reclaim, and MemAvailable (si_mem_available(): free pages less
- * the zones' reserves, plus what reclaim could take) drops at once by
- * the high watermarks' rise, about 1.25 x KB. A write recomputes the
- * watermarks and touches no page, so the shortage begins and ends at a
- * known moment. A hog that allocates and touches 512 MiB took seconds
- * under TCG (filling the kernel's huge page pool with them, over a minute
- * on a loaded host), seconds in which MemAvailable fell past the rules'
- * threshold at a moment nobody knew.
+ * the zones' reserves, plus what reclaim could take) drops at once, by
+ * more than KB: the high watermarks rise by about 1.25 x KB, and less of
+ * the page cache counts as reclaimable past the low ones. A write
+ * recomputes the watermarks and touches no page, so the shortage begins
+ * and ends at a known moment. A hog that allocates and touches 512 MiB
+ * took seconds under TCG (filling the kernel's huge page pool with them,
+ * over a minute on a loaded host), seconds in which MemAvailable fell
+ * past the rules' threshold at a moment nobody knew.
  *
  * Prints, CLOCK_MONOTONIC ns (the clock of rules_watch and of dfg's
  * DFG_REPLAN_LOG lines) and MemAvailable in kB:

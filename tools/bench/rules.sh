@@ -27,8 +27,8 @@
 #           -gather-> sort -> sorted.txt; the sort holds every record
 #           until the end): at 1/3 of the fixed run's time mem_short.c
 #           raises the kernel's free page reserve (vm.min_free_kbytes)
-#           by 512 MiB in one write, MemAvailable dropping by about 640
-#           MiB at once, holds it for 1/3 of that time and puts it back
+#           by 512 MiB in one write, MemAvailable dropping by more than
+#           that at once, holds it for 1/3 of that time and puts it back
 #           in one write (a hog touching 512 MiB took seconds under TCG,
 #           the rules seeing the shortage at a moment nobody knew). The
 #           phases are its: 2 from the reserve raised to its lowering, 3
@@ -522,7 +522,7 @@ run_rules() {
 		echo "acted at (from a fixed run's time):${rules_acted:- nothing}"
 		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
 		if [ -n "$rules_low" ]; then
-			echo "memory: MemAvailable $rules_avail0 kB at the start; the rules runs add 'var low_memory = $rules_low' (bytes: $((rules_short_mb / 2)) MiB under it) to the default rules, so the reserve raised by $rules_short_mb MiB (MemAvailable down by about 1.25 times that: the high watermarks) takes memory below it and its end brings it back; phases: 1 to the raising write, 2 from it to the lowering write, 3 from that (mem_short's CLOCK_MONOTONIC; the writes in no phase, their ms in rules_runs.csv's actions), every config alike; a change is in phase 2 if decided from the raising write's start to the reserve back; fixed: the sort all along, fixed_external: sort_external all along; output and the sorted copy checked; a run fails unless the raised reserve took MemAvailable under low_memory and its end back over, a rules run unless it made one change, decided in phase 2"
+			echo "memory: MemAvailable $rules_avail0 kB at the start; the rules runs add 'var low_memory = $rules_low' (bytes: $((rules_short_mb / 2)) MiB under it) to the default rules, so the reserve raised by $rules_short_mb MiB (MemAvailable down by more: the high watermarks rise by 1.25 times that) takes memory below it and its end brings it back; phases: 1 to the raising write, 2 from it to the lowering write, 3 from that (mem_short's CLOCK_MONOTONIC; the writes in no phase, their ms in rules_runs.csv's actions), every config alike; a change is in phase 2 if decided from the raising write's start to the reserve back; fixed: the sort all along, fixed_external: sort_external all along; output and the sorted copy checked; a run fails unless the raised reserve took MemAvailable under low_memory and its end back over, a rules run unless it made one change, decided in phase 2"
 		fi
 		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"
 		describe_machine
