@@ -27,14 +27,14 @@
 #           -gather-> sort -> sorted.txt; the sort holds every record
 #           until the end): at 1/3 of the fixed run's time mem_short.c
 #           raises the kernel's free page reserve (vm.min_free_kbytes)
-#           by 512 MiB in one write, MemAvailable dropping by more than
+#           by 768 MiB in one write, MemAvailable dropping by more than
 #           that at once, holds it for 1/3 of that time and puts it back
 #           in one write (a hog touching 512 MiB took seconds under TCG,
 #           the rules seeing the shortage at a moment nobody knew). The
 #           phases are its: 2 from the reserve raised to its lowering, 3
 #           from it back (CLOCK_MONOTONIC; the writes, ms, in
 #           no phase), the same for every config. The default rules,
-#           with $low_memory moved to 256 MiB under the MemAvailable at
+#           with $low_memory moved to 512 MiB under the MemAvailable at
 #           the start (a rules file), substitute sort_external for the
 #           sort, its records carried over; the fixed plans keep the
 #           sort, fixed_external runs sort_external all along (in the
@@ -344,9 +344,9 @@ rules_one() {
 			# the phase the deciding evaluation fell in
 			dt = view - t0; ph = 3
 			if (scen == "memory" && split(hb, h, " ") == 4) {
-				# from the fill on: the rules cannot see the
+				# from the raising write on: the rules cannot see the
 				# shortage before it; until the memory is back
-				ph = view < h[1] ? 1 : view < h[4] ? 2 : 3
+				ph = view + 0 < h[1] + 0 ? 1 : view + 0 < h[4] + 0 ? 2 : 3
 			} else if (scen == "cpu" || scen == "kill" || scen == "memory") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
 			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
 			ap = d["affected_resumed_ns"] ? sprintf("%.1f", (d["affected_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
@@ -375,8 +375,8 @@ rules_one() {
 		subs=$(awk -v hb="$rules_b" '
 			/^  change substitute s sort_external/ { sub_ = 1; next }
 			/^replan-log: rules / && sub_ { sub_ = 0; split(hb, h, " ")
-				for (i = 3; i <= NF; i++) if ($i ~ /^view_ns=/) v = substr($i, 9)
-				printf " %s", v < h[1] ? 1 : v < h[4] ? 2 : 3 }' "$rw/run.log")
+				for (i = 3; i <= NF; i++) if ($i ~ /^view_ns=/) v = substr($i, 9) + 0
+				printf " %s", v < h[1] + 0 ? 1 : v < h[4] + 0 ? 2 : 3 }' "$rw/run.log")
 		acts="$acts; changes $nc, sort_external decided in phase${subs:- (none)}"
 		[ "$subs" = " 2" ] || cond=0
 	fi
@@ -387,7 +387,7 @@ rules_one() {
 run_rules() {
 	local dfg=$BUILD/bin/dfg rw reps scen d r fail=0
 	local rules_nelem rules_np rules_every rules_period=100 rules_t1=0 rules_t2=0
-	local rules_short_mb=512 rules_avail0="" rules_low="" rules_acted="" more
+	local rules_short_mb=768 rules_avail0="" rules_low="" rules_acted="" more
 	# the guest's /tmp is a tmpfs: the inputs (up to 80 MB) stay off 9p
 	rw=${TMPDIR:-/tmp}/dfg-bench-rules
 	reps=${DFG_BENCH_REPS:-3}
@@ -434,7 +434,9 @@ run_rules() {
 				echo "# rules: memory: not in the test VM, or under 1 GiB available: skipped"
 				continue
 			fi
-			rules_low=$((rules_avail0 * 1024 - rules_short_mb * 1048576 / 2))
+			# two thirds of the raise under it: the run's own memory
+			# (its arenas, two while a change waits) has 512 MiB
+			rules_low=$((rules_avail0 * 1024 - rules_short_mb * 1048576 * 2 / 3))
 			echo "var low_memory = $rules_low" >"$rw/lowmem.rules"
 			more=(--rules lowmem.rules --explain)
 			rules_input uniform "$rules_nelem" "$rw/in.txt" ;;
@@ -528,7 +530,7 @@ run_rules() {
 		echo "acted at (from a fixed run's time):${rules_acted:- nothing}"
 		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
 		if [ -n "$rules_low" ]; then
-			echo "memory: MemAvailable $rules_avail0 kB at the start; the rules runs add 'var low_memory = $rules_low' (bytes: $((rules_short_mb / 2)) MiB under it) to the default rules, so the reserve raised by $rules_short_mb MiB (MemAvailable down by more: the high watermarks rise by 1.25 times that) takes memory below it and its end brings it back; phases: 1 to the raising write, 2 from it to the lowering write, 3 from that (mem_short's CLOCK_MONOTONIC; the writes in no phase, their ms in rules_runs.csv's actions), every config alike; a change is in phase 2 if decided from the raising write's start to the reserve back; fixed: the sort all along, fixed_external: sort_external all along; output and the sorted copy checked; a run fails unless the raised reserve took MemAvailable under low_memory and its end back over, a rules run unless the substitution was decided once, in phase 2 (--explain names it; other changes the default rules make are counted)"
+			echo "memory: MemAvailable $rules_avail0 kB at the start; the rules runs add 'var low_memory = $rules_low' (bytes: $((rules_short_mb * 2 / 3)) MiB under it) to the default rules, so the reserve raised by $rules_short_mb MiB (MemAvailable down by more: the high watermarks rise by 1.25 times that) takes memory below it and its end brings it back; phases: 1 to the raising write, 2 from it to the lowering write, 3 from that (mem_short's CLOCK_MONOTONIC; the writes in no phase, their ms in rules_runs.csv's actions), every config alike; a change is in phase 2 if decided from the raising write's start to the reserve back; fixed: the sort all along, fixed_external: sort_external all along; output and the sorted copy checked; a run fails unless the raised reserve took MemAvailable under low_memory and its end back over, a rules run unless the substitution was decided once, in phase 2 (--explain names it; other changes the default rules make are counted)"
 		fi
 		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"
 		describe_machine
