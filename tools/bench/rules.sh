@@ -166,19 +166,19 @@ G
 # MemAvailable (kB) after each; 1 unless both were made, MemAvailable
 # under $rules_low after the first and over it after the second.
 rules_short() {
-	local fill="" full="" empty="" back="" a1="" a2=""
+	local up0="" up1="" down0="" down1="" a1="" a2=""
 	# (no process substitution: the guest has no /dev/fd)
-	read -r fill full a1 <<<"$(sed -n 's/^ready //p' "$rw/short.out")"
-	read -r empty back a2 <<<"$(sed -n 's/^gone //p' "$rw/short.out")"
-	if [ -z "$full" ] || [ -z "$back" ]; then
+	read -r up0 up1 a1 <<<"$(sed -n 's/^ready //p' "$rw/short.out")"
+	read -r down0 down1 a2 <<<"$(sed -n 's/^gone //p' "$rw/short.out")"
+	if [ -z "$up1" ] || [ -z "$down1" ]; then
 		acts="mem_short failed: $(tr '\n' ' ' <"$rw/short.out")"
 		return 1
 	fi
-	rules_b="$fill $full $empty $back"
-	acts=$(awk -v f="$fill" -v u="$full" -v e="$empty" -v b="$back" \
+	rules_b="$up0 $up1 $down0 $down1"
+	acts=$(awk -v u0="$up0" -v u1="$up1" -v d0="$down0" -v d1="$down1" \
 		-v a1="$a1" -v a2="$a2" 'BEGIN {
 		printf "short: raised in %.3f ms avail %d kB held %.2f s back in %.3f ms avail %d kB",
-			(u - f) / 1e6, a1, (e - u) / 1e9, (b - e) / 1e6, a2 }')
+			(u1 - u0) / 1e6, a1, (d0 - u1) / 1e9, (d1 - d0) / 1e6, a2 }')
 	if [ "$((a1 * 1024))" -ge "$rules_low" ] || [ "$((a2 * 1024))" -le "$rules_low" ]; then
 		acts="$acts: not across low_memory $rules_low"
 		return 1
@@ -192,7 +192,7 @@ rules_short() {
 # reserve is raised at t1 and held for t2 - t1).
 rules_one() {
 	local scen=$1 cfg=$2 deg=$3 rep=$4 pid wpid wpid2= rc t0 acts=
-	local rules_sort=sort hpid="" rules_b="" cond=1
+	local rules_sort=sort spid="" rules_b="" cond=1
 	shift 4
 	[ "$cfg" = fixed_external ] && rules_sort=sort_external
 	rules_job "$rw/job.dot" "$deg" "$scen"
@@ -222,7 +222,7 @@ rules_one() {
 			"$rw/mem_short" "$((rules_short_mb * 1024))" \
 				"$(awk -v a="$rules_t2" -v b="$rules_t1" 'BEGIN { print a - b }')" \
 				>"$rw/short.out" 2>&1 &
-			hpid=$!
+			spid=$!
 		else
 			local victim
 			victim=$(pgrep -P "$pid" | head -n 1)
@@ -233,11 +233,11 @@ rules_one() {
 	rc=$?
 	wait "$wpid"
 	[ -n "$wpid2" ] && wait "$wpid2"
-	if [ -n "$hpid" ]; then
+	if [ -n "$spid" ]; then
 		# a run over before the hold: the memory back now (the next
 		# run starts without the shortage)
-		kill -TERM "$hpid" 2>/dev/null
-		wait "$hpid"
+		kill -TERM "$spid" 2>/dev/null
+		wait "$spid"
 		rules_short || cond=0
 	fi
 	if [ "$scen" = kill ] && [ "$rc" != 0 ]; then
