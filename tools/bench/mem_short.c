@@ -114,7 +114,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (free_kb < before + add + 256 * 1024) {
-		fprintf(stderr, "mem_short: MemFree %ld kB: a reserve of %ld kB leaves too little\n",
+		fprintf(stderr,
+			"mem_short: MemFree %ld kB: a reserve of %ld kB leaves too little\n",
 			free_kb, before + add);
 		return 1;
 	}
