@@ -17,14 +17,16 @@
  * for 10,000), and kill -9 of the run during a re-plan, then a resume.
  *
  * The same job beside a second, independent one (two pieces of the
- * graph): a change to the first stops its piece alone, the second's
- * worker pool runs on in its process (checked by pid) and both outputs
- * are those of a run that never re-planned, the first piece's pool
- * stopped at K on its stop marks; the same with a change the carry
- * refuses once that pool stopped (the first piece alone restarts from K
- * on the old plan), with the run's pools killed while the change is
- * applied or refused, with the one that ran on killed afterwards (the
- * run fails, --resume finishes it) and with the coordinator killed after
+ * graph, each generator behind a gate of the test's, in a process of its
+ * own: gates_set()): a change to the first stops its piece alone, the
+ * second's worker pool and generator run on in their processes (checked
+ * by pid) and both outputs are those of a run that never re-planned,
+ * the first piece's processes stopped at K on their stop marks; the same
+ * with a change the carry refuses once they stopped (the first piece
+ * alone restarts from K on the old plan), with the run's processes
+ * killed while the change is applied or refused, with those that ran on
+ * killed afterwards (the run fails, --resume finishes it) and with the
+ * coordinator killed after
  * the restart (--resume again), and with random changes, several per
  * run; after each run no process, kernel graph or module page of it is
  * left. DFG_REPLAN_PART=one runs the first set of tests alone,
@@ -39,12 +41,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <dfg/component.h>
 #include <dfg/dfg.h>
 #include <dfg/events.h>
 #include <dfg/replan.h>
@@ -69,6 +73,65 @@ static const char job_fmt[] =
 	"  cnt -> fix;\n"
 	"  fix -> out [flow=gather];\n"
 	"}\n";
+
+/*
+ * The gates of the two-piece tests (write_job2()): a component after each
+ * piece's generator holds element k until k is under its piece's limit,
+ * in a shared page the run's processes inherit. A scripted change is
+ * decided once the first piece's input passed a third (tr_eval_job());
+ * nothing else stops a piece, so without them a coordinator that did not
+ * evaluate while the first piece ran its last two thirds (descheduled
+ * that long on a loaded host) decided once its generator had ended: no
+ * stop marks then, checkpoint K never complete, the change cancelled at
+ * the end of the run, no refusal, no switch. With them neither piece can
+ * end before the change is answered: the first waits past the decision's
+ * point (by a quantum, whose counts the view sees at its end) until the
+ * decision, which lets it on to K (at most three checkpoints past the
+ * newest one taken, exec.c stop_mark()); the second past K until the
+ * answer (tr_applied() opens both).
+ */
+#define GATE_FIRST	(NELEMS / 3 + 4096 + 2 * EVERY)
+#define GATE_DECIDED	(GATE_FIRST + 4 * EVERY)
+#define GATE_SECOND	(N2 / 3)
+#define N2		(2 * NELEMS)
+
+static __u64 *gates;	/* [0]: the first piece's limit, [1]: the second's */
+
+static void gates_set(__u64 first, __u64 second)
+{
+	__atomic_store_n(&gates[0], first, __ATOMIC_RELEASE);
+	__atomic_store_n(&gates[1], second, __ATOMIC_RELEASE);
+}
+
+static const struct dfg_param_decl gate_decls[] = {
+	{ .name = "piece", .kind = DFG_PARAM_UINT, .min = 0, .max = 1,
+	  .def = "0", .help = "whose limit: 0 the first piece's" },
+	{ NULL },
+};
+
+static int gate_compute(struct dfg_comp *c, unsigned int port,
+			const struct dfg_elem *e)
+{
+	const struct timespec ms = { .tv_nsec = 1000000 };
+	unsigned int i = strcmp(dfg_comp_param(c, "piece", "0"), "1") ? 0 : 1;
+
+	(void)port;
+	/* generate's tag is the number */
+	while (e->tag >= __atomic_load_n(&gates[i], __ATOMIC_ACQUIRE))
+		nanosleep(&ms, NULL);
+	return dfg_emit(c, 0, e);
+}
+
+static const struct dfg_comp_type gate_type = {
+	.abi = DFG_COMP_ABI_VERSION,
+	.name = "gate",
+	.summary = "pass element k once k is under the piece's limit",
+	.flags = DFG_COMP_FOLDABLE,
+	.min_in = 1, .max_in = 1,
+	.min_out = 1, .max_out = 1,
+	.compute = gate_compute,
+	.param_decls = gate_decls,
+};
 
 /* The test replanner. */
 struct tr {
@@ -183,6 +246,9 @@ static int tr_eval_job(struct tr *t, const struct dfg_run_view *v,
 	*n = t->nsteps[k];
 	t->asked++;
 	t->pending = true;
+	/* a gated first piece goes on to K (no further) */
+	if (__atomic_load_n(&gates[0], __ATOMIC_ACQUIRE) == GATE_FIRST)
+		__atomic_store_n(&gates[0], GATE_DECIDED, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -270,6 +336,8 @@ static void tr_applied(void *ctx, unsigned int generation, int err,
 	int i;
 
 	t->pending = false;
+	/* answered: the pieces run to their ends */
+	gates_set(~0ULL, ~0ULL);
 	/* the first change applied or refused: the processes of the run
 	 * before it (called before any of them goes; a refusal at the
 	 * carry, too) */
@@ -437,6 +505,11 @@ FIXTURE_SETUP(rp)
 	int fd = open("/dev/dfg", O_RDWR | O_CLOEXEC);
 
 	self->ref = NULL;
+	gates = mmap(NULL, 2 * sizeof(*gates), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gates);
+	gates_set(~0ULL, ~0ULL);
+	ASSERT_EQ(0, dfg_comp_register(&gate_type));
 	self->nodev = fd < 0;
 	if (fd >= 0)
 		close(fd);
@@ -926,15 +999,15 @@ TEST_F_TIMEOUT(rp, kill_anywhere_then_resume, 300)
  * job's keyed count stops that piece alone: the second runs on in its
  * process, on its kernel graph, through the switch.
  */
-#define N2	(2 * NELEMS)
-
 static const char job2_tail[] =
 	"  gen2 [type=generate, count=%u];\n"
+	"  gate2 [type=gate, piece=1];\n"
 	"  key2 [type=map, expr=\"$0 %% %u\"];\n"
 	"  cnt2 [type=count, degree=2];\n"
 	"  fix2 [type=map, expr=\"$0\", degree=2];\n"
 	"  out2 [type=write_lines, file=\"%s\"];\n"
-	"  gen2 -> key2;\n"
+	"  gen2 -> gate2;\n"
+	"  gate2 -> key2;\n"
 	"  key2 -> cnt2 [flow=hash, key=\"$0\"];\n"
 	"  cnt2 -> fix2;\n"
 	"  fix2 -> out2 [flow=gather];\n"
@@ -942,19 +1015,24 @@ static const char job2_tail[] =
 
 static int write_job2(FIXTURE_DATA(rp) *self, const char *flow)
 {
-	char head[2048], *end;
+	static const char edge[] = "  gen -> key;\n";
+	char head[2048], *end, *at;
 	FILE *f;
 
 	snprintf(head, sizeof(head), job_fmt, NELEMS, NKEYS, self->out, flow,
 		 strcmp(flow, "hash") ? "" : ", key=\"$0\"");
 	end = strrchr(head, '}');
-	if (!end)
+	at = strstr(head, edge);
+	if (!end || !at)
 		return -1;
 	*end = '\0';
+	*at = '\0';
 	f = fopen(self->dot, "w");
 	if (!f)
 		return -1;
-	fputs(head, f);
+	/* the first piece through its gate (gates_set()) */
+	fprintf(f, "%s  gate [type=gate, piece=0];\n  gen -> gate;\n"
+		"  gate -> key;\n%s", head, at + strlen(edge));
 	fprintf(f, job2_tail, N2, NKEYS, self->out2);
 	return fclose(f) ? -1 : 0;
 }
@@ -1011,6 +1089,7 @@ TEST_F_TIMEOUT(rp, pieces_partial, 600)
 	SKIP_IF_NO_DEV();
 	pages = dfg_pages();
 	ASSERT_EQ(0, write_job2(self, "hash"));
+	gates_set(GATE_FIRST, GATE_SECOND);
 	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
 		TH_LOG("%s", err);
 	EXPECT_EQ(1, t.accepted) TH_LOG("refused: %s", t.why);
@@ -1018,17 +1097,18 @@ TEST_F_TIMEOUT(rp, pieces_partial, 600)
 	EXPECT_FALSE(t.view_bad);
 	EXPECT_EQ(0, strncmp(t.path, "partial: 4 set instances ran on", 31))
 		TH_LOG("%s", t.path);
-	/* before: the two pieces' pools; after: the second's, the same
-	 * process, and the first's anew */
+	/* before: each piece's pool and its gated generator's process (a
+	 * test component's set runs in a process of its own); after: the
+	 * second's, the same processes, and the first's anew */
 	EXPECT_TRUE(t.looked);
-	EXPECT_EQ(2, t.nbefore);
-	EXPECT_EQ(1, t.survivors);
-	EXPECT_EQ(1, t.gone);
-	EXPECT_EQ(2, t.after);
-	/* two pools, then one more */
-	EXPECT_EQ(3, sum.processes);
-	/* the first piece's pool, stopped at K on its marks, let go */
-	EXPECT_EQ(1, sum.stopped_clean);
+	EXPECT_EQ(4, t.nbefore);
+	EXPECT_EQ(2, t.survivors);
+	EXPECT_EQ(2, t.gone);
+	EXPECT_EQ(4, t.after);
+	/* four processes, then two more */
+	EXPECT_EQ(6, sum.processes);
+	/* the first piece's two, stopped at K on their marks, let go */
+	EXPECT_EQ(2, sum.stopped_clean);
 	EXPECT_EQ(0, sum.stopped_killed);
 	EXPECT_GT(sum.pause_ns, 0);
 	EXPECT_TRUE(same_output(self));
@@ -1068,6 +1148,7 @@ TEST_F_TIMEOUT(rp, pieces_refused_at_carry, 600)
 	SKIP_IF_NO_DEV();
 	pages = dfg_pages();
 	ASSERT_EQ(0, write_job2(self, "roundrobin"));
+	gates_set(GATE_FIRST, GATE_SECOND);
 	ASSERT_EQ(0, run_job(self, &t, 0, &sum, err, sizeof(err)))
 		TH_LOG("%s", err);
 	EXPECT_EQ(0, t.accepted);
@@ -1082,15 +1163,15 @@ TEST_F_TIMEOUT(rp, pieces_refused_at_carry, 600)
 	 * count is fed round-robin) */
 	EXPECT_EQ(0, t.generation);
 	EXPECT_EQ(0, t.view_gen);
-	/* the second piece's pool ran on, the first's was let go at K
-	 * and started anew */
+	/* the second piece's processes (its pool, its gated generator's)
+	 * ran on, the first's were let go at K and started anew */
 	EXPECT_TRUE(t.looked);
-	EXPECT_EQ(2, t.nbefore);
-	EXPECT_EQ(1, t.survivors);
-	EXPECT_EQ(1, t.gone);
-	EXPECT_EQ(2, t.after);
-	EXPECT_EQ(3, sum.processes);
-	EXPECT_EQ(1, sum.stopped_clean);
+	EXPECT_EQ(4, t.nbefore);
+	EXPECT_EQ(2, t.survivors);
+	EXPECT_EQ(2, t.gone);
+	EXPECT_EQ(4, t.after);
+	EXPECT_EQ(6, sum.processes);
+	EXPECT_EQ(2, sum.stopped_clean);
 	EXPECT_EQ(0, sum.stopped_killed);
 	EXPECT_TRUE(total_ok(self));
 	EXPECT_TRUE(same_out2(self));
@@ -1126,6 +1207,7 @@ static void pieces_kill(struct __test_metadata *_metadata,
 
 	pages = dfg_pages();
 	ASSERT_EQ(0, write_job2(self, refused ? "roundrobin" : "hash"));
+	gates_set(GATE_FIRST, GATE_SECOND);
 	if (mode == TR_KILL_SELF) {
 		ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
 		pid = spawn(self, &t, 0);
@@ -1155,10 +1237,12 @@ static void pieces_kill(struct __test_metadata *_metadata,
 				TH_LOG("%s", t.path);
 		EXPECT_TRUE(strstr(err, "killed by signal 9") != NULL)
 			TH_LOG("%s", err);
+		/* the second piece's pool and gated generator */
 		if (mode == TR_KILL_RUNNING)
-			EXPECT_EQ(1, t.survivors);
+			EXPECT_EQ(2, t.survivors);
 	}
 	EXPECT_NOTHING_LEFT(pages);
+	gates_set(~0ULL, ~0ULL);
 	ASSERT_EQ(0, run_job(self, NULL, DFG_RUN_RESUME, &sum, err,
 			     sizeof(err)))
 		TH_LOG("%s", err);

@@ -30,9 +30,11 @@
 #
 # DFG_BENCH_ONLY=hub and/or net boot the two-node rig instead (below).
 #
-# Passes DFG_BENCH_ONLY, DFG_BENCH_QUICK, DFG_BENCH_REPS,
-# DFG_BENCH_FLOW_JOBS, DFG_BENCH_COLL_ENV, DFG_BENCH_NET_* and the
-# DFG_BENCH_HUB_* variables into the guest (dfg-vm passes only some).
+# Passes every DFG_BENCH_* variable set into the guest (dfg-vm passes
+# only some; DFG_BENCH_ONLY, _QUICK, _REPS, _FLOW_JOBS, _COLL_ENV,
+# _RULES_SCENARIOS, _NET_*, _HUB_* are the benchmarks' knobs), but for
+# this side's own: DFG_BENCH_PUBLISH, _MAX_OTHER_CPU, _MAX_STEAL,
+# _VM_TIMEOUT, and DFG_BENCH_OUT, which is the stage.
 # DFG_BENCH_PUBLISH: where to publish (default bench/results).
 # DFG_BENCH_VM_TIMEOUT: dfg-vm's limit in seconds (default 10800: the full
 # collective run takes 30-45 min on a quiet host, over an hour on a loaded
@@ -142,10 +144,12 @@ proc_cpu() {
 
 rm -rf "$stage" && mkdir -p "$stage" || exit 1
 env_args=(env "DFG_BENCH_OUT=$stage")
-for v in DFG_BENCH_ONLY DFG_BENCH_QUICK DFG_BENCH_REPS DFG_BENCH_FLOW_JOBS \
-	 DFG_BENCH_HUB_SCALE DFG_BENCH_HUB_GRAPHS DFG_BENCH_HUB_BUDGET \
-	 DFG_BENCH_HUB_THRESHOLD DFG_BENCH_HUB_APT_BATCHES DFG_BENCH_HUB_HALO_PCT \
-	 DFG_BENCH_COLL_ENV DFG_BENCH_NET_MPI DFG_BENCH_NET_JOB_TIMEOUT; do
+# a knob named in no list here reaches the guest all the same
+for v in $(compgen -e DFG_BENCH_); do
+	case $v in
+	DFG_BENCH_OUT | DFG_BENCH_PUBLISH | DFG_BENCH_MAX_OTHER_CPU | \
+	DFG_BENCH_MAX_STEAL | DFG_BENCH_VM_TIMEOUT) continue ;;
+	esac
 	[ -n "${!v:-}" ] && env_args+=("$v=${!v}")
 done
 load0=$(cut -d' ' -f1-3 /proc/loadavg)

@@ -23,6 +23,29 @@
 #   kill    a work instance killed (SIGKILL) at 1/3 of the time: the run
 #           fails; --resume (same rules) finishes it from the last
 #           checkpoint: the time of both is the figure
+#   memory  the job with a sorted copy of its output beside it (work
+#           -gather-> sort -> sorted.txt; the sort holds every record
+#           until the end): at 1/3 of the fixed run's time mem_short.c
+#           raises the kernel's free page reserve (vm.min_free_kbytes)
+#           by 768 MiB in one write, MemAvailable dropping by more than
+#           that at once, holds it for 1/3 of that time and puts it back
+#           in one write (a hog touching 512 MiB took seconds under TCG,
+#           the rules seeing the shortage at a moment nobody knew). The
+#           phases are its: 2 from the reserve raised to its lowering, 3
+#           from it back (CLOCK_MONOTONIC; the writes, ms, in
+#           no phase), the same for every config. The default rules,
+#           with $low_memory moved to 512 MiB under the MemAvailable at
+#           the start (a rules file), substitute sort_external for the
+#           sort, its records carried over; the fixed plans keep the
+#           sort, fixed_external runs sort_external all along (in the
+#           test VM only). A run fails unless MemAvailable was under
+#           $low_memory with the reserve raised and over it once back,
+#           and a rules run unless the substitution (--explain names
+#           it) was decided once, in phase 2 (from the raising write's
+#           start: the rules cannot see the shortage before it); other
+#           changes of the default rules are counted. Moved, not reached: a shortage down to
+#           the default 64 MiB of a guest without swap would bring the
+#           OOM killer into the run
 #   pieces  the skew scenario's job beside a second one, joined to it by
 #           no flow, on uniform keys: a change of the first stops its
 #           piece of the graph alone (DFG_REPLAN_LOG path=partial); per
@@ -102,9 +125,11 @@ rules_input() {
 	}' >"$3"
 }
 
-# rules_job FILE DEGREE [pieces]: the job, work at DEGREE; with pieces a
-# second job beside it, joined to it by no flow (read2 -> work2 at degree
-# 2 -> out2, on in2.txt), which a change of work leaves running.
+# rules_job FILE DEGREE [pieces|memory]: the job, work at DEGREE; with
+# pieces a second job beside it, joined to it by no flow (read2 -> work2
+# at degree 2 -> out2, on in2.txt), which a change of work leaves
+# running; with memory a sort of work's output by index beside out (s, of
+# type $rules_sort, sort by default -> sorted.txt).
 rules_job() {
 	local e='$1 . " " . $2 . " " . $3 . " "' p
 	for p in ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe; do
@@ -126,17 +151,52 @@ G
 	read2 -> work2 [flow=hash, key="\$3"];
 	work2 -> out2 [flow=gather];
 G
+	[ "${3:-}" = memory ] && cat >>"$1" <<G
+	s      [type=${rules_sort:-sort}, key="\$2"];
+	sorted [type=write_lines, file="sorted.txt"];
+	work -> s [flow=gather];
+	s -> sorted;
+G
 	echo "}" >>"$1"
 }
 
+# rules_short: what mem_short said ($rw/short.out) as the memory
+# scenario's phase bounds in $rules_b (phase 1's end, 2's start and end,
+# 3's start: CLOCK_MONOTONIC ns) and, in $acts, the two writes (ms) and
+# MemAvailable (kB) after each; 1 unless both were made, MemAvailable
+# under $rules_low after the first and over it after the second.
+rules_short() {
+	local up0="" up1="" down0="" down1="" a1="" a2=""
+	# (no process substitution: the guest has no /dev/fd)
+	read -r up0 up1 a1 <<<"$(sed -n 's/^ready //p' "$rw/short.out")"
+	read -r down0 down1 a2 <<<"$(sed -n 's/^gone //p' "$rw/short.out")"
+	if [ -z "$up1" ] || [ -z "$down1" ]; then
+		acts="mem_short failed: $(tr '\n' ' ' <"$rw/short.out")"
+		return 1
+	fi
+	rules_b="$up0 $up1 $down0 $down1"
+	acts=$(awk -v u0="$up0" -v u1="$up1" -v d0="$down0" -v d1="$down1" \
+		-v a1="$a1" -v a2="$a2" 'BEGIN {
+		printf "short: raised in %.3f ms avail %d kB held %.2f s back in %.3f ms avail %d kB",
+			(u1 - u0) / 1e6, a1, (d0 - u1) / 1e9, (d1 - d0) / 1e6, a2 }')
+	if [ "$((a1 * 1024))" -ge "$rules_low" ] || [ "$((a2 * 1024))" -le "$rules_low" ]; then
+		acts="$acts: not across low_memory $rules_low"
+		return 1
+	fi
+}
+
 # rules_one SCEN CONFIG DEGREE REP [ARGS...]: one run of the job in
-# $rw; appends to the raw files. CONFIG: rules (with ARGS) or fixed.
-# The cpu and kill scenarios act at $rules_t1 and $rules_t2 (seconds).
+# $rw; appends to the raw files. CONFIG: rules (with ARGS), fixed, or
+# fixed_external (memory: sort_external all along). The cpu, kill and
+# memory scenarios act at $rules_t1 and $rules_t2 (seconds; memory: the
+# reserve is raised at t1 and held for t2 - t1).
 rules_one() {
 	local scen=$1 cfg=$2 deg=$3 rep=$4 pid wpid wpid2= rc t0 acts=
+	local rules_sort=sort spid="" rules_b="" cond=1
 	shift 4
+	[ "$cfg" = fixed_external ] && rules_sort=sort_external
 	rules_job "$rw/job.dot" "$deg" "$scen"
-	rm -f "$rw/out.txt" "$rw/out2.txt" "$rw/watch2.log"
+	rm -f "$rw/out.txt" "$rw/out2.txt" "$rw/watch2.log" "$rw/sorted.txt"
 	# the rules' plan store stays for the store scenario only
 	local sd=state_fixed
 	[ "$cfg" = rules ] && sd=state_rules
@@ -151,12 +211,18 @@ rules_one() {
 		"$rw/rules_watch" "$rw/out2.txt" 20 "$pid" >"$rw/watch2.log" &
 		wpid2=$!
 	fi
-	if { [ "$scen" = cpu ] || [ "$scen" = kill ]; } && [ "$cfg" != probe ]; then
+	if { [ "$scen" = cpu ] || [ "$scen" = kill ] || [ "$scen" = memory ]; } &&
+	   [ "$cfg" != probe ]; then
 		sleep "$rules_t1"
 		if [ "$scen" = cpu ]; then
 			echo 0 >/sys/devices/system/cpu/cpu1/online && acts="offline"
 			sleep "$(awk -v a="$rules_t2" -v b="$rules_t1" 'BEGIN { print a - b }')"
 			echo 1 >/sys/devices/system/cpu/cpu1/online && acts="$acts online"
+		elif [ "$scen" = memory ]; then
+			"$rw/mem_short" "$((rules_short_mb * 1024))" \
+				"$(awk -v a="$rules_t2" -v b="$rules_t1" 'BEGIN { print a - b }')" \
+				>"$rw/short.out" 2>&1 &
+			spid=$!
 		else
 			local victim
 			victim=$(pgrep -P "$pid" | head -n 1)
@@ -167,6 +233,13 @@ rules_one() {
 	rc=$?
 	wait "$wpid"
 	[ -n "$wpid2" ] && wait "$wpid2"
+	if [ -n "$spid" ]; then
+		# a run over before the hold: the memory back now (the next
+		# run starts without the shortage)
+		kill -TERM "$spid" 2>/dev/null
+		wait "$spid"
+		rules_short || cond=0
+	fi
 	if [ "$scen" = kill ] && [ "$rc" != 0 ]; then
 		# the run failed on the dead worker: resume it
 		cp "$rw/run.log" "$rw/run1.log"
@@ -194,24 +267,35 @@ rules_one() {
 	local ok=0
 	if [ "$rc" = 0 ] && sort "$rw/out.txt" | cmp -s - "$rw/ref.txt"; then ok=1; fi
 	if [ "$scen" = pieces ] && ! sort "$rw/out2.txt" | cmp -s - "$rw/ref2.txt"; then ok=0; fi
+	# the sorted copy: the reference itself (sorted by phase and index)
+	if [ "$scen" = memory ] && ! cmp -s "$rw/sorted.txt" "$rw/ref.txt"; then ok=0; fi
 	# per phase: the first sample where the output passed the phase's
 	# first line; the last sample ends the last phase
 	awk -v scen="$scen" -v cfg="$cfg" -v deg="$deg" -v rep="$rep" \
 	    -v n="$rules_nelem" -v np="$rules_np" -v t1="$rules_t1" -v t2="$rules_t2" \
-	    -v ok="$ok" -v rc="$rc" -v acts="$acts" -v evs="$evs" \
+	    -v hb="$rules_b" -v ok="$ok" -v rc="$rc" -v acts="$acts" -v evs="$evs" \
 	    -v runs="$rw/raw_runs.csv" -v phases="$rw/raw_phases.csv" '
 		{ t[++k] = $1; s[k] = $2 }
 		END {
 			start = t[1]; end = t[k]
 			for (p = 1; p <= np; p++) {
-				if (scen == "cpu" || scen == "kill") {
+				if (scen == "cpu" || scen == "kill" || scen == "memory") {
 					a = start + (p == 1 ? 0 : (p == 2 ? t1 : t2)) * 1e9
 					b = p == np ? end : start + (p == 1 ? t1 : t2) * 1e9
+					# memory: the bounds mem_short gave (its
+					# writes between phases)
+					if (scen == "memory" && split(hb, h, " ") == 4) {
+						a = p == 1 ? start : h[2 * p - 2]
+						b = p == np ? end : h[2 * p - 1]
+					}
+					if (b > end) b = end
+					if (a > b) a = b	# the run was over
 					ea = -1; eb = -1
 					for (j = 1; j <= k; j++) {
 						if (ea < 0 && t[j] >= a) ea = s[j] / 34
 						if (eb < 0 && t[j] >= b) eb = s[j] / 34
 					}
+					if (ea < 0) ea = s[k] / 34
 					if (eb < 0) eb = s[k] / 34
 					el = eb - ea
 				} else {
@@ -238,7 +322,7 @@ rules_one() {
 	# plan changes: the deciding evaluation, then the new plan running
 	awk -v scen="$scen" -v cfg="$cfg" -v rep="$rep" -v per="$rules_period" \
 	    -v t0="$t0" -v n="$rules_nelem" -v np="$rules_np" \
-	    -v t1="$rules_t1" -v t2="$rules_t2" -v w2="$rw/watch2.log" '
+	    -v t1="$rules_t1" -v t2="$rules_t2" -v hb="$rules_b" -v w2="$rw/watch2.log" '
 		# the output of the job a change leaves running (pieces):
 		# its size at time x (the last sample before), its lines per s
 		function size2(x,   j, v) { v = 0; for (j = 1; j <= k2; j++) { if (u[j] > x) break; v = z[j] }; return v }
@@ -259,7 +343,11 @@ rules_one() {
 			c++
 			# the phase the deciding evaluation fell in
 			dt = view - t0; ph = 3
-			if (scen == "cpu" || scen == "kill") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
+			if (scen == "memory" && split(hb, h, " ") == 4) {
+				# from the raising write on: the rules cannot see the
+				# shortage before it; until the memory is back
+				ph = view + 0 < h[1] + 0 ? 1 : view + 0 < h[4] + 0 ? 2 : 3
+			} else if (scen == "cpu" || scen == "kill" || scen == "memory") { if (dt < t2 * 1e9) ph = 2; if (dt < t1 * 1e9) ph = 1 }
 			else { ph = np; for (q = np - 1; q >= 1; q--) if (dt < pt[q]) ph = q }
 			ap = d["affected_resumed_ns"] ? sprintf("%.1f", (d["affected_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
 			op = d["others_resumed_ns"] > d["stop_ns"] ? sprintf("%.1f", (d["others_resumed_ns"] - d["stop_ns"]) / 1e6) : ""
@@ -278,30 +366,47 @@ rules_one() {
 		/^  set .*work/ && gen { sub(/.*degree /, ""); sub(/,.*/, ""); degs = degs " " $0; gen = 0 }
 		END { if (degs != "") print scen "," cfg "," rep ",degrees:" degs >"/dev/stderr" }' \
 		"$rw/watch.log" "$rw/run.log" >>"$rw/raw_changes.csv" 2>>"$rw/degrees.txt"
-	echo "# rules: $scen $cfg degree $deg rep $rep: exit $rc, output $([ $ok = 1 ] && echo ok || echo WRONG) $acts"
-	[ "$ok" = 1 ]
+	if [ "$scen" = memory ] && [ "$cfg" = rules ]; then
+		# the rules' answer to the shortage (--explain names it): the
+		# substitution, once, decided in its phase; other changes
+		# (the default rules' other answers) are counted
+		local nc subs
+		nc=$(awk -F, -v r="$rep" '$1 == "memory" && $2 == "rules" && $3 == r' "$rw/raw_changes.csv" | wc -l)
+		subs=$(awk -v hb="$rules_b" '
+			/^  change substitute s sort_external/ { sub_ = 1; next }
+			/^replan-log: rules / && sub_ { sub_ = 0; split(hb, h, " ")
+				for (i = 3; i <= NF; i++) if ($i ~ /^view_ns=/) v = substr($i, 9) + 0
+				printf " %s", v < h[1] + 0 ? 1 : v < h[4] + 0 ? 2 : 3 }' "$rw/run.log")
+		acts="$acts; changes $nc, sort_external decided in phase${subs:- (none)}"
+		[ "$subs" = " 2" ] || cond=0
+	fi
+	echo "# rules: $scen $cfg degree $deg rep $rep: exit $rc, output $([ $ok = 1 ] && echo ok || echo WRONG) $acts$([ $cond = 1 ] || echo ' (NOT AS PLANNED)')"
+	[ "$ok" = 1 ] && [ "$cond" = 1 ]
 }
 
 run_rules() {
 	local dfg=$BUILD/bin/dfg rw reps scen d r fail=0
 	local rules_nelem rules_np rules_every rules_period=100 rules_t1=0 rules_t2=0
+	local rules_short_mb=768 rules_avail0="" rules_low="" rules_acted="" more
 	# the guest's /tmp is a tmpfs: the inputs (up to 80 MB) stay off 9p
 	rw=${TMPDIR:-/tmp}/dfg-bench-rules
 	reps=${DFG_BENCH_REPS:-3}
 	[ -n "$quick" ] && reps=1
-	if [ ! -x "$BUILD/bin/rules_watch" ] || [ ! -x "$dfg" ]; then
-		echo "bench: rules: no $BUILD/bin/rules_watch or dfg (make tools)" >&2
+	if [ ! -x "$BUILD/bin/rules_watch" ] || [ ! -x "$BUILD/bin/mem_short" ] ||
+	   [ ! -x "$dfg" ]; then
+		echo "bench: rules: no $BUILD/bin/rules_watch, mem_short or dfg (make tools)" >&2
 		return 1
 	fi
 	rm -rf "$rw" && mkdir -p "$rw" || return 1
-	cp "$BUILD/bin/rules_watch" "$rw/" || return 1
+	cp "$BUILD/bin/rules_watch" "$BUILD/bin/mem_short" "$rw/" || return 1
 	rules_nelem=$(rules_n)
 	rules_every=$((rules_nelem / 100))
 	echo "scenario,config,degree,rep,exit,output_ok,seconds,evals,eval_cpu_ms_median,eval_cpu_ms_p99,eval_cpu_share,actions" >"$rw/raw_runs.csv"
 	echo "scenario,config,degree,rep,phase,elements,seconds,elements_per_s" >"$rw/raw_phases.csv"
 	echo "scenario,config,rep,change,generation,reaction_ub_ms,reaction_lb_ms,pause_ms,eval_ms,lookup_ms,from_store,edits,phase,new_inst,boundary_inst,untouched_inst,pause_new_ms,pause_others_ms,path,running_inst,running_rate_in_pause,running_rate_run,stopped_clean,stopped_killed" >"$rw/raw_changes.csv"
 	: >"$rw/degrees.txt"
-	for scen in ${DFG_BENCH_RULES_SCENARIOS:-skew heavy cpu kill pieces}; do
+	for scen in ${DFG_BENCH_RULES_SCENARIOS:-skew heavy cpu kill memory pieces}; do
+		more=()
 		case $scen in
 		skew) rules_np=3; rules_input skew "$rules_nelem" "$rw/in.txt" ;;
 		pieces)
@@ -319,6 +424,22 @@ run_rules() {
 				continue
 			fi
 			rules_input uniform "$rules_nelem" "$rw/in.txt" ;;
+		memory)
+			rules_np=3
+			# a shortage only in the test VM (never the host's),
+			# and only where it leaves the guest a good margin
+			rules_avail0=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+			if [ -z "${DFG_VM:-}" ] || [ "${rules_avail0:-0}" -lt 1048576 ] ||
+			   ! [ -w /proc/sys/vm/min_free_kbytes ]; then
+				echo "# rules: memory: not in the test VM, or under 1 GiB available: skipped"
+				continue
+			fi
+			# two thirds of the raise under it: the run's own memory
+			# (its arenas, two while a change waits) has 512 MiB
+			rules_low=$((rules_avail0 * 1024 - rules_short_mb * 1048576 * 2 / 3))
+			echo "var low_memory = $rules_low" >"$rw/lowmem.rules"
+			more=(--rules lowmem.rules --explain)
+			rules_input uniform "$rules_nelem" "$rw/in.txt" ;;
 		esac
 		# the reference: what work writes, sorted
 		awk '{ l = $1 " " $2 " " $3 " "
@@ -329,20 +450,24 @@ run_rules() {
 			n = split("ab cd ef gh ij kl mn op qr st uv wx yz ba dc fe", p, " ")
 			for (i = 1; i <= n; i++) l = l (index($4, p[i]) ? "1" : "0")
 			print l }' "$rw/in2.txt" | LC_ALL=C sort >"$rw/ref2.txt"
-		if [ "$scen" = cpu ] || [ "$scen" = kill ]; then
+		if [ "$scen" = cpu ] || [ "$scen" = kill ] || [ "$scen" = memory ]; then
 			# act at 1/3 and 2/3 of a fixed run's time
 			rules_t1=0 rules_t2=0
 			rules_one "$scen" probe 2 0 || fail=1
 			rules_t1=$(awk -F, -v s="$scen" '$1 == s && $2 == "probe" { printf "%.2f", $7 / 3 }' "$rw/raw_runs.csv")
 			rules_t2=$(awk -F, -v s="$scen" '$1 == s && $2 == "probe" { printf "%.2f", 2 * $7 / 3 }' "$rw/raw_runs.csv")
+			rules_acted="$rules_acted $scen $rules_t1 s and $rules_t2 s;"
 		fi
 		for r in $(seq "$reps"); do
 			# interleaved: rules, then the fixed plans, turning
-			rules_one "$scen" rules 2 "$r" --rules default \
+			rules_one "$scen" rules 2 "$r" --rules default "${more[@]}" \
 				--replan-every "$rules_period" || fail=1
 			for d in 1 2 4; do
 				rules_one "$scen" fixed "$d" "$r" || fail=1
 			done
+			if [ "$scen" = memory ]; then
+				rules_one "$scen" fixed_external 2 "$r" || fail=1
+			fi
 		done
 		if [ "$scen" = skew ]; then
 			# the plan store: the same again on the store the last
@@ -372,8 +497,10 @@ run_rules() {
 			print "scenario,config,degree,runs,wrong_outputs,seconds_median,vs_default_fixed,vs_best_fixed,best_fixed_degree,changes_per_run,reaction_ub_ms_median,reaction_ub_ms_p99,reaction_lb_ms_median,pause_ms_median,pause_ms_p99,store_steps,store_eval_ms_max,store_lookup_ms_max,eval_cpu_ms_median,eval_cpu_share_median"
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP); k = nr[ids[i]]
 				for (j = 1; j <= k; j++) a[j] = tm[ids[i], j]; srt(a, k); m[ids[i]] = med(a, k) }
+			# the best fixed plan: a degree, "/external" for sort_external
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP)
-				if (f[2] == "fixed" && (!(f[1] in best) || m[ids[i]] < best[f[1]])) { best[f[1]] = m[ids[i]]; bd[f[1]] = f[3] } }
+				if (f[2] ~ /^fixed/ && (!(f[1] in best) || m[ids[i]] < best[f[1]])) {
+					best[f[1]] = m[ids[i]]; bd[f[1]] = f[3] (f[2] == "fixed" ? "" : "/" substr(f[2], 7)) } }
 			for (i = 1; i <= ni; i++) { split(ids[i], f, SUBSEP); s = f[1] == "store" ? "skew" : f[1]
 				key = f[1] SUBSEP f[2]; k = nc[key] + 0
 				for (j = 1; j <= k; j++) { a[j] = rx[key, j]; b[j] = pz[key, j]; c[j] = rl[key, j] }
@@ -399,9 +526,12 @@ run_rules() {
 		repro rules run_rules
 		echo "# which ran:"
 		echo "command: tools/bench/run.sh (tools/bench/rules.sh): dfg run -v --checkpoint-every $rules_every --state-dir DIR job.dot [--rules default --replan-every $rules_period], work at degree 2 (rules, default fixed plan) and 1, 2, 4 (fixed plans; the best in hindsight per scenario), $reps rounds interleaved, $rules_nelem elements per run, DFG_REPLAN_LOG=1"
-		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at ${rules_t1:-?} s, back at ${rules_t2:-?} s), kill (a work instance SIGKILLed at 1/3, then --resume), store (skew again on the filled plan store), pieces (skew's job beside an independent one on uniform keys, which a change of the first leaves running)"
+		echo "scenarios: skew (uniform over 1000 keys, then Zipf 1.5 over 64 hot keys, then the hot keys moved), heavy (32-byte then 512-byte payloads), cpu (CPU 1 offline at 1/3 of a fixed run's time, back at 2/3), kill (a work instance SIGKILLed at 1/3, then --resume), memory (a sort of the output beside it; vm.min_free_kbytes raised by $rules_short_mb MiB at 1/3 of a fixed run's time, for 1/3 of it), store (skew again on the filled plan store), pieces (skew's job beside an independent one on uniform keys, which a change of the first leaves running)"
+		echo "acted at (from a fixed run's time):${rules_acted:- nothing}"
 		echo "reaction: ub from the evaluation before the deciding one (the metric crossed after it), lb from the deciding one, to the new plan's first set running; pause: sets stopped to the last new set running"
-		echo "not measured: memory pressure forcing the external sort (sort_external exists and the default rules substitute it; no scenario here makes memory short)"
+		if [ -n "$rules_low" ]; then
+			echo "memory: MemAvailable $rules_avail0 kB at the start; the rules runs add 'var low_memory = $rules_low' (bytes: $((rules_short_mb * 2 / 3)) MiB under it) to the default rules, so the reserve raised by $rules_short_mb MiB (MemAvailable down by more: the high watermarks rise by 1.25 times that) takes memory below it and its end brings it back; phases: 1 to the raising write, 2 from it to the lowering write, 3 from that (mem_short's CLOCK_MONOTONIC; the writes in no phase, their ms in rules_runs.csv's actions), every config alike; a change is in phase 2 if decided from the raising write's start to the reserve back; fixed: the sort all along, fixed_external: sort_external all along; output and the sorted copy checked; a run fails unless the raised reserve took MemAvailable under low_memory and its end back over, a rules run unless the substitution was decided once, in phase 2 (--explain names it; other changes the default rules make are counted)"
+		fi
 		echo "degrees after each change: $(tr '\n' ';' <"$rw/degrees.txt")"
 		describe_machine
 	} >"$out/rules.cmd"
