@@ -500,6 +500,14 @@ int dfg_coll_yield_ns(long long *ns);
  */
 bool dfg_coll_crowded(unsigned int ranks);
 
+/*
+ * Every how many calls the shared-memory transport prints what its waits
+ * did (into *@every; 0: never): DFG_COLL_STATS (read when a team is
+ * formed), an integer from 0 to DFG_COLL_STATS_MAX; -EINVAL otherwise.
+ */
+#define DFG_COLL_STATS_MAX	100000000UL
+int dfg_coll_stats_every(unsigned long *every);
+
 /* Segments per half-exchange for a block of @bytes (patent: >= 1, 2). */
 unsigned int dfg_coll_segments(const struct dfg_team *t, size_t bytes);
 

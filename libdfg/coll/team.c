@@ -44,11 +44,14 @@ int dfg_team_new(unsigned int size, unsigned int rank,
 {
 	const char *env = getenv("DFG_COLL_ALGO");
 	struct dfg_team *t;
+	unsigned long every;
 	long long yield;
 	int ret;
 
 	/* Refused before joining: every member fails alike, at once. */
 	ret = dfg_coll_yield_ns(&yield);
+	if (!ret)
+		ret = dfg_coll_stats_every(&every);
 	if (ret)
 		return ret;
 	t = calloc(1, sizeof(*t));
@@ -129,6 +132,22 @@ bool dfg_coll_crowded(unsigned int ranks)
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
 	return cpus <= 0 || ranks > (unsigned long)cpus;
+}
+
+int dfg_coll_stats_every(unsigned long *every)
+{
+	const char *env = getenv("DFG_COLL_STATS");
+	char *end;
+	long v;
+
+	*every = 0;
+	if (!env)
+		return 0;
+	v = strtol(env, &end, 10);
+	if (end == env || *end || v < 0 || (unsigned long)v > DFG_COLL_STATS_MAX)
+		return -EINVAL;
+	*every = v;
+	return 0;
 }
 
 int dfg_team_join_net(unsigned int size, unsigned int rank,

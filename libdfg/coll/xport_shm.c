@@ -53,6 +53,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -81,6 +82,15 @@
 #define XSHM_SPIN		2000
 #define XSHM_SPIN_CROWDED	16
 /*
+ * Under QEMU's TCG, with CPUs to spare, a wait first looks this many
+ * times without a pause: TCG emulates `pause` by leaving the translated
+ * code for its vCPU loop (the big QEMU lock taken and dropped), a
+ * fraction of a microsecond in which a store of the peer is not seen.
+ * DESIGN.md, "Collectives: the pause under TCG". DFG_COLL_PREV=pause:
+ * every look pauses (as on hardware, where a pause costs nanoseconds).
+ */
+#define XSHM_TIGHT		1024
+/*
  * Oversubscribed, a rank that polled its XSHM_SPIN_CROWDED times yields
  * its CPU for up to DFG_COLL_YIELD_US (coll.h: dfg_coll_yield_ns())
  * before it sleeps: a rank that waits for one that waits for a CPU lets
@@ -106,6 +116,31 @@
 #define XSHM_INBOX_BUDGET	(8U << 20)
 #define XSHM_INBOX_SLOT_MAX	(256U << 10)
 #define XSHM_INBOX_SLOT_MIN	(2U << 10)
+
+/*
+ * DFG_COLL_STATS=K: every K calls, a line to stderr of what this rank's
+ * waits did in them (struct xshm_stats), and their time: where a call's
+ * microseconds go without a clock read per wait (the test VM's clock is
+ * a system call). Waits by kind (a peer's message, room in a box, a
+ * peer's begin, a word, a set of messages); of all of them, how many
+ * found what they waited for at the first look, the looks that did not
+ * and the pauses among them (XSHM_TIGHT), yields, sleeps and the
+ * wakeups this rank rang.
+ * @hist: waits by failed looks before they were done: 0, 1, 2-3, 4-15,
+ * 16-127, 128-1023, 1024 and more (with @pauses of them paused).
+ */
+enum xshm_wk { XSHM_WK_MSG, XSHM_WK_ROOM, XSHM_WK_BEGUN, XSHM_WK_WORD,
+	       XSHM_WK_ALL, XSHM_WK_NR };
+#define XSHM_HIST	7
+
+struct xshm_stats {
+	unsigned long	every;
+	unsigned long	calls;
+	__u64		waits[XSHM_WK_NR];
+	__u64		ready, polls, pauses, yields, sleeps, wakes;
+	__u64		hist[XSHM_HIST];
+	long long	t0;
+};
 
 struct xshm_hdr {
 	__u64		reserved[8];
@@ -191,6 +226,7 @@ struct xshm_map {
  * @graph_fd:	the team's graph (not owned)
  * @no_ptr:	hide peer_ptr() from the algorithms
  * @spin:	polls of a word before sleeping on it
+ * @tight:	of those, the first ones without a pause (XSHM_TIGHT)
  * @hdr, @ranks, @words, @boxes: the control area, parsed
  * @nwords:	words per rank
  * @depth:	entries per mailbox (xshm_mbox_depth())
@@ -220,6 +256,7 @@ struct xshm {
 	int			graph_fd;
 	bool			no_ptr;
 	unsigned int		spin;
+	unsigned int		tight;
 	struct xshm_hdr		*hdr;
 	struct xshm_rank	*ranks;
 	_Atomic __u64		*words;
@@ -242,6 +279,7 @@ struct xshm {
 	struct xshm_map		maps[XSHM_MAPS_MAX];
 	unsigned int		nr_maps;
 	__u64			why_last;
+	struct xshm_stats	st;
 	/* Progressed at every wakeup of a sleep (dfg_xport_shm_idle()). */
 	struct dfg_xport	*idle;
 };
@@ -315,6 +353,70 @@ size_t dfg_xport_shm_ctl_size(unsigned int size)
 {
 	return xshm_inbox_off(size, xshm_ent_bytes()) +
 	       2 * (size_t)size * size * xshm_inbox_slot(size);
+}
+
+/* Bin of @hist for a wait that polled @polls times. */
+static unsigned int xshm_hist_bin(__u64 polls)
+{
+	static const __u64 lim[XSHM_HIST - 1] = { 1, 2, 4, 16, 128, 1024 };
+	unsigned int i = 0;
+
+	while (i < XSHM_HIST - 1 && polls >= lim[i])
+		i++;
+	return i;
+}
+
+/* DFG_COLL_STATS: a wait of @kind ended after @polls failed looks. */
+static void xshm_count(struct xshm *s, enum xshm_wk kind, __u64 polls)
+{
+	struct xshm_stats *st = &s->st;
+
+	if (!st->every)
+		return;
+	st->waits[kind]++;
+	st->ready += !polls;
+	st->polls += polls;
+	st->hist[xshm_hist_bin(polls)]++;
+}
+
+/* DFG_COLL_STATS: a call begins; every K calls, the line. */
+static void xshm_stats_call(struct xshm *s)
+{
+	struct xshm_stats *st = &s->st;
+	double k = st->every;
+	long long t;
+	char buf[512];
+
+	if (!st->every)
+		return;
+	if (!st->t0) {
+		st->t0 = dfg_coll_now_ns(CLOCK_MONOTONIC);
+		return;
+	}
+	if (++st->calls < st->every)
+		return;
+	t = dfg_coll_now_ns(CLOCK_MONOTONIC);
+	/* One write per line: ranks share the terminal. */
+	snprintf(buf, sizeof(buf),
+		 "dfg-stats shm rank=%u size=%u tight=%u seq=%llu calls=%lu us/call=%.2f per call: waits msg=%.2f room=%.2f begun=%.2f word=%.2f all=%.2f ready=%.2f polls=%.2f pauses=%.2f yields=%.2f sleeps=%.2f wakes=%.2f hist=%llu/%llu/%llu/%llu/%llu/%llu/%llu\n",
+		 s->x.rank, s->x.size, s->tight,
+		 (unsigned long long)s->x.seq, st->calls,
+		 (t - st->t0) / 1e3 / k, st->waits[XSHM_WK_MSG] / k,
+		 st->waits[XSHM_WK_ROOM] / k, st->waits[XSHM_WK_BEGUN] / k,
+		 st->waits[XSHM_WK_WORD] / k, st->waits[XSHM_WK_ALL] / k,
+		 st->ready / k, st->polls / k, st->pauses / k, st->yields / k,
+		 st->sleeps / k, st->wakes / k,
+		 (unsigned long long)st->hist[0],
+		 (unsigned long long)st->hist[1],
+		 (unsigned long long)st->hist[2],
+		 (unsigned long long)st->hist[3],
+		 (unsigned long long)st->hist[4],
+		 (unsigned long long)st->hist[5],
+		 (unsigned long long)st->hist[6]);
+	fputs(buf, stderr);
+	fflush(stderr);
+	*st = (struct xshm_stats){ .every = st->every,
+				   .t0 = dfg_coll_now_ns(CLOCK_MONOTONIC) };
 }
 
 static inline void xshm_relax(void)
@@ -403,6 +505,7 @@ static void xshm_wake(struct xshm *s, struct xshm_rank *r, __u32 tag)
 		return;
 	atomic_fetch_add_explicit(&r->doorbell, 1, memory_order_seq_cst);
 	dfg_kteam_wake(s->kt, (const uint32_t *)&r->doorbell);
+	s->st.wakes++;
 }
 
 static void xshm_ring_fenced(struct xshm *s, unsigned int peer,
@@ -466,6 +569,7 @@ static bool xshm_yield(struct xshm *s, long long *since)
 	if (t - *since >= s->yield_ns)
 		return false;
 	sched_yield();
+	s->st.yields++;
 	return true;
 }
 
@@ -480,9 +584,11 @@ static int xshm_sleep(struct xshm *s, __u32 bell, int ret)
 {
 	struct xshm_rank *me = &s->ranks[s->x.rank];
 
-	if (!ret)
+	if (!ret) {
 		ret = dfg_kteam_wait(s->kt, (const uint32_t *)&me->doorbell,
 				     bell, XSHM_SLEEP_NS);
+		s->st.sleeps++;
+	}
 	atomic_store_explicit(&me->sleep_on, 0, memory_order_relaxed);
 	if (s->idle)
 		s->idle->ops->progress(s->idle);
@@ -495,20 +601,23 @@ static int xshm_sleep(struct xshm *s, __u32 bell, int ret)
  * while where the team is crowded, then sleep on our doorbell.
  */
 static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
-			 unsigned int src, __u64 *now)
+			 unsigned int src, __u64 *now, enum xshm_wk kind)
 {
 	struct xshm_rank *me = &s->ranks[s->x.rank];
 	unsigned int tries = 0;
 	long long since = 0;
-	__u64 v;
+	__u64 v, polls = 0;
 	int ret;
 
 	for (;;) {
 		v = atomic_load_explicit(p, memory_order_acquire);
 		if (v >= value)
 			break;
+		if (++polls <= s->tight)
+			continue;
 		if (tries < s->spin) {
 			tries++;
+			s->st.pauses++;
 			xshm_relax();
 			continue;
 		}
@@ -518,6 +627,7 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 			v = atomic_load_explicit(p, memory_order_acquire);
 			if (v >= value)
 				break;
+			xshm_count(s, kind, polls);
 			return ret;
 		}
 		if (xshm_yield(s, &since))
@@ -532,9 +642,12 @@ static int xshm_wait_u64(struct xshm *s, _Atomic __u64 *p, __u64 value,
 		atomic_thread_fence(memory_order_seq_cst);
 		v = atomic_load_explicit(p, memory_order_acquire);
 		ret = xshm_sleep(s, bell, v >= value ? 1 : xshm_check(s, src));
-		if (ret)
+		if (ret) {
+			xshm_count(s, kind, polls);
 			return ret;
+		}
 	}
+	xshm_count(s, kind, polls);
 	if (now)
 		*now = v;
 	return 0;
@@ -554,7 +667,7 @@ static int xshm_wait(struct dfg_xport *x, unsigned int word, __u64 value,
 	if (word >= s->nwords)
 		return -EINVAL;
 	return xshm_wait_u64(s, xshm_word(s, x->rank, word), value,
-			     dfg_xport_word_src(x, word), now);
+			     dfg_xport_word_src(x, word), now, XSHM_WK_WORD);
 }
 
 static __u64 xshm_peek(struct dfg_xport *x, unsigned int word)
@@ -631,7 +744,7 @@ static int xshm_msg_send(struct dfg_xport *x, unsigned int peer,
 		__u64 tail;
 
 		ret = xshm_wait_u64(s, &b->tail, head + 1 - s->depth,
-				    peer, &tail);
+				    peer, &tail, XSHM_WK_ROOM);
 		if (ret)
 			return ret;
 		if (s->tail_seen)
@@ -663,7 +776,8 @@ static int xshm_msg_recv(struct dfg_xport *x, unsigned int src, void *buf,
 	if (!s->head_seen || s->head_seen[src] <= tail) {
 		__u64 head;
 
-		ret = xshm_wait_u64(s, &b->head, tail + 1, src, &head);
+		ret = xshm_wait_u64(s, &b->head, tail + 1, src, &head,
+				    XSHM_WK_MSG);
 		if (ret)
 			return ret;
 		if (s->head_seen)
@@ -728,7 +842,7 @@ static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
 	__u32 tag = xshm_sleep_tag(s, &me->arrivals), bell;
 	unsigned int tries = 0, first = 0, m;
 	long long since = 0;
-	__u64 a0;
+	__u64 a0, polls = 0;
 	int ret;
 
 	for (unsigned int i = 0; i < n; i++)
@@ -737,16 +851,23 @@ static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
 	if (!s->wait_all)
 		return 0;
 	for (;;) {
-		if (!xshm_msg_missing(s, srcs, n, &first))
+		if (!xshm_msg_missing(s, srcs, n, &first)) {
+			xshm_count(s, XSHM_WK_ALL, polls);
 			return 0;
+		}
+		if (++polls <= s->tight)
+			continue;
 		if (tries < s->spin) {
 			tries++;
+			s->st.pauses++;
 			xshm_relax();
 			continue;
 		}
 		ret = xshm_check(s, first);
-		if (ret)
+		if (ret) {
+			xshm_count(s, XSHM_WK_ALL, polls);
 			return ret;
+		}
 		if (xshm_yield(s, &since))
 			continue;
 		bell = atomic_load_explicit(&me->doorbell, memory_order_acquire);
@@ -766,8 +887,10 @@ static int xshm_msg_wait_all(struct dfg_xport *x, const unsigned int *srcs,
 				ret = xshm_check(s, first);
 		}
 		ret = xshm_sleep(s, bell, ret);
-		if (ret)
+		if (ret) {
+			xshm_count(s, XSHM_WK_ALL, polls);
 			return ret;
+		}
 	}
 }
 
@@ -776,6 +899,7 @@ static int xshm_begin(struct dfg_xport *x, __u64 seq)
 	struct xshm *s = to_xshm(x);
 	_Atomic __u64 *cur = &s->ranks[x->rank].cur_seq;
 
+	xshm_stats_call(s);
 	x->seq = seq;
 	atomic_store_explicit(cur, seq, memory_order_release);
 	/*
@@ -816,7 +940,8 @@ static int xshm_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
 
 	if (peer >= x->size)
 		return -EINVAL;
-	return xshm_wait_u64(s, &s->ranks[peer].cur_seq, seq, peer, NULL);
+	return xshm_wait_u64(s, &s->ranks[peer].cur_seq, seq, peer, NULL,
+			     XSHM_WK_BEGUN);
 }
 
 /*
@@ -1185,13 +1310,15 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 {
 	struct xshm *s;
 	char *p = ctl;
+	unsigned long every;
 	long long yield;
-	long cpus;
 	int ret;
 
 	if (!kt || !ctl || !size || rank >= size)
 		return -EINVAL;
 	ret = dfg_coll_yield_ns(&yield);
+	if (!ret)
+		ret = dfg_coll_stats_every(&every);
 	if (ret)
 		return ret;
 	s = calloc(1, sizeof(*s));
@@ -1202,9 +1329,10 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->kt = kt;
 	s->graph_fd = graph_fd;
 	s->no_ptr = no_ptr;
-	cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	s->spin = cpus > 0 && size <= cpus ? XSHM_SPIN : XSHM_SPIN_CROWDED;
+	s->spin = dfg_coll_crowded(size) ? XSHM_SPIN_CROWDED : XSHM_SPIN;
 	s->yield_ns = s->spin == XSHM_SPIN_CROWDED ? yield : 0;
+	s->tight = s->spin == XSHM_SPIN && dfg_cpu_tcg() &&
+		   !dfg_coll_prev("pause") ? XSHM_TIGHT : 0;
 	s->nwords = DFG_XPORT_WORDS(size);
 	s->hdr = (struct xshm_hdr *)p;
 	p += sizeof(struct xshm_hdr);
@@ -1219,6 +1347,7 @@ int dfg_xport_shm_create(struct dfg_kteam *kt, int graph_fd, void *ctl,
 	s->slot = xshm_inbox_slot(size);
 	s->inbox = s->slot ? (unsigned char *)ctl +
 			     xshm_inbox_off(size, s->ent) : NULL;
+	s->st.every = every;
 	s->begin_fence = dfg_coll_prev("begin");
 	s->wait_all = !dfg_coll_prev("waitall");
 	if (!dfg_coll_prev("mbox")) {

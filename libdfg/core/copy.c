@@ -21,14 +21,11 @@
 #include <cpuid.h>
 #include <emmintrin.h>
 
-/* Does the CPU say ERMS, and is it QEMU's TCG? */
-static bool copy_tcg_erms(void)
+bool dfg_cpu_tcg(void)
 {
 	unsigned int a, b, c, d;
 	char sig[12];
 
-	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 9)))
-		return false;
 	/* Leaf 0x40000000 is the hypervisor's; meaningless without one. */
 	__cpuid(1, a, b, c, d);
 	if (!(c & (1u << 31)))
@@ -38,6 +35,16 @@ static bool copy_tcg_erms(void)
 	memcpy(sig + 4, &c, 4);
 	memcpy(sig + 8, &d, 4);
 	return !memcmp(sig, "TCGTCGTCGTCG", sizeof(sig));
+}
+
+/* Does the CPU say ERMS, and is it QEMU's TCG? */
+static bool copy_tcg_erms(void)
+{
+	unsigned int a, b, c, d;
+
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d) || !(b & (1u << 9)))
+		return false;
+	return dfg_cpu_tcg();
 }
 
 /*
@@ -154,6 +161,11 @@ void dfg_copy_vec(void *dst, const void *src, size_t n)
 }
 
 #else /* !__x86_64__ */
+
+bool dfg_cpu_tcg(void)
+{
+	return false;
+}
 
 static bool copy_tcg_erms(void)
 {

@@ -44,6 +44,13 @@ void dfg_copy_vec(void *dst, const void *src, size_t n);
 bool dfg_copy_vec_on(void);
 
 /*
+ * Is the CPU QEMU's TCG (x86-64: hypervisor signature "TCGTCGTCGTCG"),
+ * where some instructions cost a trip through the emulator (`rep movsb`
+ * here, `pause` in the collectives' polls)? False elsewhere.
+ */
+bool dfg_cpu_tcg(void);
+
+/*
  * The band [*@lo, *@hi) of sizes dfg_copy() gives the loop when it is on:
  * where glibc 2.36 copies with `rep movsb` (copy.c, copy_band()): from its
  * rep_movsb_threshold (2 KiB, 2112 bytes with FSRM, 8 KiB with AVX2) up

@@ -414,6 +414,40 @@ TEST(yield_window_env)
 	unsetenv("DFG_COLL_YIELD_US");
 }
 
+/*
+ * DFG_COLL_STATS: calls between lines, 0..DFG_COLL_STATS_MAX, none unset;
+ * anything else refuses the team before it is joined.
+ */
+TEST(stats_env)
+{
+	static const char * const bad[] = {
+		"", "x", "12x", "-1", "100000001", "99999999999999999999",
+	};
+	unsigned long every;
+	struct dfg_team *t;
+
+	unsetenv("DFG_COLL_STATS");
+	ASSERT_EQ(0, dfg_coll_stats_every(&every));
+	EXPECT_EQ(0UL, every);
+	setenv("DFG_COLL_STATS", "0", 1);
+	ASSERT_EQ(0, dfg_coll_stats_every(&every));
+	EXPECT_EQ(0UL, every);
+	setenv("DFG_COLL_STATS", "100000000", 1);
+	ASSERT_EQ(0, dfg_coll_stats_every(&every));
+	EXPECT_EQ(DFG_COLL_STATS_MAX, every);
+	ASSERT_EQ(0, dfg_team_new(2, 1, &t));
+	free(t->stash);
+	free(t);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("DFG_COLL_STATS", bad[i], 1);
+		every = 7;
+		EXPECT_EQ(-EINVAL, dfg_coll_stats_every(&every))
+			TH_LOG("'%s'", bad[i]);
+		EXPECT_EQ(-EINVAL, dfg_team_new(2, 1, &t)) TH_LOG("'%s'", bad[i]);
+	}
+	unsetenv("DFG_COLL_STATS");
+}
+
 TEST(table_put)
 {
 	struct dfg_xport net = { .ops = &tbl_net_ops, .size = 4 };

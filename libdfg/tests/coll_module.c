@@ -9,6 +9,7 @@
  * through its exit status (0 ok, else the line of the first failure).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include <dfg/graph.h>
 
 #include "kselftest_harness.h"
+#include "copy.h"
 #include "devgraph.h"
 #include "coll_ref.h"
 
@@ -586,6 +588,128 @@ TEST_F_TIMEOUT(coll, yield_window_bounds_crowded, 600)
 	EXPECT_EQ(-EINVAL, dfg_team_join(self->gfd, "y", 2, 0, 20000, &t));
 	unsetenv("DFG_COLL_YIELD_US");
 	EXPECT_EQ(0, sysfs_long("pinned"));
+}
+
+/*
+ * Two members with CPUs to spare: under TCG (the test VM) their waits
+ * first look without a pause, with DFG_COLL_PREV=pause every look pauses
+ * (xport_shm.c, XSHM_TIGHT). Either way: small calls of every kind bit
+ * for bit, and mismatched arguments -EINVAL on both members, the team
+ * usable after.
+ */
+static int small_paths(struct dfg_team *t, unsigned int n, unsigned int r,
+		       void *arg)
+{
+	unsigned char s[2 * 16], d[2 * 16];
+	int32_t v[16] = { 0 }, w[16];
+	int ret = crowded(t, n, r, arg);
+
+	if (ret)
+		return ret;
+	memset(s, (int)r, sizeof(s));
+	CHECK(dfg_alltoall(t, s, d, 8 + r) == -EINVAL);
+	CHECK(dfg_allreduce(t, v, w, 8 + r, DFG_INT32, DFG_SUM) == -EINVAL);
+	CHECK(!dfg_alltoall(t, s, d, 16));
+	CHECK(d[0] == 0 && d[16] == 1);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, tight_and_paused_polls, 300)
+{
+	SKIP_IF_NO_TEAM();
+	unsetenv("DFG_COLL_PREV");
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, small_paths, NULL));
+	setenv("DFG_COLL_PREV", "pause", 1);
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, small_paths, NULL));
+	unsetenv("DFG_COLL_PREV");
+	EXPECT_EQ(0, sysfs_long("pinned"));
+}
+
+/*
+ * DFG_COLL_STATS=100: a member's 250 all-to-alls print two lines (the
+ * first call starts the clock; the 101st and 201st print) into its
+ * stderr, here a file, which it then reads back: its rank, the team's
+ * size, whether its waits look without a pause first, 100 calls, and
+ * counts that add up (every wait in one bin of the histogram, no more
+ * pauses than failed looks, at most one message to wait for per call).
+ */
+static int stats_lines(struct dfg_team *t, unsigned int n, unsigned int r,
+		       void *arg)
+{
+	unsigned int tight = *(const unsigned int *)arg, rr, nn, tt;
+	unsigned char s[2 * 8], d[2 * 8];
+	char path[64], line[512];
+	int lines = 0, fd;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/dfg-stats-%d-%u", (int)getppid(),
+		 r);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0600);
+	CHECK(fd >= 0);
+	CHECK(dup2(fd, 2) == 2);
+	close(fd);
+	for (int i = 0; i < 250; i++) {
+		for (unsigned int p = 0; p < n; p++)
+			memset(s + p * 8, (int)(r * 16 + p + i), 8);
+		CHECK(!dfg_alltoall(t, s, d, 8));
+		for (unsigned int p = 0; p < n; p++)
+			CHECK(d[p * 8] == (unsigned char)(p * 16 + r + i));
+	}
+	f = fopen(path, "r");
+	CHECK(f);
+	unlink(path);
+	while (fgets(line, sizeof(line), f)) {
+		double us, w[5], ready, polls, pauses, yields, sleeps, wakes;
+		unsigned long long h[7], hsum = 0;
+		unsigned long long seq;
+		unsigned long calls;
+
+		CHECK(sscanf(line, "dfg-stats shm rank=%u size=%u tight=%u "
+			     "seq=%llu calls=%lu us/call=%lf per call: "
+			     "waits msg=%lf room=%lf begun=%lf word=%lf "
+			     "all=%lf ready=%lf polls=%lf pauses=%lf "
+			     "yields=%lf sleeps=%lf wakes=%lf "
+			     "hist=%llu/%llu/%llu/%llu/%llu/%llu/%llu",
+			     &rr, &nn, &tt, &seq, &calls, &us, &w[0], &w[1],
+			     &w[2], &w[3], &w[4], &ready, &polls, &pauses,
+			     &yields, &sleeps, &wakes, &h[0], &h[1], &h[2],
+			     &h[3], &h[4], &h[5], &h[6]) == 24);
+		CHECK(rr == r && nn == n && tt == tight && calls == 100);
+		CHECK(us > 0 && w[0] > 0 && w[0] <= 1.0);
+		CHECK(pauses <= polls && ready <= w[0] + w[1] + w[2] + w[3] +
+						 w[4] + 0.005);
+		for (int i = 0; i < 7; i++)
+			hsum += h[i];
+		CHECK(hsum == (unsigned long long)((w[0] + w[1] + w[2] + w[3] +
+						    w[4]) * 100 + 0.5));
+		lines++;
+	}
+	fclose(f);
+	CHECK(lines == 2);
+	return 0;
+}
+
+TEST_F_TIMEOUT(coll, stats_every_k_calls, 300)
+{
+	unsigned int tight = dfg_cpu_tcg() ? 1024 : 0, none = 0;
+
+	SKIP_IF_NO_TEAM();
+	if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+		tight = 0;
+	setenv("DFG_COLL_STATS", "100", 1);
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, stats_lines, &tight));
+	setenv("DFG_COLL_PREV", "pause", 1);
+	EXPECT_EQ(0, run_team(_metadata, self->gfd, 2, stats_lines, &none));
+	unsetenv("DFG_COLL_PREV");
+	/* Refused before the join: no wait for the other member. */
+	setenv("DFG_COLL_STATS", "x", 1);
+	{
+		struct dfg_team *t;
+
+		EXPECT_EQ(-EINVAL,
+			  dfg_team_join(self->gfd, "s", 2, 0, 20000, &t));
+	}
+	unsetenv("DFG_COLL_STATS");
 }
 
 /* Bad arguments: errors on every member, never a crash or a hang. */
