@@ -920,11 +920,17 @@ static int hier_lead_alltoall(struct dfg_call *c, const void *sl, void *rl,
 }
 
 /*
- * A hierarchical all-to-all's bytes: *@row, one rank's send buffer;
- * *@tile, the leaders' block (@pad members by @pad, so that it is the
- * same for every pair of machines); *@sz, this rank's private memory (its
- * machine's send buffers, and on a leader the leaders' send and receive
- * buffers). False when they do not fit a size_t.
+ * A member's part of the node's allgather: a flag (its arguments are
+ * unusable), then its send buffer.
+ */
+#define HIER_A2A_HDR	sizeof(__u64)
+
+/*
+ * A hierarchical all-to-all's bytes: *@row, one member's part of the
+ * node's allgather; *@tile, the leaders' block (@pad members by @pad, so
+ * that it is the same for every pair of machines); *@sz, this rank's
+ * private memory (its machine's parts, and on a leader the leaders' send
+ * and receive buffers). False when they do not fit a size_t.
  */
 static bool hier_a2a_sizes(const struct dfg_hier *h, bool lead, size_t b,
 			   unsigned int n, unsigned int nk, unsigned int pad,
@@ -933,6 +939,7 @@ static bool hier_a2a_sizes(const struct dfg_hier *h, bool lead, size_t b,
 	size_t both;
 
 	if (__builtin_mul_overflow(b, (size_t)n, row) ||
+	    __builtin_add_overflow(*row, HIER_A2A_HDR, row) ||
 	    __builtin_mul_overflow(*row, (size_t)nk, sz) ||
 	    __builtin_mul_overflow(b, (size_t)pad * pad, tile))
 		return false;
@@ -941,11 +948,17 @@ static bool hier_a2a_sizes(const struct dfg_hier *h, bool lead, size_t b,
 		!__builtin_add_overflow(*sz, both, sz));
 }
 
+/* Node rank @l's block for rank @r in the node's allgather @g. */
+static const char *hier_a2a_block(const char *g, size_t row, unsigned int l,
+				  unsigned int r, size_t b)
+{
+	return g + l * row + HIER_A2A_HDR + r * b;
+}
+
 /*
  * The leader's tile for each other machine m, at @sl + m * @tile: the
  * blocks this machine's members (node rank l) send m's members (node
- * rank q), at (l * nsize[m] + q) * @b, from the node's send buffers @g
- * (node rank l's at @g + l * @row).
+ * rank q), at (l * nsize[m] + q) * @b, from the node's allgather @g.
  */
 static void hier_a2a_pack(const struct dfg_hier *h, unsigned int k,
 			  unsigned int n, const char *g, size_t row, char *sl,
@@ -959,8 +972,36 @@ static void hier_a2a_pack(const struct dfg_hier *h, unsigned int k,
 		for (unsigned int l = 0; l < h->nsize[k]; l++)
 			dfg_copy(sl + m * tile + (l * h->nsize[m] +
 						  h->lrank[r]) * b,
-				 g + l * row + r * b, b);
+				 hier_a2a_block(g, row, l, r, b), b);
 	}
+}
+
+/*
+ * The node's allgather of every member's flag and send buffer into @g;
+ * this rank's own failure @ret (its arguments, or blocks too large to
+ * stage) travels as its flag, so every member of the machine fails.
+ */
+static int hier_a2a_gather(struct dfg_call *c, char *g, size_t row, int ret)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int nk = h->nsize[h->node_of[c->t->rank]];
+	char *mine = g + h->lrank[c->t->rank] * row;
+	__u64 flag = ret != 0;
+	int nret = 0;
+
+	memcpy(mine, &flag, sizeof(flag));
+	if (!ret)
+		dfg_copy(mine + HIER_A2A_HDR, c->sbuf, row - HIER_A2A_HDR);
+	if (h->node)
+		nret = dfg_allgather(hier_node(c, 0), DFG_IN_PLACE, g, row);
+	if (ret)
+		return ret;
+	for (unsigned int l = 0; !nret && l < nk; l++) {
+		memcpy(&flag, g + l * row, sizeof(flag));
+		if (flag)
+			nret = -EINVAL;
+	}
+	return nret;
 }
 
 /*
@@ -972,7 +1013,8 @@ static void hier_a2a_pack(const struct dfg_hier *h, unsigned int k,
  *  1. The node's allgather of the members' send buffers (the node team
  *     has no gather, and every member needs its machine's blocks for it:
  *     the blocks between a machine's ranks go through shared memory
- *     only, taken from there by each member).
+ *     only, taken from there by each member), each behind a flag that
+ *     says the member's arguments are unusable.
  *  2. The leaders' all-to-all of one tile per pair of machines, packed
  *     by the leader (hier_a2a_pack()), padded to the largest machine.
  *  3. The leader's broadcast of what arrived from the other machines,
@@ -987,31 +1029,29 @@ int dfg_hier_alltoall(struct dfg_call *c, int err)
 	struct dfg_hier *h = c->t->hier;
 	unsigned int n = c->t->size, me = c->t->rank, k = h->node_of[me];
 	unsigned int nk = h->nsize[k], pad = 0;
-	size_t b = c->count, row = 0, tile = 0, sz = 0, off = 0;
-	char *g = NULL, *rbuf = c->rbuf;
+	size_t b = c->count, row, tile, sz, off = 0;
+	char *g, *rbuf = c->rbuf;
 	int ret = err, lret;
 
 	for (unsigned int i = 0; i < h->nodes; i++)
 		pad = h->nsize[i] > pad ? h->nsize[i] : pad;
-	if (!ret && !hier_a2a_sizes(h, h->lead, b, n, nk, pad, &row, &tile,
-				    &sz))
+	if (!hier_a2a_sizes(h, h->lead, b, n, nk, pad, &row, &tile, &sz)) {
+		/* A part of a flag alone: the others' differ, they fail. */
+		row = HIER_A2A_HDR;
+		sz = nk * row;
+		tile = 0;
+		ret = ret ? ret : -ENOMEM;
+	}
+	g = hier_tmp(h, sz);
+	if (g)
+		ret = hier_a2a_gather(c, g, row, ret);
+	else
 		ret = -ENOMEM;
-	if (!ret) {
-		g = hier_tmp(h, sz ? sz : 1);
-		if (!g)
-			ret = -ENOMEM;
-	}
-	if (!ret) {
-		dfg_copy(g + h->lrank[me] * row, c->sbuf, row);
-		if (h->node)
-			ret = dfg_allgather(hier_node(c, 0), DFG_IN_PLACE, g,
-					    row);
-	}
 	/* Our machine's blocks for us (the send buffer is in @g now). */
 	for (unsigned int r = 0; !ret && b && r < n; r++)
 		if (h->node_of[r] == k)
-			dfg_copy(rbuf + r * b, g + h->lrank[r] * row + me * b,
-				 b);
+			dfg_copy(rbuf + r * b,
+				 hier_a2a_block(g, row, h->lrank[r], me, b), b);
 	/*
 	 * The leaders' exchange runs to its end unless a member is lost:
 	 * a leader whose machine failed takes part with nothing.
