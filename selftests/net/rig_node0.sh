@@ -240,7 +240,8 @@ check "pages back to baseline on both nodes after the kill" '^pages' \
 # the network (in the leaders' exchange), node0's other rank from its
 # leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms
 # seen in a hierarchical barrier, which the host test hier_death and the
-# flat kill above still cover). mpirun then lingers until its timeout (the survivors' lines are
+# flat kill above still cover; 69 ms in an alltoall, node0's ranks 29 ms
+# apart, one loaded run). mpirun then lingers until its timeout (the survivors' lines are
 # out by then: the flat kill check above ends in about 20 s; why it
 # lingers is not found yet), so the timeout is short: 150 s (75 s was
 # too short on a loaded host: no survivor had printed yet).
