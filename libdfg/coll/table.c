@@ -102,7 +102,7 @@ struct dfg_coll_opdef {
  * (hier.c: the leaders exchange one message per pair of machines, on
  * the put algorithm, so it needs what PUT needs); above, PUT.
  */
-#define HIER_A2A	(4U << 10)
+#define HIER_A2A	(2U << 10)
 
 static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 	[DFG_COLL_ALLREDUCE] = { "allreduce", {

@@ -1394,8 +1394,8 @@ static void *hier_main(void *arg)
 	 * alltoall, where the network has the put algorithm's operations
 	 * (not over the late transport): block j of rank i lands as block
 	 * i on rank j, whatever the machines; hier forced at every size
-	 * (the leaders' rendezvous at the largest), the table's choice at
-	 * a small block.
+	 * (the leaders' rendezvous at the largest), the table's choice
+	 * (hier, and put above 2 KiB blocks) between.
 	 */
 	for (size_t ci = 0; a2a && ci < sizeof(counts) / sizeof(counts[0]);
 	     ci++) {
@@ -1409,7 +1409,9 @@ static void *hier_main(void *arg)
 				  DFG_ALGO_HIER : DFG_ALGO_AUTO);
 		memset(rbuf, 0x3c, n * b);
 		ret = dfg_alltoall(t, in[c->rank], rbuf, b);
-		ok = !ret && hier_used(t, DFG_COLL_ALLTOALL);
+		/* the table's choice: hier up to 2 KiB blocks, else put */
+		ok = !ret && hier_used(t, DFG_COLL_ALLTOALL) ==
+			     ((ci & 1) || b <= 2048);
 		for (unsigned int r = 0; r < n; r++)
 			ok &= !memcmp(rbuf + r * b,
 				      (char *)in[r] + c->rank * b, b);
@@ -1656,14 +1658,14 @@ TEST(hier_setup)
 	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_HIER;
 	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
-	/* ... there up to 4 KiB blocks, forced at any size */
+	/* ... there up to 2 KiB blocks, forced at any size */
 	t.x = &net;
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL,
 					       SIZE_MAX));
 	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_AUTO;
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
-	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 4096));
-	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 4097));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2048));
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2049));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));

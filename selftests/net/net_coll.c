@@ -16,7 +16,7 @@
  * split), and the table's choice must be hier; allgather and barrier run
  * both hierarchical and flat (forced direct), the allgather's layout
  * checked against rank order in both; alltoall runs the table's choice
- * (hier up to 4 KiB blocks) and hier forced, at every size.
+ * (hier up to 2 KiB blocks) and hier forced, at every size.
  *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
@@ -279,7 +279,7 @@ static void moves(struct dfg_team *t, size_t b)
 		      DFG_ALGO_HIER, "broadcast hier chosen", b, 0);
 	/*
 	 * alltoall: block j of rank i's input lands as block i on rank j;
-	 * the table's choice (hier up to 4 KiB blocks where the hierarchy
+	 * the table's choice (hier up to 2 KiB blocks where the hierarchy
 	 * exists, else put), and there hier forced at every size: each
 	 * pair of nodes' blocks in one message between their leaders.
 	 */
@@ -290,7 +290,7 @@ static void moves(struct dfg_team *t, size_t b)
 		memset(rbuf, 0x3c, b * size);
 		ret = dfg_alltoall(t, sbuf, rbuf, b);
 		ok = !hier || (dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) ==
-			       DFG_ALGO_HIER) == (k || b <= 4096);
+			       DFG_ALGO_HIER) == (k || b <= 2048);
 		for (int r = 0; r < size; r++)
 			ok &= !memcmp(rbuf + r * b, (char *)in[r] + rank * b,
 				      b);

@@ -143,7 +143,7 @@ check "dfg collectives across the nodes, team from dfg_team_from_pmix" \
 # connections: the team is hierarchical (each node's two ranks in a kernel
 # team, the nodes' leaders over rxe0), and every reduction, broadcast,
 # allgather, barrier and alltoall runs both flat and hierarchical
-# (DFG_ALGO_HIER, the default there; alltoall's up to 4 KiB blocks).
+# (DFG_ALGO_HIER, the default there; alltoall's up to 2 KiB blocks).
 check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
