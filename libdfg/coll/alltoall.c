@@ -3,7 +3,8 @@
  * libdfg collectives: dfg_alltoall() and dfg_alltoallv(), the all-to-all
  * engine (alltoall_tiles.c) bound to the team's transport (xport.h);
  * across machines the table takes the put algorithm instead
- * (alltoall_put.c).
+ * (alltoall_put.c), and for a fixed all-to-all of small blocks on a team
+ * with several members on a machine the hierarchy (hier.c).
  *
  * At a team's first all-to-all every member maps and exposes its engine
  * area (kept until the team is left) and sends its key to every peer in
@@ -367,10 +368,11 @@ int dfg_alltoall(struct dfg_team *t, const void *sbuf, void *rbuf,
 	if (block > SIZE_MAX / t->size || sbuf == DFG_IN_PLACE ||
 	    (block && (!sbuf || !rbuf)))
 		ac.err = -EINVAL;
-	if (c.algo == DFG_ALGO_PUT) {
+	if (c.algo == DFG_ALGO_PUT || c.algo == DFG_ALGO_HIER) {
 		c.sbuf = sbuf;
 		c.rbuf = rbuf;
-		ret = dfg_put_alltoall(&c, ac.err);
+		ret = c.algo == DFG_ALGO_HIER ? dfg_hier_alltoall(&c, ac.err) :
+						dfg_put_alltoall(&c, ac.err);
 		return dfg_call_end(&c, ret);
 	}
 	if (c.algo == DFG_ALGO_INBOX && !ac.err) {
@@ -408,9 +410,14 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
 	if (ret)
 		return ret;
-	/* Per-peer counts: always the engine. */
+	/*
+	 * Per-peer counts: never the inbox; no hierarchy yet (the put
+	 * algorithm, which the hierarchy implies the transport has).
+	 */
 	if (c.algo == DFG_ALGO_INBOX)
 		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_TILES;
+	if (c.algo == DFG_ALGO_HIER)
+		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	ac.scounts = scounts;

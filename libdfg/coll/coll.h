@@ -577,6 +577,13 @@ int dfg_hier_broadcast(struct dfg_call *c);
 int dfg_hier_allgather(struct dfg_call *c);
 int dfg_hier_barrier(struct dfg_call *c);
 /*
+ * Fixed-block all-to-all over the hierarchy (c->count: the block; @err:
+ * this rank's arguments are unusable, it takes part and fails with
+ * -EINVAL). Needs the put algorithm on the leaders (dfg_put_fits() of
+ * the team: the table sees to it).
+ */
+int dfg_hier_alltoall(struct dfg_call *c, int err);
+/*
  * Fixed-block all-to-all through the inbox (c->count: the block). Its
  * call messages carry op DFG_A2A_OP_INBOX, an engine call's (alltoall.c)
  * op 0: *@engine tells that a peer took the engine in this call (its

@@ -203,6 +203,36 @@ static int sub_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
 	return s->up->ops->wait_begun(s->up, s->map[peer], seq);
 }
 
+/*
+ * The put all-to-all's operations (alltoall_put.c), which the leaders'
+ * all-to-all runs: they use words in memory the leaders exposed, none of
+ * the parent's atomic words. Only a parent that has them is asked.
+ */
+static int sub_fence(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->fence ? s->up->ops->fence(s->up) : -EOPNOTSUPP;
+}
+
+static int sub_complete_local(struct dfg_xport *x)
+{
+	struct xsub *s = to_xsub(x);
+
+	return s->up->ops->complete_local ?
+	       s->up->ops->complete_local(s->up) : -EOPNOTSUPP;
+}
+
+static int sub_wait_eq(struct dfg_xport *x, const __u64 *word, __u64 value,
+		       unsigned int src)
+{
+	struct xsub *s = to_xsub(x);
+
+	if (!s->up->ops->wait_eq || src >= x->size)
+		return -EOPNOTSUPP;
+	return s->up->ops->wait_eq(s->up, word, value, s->map[src]);
+}
+
 static int sub_begin(struct dfg_xport *x, __u64 seq)
 {
 	struct xsub *s = to_xsub(x);
@@ -262,7 +292,8 @@ static const struct dfg_xport_ops sub_ops = {
 	.fadd = sub_fadd, .wait = sub_wait, .peek = sub_peek,
 	.msg_send = sub_msg_send, .msg_recv = sub_msg_recv,
 	.inbox = sub_inbox, .wait_begun = sub_wait_begun,
-	.begin = sub_begin, .abort = sub_abort, .abort_why = sub_abort_why,
+	.fence = sub_fence, .complete_local = sub_complete_local,
+	.wait_eq = sub_wait_eq, .begin = sub_begin, .abort = sub_abort, .abort_why = sub_abort_why,
 	.why = sub_why, .broken = sub_broken,
 	.release = sub_release, .destroy = sub_destroy,
 };
@@ -863,5 +894,204 @@ int dfg_hier_barrier(struct dfg_call *c)
 		ret = hier_lead_end(c, dfg_barrier(hier_lead_begin(c)));
 	if (!ret && h->node)
 		ret = dfg_barrier(hier_node(c, 1));
+	return hier_done(c, ret);
+}
+
+/*
+ * The leaders' all-to-all: one block of @tile bytes per pair of
+ * machines, by the put algorithm (alltoall_put.c), whose words live in
+ * memory the leaders exposed: the parent's atomic words, which the
+ * parent's own all-to-all engine counts arrivals on, stay untouched.
+ * @bad: this machine's step failed (a mismatch, an error, not a death);
+ * the leader takes part all the same, with unusable arguments, so that
+ * every leader ends the exchange with -EINVAL and no leader's landing
+ * slots are left half used (a put all-to-all that fails half way fails
+ * the team's later ones).
+ */
+static int hier_lead_alltoall(struct dfg_call *c, const void *sl, void *rl,
+			      size_t tile, bool bad)
+{
+	struct dfg_team *lead = hier_lead_begin(c);
+	int ret;
+
+	lead->force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
+	ret = dfg_alltoall(lead, bad ? DFG_IN_PLACE : sl, rl, bad ? 0 : tile);
+	return hier_lead_end(c, ret);
+}
+
+/*
+ * A member's part of the node's allgather: a flag (its arguments are
+ * unusable), then its send buffer.
+ */
+#define HIER_A2A_HDR	sizeof(__u64)
+
+/*
+ * A hierarchical all-to-all's bytes: *@row, one member's part of the
+ * node's allgather; *@tile, the leaders' block (@pad members by @pad, so
+ * that it is the same for every pair of machines); *@sz, this rank's
+ * private memory (its machine's parts, and on a leader the leaders' send
+ * and receive buffers). False when they do not fit a size_t.
+ */
+static bool hier_a2a_sizes(const struct dfg_hier *h, bool lead, size_t b,
+			   unsigned int n, unsigned int nk, unsigned int pad,
+			   size_t *row, size_t *tile, size_t *sz)
+{
+	size_t both;
+
+	if (__builtin_mul_overflow(b, (size_t)n, row) ||
+	    __builtin_add_overflow(*row, HIER_A2A_HDR, row) ||
+	    __builtin_mul_overflow(*row, (size_t)nk, sz) ||
+	    __builtin_mul_overflow(b, (size_t)pad * pad, tile))
+		return false;
+	return !lead ||
+	       (!__builtin_mul_overflow(*tile, 2 * (size_t)h->nodes, &both) &&
+		!__builtin_add_overflow(*sz, both, sz));
+}
+
+/* Node rank @l's block for rank @r in the node's allgather @g. */
+static const char *hier_a2a_block(const char *g, size_t row, unsigned int l,
+				  unsigned int r, size_t b)
+{
+	return g + l * row + HIER_A2A_HDR + r * b;
+}
+
+/*
+ * The leader's tile for each other machine m, at @sl + m * @tile: the
+ * blocks this machine's members (node rank l) send m's members (node
+ * rank q), at (l * nsize[m] + q) * @b, from the node's allgather @g.
+ */
+static void hier_a2a_pack(const struct dfg_hier *h, unsigned int k,
+			  unsigned int n, const char *g, size_t row, char *sl,
+			  size_t tile, size_t b)
+{
+	for (unsigned int r = 0; r < n; r++) {
+		unsigned int m = h->node_of[r];
+
+		if (m == k)
+			continue;
+		for (unsigned int l = 0; l < h->nsize[k]; l++)
+			dfg_copy(sl + m * tile + (l * h->nsize[m] +
+						  h->lrank[r]) * b,
+				 hier_a2a_block(g, row, l, r, b), b);
+	}
+}
+
+/*
+ * The node's allgather of every member's flag and send buffer into @g;
+ * this rank's own failure @ret (its arguments, or blocks too large to
+ * stage) travels as its flag, so every member of the machine fails.
+ */
+static int hier_a2a_gather(struct dfg_call *c, char *g, size_t row, int ret)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int nk = h->nsize[h->node_of[c->t->rank]];
+	char *mine = g + h->lrank[c->t->rank] * row;
+	__u64 flag = ret != 0;
+	int nret = 0;
+
+	memcpy(mine, &flag, sizeof(flag));
+	if (!ret)
+		dfg_copy(mine + HIER_A2A_HDR, c->sbuf, row - HIER_A2A_HDR);
+	if (h->node)
+		nret = dfg_allgather(hier_node(c, 0), DFG_IN_PLACE, g, row);
+	if (ret)
+		return ret;
+	for (unsigned int l = 0; !nret && l < nk; l++) {
+		memcpy(&flag, g + l * row, sizeof(flag));
+		if (flag)
+			nret = -EINVAL;
+	}
+	return nret;
+}
+
+/*
+ * alltoall (@c->count bytes a block; @err: this rank's arguments are
+ * unusable), patent 003's tiles with a machine as subgroup: each machine
+ * is a source and a destination subgroup, its leader the repacking
+ * instance of the tiles it sends, and the blocks that one machine's
+ * members send another's travel as one message.
+ *  1. The node's allgather of the members' send buffers (the node team
+ *     has no gather, and every member needs its machine's blocks for it:
+ *     the blocks between a machine's ranks go through shared memory
+ *     only, taken from there by each member), each behind a flag that
+ *     says the member's arguments are unusable.
+ *  2. The leaders' all-to-all of one tile per pair of machines, packed
+ *     by the leader (hier_a2a_pack()), padded to the largest machine.
+ *  3. The leader's broadcast of what arrived from the other machines,
+ *     without the padding (each machine's blocks, by source then
+ *     destination node rank), from which each member takes its own.
+ * Members that disagree on the block fail the node's allgather, or the
+ * leaders' exchange (its blocks are equal: a block that differs on any
+ * leader fails it on all), and every rank returns -EINVAL.
+ */
+int dfg_hier_alltoall(struct dfg_call *c, int err)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int n = c->t->size, me = c->t->rank, k = h->node_of[me];
+	unsigned int nk = h->nsize[k], pad = 0;
+	size_t b = c->count, row, tile, sz, off = 0;
+	char *g, *rbuf = c->rbuf;
+	int ret = err, lret;
+
+	for (unsigned int i = 0; i < h->nodes; i++)
+		pad = h->nsize[i] > pad ? h->nsize[i] : pad;
+	if (!hier_a2a_sizes(h, h->lead, b, n, nk, pad, &row, &tile, &sz)) {
+		/* A part of a flag alone: the others' differ, they fail. */
+		row = HIER_A2A_HDR;
+		sz = nk * row;
+		tile = 0;
+		ret = ret ? ret : -ENOMEM;
+	}
+	g = hier_tmp(h, sz);
+	if (g)
+		ret = hier_a2a_gather(c, g, row, ret);
+	else
+		ret = -ENOMEM;
+	/* Our machine's blocks for us (the send buffer is in @g now). */
+	for (unsigned int r = 0; !ret && b && r < n; r++)
+		if (h->node_of[r] == k)
+			dfg_copy(rbuf + r * b,
+				 hier_a2a_block(g, row, h->lrank[r], me, b), b);
+	/*
+	 * The leaders' exchange runs to its end unless a member is lost:
+	 * a leader whose machine failed takes part with nothing.
+	 */
+	if (h->lead && ret != -EOWNERDEAD && ret != -ECANCELED) {
+		char *sl = ret ? NULL : g + nk * row;
+		char *rl = ret ? NULL : sl + h->nodes * tile;
+
+		if (!ret)
+			hier_a2a_pack(h, k, n, g, row, sl, tile, b);
+		lret = hier_lead_alltoall(c, sl, rl, tile, ret != 0);
+		if (!ret) {
+			ret = lret;
+			/* Unpadded, into @g: its blocks are all taken. */
+			for (unsigned int m = 0; !ret && m < h->nodes; m++) {
+				size_t len = (size_t)h->nsize[m] * nk * b;
+
+				if (m == k)
+					continue;
+				dfg_copy(g + off, rl + m * tile, len);
+				off += len;
+			}
+		} else {
+			/* The reason is this machine's, not the echo. */
+			h->lead->why = 0;
+		}
+	}
+	if (!ret && h->node)
+		ret = hier_node_bcast(c, g, (n - nk) * nk * b, 0);
+	/* Block (source node rank l of machine m, us) of machine m's part. */
+	off = 0;
+	for (unsigned int m = 0; !ret && b && m < h->nodes; m++) {
+		if (m == k)
+			continue;
+		for (unsigned int r = 0; r < n; r++)
+			if (h->node_of[r] == m)
+				dfg_copy(rbuf + r * b, g + off +
+					 (h->lrank[r] * nk + h->lrank[me]) * b,
+					 b);
+		off += (size_t)h->nsize[m] * nk * b;
+	}
 	return hier_done(c, ret);
 }

@@ -56,7 +56,11 @@
  * size, since every other algorithm would send the members of one
  * machine to each other through the network transport (its auto_max of 0
  * keeps it out of the size rule); forced on a team without the
- * hierarchy, the table chooses as if not forced.
+ * hierarchy, the table chooses as if not forced. All-to-all is the
+ * exception: its hierarchy runs the put algorithm among the leaders, so
+ * it exists only where PUT does, and the table takes it for blocks up to
+ * HIER_A2A only (a fixed all-to-all; alltoallv has no hierarchy yet and
+ * takes PUT).
  */
 struct dfg_coll_algodef {
 	const char	*name;
@@ -93,6 +97,12 @@ struct dfg_coll_opdef {
  * but one point at 1.35, 0.65-0.97 at N = 4 for 64-256 KiB.
  */
 #define INBOX_FIT	SIZE_MAX
+/*
+ * All-to-all's blocks up to which a team with a hierarchy takes it
+ * (hier.c: the leaders exchange one message per pair of machines, on
+ * the put algorithm, so it needs what PUT needs); above, PUT.
+ */
+#define HIER_A2A	(2U << 10)
 
 static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 	[DFG_COLL_ALLREDUCE] = { "allreduce", {
@@ -158,6 +168,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
 		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT, NULL },
 		[DFG_ALGO_PUT]		= { "put", 0, NULL },
+		[DFG_ALGO_HIER]		= { "hier", 0, NULL },
 	} },
 	/* no payload: dissemination over the team's words, or hier */
 	[DFG_COLL_BARRIER] = { "barrier", {
@@ -193,9 +204,13 @@ enum dfg_coll_algo dfg_coll_pick(const struct dfg_team *t,
 	    t->force[kind] != DFG_ALGO_PUT)
 		return t->force[kind];
 	/* Here the force is auto or does not apply (inbox, hier, put). */
+	if (kind == DFG_COLL_ALLTOALL && t->hier && dfg_put_fits(t) &&
+	    (t->force[kind] == DFG_ALGO_HIER ||
+	     (t->force[kind] == DFG_ALGO_AUTO && bytes <= HIER_A2A)))
+		return DFG_ALGO_HIER;
 	if (a[DFG_ALGO_PUT].name && dfg_put_fits(t))
 		return DFG_ALGO_PUT;
-	if (t->hier && a[DFG_ALGO_HIER].name &&
+	if (t->hier && a[DFG_ALGO_HIER].name && kind != DFG_COLL_ALLTOALL &&
 	    (t->force[kind] == DFG_ALGO_AUTO ||
 	     t->force[kind] == DFG_ALGO_HIER))
 		return DFG_ALGO_HIER;

@@ -883,6 +883,69 @@ static const struct dfg_xport_ops fx_ops = {
 	.destroy = fx_destroy,
 };
 
+/*
+ * The network's operations of the put algorithm over the in-process
+ * transport (the hierarchy's all-to-all runs it among the leaders):
+ * puts are copies made at once, so nothing is left to complete locally;
+ * each rings the peer's bell for its waiters.
+ */
+static int fx_put_ring(struct dfg_xport *x, unsigned int peer,
+		       const struct dfg_xkey *key, size_t off,
+		       const void *local, const struct dfg_xkey *lkey,
+		       size_t len)
+{
+	int ret = fx_put(x, peer, key, off, local, lkey, len);
+
+	if (ret >= 0 && peer < x->size)
+		fx_ring(fx_w(x), peer);
+	return ret;
+}
+
+static int fx_fence(struct dfg_xport *x)
+{
+	(void)x;
+	atomic_thread_fence(memory_order_seq_cst);
+	return 0;
+}
+
+static int fx_complete_local(struct dfg_xport *x)
+{
+	(void)x;
+	return 0;
+}
+
+static int fx_wait_eq(struct dfg_xport *x, const __u64 *word, __u64 value,
+		      unsigned int src)
+{
+	_Atomic __u32 *bell = &fx_w(x)->bell[x->rank];
+	struct timespec tmo = { .tv_nsec = 100 * 1000 * 1000 };
+	__u32 b;
+	int ret;
+
+	for (;;) {
+		b = atomic_load(bell);
+		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value)
+			return 0;
+		ret = fx_check(x, src);
+		if (ret && __atomic_load_n(word, __ATOMIC_ACQUIRE) != value)
+			return ret;
+		syscall(SYS_futex, bell, FUTEX_WAIT_PRIVATE, b, &tmo, NULL, 0);
+	}
+}
+
+/* fx_ops and the above: set up by fx_net_init(). */
+static struct dfg_xport_ops fx_net_ops;
+
+static void fx_net_init(void)
+{
+	fx_net_ops = fx_ops;
+	fx_net_ops.name = "test-net";
+	fx_net_ops.put = fx_put_ring;
+	fx_net_ops.fence = fx_fence;
+	fx_net_ops.complete_local = fx_complete_local;
+	fx_net_ops.wait_eq = fx_wait_eq;
+}
+
 /* ------------------------------------------------------------------------
  * Algorithms over the in-process transport
  * ------------------------------------------------------------------------
@@ -1233,6 +1296,7 @@ static void *hier_main(void *arg)
 	struct dfg_team *t = &c->t, *nt = NULL;
 	unsigned int n = t->size, call = 0;
 	size_t maxc = 40000 * n;
+	bool a2a = t->x->ops->wait_eq;
 	void **in = calloc(n, sizeof(*in));
 	char *sbuf = malloc(maxc * 8), *rbuf = malloc(maxc * 8);
 	char *ref = malloc(maxc * 8);
@@ -1360,10 +1424,60 @@ static void *hier_main(void *arg)
 		if (ret)
 			fail(c, "hier barrier", ret);
 	}
+	/*
+	 * alltoall, where the network has the put algorithm's operations
+	 * (not over the late transport): block j of rank i lands as block
+	 * i on rank j, whatever the machines; hier forced at every size
+	 * (the leaders' rendezvous at the largest), the table's choice
+	 * (hier, and put above 2 KiB blocks) between.
+	 */
+	for (size_t ci = 0; a2a && ci < sizeof(counts) / sizeof(counts[0]);
+	     ci++) {
+		size_t b = counts[ci] * 4 + ci;
+		int ok;
+
+		call++;
+		for (unsigned int r = 0; r < n; r++)
+			ref_fill(in[r], (n * b + 3) / 4, DFG_INT32, r, call);
+		dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, ci & 1 ?
+				  DFG_ALGO_HIER : DFG_ALGO_AUTO);
+		memset(rbuf, 0x3c, n * b);
+		ret = dfg_alltoall(t, in[c->rank], rbuf, b);
+		/* the table's choice: hier up to 2 KiB blocks, else put */
+		ok = !ret && hier_used(t, DFG_COLL_ALLTOALL) ==
+			     ((ci & 1) || b <= 2048);
+		for (unsigned int r = 0; r < n; r++)
+			ok &= !memcmp(rbuf + r * b,
+				      (char *)in[r] + c->rank * b, b);
+		if (!ok)
+			fail(c, "hier alltoall", ret);
+	}
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	for (size_t k = 0; k < sizeof(hier_kinds) / sizeof(hier_kinds[0]);
 	     k++)
 		if (!hier_used(t, hier_kinds[k]))
 			fail(c, "hier not chosen", hier_kinds[k]);
+	/*
+	 * alltoall's blocks differ between ranks, then one rank's
+	 * arguments are unusable: -EINVAL everywhere, and the next call
+	 * works (the leaders' exchange ran to its end both times).
+	 */
+	for (int i = 0; a2a && i < 3; i++) {
+		bool good = i == 2;
+		const void *sb = !good && i && c->rank == 1 ? DFG_IN_PLACE :
+				 in[c->rank];
+		int ok;
+
+		ret = dfg_alltoall(t, sb, rbuf, i ? 64 : 64 + c->rank);
+		/* -EPROTO: told by an abort (this transport has no reasons) */
+		ok = good ? !ret : ret == -EINVAL || ret == -EPROTO;
+		for (unsigned int r = 0; good && r < n; r++)
+			ok &= !memcmp(rbuf + r * 64,
+				      (char *)in[r] + c->rank * 64, 64);
+		if (!ok || !hier_used(t, DFG_COLL_ALLTOALL))
+			fail(c, good ? "hier alltoall after errors" :
+			     "hier alltoall mismatched", ret);
+	}
 	/* Mismatched counts: an error everywhere, nobody hangs... */
 	ret = dfg_allreduce(t, sbuf, rbuf, 64 + c->rank, DFG_INT32, DFG_SUM);
 	if (ret != -EINVAL && ret != -EPROTO)
@@ -1432,6 +1546,8 @@ static void *hier_main(void *arg)
 				ret = dfg_allgather(t, sbuf, rbuf, 1000);
 			else if (h->dkind == DFG_COLL_BARRIER)
 				ret = dfg_barrier(t);
+			else if (h->dkind == DFG_COLL_ALLTOALL)
+				ret = dfg_alltoall(t, sbuf, rbuf, 1000);
 			else
 				ret = dfg_allreduce(t, sbuf, rbuf, 1000,
 						    DFG_FLOAT64, DFG_SUM);
@@ -1468,6 +1584,7 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 	w->size = n;
 	/* The network: no load/store, no inbox. */
 	w->no_ptr = true;
+	fx_net_init();
 	for (unsigned int r = 0; r < n; r++) {
 		struct rank_ctx *c = &h[r].c;
 
@@ -1489,6 +1606,9 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 		h[r].victim = victim;
 		h[r].dkind = dkind;
 		rank_ctx_init(c, w, r, n, late);
+		/* The put algorithm's operations, not over the late one. */
+		if (!late)
+			c->fx.x.ops = &fx_net_ops;
 	}
 	for (unsigned int r = 0; r < n; r++)
 		ASSERT_EQ(0, pthread_create(&th[r], NULL, hier_main, &h[r]));
@@ -1505,6 +1625,7 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 		}
 		free(c->t.stash);
 		dfg_inbox_free(&c->t);
+		dfg_put_free(&c->t);
 		if (late) {
 			EXPECT_EQ(0, c->late.nr);
 			late_destroy(&c->late.x);
@@ -1540,6 +1661,7 @@ TEST(hier_setup)
 	struct fx fx = { .x = { .ops = &fx_ops, .rank = 1, .size = 4 },
 			 .w = w };
 	struct dfg_team t = { .rank = 1, .size = 4, .x = &fx.x };
+	struct dfg_xport net = { .ops = &tbl_net_ops, .size = 4 };
 	enum dfg_coll_algo f[DFG_COLL_KIND_NR] = { 0 };
 	struct dfg_hier *hh = NULL;
 	unsigned int segs = 0;
@@ -1566,7 +1688,23 @@ TEST(hier_setup)
 					       SIZE_MAX));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLGATHER, 8));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_BARRIER, 0));
+	/* alltoall: only where the leaders have the put algorithm... */
 	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_HIER;
+	EXPECT_NE(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	/* ... there up to 2 KiB blocks, forced at any size */
+	t.x = &net;
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL,
+					       SIZE_MAX));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_AUTO;
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2048));
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2049));
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_AUTO;
+	t.x = &fx.x;
 	t.force[DFG_COLL_ALLREDUCE] = DFG_ALGO_RING;
 	EXPECT_EQ(DFG_ALGO_RING, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	dfg_hier_free(hh);
@@ -1579,7 +1717,7 @@ TEST(hier_setup)
 	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_BARRIER, DFG_ALGO_RING));
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_REDUCE_SCATTER,
 					DFG_ALGO_HIER));
-	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_HIER));
+	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_HIER));
 	EXPECT_EQ(0, dfg_coll_parse_algo("allreduce=hier,broadcast=hier",
 					 f, &segs));
 	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BROADCAST]);
@@ -1587,7 +1725,8 @@ TEST(hier_setup)
 					 &segs));
 	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_ALLGATHER]);
 	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_BARRIER]);
-	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("alltoall=hier", f, &segs));
+	EXPECT_EQ(0, dfg_coll_parse_algo("alltoall=hier", f, &segs));
+	EXPECT_EQ(DFG_ALGO_HIER, f[DFG_COLL_ALLTOALL]);
 	EXPECT_EQ(-EINVAL, dfg_coll_parse_algo("barrier=inbox", f, &segs));
 	free(w);
 }
@@ -1840,6 +1979,9 @@ TEST_F_TIMEOUT(world, hier_death, 300)
 	run_hier_in(_metadata, 5, hier_mix, true, 1, DFG_COLL_ALLGATHER);
 	run_hier_in(_metadata, 4, hier_2x2, false, 2, DFG_COLL_BARRIER);
 	run_hier_in(_metadata, 6, hier_3, true, 4, DFG_COLL_BARRIER);
+	/* ... and in a hierarchical alltoall: a non-leader, a leader */
+	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_ALLTOALL);
+	run_hier_in(_metadata, 5, hier_mix, false, 1, DFG_COLL_ALLTOALL);
 }
 
 /*

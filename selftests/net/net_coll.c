@@ -5,7 +5,8 @@
  * bit with a serial reference in the algorithm's reduction order
  * (libdfg/tests/coll_ref.h): allreduce (recursive halving and the
  * table's choice), reduce_scatter, allgather, broadcast, barrier,
- * alltoall and alltoallv, for several types and ops, 1 element to 1 MiB.
+ * alltoall and alltoallv, for several types and ops, 1 element to 1 MiB
+ * (alltoall's blocks are bytes, whatever their type).
  *
  * With several ranks on some node (and more than one node), the team is
  * hierarchical: each node's ranks share a kernel team, the nodes' lowest
@@ -14,7 +15,8 @@
  * hierarchy's serial order (ref_hier(), the nodes from MPI's shared-memory
  * split), and the table's choice must be hier; allgather and barrier run
  * both hierarchical and flat (forced direct), the allgather's layout
- * checked against rank order in both.
+ * checked against rank order in both; alltoall runs the table's choice
+ * (hier up to 2 KiB blocks) and hier forced, at every size.
  *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
@@ -24,8 +26,11 @@
  *				prints "net_coll ok <ranks> <checks>"
  *				when all ranks passed, and the exit status
  *				is 0 only then
- *	net_coll die RANK	rank RANK exits (no MPI_Finalize, no
- *				dfg_team_leave) after a few allreduces; the
+ *	net_coll die RANK [alltoall]
+ *				rank RANK exits (no MPI_Finalize, no
+ *				dfg_team_leave) after a few collectives,
+ *				before a barrier (with "alltoall": before an
+ *				alltoall); the
  *				others must fail with -EOWNERDEAD and print
  *				"survivor <rank> <errno> <ms> <why> <who>
  *				<clock>", <ms> from their last successful
@@ -272,13 +277,26 @@ static void moves(struct dfg_team *t, size_t b)
 	if (hier)
 		check(dfg_coll_last_algo(t, DFG_COLL_BROADCAST) ==
 		      DFG_ALGO_HIER, "broadcast hier chosen", b, 0);
-	/* alltoall: block j of rank i's input lands as block i on rank j. */
-	memcpy(sbuf, in[rank], b * size);
-	ret = dfg_alltoall(t, sbuf, rbuf, b);
-	ok = 1;
-	for (int r = 0; r < size; r++)
-		ok &= !memcmp(rbuf + r * b, (char *)in[r] + rank * b, b);
-	check(ok, "alltoall", b, ret);
+	/*
+	 * alltoall: block j of rank i's input lands as block i on rank j;
+	 * the table's choice (hier up to 2 KiB blocks where the hierarchy
+	 * exists, else put), and there hier forced at every size: each
+	 * pair of nodes' blocks in one message between their leaders.
+	 */
+	for (int k = 0; k < 1 + hier; k++) {
+		dfg_coll_set_algo(t, DFG_COLL_ALLTOALL,
+				  k ? DFG_ALGO_HIER : DFG_ALGO_AUTO);
+		memcpy(sbuf, in[rank], b * size);
+		memset(rbuf, 0x3c, b * size);
+		ret = dfg_alltoall(t, sbuf, rbuf, b);
+		ok = !hier || (dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) ==
+			       DFG_ALGO_HIER) == (k || b <= 2048);
+		for (int r = 0; r < size; r++)
+			ok &= !memcmp(rbuf + r * b, (char *)in[r] + rank * b,
+				      b);
+		check(ok, k ? "alltoall hier" : "alltoall", b, ret);
+	}
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	alltoallv(t, in, b, rbuf);
 	check(1, "barrier", b, dfg_barrier(t));
 	if (hier) {
@@ -328,12 +346,23 @@ static void mismatches(struct dfg_team *t, int rounds)
 		      64, ret == -EINVAL ? 0 : ret);
 		check(1, "barrier after allgather mismatch", 0,
 		      dfg_barrier(t));
-		/* alltoall's blocks disagree: every rank sees every block */
+		/*
+		 * alltoall's blocks disagree (every rank sees every block,
+		 * or hierarchical: every node's and leader's), then rank 1's
+		 * arguments are unusable: -EINVAL on every rank, told why
+		 */
 		ret = dfg_alltoall(t, v, out, 64 + rank);
-		check(ret == -EINVAL, "alltoall mismatch", 64, ret == -EINVAL ?
-		      0 : ret);
+		check(ret == -EINVAL && why_mismatch(t), "alltoall mismatch",
+		      64, ret == -EINVAL ? 0 : ret);
+		ret = dfg_alltoall(t, rank == 1 ? DFG_IN_PLACE : v, out, 64);
+		check(ret == -EINVAL && why_mismatch(t),
+		      "alltoall unusable arguments", 64,
+		      ret == -EINVAL ? 0 : ret);
 		ret = dfg_alltoall(t, v, out, 64);
 		check(!ret && !out[0], "alltoall after mismatch", 64, ret);
+		if (hier)
+			check(dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) ==
+			      DFG_ALGO_HIER, "alltoall hier chosen", 64, 0);
 	}
 }
 
@@ -422,30 +451,34 @@ static long long now_ms(void)
  * <who> <clock>" (see the top of the file).
  */
 static int fail_loop(struct dfg_team *t, int victim, const char *what,
-		     void (*harm)(void), int expect)
+		     void (*harm)(void), int expect, bool a2a)
 {
 	double v[64] = { 0 }, out[64], *all = malloc(sizeof(v) * size);
+	double *all2 = calloc(size, sizeof(v));
 	long long last = now_ms(), t0 = last;
 	struct dfg_team_failure f;
 	int ret = 0;
 
-	if (!all)
+	if (!all || !all2)
 		exit(2);
 	/*
-	 * allreduce, allgather, barrier in turn: the victim's harm comes
-	 * before call 20, so the others wait for it in a barrier (a
-	 * hierarchical one with several ranks per node).
+	 * allreduce, allgather, barrier, alltoall in turn: the victim's
+	 * harm comes before call 22, so the others wait for it in a
+	 * barrier (a hierarchical one with several ranks per node), or
+	 * with @a2a before call 23, an alltoall (hierarchical too).
 	 */
 	for (int i = 0; !ret && now_ms() - t0 < 120000; i++) {
-		if (rank == victim && i == 20)
+		if (rank == victim && i == 22 + a2a)
 			harm();
-		if (i % 3 == 0)
+		if (i % 4 == 0)
 			ret = dfg_allreduce(t, v, out, 64, DFG_FLOAT64,
 					    DFG_SUM);
-		else if (i % 3 == 1)
+		else if (i % 4 == 1)
 			ret = dfg_allgather(t, v, all, sizeof(v));
-		else
+		else if (i % 4 == 2)
 			ret = dfg_barrier(t);
+		else
+			ret = dfg_alltoall(t, all2, all, sizeof(v));
 		if (!ret)
 			last = now_ms();
 	}
@@ -532,9 +565,11 @@ int main(int argc, char **argv)
 	team = t;
 	if (dying && !strcmp(argv[1], "die"))
 		return fail_loop(t, atoi(argv[2]), "survivor", harm_die,
-				 -EOWNERDEAD);
+				 -EOWNERDEAD,
+				 argc > 3 && !strcmp(argv[3], "alltoall"));
 	if (dying)
-		return fail_loop(t, atoi(argv[2]), "linkdown", harm_link, 0);
+		return fail_loop(t, atoi(argv[2]), "linkdown", harm_link, 0,
+				 false);
 	if (mism || a2a) {
 		if (mism)
 			mismatches(t, atoi(argv[2]));

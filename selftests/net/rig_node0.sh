@@ -142,14 +142,15 @@ check "dfg collectives across the nodes, team from dfg_team_from_pmix" \
 # Two ranks on each node (four in all), with every rank's liveness
 # connections: the team is hierarchical (each node's two ranks in a kernel
 # team, the nodes' leaders over rxe0), and every reduction, broadcast,
-# allgather and barrier runs both flat and hierarchical (DFG_ALGO_HIER, the
-# default there).
+# allgather, barrier and alltoall runs both flat and hierarchical
+# (DFG_ALGO_HIER, the default there; alltoall's up to 2 KiB blocks).
 check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
-# Mismatched calls (allreduce, allgather, alltoall), over and over, on
-# the same four ranks: every rank must fail each one and go on. A rank whose transport broke there used to
+# Mismatched calls (allreduce, allgather, alltoall, an alltoall with
+# unusable arguments on one rank), over and over, on the same four ranks:
+# every rank must fail each one with EINVAL, told why, and go on. A rank whose transport broke there used to
 # leave the others waiting for it in the next barrier (1 run in 5).
 check "mismatched calls 20 times, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
@@ -232,26 +233,29 @@ check "a rank killed on $peer: node0's collective fails with EOWNERDEAD within 2
 	'^survivor 0: ' survivor
 check "pages back to baseline on both nodes after the kill" '^pages' \
 	back_to_baseline
-# The same in a hierarchical barrier (the series runs allreduce,
-# allgather and barrier in turn), two ranks per node: the killed
+# The same in a hierarchical alltoall (the series runs allreduce,
+# allgather, barrier and alltoall in turn), two ranks per node: the killed
 # rank is not its node's leader, so its leader learns it from the kernel
-# team, node0's leader from the network, node0's other rank from its
+# team (in the node's allgather of the send buffers), node0's leader from
+# the network (in the leaders' exchange), node0's other rank from its
 # leader's abort; all three fail with EOWNERDEAD within 2 s (50-70 ms
-# seen). mpirun then lingers until its timeout (the survivors' lines are
+# seen in a hierarchical barrier, which the host test hier_death and the
+# flat kill above still cover; 69 ms in an alltoall, node0's ranks 29 ms
+# apart, one loaded run). mpirun then lingers until its timeout (the survivors' lines are
 # out by then: the flat kill check above ends in about 20 s; why it
 # lingers is not found yet), so the timeout is short: 150 s (75 s was
 # too short on a loaded host: no survivor had printed yet).
 survivors_hier() {
 	local out r
 	out=$(timeout 150 mpirun --enable-recovery --host node0:2,$peer:2 \
-		-np 4 "$BUILD/selftests/net/net_coll" die 3 2>&1)
+		-np 4 "$BUILD/selftests/net/net_coll" die 3 alltoall 2>&1)
 	echo "$out"
 	for r in 0 1 2; do
 		reported survivor $r 130 0 2000 "$out" killed 3 || return 1
 	done
 	together survivor "$out" 0 1
 }
-check "a rank killed on $peer mid-hier: the three others fail with EOWNERDEAD within 2 s, reason killed, rank 3" \
+check "a rank killed on $peer mid-hier alltoall: the three others fail with EOWNERDEAD within 2 s, reason killed, rank 3" \
 	'failed within' survivors_hier
 check "pages back to baseline on both nodes after the kill mid-hier" \
 	'^pages' back_to_baseline
