@@ -95,36 +95,47 @@ bool dfg_coll_prev(const char *what)
 	return false;
 }
 
-int dfg_team_timeout_ms(int *ms)
+/*
+ * The integer in environment variable @name into *@v: @dflt where it is
+ * not set, -EINVAL where it is not an integer within [@min, @max]. Read
+ * when a team is formed, so that every knob refuses the join alike.
+ */
+static int coll_env_long(const char *name, long min, long max, long dflt,
+			 long *v)
 {
-	const char *env = getenv("DFG_TEAM_TIMEOUT_MS");
+	const char *env = getenv(name);
 	char *end;
-	long v;
 
-	*ms = DFG_TEAM_TIMEOUT_DEFAULT_MS;
+	*v = dflt;
 	if (!env)
 		return 0;
-	v = strtol(env, &end, 10);
-	if (end == env || *end || v > INT_MAX || v < INT_MIN)
+	errno = 0;
+	*v = strtol(env, &end, 10);
+	if (end == env || *end || errno || *v < min || *v > max)
 		return -EINVAL;
-	*ms = v < 0 ? -1 : (int)v;
 	return 0;
+}
+
+int dfg_team_timeout_ms(int *ms)
+{
+	long v;
+	int ret;
+
+	ret = coll_env_long("DFG_TEAM_TIMEOUT_MS", INT_MIN, INT_MAX,
+			    DFG_TEAM_TIMEOUT_DEFAULT_MS, &v);
+	*ms = ret ? DFG_TEAM_TIMEOUT_DEFAULT_MS : v < 0 ? -1 : (int)v;
+	return ret;
 }
 
 int dfg_coll_yield_ns(long long *ns)
 {
-	const char *env = getenv("DFG_COLL_YIELD_US");
-	char *end;
 	long v;
+	int ret;
 
-	*ns = DFG_COLL_YIELD_DEFAULT_US * 1000LL;
-	if (!env)
-		return 0;
-	v = strtol(env, &end, 10);
-	if (end == env || *end || v < 0 || v > DFG_COLL_YIELD_MAX_US)
-		return -EINVAL;
-	*ns = v * 1000LL;
-	return 0;
+	ret = coll_env_long("DFG_COLL_YIELD_US", 0, DFG_COLL_YIELD_MAX_US,
+			    DFG_COLL_YIELD_DEFAULT_US, &v);
+	*ns = (ret ? DFG_COLL_YIELD_DEFAULT_US : v) * 1000LL;
+	return ret;
 }
 
 bool dfg_coll_crowded(unsigned int ranks)
@@ -136,18 +147,12 @@ bool dfg_coll_crowded(unsigned int ranks)
 
 int dfg_coll_stats_every(unsigned long *every)
 {
-	const char *env = getenv("DFG_COLL_STATS");
-	char *end;
 	long v;
+	int ret;
 
-	*every = 0;
-	if (!env)
-		return 0;
-	v = strtol(env, &end, 10);
-	if (end == env || *end || v < 0 || (unsigned long)v > DFG_COLL_STATS_MAX)
-		return -EINVAL;
-	*every = v;
-	return 0;
+	ret = coll_env_long("DFG_COLL_STATS", 0, DFG_COLL_STATS_MAX, 0, &v);
+	*every = ret ? 0 : (unsigned long)v;
+	return ret;
 }
 
 int dfg_team_join_net(unsigned int size, unsigned int rank,
