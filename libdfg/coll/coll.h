@@ -176,6 +176,7 @@ struct dfg_team {
  * @lrank:	per rank, its rank in its machine's node team
  * @leader:	per machine, its leader's rank
  * @nsize:	per machine, its members
+ * @nsize_max:	the largest of them (what the padded exchanges pad to)
  * @members:	this machine's ranks by their node-team rank (the node
  *		transport's @top)
  * @tmp, @tmp_size: private memory of the calls
@@ -188,6 +189,7 @@ struct dfg_hier {
 	unsigned int	*lrank;
 	unsigned int	*leader;
 	unsigned int	*nsize;
+	unsigned int	nsize_max;
 	unsigned int	*members;
 	void		*tmp;
 	size_t		tmp_size;

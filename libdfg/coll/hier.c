@@ -293,7 +293,8 @@ static const struct dfg_xport_ops sub_ops = {
 	.msg_send = sub_msg_send, .msg_recv = sub_msg_recv,
 	.inbox = sub_inbox, .wait_begun = sub_wait_begun,
 	.fence = sub_fence, .complete_local = sub_complete_local,
-	.wait_eq = sub_wait_eq, .begin = sub_begin, .abort = sub_abort, .abort_why = sub_abort_why,
+	.wait_eq = sub_wait_eq, .begin = sub_begin, .abort = sub_abort,
+	.abort_why = sub_abort_why,
 	.why = sub_why, .broken = sub_broken,
 	.release = sub_release, .destroy = sub_destroy,
 };
@@ -334,6 +335,8 @@ int dfg_hier_setup(struct dfg_team *t, const unsigned int *key,
 			h->leader[h->nodes++] = r;
 		h->node_of[r] = k;
 		h->lrank[r] = h->nsize[k]++;
+		if (h->nsize[k] > h->nsize_max)
+			h->nsize_max = h->nsize[k];
 	}
 	ret = -EINVAL;
 	k = h->node_of[me];
@@ -845,14 +848,11 @@ int dfg_hier_broadcast(struct dfg_call *c)
 int dfg_hier_allgather(struct dfg_call *c)
 {
 	struct dfg_hier *h = c->t->hier;
-	unsigned int me = c->t->rank, k = h->node_of[me], pad = 0;
+	unsigned int me = c->t->rank, k = h->node_of[me], pad = h->nsize_max;
 	size_t b = c->count, n = c->t->size;
 	char *all = c->rbuf;
 	int ret = 0;
 
-	for (unsigned int i = 0; i < h->nodes; i++)
-		if (h->nsize[i] > pad)
-			pad = h->nsize[i];
 	if (h->lead) {
 		all = (size_t)h->nodes * pad > SIZE_MAX / b ? NULL :
 		      hier_tmp(h, h->nodes * pad * b);
@@ -1028,13 +1028,11 @@ int dfg_hier_alltoall(struct dfg_call *c, int err)
 {
 	struct dfg_hier *h = c->t->hier;
 	unsigned int n = c->t->size, me = c->t->rank, k = h->node_of[me];
-	unsigned int nk = h->nsize[k], pad = 0;
+	unsigned int nk = h->nsize[k], pad = h->nsize_max;
 	size_t b = c->count, row, tile, sz, off = 0;
 	char *g, *rbuf = c->rbuf;
 	int ret = err, lret;
 
-	for (unsigned int i = 0; i < h->nodes; i++)
-		pad = h->nsize[i] > pad ? h->nsize[i] : pad;
 	if (!hier_a2a_sizes(h, h->lead, b, n, nk, pad, &row, &tile, &sz)) {
 		/* A part of a flag alone: the others' differ, they fail. */
 		row = HIER_A2A_HDR;
