@@ -141,6 +141,26 @@ peer_sh() {
 		"$peer" "$@"
 }
 
+# fail_report G E: what a failed run of configuration E on graph G leaves
+# to tell why: node1's kv-serve log, and on both nodes the modules' last
+# messages (a transport's "connection to a peer lost (ERRNO)", "dropped
+# a client: stalled", the peer marked down) and the transports' counters.
+fail_report() {
+	local n
+	echo "bench: hub: $1 $2 failed" >&2
+	peer_sh "cat $dir/kv-serve.log" >&2
+	for n in node0 node1; do
+		echo "# $n: the modules' last messages, the transports' counters" >&2
+		if [ "$n" = node0 ]; then
+			dmesg | grep -E 'dfg(_tcp|_rdma)?:' | tail -n 20
+			grep -r . /sys/module/dfg_tcp/stats /sys/module/dfg_rdma/stats 2>/dev/null
+		else
+			peer_sh "dmesg | grep -E 'dfg(_tcp|_rdma)?:' | tail -n 20
+				grep -r . /sys/module/dfg_tcp/stats /sys/module/dfg_rdma/stats 2>/dev/null"
+		fi | sed 's/^/#   /' >&2
+	done
+}
+
 # reload_mods T: this machine's dfg.ko and transport T's module, fresh.
 reload_mods() {
 	local t
@@ -328,7 +348,7 @@ for g in $runs; do
 		for ((i = 0; i < ${#entries[@]}; i++)); do
 			e=${entries[$(((i + r) % ${#entries[@]}))]}
 			run_entry "$g" "$e" ||
-				{ echo "bench: hub: $g $e failed" >&2; peer_sh "cat $dir/kv-serve.log" >&2; fail=1; break 3; }
+				{ fail_report "$g" "$e"; fail=1; break 3; }
 			awk -v g="$g" -v r="$r" -v c="$e" '$1 == "batch" {
 				print g "," r "," c "," $2 "," $10 "," $12 "," $8 "," $14 }' \
 				"$dir/run.out" >>"$csv"
