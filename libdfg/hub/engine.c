@@ -337,6 +337,10 @@ enum {
  * @lists, @lref, @nb: remote neighbour lists it copied out of the cache
  *		(ID -> index in @lref: struct nbref into @nb)
  * @att, @nbr, @ask: scratch: IDs to ask for attributes, lists, both
+ * @hs, @hso:	the samples it drew, which its batch takes instead of
+ *		drawing them again (hop_run()): per hop h, @hso[h] has a
+ *		word per slot of hop h's frontier, (start << 32 | count)
+ *		into @hs[h], or HS_NONE where the walk drew nothing
  */
 struct r3_walk {
 	bool		valid, ahead, on, formed, asked;
@@ -352,7 +356,11 @@ struct r3_walk {
 	struct map	lists;
 	struct vec	lref, nb;
 	struct vec	att, nbr, ask;
+	struct vec	hs[DFG_HUB_HOPS_MAX], hso[DFG_HUB_HOPS_MAX];
 };
+
+/* struct r3_walk.hso: a slot the walk did not sample. */
+#define HS_NONE	UINT64_MAX
 
 /*
  * DFG_HUB_PROF=1: where a batch's time goes, printed to stderr when the
@@ -425,6 +433,8 @@ struct dfg_hub_engine {
 	struct r3_walk		walks[2];
 	struct r3_walk		*wc, *wa, *r3w;
 	uint64_t		gen_next;
+	/* Frontier slots sampled; of them, taken from a walk's draws. */
+	uint64_t		slots, slots_ahead;
 
 	/* R3's requests in flight: the ring, its requests, their keys. */
 	struct io_uring		ring;
@@ -536,6 +546,8 @@ static void prof_print(const struct dfg_hub_engine *e)
 			fprintf(stderr, " %s %.2f (%.1f)", name[i],
 				p->pf_calls[i] / b, p->pf_ents[i] / b);
 	fprintf(stderr, "; R3 waits %.2f\n", p->r3_waits / b);
+	fprintf(stderr, "hub-prof: slots a batch %.1f, their samples taken from the walk ahead %.1f\n",
+		e->slots / b, e->slots_ahead / b);
 }
 
 static void walk_init(struct r3_walk *w)
@@ -549,8 +561,11 @@ static void walk_init(struct r3_walk *w)
 	w->next = VEC(uint64_t);
 	w->nroot = VEC(uint32_t);
 	w->npar = VEC(uint32_t);
-	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
+	for (h = 0; h < DFG_HUB_HOPS_MAX; h++) {
 		w->fired[h] = VEC(uint8_t);
+		w->hs[h] = VEC(uint64_t);
+		w->hso[h] = VEC(uint64_t);
+	}
 	w->done = VEC(uint8_t);
 	w->locv = VEC(struct dfg_pf_loc);
 	w->lref = VEC(struct nbref);
@@ -580,8 +595,11 @@ static void walk_reset(struct dfg_hub_engine *e, struct r3_walk *w,
 	w->next.n = 0;
 	w->nroot.n = 0;
 	w->npar.n = 0;
-	for (h = 0; h < DFG_HUB_HOPS_MAX; h++)
+	for (h = 0; h < DFG_HUB_HOPS_MAX; h++) {
 		w->fired[h].n = 0;
+		w->hs[h].n = 0;
+		w->hso[h].n = 0;
+	}
 	w->done.n = 0;
 	map_clear(&w->keys);
 	w->locv.n = 0;
@@ -599,8 +617,11 @@ static void walk_free(struct r3_walk *w)
 
 	for (i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		free(v[i]->p);
-	for (i = 0; i < DFG_HUB_HOPS_MAX; i++)
+	for (i = 0; i < DFG_HUB_HOPS_MAX; i++) {
 		free(w->fired[i].p);
+		free(w->hs[i].p);
+		free(w->hso[i].p);
+	}
 	map_free(&w->keys);
 	map_free(&w->lists);
 }
@@ -2217,6 +2238,22 @@ static int walk_send(struct dfg_hub_engine *e, struct r3_walk *w)
 }
 
 /*
+ * Walk @w drew @n IDs at @p for slot @slot of hop @hop's frontier: kept
+ * for its batch (struct r3_walk.hs; walk_form() made room for the slot).
+ */
+static int walk_keep(struct r3_walk *w, unsigned int hop, size_t slot,
+		     const uint64_t *p, size_t n)
+{
+	struct vec *hs = &w->hs[hop];
+	uint64_t at = hs->n;
+	int ret = vec_push(hs, p, n);
+
+	if (!ret)
+		VAT(&w->hso[hop], uint64_t, slot) = at << 32 | n;
+	return ret;
+}
+
+/*
  * Hop w->hop's sample of its frontier, drawn as the pipeline will draw
  * it, once the lists of the frontier and of its roots are at hand (the
  * missing ones asked of their owners first, once: one that does not come
@@ -2229,6 +2266,7 @@ static int walk_form(struct dfg_hub_engine *e, struct r3_walk *w)
 	const uint64_t *roots = w->roots.p, *front = w->front.p;
 	const uint32_t *froot = w->froot.p;
 	struct vec *fv = &w->fired[w->hop];
+	struct vec *hso = &w->hso[w->hop], *nso = &w->hso[w->hop + 1];
 	bool wait = false;
 	uint8_t *fired;
 	unsigned int k;
@@ -2263,6 +2301,11 @@ static int walk_form(struct dfg_hub_engine *e, struct r3_walk *w)
 	w->next.n = 0;
 	w->nroot.n = 0;
 	w->npar.n = 0;
+	w->hs[w->hop].n = 0;
+	hso->n = 0;
+	ret = vec_reserve(hso, w->front.n);
+	if (ret)
+		return ret;
 	for (s = 0; s < w->front.n; s++) {
 		uint32_t ri = froot[s], n, rn, ps = (uint32_t)s;
 		const uint64_t *nb = walk_list(e, w, front[s], &n);
@@ -2271,6 +2314,9 @@ static int walk_form(struct dfg_hub_engine *e, struct r3_walk *w)
 
 		ret = sample(e, w->batch, w->hop, s, roots[ri], rnb, rn, nb, n,
 			     &w->next);
+		/* @next and hs[hop] alike: the same start. */
+		VAT(hso, uint64_t, hso->n++) = (uint64_t)before << 32 |
+					       (w->next.n - before);
 		for (c = before; c < w->next.n && !ret; c++) {
 			/* The batch will fail (-ERANGE): nothing to bring. */
 			if (e->id_end &&
@@ -2287,11 +2333,21 @@ static int walk_form(struct dfg_hub_engine *e, struct r3_walk *w)
 	}
 	fv->n = 0;
 	w->done.n = 0;
-	ret = vec_reserve(fv, w->next.n);
+	w->hs[w->hop + 1].n = 0;
+	nso->n = 0;
+	ret = vec_push(&w->hs[w->hop], w->next.p, w->next.n);
+	if (!ret)
+		ret = vec_reserve(fv, w->next.n);
 	if (!ret)
 		ret = vec_reserve(&w->done, w->next.n);
+	if (!ret)
+		ret = vec_reserve(nso, w->next.n);
 	if (ret)
 		return ret;
+	/* Each slot's next sample, as walk_slots() draws it. */
+	for (c = 0; c < w->next.n; c++)
+		VAT(nso, uint64_t, c) = HS_NONE;
+	nso->n = w->next.n;
 	fired = fv->p;
 	memset(w->done.p, SLOT_TODO, w->next.n);
 	for (c = 0; c < w->next.n; c++) {
@@ -2361,6 +2417,10 @@ static int walk_slots(struct dfg_hub_engine *e, struct r3_walk *w)
 		before = w->att.n;
 		ret = sample(e, w->batch, hop, j, roots[ri], rnb, rn, nb, n,
 			     &w->att);
+		if (!ret)
+			ret = walk_keep(w, hop, j, &VAT(&w->att, uint64_t,
+							before),
+					w->att.n - before);
 		if (!ret && hop + 1 < e->o.hops)
 			ret = vec_push(&w->nbr, &VAT(&w->att, uint64_t, before),
 				       w->att.n - before);
@@ -2568,6 +2628,10 @@ static size_t al8(size_t x)
 /* Hop @h: acquire the frontier's lists, sample each slot, run rules. */
 static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 {
+	const struct r3_walk *w = e->wc;
+	/* The walk ahead's draws of this hop, if it walked this batch. */
+	const uint64_t *hso = w->ahead && w->batch == batch &&
+			      w->hso[h].n == e->front.n ? w->hso[h].p : NULL;
 	size_t s;
 	int ret;
 
@@ -2585,8 +2649,16 @@ static int hop_run(struct dfg_hub_engine *e, uint64_t batch, unsigned int h)
 		const uint64_t *rnb = nbrs_of(e, e->roots[ri], &rn);
 		size_t before = e->next.n, c;
 
-		ret = sample(e, batch, h, s, e->roots[ri], rnb, rn, nb, n,
-			     &e->next);
+		e->slots++;
+		if (hso && hso[s] != HS_NONE) {
+			e->slots_ahead++;
+			ret = vec_push(&e->next, &VAT(&w->hs[h], uint64_t,
+						      hso[s] >> 32),
+				       (uint32_t)hso[s]);
+		} else {
+			ret = sample(e, batch, h, s, e->roots[ri], rnb, rn,
+				     nb, n, &e->next);
+		}
 		for (c = before; c < e->next.n && !ret; c++) {
 			uint64_t y = VAT(&e->next, uint64_t, c);
 
@@ -2748,6 +2820,13 @@ static int sample_batch(struct dfg_hub_engine *e, __u64 batch,
 	e->st.nodes += e->nodes.n;
 	*off = (__u64)o;
 	return (int)bytes;
+}
+
+void hub_engine_slots(const struct dfg_hub_engine *e, uint64_t *slots,
+		      uint64_t *ahead)
+{
+	*slots = e->slots;
+	*ahead = e->slots_ahead;
 }
 
 int dfg_hub_sample(struct dfg_hub_engine *e, __u64 batch, const __u64 *roots,

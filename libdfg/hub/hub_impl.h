@@ -88,6 +88,14 @@ int hub_image_of(const struct dfg_gs_file *f, unsigned int flags, void **img,
 int hub_fail(struct dfg_hub_err *err, int ret, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/*
+ * Frontier slots engine @e sampled (*@slots), and those of them whose
+ * draws it took from the walk ahead of an announced batch (*@ahead)
+ * instead of drawing them again.
+ */
+void hub_engine_slots(const struct dfg_hub_engine *e, uint64_t *slots,
+		      uint64_t *ahead);
+
 /* Copies a gstore reason into @err; returns @ret. */
 int hub_gs_err(struct dfg_hub_err *err, int ret, const struct dfg_gs_err *e);
 

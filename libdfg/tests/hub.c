@@ -37,6 +37,7 @@
 #include <dfg/hub.h>
 
 #include "gstore.h"
+#include "../hub/hub_impl.h"
 
 #include "kselftest_harness.h"
 #include "hub_parts.h"
@@ -569,8 +570,10 @@ TEST(local_rules_no_trips)
 /*
  * Partition @part's batches, each announced (dfg_hub_ahead()) before the
  * one before it is sampled: every batch after the first finds its remote
- * nodes read for it (no demand read from a peer, R3's hits), and the
- * batches are @ref's.
+ * nodes read for it (no demand read from a peer, R3's hits) and takes
+ * the walk's draws of its first hop whole (the roots' lists are at hand
+ * when it is announced) instead of drawing them again, and the batches
+ * are @ref's.
  */
 static void run_ahead(struct __test_metadata *_metadata, const struct parts *p,
 		      unsigned int part, const struct dfg_hub_opts *o,
@@ -583,7 +586,7 @@ static void run_ahead(struct __test_metadata *_metadata, const struct parts *p,
 	struct dfg_gs_err gerr;
 	struct dfg_hub_err err;
 	__u64 roots[ROOTS], next[ROOTS], off;
-	uint64_t b;
+	uint64_t b, slots, ahead, slots0, ahead0;
 	int len;
 
 	ASSERT_EQ(0, dfg_gs_open(&f, p->paths[part], &gerr));
@@ -598,12 +601,20 @@ static void run_ahead(struct __test_metadata *_metadata, const struct parts *p,
 			roots_of(&f, (b + 1) * 31 + part, next);
 			ASSERT_EQ(0, dfg_hub_ahead(e, b + 1, next, ROOTS));
 		}
+		hub_engine_slots(e, &slots0, &ahead0);
 		len = dfg_hub_sample(e, b, roots, ROOTS, a, &off);
 		ASSERT_LT(0, len);
 		EXPECT_EQ(ref[b], dfg_gs_hash(0, dfg_arena_ptr(a, off, len),
 					      len));
 		ASSERT_EQ(0, dfg_buf_free(a, off));
 		dfg_hub_engine_stats(e, &st);
+		hub_engine_slots(e, &slots, &ahead);
+		if (!b) {
+			EXPECT_EQ(ahead0, ahead);
+		} else {
+			EXPECT_LE(ahead0 + ROOTS, ahead);
+		}
+		EXPECT_LE(ahead - ahead0, slots - slots0);
 		if (b) {
 			EXPECT_EQ(was.remote, st.remote) {
 				TH_LOG("part %u batch %llu: %llu remote reads on demand",

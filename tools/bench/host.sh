@@ -81,7 +81,8 @@ fi
 # only such benchmarks boots the rig and runs them one after the other
 # (run_rig below); they cannot share a run with the one-VM benchmarks of
 # run.sh. The contention rule then counts every node's qemu as the run's
-# own CPU time.
+# own CPU time. DFG_BENCH_RIG_CPUS: vCPUs per rig node (dfg-vm --cpus;
+# default 1, dfg-vm's for --nodes).
 rig_benches=(hub net)
 nodes=1
 vm_args=()
@@ -103,7 +104,8 @@ if [ $# -eq 0 ]; then
 		fi
 		if [ "${#rig[@]}" -gt 0 ]; then
 			nodes=2
-			vm_args=(--nodes "$nodes")
+			vm_args=(--nodes "$nodes"
+				 ${DFG_BENCH_RIG_CPUS:+--cpus "$DFG_BENCH_RIG_CPUS"})
 			set -- "$here/host.sh" --rig "${rig[@]}"
 		fi
 	fi

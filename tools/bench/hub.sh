@@ -55,6 +55,11 @@
 # configuration / median of norep over the same transport, and / kv's)
 # and summarized as median and range over the rounds.
 #
+# DFG_BENCH_HUB_PROF=1 runs every module configuration with
+# DFG_HUB_PROF=1 and appends its per-stage profile (dfg graph sample's
+# stderr: DESIGN.md, "Where the prefetch configurations lose time") to
+# hub_prof.txt, one block per run; for trials, the timers cost time.
+#
 # The kv client waits up to 30 s for a reply (a TCG guest under load is
 # slow). A partitioning is reused while the graph file and the budget are
 # the same ($BUILD/hub-bench/G.part.key); the R-MAT graph while the scale
@@ -104,6 +109,8 @@ case $halo_pct in
 *) echo "bench: hub: DFG_BENCH_HUB_HALO_PCT=$halo_pct: a percentage, 0-100" >&2; exit 1 ;;
 esac
 threshold=${DFG_BENCH_HUB_THRESHOLD:-}
+prof=${DFG_BENCH_HUB_PROF:-}
+[ "$prof" = 0 ] && prof=
 thr_file=/sys/kernel/dfg/prefetch/traffic_threshold
 dir=$BUILD/hub-bench
 ko=${DFG_KO:-$top/dfg.ko}
@@ -132,6 +139,26 @@ entries+=(kv)
 peer_sh() {
 	ssh -o ControlMaster=auto -o ControlPath=$ctl -o ControlPersist=600 \
 		"$peer" "$@"
+}
+
+# fail_report G E: what a failed run of configuration E on graph G leaves
+# to tell why: node1's kv-serve log, and on both nodes the modules' last
+# messages (a transport's "connection to a peer lost (ERRNO)", "dropped
+# a client: stalled", the peer marked down) and the transports' counters.
+fail_report() {
+	local n
+	echo "bench: hub: $1 $2 failed" >&2
+	peer_sh "cat $dir/kv-serve.log" >&2
+	for n in node0 node1; do
+		echo "# $n: the modules' last messages, the transports' counters" >&2
+		if [ "$n" = node0 ]; then
+			dmesg | grep -E 'dfg(_tcp|_rdma)?:' | tail -n 20
+			grep -r . /sys/module/dfg_tcp/stats /sys/module/dfg_rdma/stats 2>/dev/null
+		else
+			peer_sh "dmesg | grep -E 'dfg(_tcp|_rdma)?:' | tail -n 20
+				grep -r . /sys/module/dfg_tcp/stats /sys/module/dfg_rdma/stats 2>/dev/null"
+		fi | sed 's/^/#   /' >&2
+	done
 }
 
 # reload_mods T: this machine's dfg.ko and transport T's module, fresh.
@@ -189,8 +216,18 @@ run_entry() {
 	"$dfg" graph serve $([ "$c" = norep ] && echo --no-replica) \
 		--peer "$PF_PEER" "$dir/$g.0.dfgg" >/dev/null || return 1
 	[ "$c" = r3 ] && { set_threshold || return 1; }
-	"$dfg" graph sample "${args[@]}" --rules "$(rules_of "$c")" \
-		"$dir/$g.0.dfgg" >"$dir/run.out"
+	if [ -z "$prof" ]; then
+		"$dfg" graph sample "${args[@]}" --rules "$(rules_of "$c")" \
+			"$dir/$g.0.dfgg" >"$dir/run.out"
+		return
+	fi
+	DFG_HUB_PROF=1 "$dfg" graph sample "${args[@]}" \
+		--rules "$(rules_of "$c")" "$dir/$g.0.dfgg" >"$dir/run.out" \
+		2>"$dir/run.err"
+	local rc=$?
+	{ echo "== $g $e"; cat "$dir/run.err"; } >>"$out/hub_prof.txt"
+	cat "$dir/run.err" >&2
+	return $rc
 }
 
 # make_budgeted G V: graph G's partitions again as $dir/V.*, under a
@@ -269,6 +306,7 @@ make_graph() {
 }
 
 mkdir -p "$out" "$dir" || exit 1
+[ -n "$prof" ] && : >"$out/hub_prof.txt"
 # Each graph, then its budgeted run.
 runs=
 for g in $graphs; do
@@ -310,7 +348,7 @@ for g in $runs; do
 		for ((i = 0; i < ${#entries[@]}; i++)); do
 			e=${entries[$(((i + r) % ${#entries[@]}))]}
 			run_entry "$g" "$e" ||
-				{ echo "bench: hub: $g $e failed" >&2; peer_sh "cat $dir/kv-serve.log" >&2; fail=1; break 3; }
+				{ fail_report "$g" "$e"; fail=1; break 3; }
 			awk -v g="$g" -v r="$r" -v c="$e" '$1 == "batch" {
 				print g "," r "," c "," $2 "," $10 "," $12 "," $8 "," $14 }' \
 				"$dir/run.out" >>"$csv"
@@ -443,6 +481,7 @@ t_end=$(date +%s)
 	fi
 	echo "rounds: $rounds, configuration order rotating; node0's dfg.ko and transport module reloaded before each module run (empty cache); every batch's hash checked equal across configurations"
 	echo "K: 2 (K=4 needs 4 nodes: not booted by host.sh)"
+	[ -n "$prof" ] && echo "prof: DFG_HUB_PROF=1 in every module run (DFG_BENCH_HUB_PROF; hub_prof.txt): the stage timers cost time, a trial's figures"
 	[ -n "$fits" ] && echo "largest R-MAT scale fitting the rig (estimate): $fits"
 	echo "duration_s: $((t_end - t_start))"
 	describe_machine
