@@ -35,6 +35,17 @@
  *
  * A reduction combines the inputs in rank order, ((x0 op x1) op x2) ...,
  * like the direct algorithm and the serial reference.
+ *
+ * An all-to-all block larger than a slot goes in pieces of half the area
+ * (inbox_piece()), in rounds: in round k every rank stores piece k of
+ * each block into the half k & 1 of its area for that peer, sends the
+ * message, then hears every peer's piece k and copies it out. A peer's
+ * message of round k leaves only after it copied out every piece of
+ * round k - 1, so the half that piece k + 1 goes into (piece k - 1's)
+ * is free once round k heard that peer: no acknowledgement, no wait
+ * beyond the round's own messages. Round 0 is the plain call's: a
+ * mismatch (arguments, or a peer on the engine) shows there on every
+ * rank, which stops after it with every message heard.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -100,6 +111,51 @@ static struct dfg_inbox *inbox_state(struct dfg_team *t)
 	return in;
 }
 
+/* Chunk bytes and count of a pair's area of two @slot-byte slots. */
+static size_t inbox_chunk(size_t slot, unsigned int *nch)
+{
+	/*
+	 * Whole cache lines, at most INBOX_CHUNKS of them: the reductions
+	 * read elements of up to 8 bytes in place, and 2 x slot / 64 need
+	 * not be aligned (1310 bytes at N = 5).
+	 */
+	size_t chunk = (2 * slot / INBOX_CHUNKS + 63) & ~(size_t)63;
+
+	*nch = chunk ? 2 * slot / chunk : 0;
+	return chunk;
+}
+
+/*
+ * Take chunks @first.. (@n of them) of our area for @peer for this call,
+ * once @peer is done with what earlier calls stored there (it has begun
+ * the call after the latest of them). @again: they may hold this call's
+ * earlier pieces already (inbox_piece_put() says why that is safe).
+ */
+static int inbox_claim(struct dfg_call *c, struct dfg_inbox_pair *p,
+		       unsigned int peer, unsigned int first, unsigned int n,
+		       bool again)
+{
+	__u64 last = 0;
+	unsigned int i;
+	int ret;
+
+	for (i = first; i < first + n; i++)
+		if (p->seq[i] > last)
+			last = p->seq[i];
+	/* One payload per pair and call, but for pieces: an earlier call's. */
+	if (last > c->seq || (last == c->seq && !again))
+		return -EPROTO;
+	if (last && last < c->seq) {
+		ret = c->x->ops->wait_begun(c->x, peer, last + 1);
+		if (ret)
+			return ret;
+	}
+	for (i = first; i < first + n; i++)
+		p->seq[i] = c->seq;
+	p->next = first + n;
+	return 0;
+}
+
 /*
  * The offset in our area for @peer where a payload of @len bytes (at
  * most a slot of @slot bytes) goes in this call, into *@off, once
@@ -109,40 +165,67 @@ static int inbox_place(struct dfg_call *c, struct dfg_inbox_pair *p,
 		       unsigned int peer, size_t slot, size_t len,
 		       size_t *off)
 {
-	/*
-	 * Whole cache lines, at most INBOX_CHUNKS of them: the reductions
-	 * read elements of up to 8 bytes in place, and 2 x slot / 64 need
-	 * not be aligned (1310 bytes at N = 5).
-	 */
-	size_t chunk = (2 * slot / INBOX_CHUNKS + 63) & ~(size_t)63;
-	unsigned int nch, n, first = p->next, i;
-	__u64 last = 0;
+	unsigned int nch, n, first = p->next;
+	size_t chunk = inbox_chunk(slot, &nch);
 	int ret;
 
 	if (!chunk)
 		return -EMSGSIZE;
-	nch = 2 * slot / chunk;
 	n = (len + chunk - 1) / chunk;
 	if (len > slot || n > nch)
 		return -EMSGSIZE;
 	if (first + n > nch)
 		first = 0;
-	for (i = first; i < first + n; i++)
-		if (p->seq[i] > last)
-			last = p->seq[i];
-	/* One payload per pair and call: an earlier call's, or none. */
-	if (last >= c->seq)
-		return -EPROTO;
-	if (last) {
-		ret = c->x->ops->wait_begun(c->x, peer, last + 1);
-		if (ret)
-			return ret;
-	}
-	for (i = first; i < first + n; i++)
-		p->seq[i] = c->seq;
-	p->next = first + n;
-	*off = first * chunk;
-	return 0;
+	ret = inbox_claim(c, p, peer, first, n, false);
+	if (!ret)
+		*off = first * chunk;
+	return ret;
+}
+
+/* Bytes of an all-to-all piece: half the area's chunks, 0 if none. */
+static size_t inbox_piece(size_t slot)
+{
+	unsigned int nch;
+	size_t chunk = inbox_chunk(slot, &nch);
+
+	return nch / 2 * chunk;
+}
+
+/*
+ * Store piece @k (@len bytes of @data, at most inbox_piece()) of this
+ * call's block for @peer into the half k & 1 of our area for it; tell
+ * @peer where. The half held piece k - 2 of this call (read by @peer
+ * before it sent its piece k - 1, heard in the round before: no wait) or
+ * an earlier call's payloads (wait until @peer has begun the call after
+ * them, as inbox_place() does).
+ */
+static int inbox_piece_put(struct dfg_call *c, unsigned int peer,
+			   const void *data, size_t len, unsigned int k)
+{
+	struct dfg_xport *x = c->x;
+	struct dfg_inbox *in = inbox_state(c->t);
+	unsigned int nch, first;
+	size_t size = 0, chunk;
+	__u64 where;
+	char *slot;
+	int ret;
+
+	if (len <= DFG_EAGER_MAX)
+		return dfg_call_send(c, peer, data, len);
+	if (!in)
+		return -ENOMEM;
+	slot = x->ops->inbox(x, c->t->rank, peer, 0, &size);
+	chunk = slot ? inbox_chunk(size, &nch) : 0;
+	if (!chunk || len > nch / 2 * chunk)
+		return -EMSGSIZE;
+	first = (k & 1) * (nch / 2);
+	ret = inbox_claim(c, &in->tx[peer], peer, first,
+			  (len + chunk - 1) / chunk, k > 1);
+	if (ret)
+		return ret;
+	dfg_copy(slot + (size_t)first * chunk, data, len);
+	where = (size_t)first * chunk;
+	return dfg_call_send(c, peer, &where, sizeof(where));
 }
 
 /* Bytes one slot holds, 0 without an inbox. */
@@ -162,6 +245,9 @@ bool dfg_inbox_fits(const struct dfg_team *t, enum dfg_coll_kind kind,
 
 	if (!slot || t->size < 2)
 		return false;
+	/* An all-to-all block of any size, in pieces above a slot. */
+	if (kind == DFG_COLL_ALLTOALL && !t->inbox_parity)
+		return true;
 	/* reduce_scatter's @bytes is the whole vector: a rank sends 1/N. */
 	if (kind == DFG_COLL_REDUCE_SCATTER)
 		bytes = bytes / t->size + !!(bytes % t->size);
@@ -424,38 +510,57 @@ int dfg_inbox_broadcast(struct dfg_call *c)
 int dfg_inbox_alltoall(struct dfg_call *c, bool *engine)
 {
 	unsigned int n = c->t->size, rank = c->t->rank;
-	size_t b = c->count;
+	size_t b = c->count, slot = inbox_slot_size(c->x);
+	size_t piece = b > slot ? inbox_piece(slot) : b, off = 0;
 	const char *sbuf = c->sbuf;
 	char *rbuf = c->rbuf;
 	int ret = 0, err = 0;
 
 	*engine = false;
-	/* Every block leaves before anything lands: rbuf may be sbuf. */
-	for (unsigned int i = 1; i < n && !ret; i++) {
-		unsigned int p = (rank + i) % n;
+	if (b > slot && !piece)
+		return -EMSGSIZE;
+	/* Round k moves piece k of every block (inbox.c's head comment). */
+	for (unsigned int k = 0; !k || off < b; k++, off += piece) {
+		size_t len = b - off < piece ? b - off : piece;
 
-		ret = inbox_put(c, p, sbuf + p * b, b);
-	}
-	if (ret)
-		return ret;
-	if (b)
-		dfg_copy(rbuf + rank * b, sbuf + rank * b, b);
-	inbox_wait_all(c);
-	/*
-	 * Hear every peer, also after a mismatch: the messages must not
-	 * stay in the boxes, and a peer that took the engine needs us there.
-	 */
-	for (unsigned int i = 1; i < n; i++) {
-		unsigned int src = (rank + n - i) % n;
-		int op = DFG_A2A_OP_INBOX;
+		/*
+		 * Every piece leaves before its place in rbuf is written:
+		 * rbuf may be sbuf.
+		 */
+		for (unsigned int i = 1; i < n && !ret; i++) {
+			unsigned int p = (rank + i) % n;
 
-		ret = inbox_take(c, src, rbuf + src * b, b, &op);
-		if (ret && ret != -EINVAL)
+			ret = b > slot ?
+			      inbox_piece_put(c, p, sbuf + p * b + off, len,
+					      k) :
+			      inbox_put(c, p, sbuf + p * b, b);
+		}
+		if (ret)
 			return ret;
-		if (op != DFG_A2A_OP_INBOX)
-			*engine = true;
-		if (ret && !err)
-			err = ret;
+		if (b && !k)
+			dfg_copy(rbuf + rank * b, sbuf + rank * b, b);
+		inbox_wait_all(c);
+		/*
+		 * Hear every peer, also after a mismatch: the messages must
+		 * not stay in the boxes, and a peer that took the engine
+		 * needs us there. All ranks see a mismatch in round 0 if
+		 * any pair has one, and stop there.
+		 */
+		for (unsigned int i = 1; i < n; i++) {
+			unsigned int src = (rank + n - i) % n;
+			int op = DFG_A2A_OP_INBOX;
+
+			ret = inbox_take(c, src, rbuf + src * b + off, len,
+					 &op);
+			if (ret && ret != -EINVAL)
+				return ret;
+			if (op != DFG_A2A_OP_INBOX)
+				*engine = true;
+			if (ret && !err)
+				err = ret;
+		}
+		if (err || *engine)
+			return err;
 	}
-	return err;
+	return 0;
 }

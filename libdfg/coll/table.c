@@ -34,10 +34,11 @@
  * per rank, like ring, in log2(N) instead of N-1 dependent rounds; but
  * reduce_scatter, whose result is one block per rank, takes the direct
  * algorithm at every size (each rank reads its block of every input,
- * one round). All-to-all, all-gather and reduce_scatter take the inbox
- * wherever the payload fits a slot (a block per peer, one message per
- * pair, no shared words, no DONE round); above, all-to-all takes the
- * tiles: blocks above the threshold go direct inside them.
+ * one round). All-gather and reduce_scatter take the inbox wherever the
+ * payload fits a slot (a block per peer, one message per pair, no shared
+ * words, no DONE round); all-to-all takes it for blocks up to INBOX_A2A,
+ * in pieces above a slot (a message per pair and piece), and above, the
+ * tiles: blocks above their threshold go direct inside them.
  *
  * PUT (alltoall_put.c) exists only where the transport reaches peers by
  * RDMA (fence(), complete_local(), wait_eq(): the network transport):
@@ -97,6 +98,19 @@ struct dfg_coll_opdef {
  * but one point at 1.35, 0.65-0.97 at N = 4 for 64-256 KiB.
  */
 #define INBOX_FIT	SIZE_MAX
+/*
+ * All-to-all's blocks up to which the inbox is taken, in pieces above a
+ * slot (inbox.c): two copies of each block, where the tiles read a block
+ * above their threshold straight from the source's buffer (one copy) but
+ * export that buffer and map it in every peer at every call. Measured
+ * with coll_vs_mpi -a tiles in the test VM (issue 11; one job per N,
+ * 7 rounds, heavily loaded host: indications), tiles time / pieces',
+ * median per point: N = 8, blocks of 128 KiB-1 MiB 1.5-5.5; N = 4,
+ * 512 KiB and 1 MiB blocks 3.3 and 2.2; N = 2, 512 KiB-2 MiB blocks
+ * 1.1-1.9, but 4 and 8 MiB blocks 0.77 and 0.56: the second copy costs
+ * more than the export there.
+ */
+#define INBOX_A2A	(2U << 20)
 /*
  * All-to-all's blocks up to which a team with a hierarchy takes it
  * (hier.c: the leaders exchange one message per pair of machines, on
@@ -166,7 +180,7 @@ static const struct dfg_coll_opdef dfg_coll_opdefs[DFG_COLL_KIND_NR] = {
 	[DFG_COLL_ALLTOALL] = { "alltoall", {
 		[DFG_ALGO_TILES]	= { "tiles", SIZE_MAX, NULL },
 		[DFG_ALGO_DIRECT]	= { "direct", 0, NULL },
-		[DFG_ALGO_INBOX]	= { "inbox", INBOX_FIT, NULL },
+		[DFG_ALGO_INBOX]	= { "inbox", INBOX_A2A, NULL },
 		[DFG_ALGO_PUT]		= { "put", 0, NULL },
 		[DFG_ALGO_HIER]		= { "hier", 0, NULL },
 	} },

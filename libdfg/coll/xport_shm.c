@@ -111,7 +111,9 @@
  * N = 8, 64 KiB blocks: tiles 2.52 (1.89-3.36), direct 3.37 (2.81-5.90);
  * N = 4, 64-256 KiB blocks: tiles 2.04-3.07. The slots are part of the
  * team's control area, allocated when the team is made: 8 MiB at N = 4
- * to 8 instead of 2 MiB (N = 2 keeps 2 MiB: the slot's cap).
+ * to 8 instead of 2 MiB (N = 2 keeps 2 MiB: the slot's cap). All-to-all
+ * blocks larger than a slot (up to 2 MiB) go through the slots in pieces
+ * (inbox.c), so the budget needs no growing for them.
  */
 #define XSHM_INBOX_BUDGET	(8U << 20)
 #define XSHM_INBOX_SLOT_MAX	(256U << 10)

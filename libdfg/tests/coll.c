@@ -332,10 +332,27 @@ TEST(table_inbox)
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4096));
 	EXPECT_EQ(DFG_ALGO_DIRECT,
 		  dfg_coll_pick(&t, DFG_COLL_REDUCE_SCATTER, 4097));
-	/* all-to-all: a block that fits a slot, the inbox; above, tiles */
+	/*
+	 * all-to-all: the inbox, in pieces above a slot, up to 2 MiB
+	 * blocks; with the slots alternating (DFG_COLL_PREV=ring) the tiles
+	 * above a slot
+	 */
 	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1024));
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1025));
+	EXPECT_EQ(DFG_ALGO_INBOX,
+		  dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2 << 20));
+	/* above 2 MiB the tiles' single copy wins (table.c) */
+	EXPECT_EQ(DFG_ALGO_TILES,
+		  dfg_coll_pick(&t, DFG_COLL_ALLTOALL, (2 << 20) + 1));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_INBOX;
+	EXPECT_EQ(DFG_ALGO_INBOX,
+		  dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 64 << 20));
+	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_AUTO;
+	t.inbox_parity = true;
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1024));
 	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 1025));
+	t.inbox_parity = false;
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_INBOX));
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_BROADCAST, DFG_ALGO_INBOX));
 	/* Forced elsewhere: obeyed; forced inbox that does not fit: table. */
@@ -471,7 +488,7 @@ TEST(table_put)
 	/* Forced on shared memory (no fence, no wait_eq): the table's. */
 	t.x = &shm;
 	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
-	EXPECT_EQ(DFG_ALGO_TILES, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 4096));
+	EXPECT_EQ(DFG_ALGO_INBOX, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 4096));
 	EXPECT_TRUE(dfg_coll_algo_valid(DFG_COLL_ALLTOALL, DFG_ALGO_PUT));
 	EXPECT_FALSE(dfg_coll_algo_valid(DFG_COLL_ALLREDUCE, DFG_ALGO_PUT));
 	EXPECT_EQ(0, dfg_coll_parse_algo("alltoall=put", f, &segs));
@@ -1869,6 +1886,120 @@ TEST_F_TIMEOUT(world, inbox_runs_ahead, 60)
 	}
 	free(c);
 	free(w);
+}
+
+/*
+ * All-to-all blocks around the inbox slot (FX_SLOT): one payload, a full
+ * slot, then in pieces of half the pair's area (inbox.c), with a last
+ * piece that travels in the message (4 x slot + 3) and one that fills
+ * the area's first half again (7 x slot + 500); each also in place, bit
+ * for bit, through the inbox. Then blocks that differ between ranks (all
+ * in pieces, or rank 1's a slot and the others' in pieces): an error on
+ * every rank (-EPROTO where an abort told it: this transport carries no
+ * reasons), and the next call right.
+ */
+static unsigned char pieces_byte(unsigned int src, unsigned int dst,
+				 size_t k, unsigned int call)
+{
+	return (unsigned char)(src * 53 + dst * 17 + k * 7 + k / 251 + call);
+}
+
+static void *pieces_main(void *arg)
+{
+	static const size_t blocks[] = {
+		FX_SLOT - 1, FX_SLOT, FX_SLOT + 1, 4 * FX_SLOT + 3,
+		7 * FX_SLOT + 500,
+	};
+	struct rank_ctx *c = arg;
+	struct dfg_team *t = &c->t;
+	unsigned int n = t->size, r = c->rank, call = 0;
+	size_t maxb = 8 * FX_SLOT;
+	unsigned char *s = malloc(n * maxb), *d = malloc(n * maxb);
+	int ret;
+
+	if (!s || !d) {
+		fail(c, "malloc", -ENOMEM);
+		goto out;
+	}
+	t->force[DFG_COLL_ALLTOALL] = DFG_ALGO_AUTO;
+	for (size_t bi = 0; bi < 2 * sizeof(blocks) / sizeof(blocks[0]);
+	     bi++) {
+		size_t b = blocks[bi / 2];
+		bool in_place = bi & 1;
+		unsigned char *out = in_place ? s : d;
+
+		call++;
+		for (unsigned int p = 0; p < n; p++)
+			for (size_t k = 0; k < b; k++)
+				s[p * b + k] = pieces_byte(r, p, k, call);
+		memset(d, 0xee, n * b);
+		ret = dfg_alltoall(t, s, out, b);
+		if (ret || t->last[DFG_COLL_ALLTOALL] != DFG_ALGO_INBOX)
+			fail(c, in_place ? "pieces in place" : "pieces", ret);
+		for (unsigned int p = 0; p < n; p++)
+			for (size_t k = 0; k < b; k++)
+				if (out[p * b + k] != pieces_byte(p, r, k, call)) {
+					fail(c, "pieces result", (int)b);
+					goto out;
+				}
+	}
+	for (int i = 0; i < 3; i++) {
+		size_t b = i == 0 ? 2 * FX_SLOT + !r :
+			   i == 1 ? (r == 1 ? FX_SLOT : 3 * FX_SLOT) :
+			   3 * FX_SLOT + 5;
+
+		call++;
+		for (unsigned int p = 0; p < n; p++)
+			for (size_t k = 0; k < b; k++)
+				s[p * b + k] = pieces_byte(r, p, k, call);
+		ret = dfg_alltoall(t, s, d, b);
+		if (i < 2 ? ret != -EINVAL && ret != -EPROTO : ret != 0) {
+			fail(c, "pieces mismatched", ret);
+			continue;
+		}
+		for (unsigned int p = 0; i == 2 && p < n; p++)
+			for (size_t k = 0; k < b; k++)
+				if (d[p * b + k] != pieces_byte(p, r, k, call)) {
+					fail(c, "pieces after errors", (int)k);
+					goto out;
+				}
+	}
+out:
+	free(s);
+	free(d);
+	return NULL;
+}
+
+TEST_F_TIMEOUT(world, alltoall_pieces, 60)
+{
+	static const unsigned int sizes[] = { 2, 3, 8 };
+
+	for (size_t si = 0; si < sizeof(sizes) / sizeof(sizes[0]); si++) {
+		unsigned int n = sizes[si];
+		struct world *w = calloc(1, sizeof(*w));
+		struct rank_ctx *c = calloc(n, sizeof(*c));
+		pthread_t th[W_MAX];
+
+		ASSERT_NE(NULL, w);
+		ASSERT_NE(NULL, c);
+		w->size = n;
+		for (unsigned int r = 0; r < n; r++) {
+			rank_ctx_init(&c[r], w, r, n, false);
+			ASSERT_EQ(0, pthread_create(&th[r], NULL, pieces_main,
+						    &c[r]));
+		}
+		for (unsigned int r = 0; r < n; r++)
+			pthread_join(th[r], NULL);
+		for (unsigned int r = 0; r < n; r++) {
+			EXPECT_EQ(0, c[r].failures) TH_LOG("n=%u: %s", n,
+							   c[r].msg);
+			free(c[r].t.stash);
+			dfg_inbox_free(&c[r].t);
+			dfg_a2a_free(&c[r].t);
+		}
+		free(c);
+		free(w);
+	}
 }
 
 /*
