@@ -410,14 +410,9 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
 	if (ret)
 		return ret;
-	/*
-	 * Per-peer counts: never the inbox; no hierarchy yet (the put
-	 * algorithm, which the hierarchy implies the transport has).
-	 */
+	/* Per-peer counts: never the inbox. */
 	if (c.algo == DFG_ALGO_INBOX)
 		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_TILES;
-	if (c.algo == DFG_ALGO_HIER)
-		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	ac.scounts = scounts;
@@ -432,14 +427,15 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 		ac.err = -EINVAL;
 		ac.scounts = ac.sdispls = ac.rcounts = ac.rdispls = zero;
 	}
-	if (c.algo == DFG_ALGO_PUT) {
+	if (c.algo == DFG_ALGO_PUT || c.algo == DFG_ALGO_HIER) {
 		c.sbuf = sbuf;
 		c.rbuf = rbuf;
 		c.scounts = ac.scounts;
 		c.sdispls = ac.sdispls;
 		c.rcounts = ac.rcounts;
 		c.rdispls = ac.rdispls;
-		ret = dfg_put_alltoall(&c, ac.err);
+		ret = c.algo == DFG_ALGO_HIER ? dfg_hier_alltoallv(&c, ac.err) :
+						dfg_put_alltoall(&c, ac.err);
 		return dfg_call_end(&c, ret);
 	}
 	ret = dfg_a2a_run(&c, &ac, false);
