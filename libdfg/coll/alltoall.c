@@ -3,8 +3,9 @@
  * libdfg collectives: dfg_alltoall() and dfg_alltoallv(), the all-to-all
  * engine (alltoall_tiles.c) bound to the team's transport (xport.h);
  * across machines the table takes the put algorithm instead
- * (alltoall_put.c), and for a fixed all-to-all of small blocks on a team
- * with several members on a machine the hierarchy (hier.c).
+ * (alltoall_put.c), and on a team with several members on a machine the
+ * hierarchy (hier.c: for a fixed all-to-all's small blocks, for every
+ * alltoallv).
  *
  * At a team's first all-to-all every member maps and exposes its engine
  * area (kept until the team is left) and sends its key to every peer in
@@ -407,6 +408,7 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 
 	if (!t)
 		return -EINVAL;
+	/* 0 bytes: the ranks agree on no size (table.c: the hierarchy). */
 	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
 	if (ret)
 		return ret;

@@ -1435,6 +1435,8 @@ int dfg_hier_alltoallv(struct dfg_call *c, int err)
 
 		g0 = (__u64 *)tmp;
 		for (unsigned int r = 0; r < n; r++) {
+			if (!c->scounts[r])
+				continue;
 			dfg_copy(mine, (const char *)c->sbuf + c->sdispls[r],
 				 c->scounts[r]);
 			mine += c->scounts[r];
@@ -1447,7 +1449,7 @@ int dfg_hier_alltoallv(struct dfg_call *c, int err)
 	for (unsigned int r = 0; !ret && r < n; r++) {
 		const __u64 *sc = hier_v_sc(g0 + h->lrank[r] * words);
 
-		if (h->node_of[r] != k || sc[me] != c->rcounts[r])
+		if (h->node_of[r] != k || !sc[me] || sc[me] != c->rcounts[r])
 			continue;
 		off = 0;
 		for (unsigned int q = 0; q < me; q++)
@@ -1455,7 +1457,7 @@ int dfg_hier_alltoallv(struct dfg_call *c, int err)
 		dfg_copy(rbuf + c->rdispls[r],
 			 tmp + v.data + h->lrank[r] * pad + off, sc[me]);
 	}
-	/* As in dfg_hier_alltoall(): a leader whose machine failed takes part. */
+	/* As in dfg_hier_alltoall(): a leader whose machine failed joins. */
 	if (h->lead && ret != -EOWNERDEAD && ret != -ECANCELED) {
 		char *sl = ret ? NULL : tmp + v.sl;
 
@@ -1488,7 +1490,7 @@ int dfg_hier_alltoallv(struct dfg_call *c, int err)
 		if (lret && !ret)
 			ret = lret;
 	}
-	/* Source r's block for us: by machine, source, then our machine's rank. */
+	/* Source r's block for us: by machine, source, then our node rank. */
 	off = 0;
 	for (unsigned int m = 0; !ret && m < nl; m++) {
 		if (m == k)
@@ -1502,7 +1504,7 @@ int dfg_hier_alltoallv(struct dfg_call *c, int err)
 				if (h->node_of[q] != k)
 					continue;
 				b = hier_v_rc(g0 + h->lrank[q] * words, n)[r];
-				if (q == me)
+				if (q == me && b)
 					dfg_copy(rbuf + c->rdispls[r], rl + off,
 						 b);
 				off += b;

@@ -58,9 +58,11 @@
  * keeps it out of the size rule); forced on a team without the
  * hierarchy, the table chooses as if not forced. All-to-all is the
  * exception: its hierarchy runs the put algorithm among the leaders, so
- * it exists only where PUT does, and the table takes it for blocks up to
- * HIER_A2A only (a fixed all-to-all; alltoallv has no hierarchy yet and
- * takes PUT).
+ * it exists only where PUT does, and the table takes it for a fixed
+ * all-to-all's blocks up to HIER_A2A only. alltoallv's calls ask with 0
+ * bytes (its ranks agree on no size: each knows its own counts), so the
+ * table takes the hierarchy for them whatever their counts, where it
+ * exists.
  */
 struct dfg_coll_algodef {
 	const char	*name;

@@ -1314,8 +1314,8 @@ static void hier_vlayout(unsigned int n, unsigned int i, size_t b, bool recv,
 }
 
 /*
- * alltoallv of @b (@zero: every count 0) on rank @me from inputs @in:
- * 0 and every block in place, or the call's error; @algo forced.
+ * alltoallv of @b on rank @me from inputs @in: 0 and every block in
+ * place, or the call's error; @algo forced.
  */
 static int hier_alltoallv(struct dfg_team *t, unsigned int me, void **in,
 			  char *rbuf, size_t b, enum dfg_coll_algo algo)
@@ -1329,7 +1329,9 @@ static int hier_alltoallv(struct dfg_team *t, unsigned int me, void **in,
 	hier_vlayout(n, me, b, true, rc, rd);
 	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, algo);
 	memset(rbuf, 0x3c, rd[0] + rc[0]);
-	ret = dfg_alltoallv(t, in[me], sc, sd, rbuf, rc, rd);
+	/* Every count 0: no buffers at all. */
+	ret = dfg_alltoallv(t, b ? in[me] : NULL, sc, sd, b ? rbuf : NULL, rc,
+			    rd);
 	for (unsigned int i = 0; !ret && i < n; i++) {
 		hier_vlayout(n, i, b, false, sc_i, sd_i);
 		if (memcmp(rbuf + rd[i], (char *)in[i] + sd_i[me], rc[i]))
@@ -1810,6 +1812,8 @@ TEST(hier_setup)
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2048));
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2049));
+	/* alltoallv's calls ask with 0 bytes: hier whatever the counts */
+	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 0));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
