@@ -4,8 +4,8 @@
  * engine (alltoall_tiles.c) bound to the team's transport (xport.h);
  * across machines the table takes the put algorithm instead
  * (alltoall_put.c), and on a team with several members on a machine the
- * hierarchy (hier.c: for a fixed all-to-all's small blocks, for every
- * alltoallv).
+ * hierarchy (hier.c) for a fixed all-to-all's small blocks; alltoallv
+ * takes it where forced.
  *
  * At a team's first all-to-all every member maps and exposes its engine
  * area (kept until the team is left) and sends its key to every peer in
@@ -408,8 +408,8 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 
 	if (!t)
 		return -EINVAL;
-	/* 0 bytes: the ranks agree on no size (table.c: the hierarchy). */
-	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
+	/* No size the ranks agree on: the table's largest (table.c). */
+	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, SIZE_MAX);
 	if (ret)
 		return ret;
 	/* Per-peer counts: never the inbox. */

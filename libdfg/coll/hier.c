@@ -653,6 +653,26 @@ static int hier_broken(struct dfg_call *c)
 }
 
 /*
+ * Why our node call of call @seq failed: the node team's reason, unless
+ * it is unknown (an abort whose reason is not stamped for the node call
+ * we were in). A member that fails call S aborts the node's last call of
+ * S, 3S + 2, and stamps its reason for that call (hier_fail()), so a
+ * member that waited in 3S or 3S + 1 finds it there.
+ */
+static __u64 hier_node_why(struct dfg_hier *h, __u64 seq)
+{
+	struct dfg_xport *x = h->node->x;
+	__u64 why = h->node->why, cur = x->seq, w;
+
+	if (why && dfg_xwhy_rank(why) != DFG_XWHY_NOBODY)
+		return why;
+	x->seq = hier_node_last(seq);
+	w = dfg_xport_why(x);
+	x->seq = cur;
+	return w ? w : why;
+}
+
+/*
  * A failed step: the node's members that wait for us in this call's node
  * calls (or will) fail now; the leaders wait on parent words, which
  * dfg_call_end() aborts. Both are told why: the reason of the sub-call
@@ -672,8 +692,8 @@ static int hier_fail(struct dfg_call *c, int ret)
 
 	if (h->lead && h->lead->why)
 		why = h->lead->why;
-	else if (h->node && h->node->why)
-		why = h->node->why;
+	else if (h->node)
+		why = hier_node_why(h, c->seq);
 	b = hier_broken(c);
 	if (b && dfg_xwhy_what(why) != DFG_TEAM_FAIL_KILLED &&
 	    dfg_xwhy_what(why) != DFG_TEAM_FAIL_LINK) {

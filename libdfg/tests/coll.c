@@ -1509,8 +1509,8 @@ static void *hier_main(void *arg)
 	/*
 	 * alltoallv: uneven counts, zeros among them, blocks in reverse
 	 * rank order with gaps, bit for bit; hier forced (the leaders'
-	 * rendezvous at the largest), the table's choice between; then
-	 * every count 0.
+	 * rendezvous at the largest), the table's choice (put) between;
+	 * then every count 0, without buffers.
 	 */
 	for (size_t ci = 0; a2a && ci <= sizeof(counts) / sizeof(counts[0]);
 	     ci++) {
@@ -1524,7 +1524,9 @@ static void *hier_main(void *arg)
 			ref_fill(in[r], (n * (b + 3) + 3) / 4, DFG_INT32, r,
 				 call);
 		ret = hier_alltoallv(t, c->rank, in, rbuf, b, algo);
-		if (ret || !hier_used(t, DFG_COLL_ALLTOALL))
+		/* the table's choice: put (hier not measured yet) */
+		if (ret || hier_used(t, DFG_COLL_ALLTOALL) != (algo ==
+							      DFG_ALGO_HIER))
 			fail(c, zero ? "hier alltoallv, zero counts" :
 			     "hier alltoallv", ret);
 	}
@@ -1540,6 +1542,7 @@ static void *hier_main(void *arg)
 	 * rank 1's arguments are unusable: -EINVAL on every rank, whichever
 	 * pair, and the next call works.
 	 */
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_HIER);
 	for (int i = 0; a2a && i < 4; i++) {
 		size_t sc[W_MAX], sd[W_MAX], rc[W_MAX], rd[W_MAX];
 		bool good = i == 3;
@@ -1558,6 +1561,7 @@ static void *hier_main(void *arg)
 		if (!hier_used(t, DFG_COLL_ALLTOALL))
 			fail(c, "hier alltoallv not chosen", i);
 	}
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	/*
 	 * alltoall's blocks differ between ranks, then one rank's
 	 * arguments are unusable: -EINVAL everywhere, and the next call
@@ -1812,8 +1816,9 @@ TEST(hier_setup)
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2048));
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2049));
-	/* alltoallv's calls ask with 0 bytes: hier whatever the counts */
-	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 0));
+	/* alltoallv's calls ask with SIZE_MAX bytes: put unless forced */
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL,
+					      SIZE_MAX));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
