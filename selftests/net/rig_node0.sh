@@ -151,8 +151,9 @@ check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
 # Mismatched calls (allreduce, allgather, alltoall, an alltoall with
-# unusable arguments on one rank, two alltoallv whose counts disagree in
-# one pair), over and over, on the same four ranks:
+# unusable arguments on one rank; in the first 4 rounds two hierarchical
+# alltoallv whose counts disagree in one pair), over and over, on the
+# same four ranks:
 # every rank must fail each one with EINVAL, told why, and go on. A rank whose transport broke there used to
 # leave the others waiting for it in the next barrier (1 run in 5).
 check "mismatched calls 20 times, two ranks on node0 and two on $peer (hier)" \
