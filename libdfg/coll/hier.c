@@ -1133,7 +1133,7 @@ int dfg_hier_alltoall(struct dfg_call *c, int err)
 #define HIER_V_RC(n)	(1 + (size_t)(n))
 #define HIER_V_WORDS(n)	(1 + 2 * (size_t)(n))
 
-/* Rank @r's send counts and receive counts in its row @w. */
+/* A member's send counts and receive counts, in its row @w (@n ranks). */
 static const __u64 *hier_v_sc(const __u64 *w)
 {
 	return w + HIER_V_SC;
@@ -1152,7 +1152,7 @@ static bool hier_add(size_t *acc, __u64 v)
 
 /*
  * The bytes of an alltoallv on this machine (@rows: its members' rows,
- * by node rank), all of them false when some sum does not fit a size_t:
+ * by node rank; false when some sum does not fit a size_t):
  * *@pad, the largest of the members' send totals (the node's second
  * allgather pads to it); *@in, what the members receive from the other
  * machines; per machine m, @out[m], what this machine's members send
