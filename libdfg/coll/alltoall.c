@@ -3,8 +3,9 @@
  * libdfg collectives: dfg_alltoall() and dfg_alltoallv(), the all-to-all
  * engine (alltoall_tiles.c) bound to the team's transport (xport.h);
  * across machines the table takes the put algorithm instead
- * (alltoall_put.c), and for a fixed all-to-all of small blocks on a team
- * with several members on a machine the hierarchy (hier.c).
+ * (alltoall_put.c), and on a team with several members on a machine the
+ * hierarchy (hier.c) for a fixed all-to-all's small blocks; alltoallv
+ * takes it where forced.
  *
  * At a team's first all-to-all every member maps and exposes its engine
  * area (kept until the team is left) and sends its key to every peer in
@@ -407,17 +408,13 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 
 	if (!t)
 		return -EINVAL;
-	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, 0);
+	/* No size the ranks agree on: the table's largest (table.c). */
+	ret = dfg_call_begin(&c, t, DFG_COLL_ALLTOALL, SIZE_MAX);
 	if (ret)
 		return ret;
-	/*
-	 * Per-peer counts: never the inbox; no hierarchy yet (the put
-	 * algorithm, which the hierarchy implies the transport has).
-	 */
+	/* Per-peer counts: never the inbox. */
 	if (c.algo == DFG_ALGO_INBOX)
 		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_TILES;
-	if (c.algo == DFG_ALGO_HIER)
-		c.algo = t->last[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	ac.sbuf = sbuf;
 	ac.rbuf = rbuf;
 	ac.scounts = scounts;
@@ -432,14 +429,15 @@ int dfg_alltoallv(struct dfg_team *t, const void *sbuf, const size_t *scounts,
 		ac.err = -EINVAL;
 		ac.scounts = ac.sdispls = ac.rcounts = ac.rdispls = zero;
 	}
-	if (c.algo == DFG_ALGO_PUT) {
+	if (c.algo == DFG_ALGO_PUT || c.algo == DFG_ALGO_HIER) {
 		c.sbuf = sbuf;
 		c.rbuf = rbuf;
 		c.scounts = ac.scounts;
 		c.sdispls = ac.sdispls;
 		c.rcounts = ac.rcounts;
 		c.rdispls = ac.rdispls;
-		ret = dfg_put_alltoall(&c, ac.err);
+		ret = c.algo == DFG_ALGO_HIER ? dfg_hier_alltoallv(&c, ac.err) :
+						dfg_put_alltoall(&c, ac.err);
 		return dfg_call_end(&c, ret);
 	}
 	ret = dfg_a2a_run(&c, &ac, false);

@@ -586,6 +586,12 @@ int dfg_hier_barrier(struct dfg_call *c);
  */
 int dfg_hier_alltoall(struct dfg_call *c, int err);
 /*
+ * alltoallv over the hierarchy (c->scounts ... c->rdispls: never NULL;
+ * @err as above). Counts that disagree anywhere fail every rank with
+ * -EINVAL. Needs what dfg_hier_alltoall() needs.
+ */
+int dfg_hier_alltoallv(struct dfg_call *c, int err);
+/*
  * Fixed-block all-to-all through the inbox (c->count: the block). Its
  * call messages carry op DFG_A2A_OP_INBOX, an engine call's (alltoall.c)
  * op 0: *@engine tells that a peer took the engine in this call (its

@@ -25,9 +25,10 @@
  * node failed skips the leaders' step). So each sub-call takes its number
  * from the parent call: the leaders' call is parent call S itself (its
  * words are the parent's, and the parent makes no other use of them in
- * S), the node's calls are 2S and 2S + 1. A member that fails aborts the
- * node's 2S + 1, so its node's members waiting in either fail at once,
- * and the parent call S, which is the leaders' call.
+ * S), the node's calls are 3S, 3S + 1 and 3S + 2 (HIER_PHASES: alltoallv
+ * needs three, the others two). A member that fails aborts the node's
+ * 3S + 2, so its node's members waiting in any of them fail at once, and
+ * the parent call S, which is the leaders' call.
  *
  * Messages: the leaders' team reads the parent's per-pair mailboxes, so a
  * message of a later call that one of them receives early must be found
@@ -392,6 +393,14 @@ err:
 	return ret;
 }
 
+/* Node calls per call of the team (see above), and the last of call @seq. */
+#define HIER_PHASES	3
+
+static __u64 hier_node_last(__u64 seq)
+{
+	return HIER_PHASES * seq + HIER_PHASES - 1;
+}
+
 void dfg_hier_free(struct dfg_hier *h)
 {
 	if (!h)
@@ -426,14 +435,14 @@ int dfg_hier_broken(struct dfg_hier *h)
 
 /*
  * Call @seq is refused (the team is broken): this rank will not come to
- * its node calls, 2 @seq and 2 @seq + 1, so the node's members waiting
+ * its node calls, 3 @seq to 3 @seq + 2, so the node's members waiting
  * for it there fail now. (The other leaders learn it from the team's
  * transport: its abort of @seq, or the break it tells.)
  */
 void dfg_hier_refuse(struct dfg_hier *h, __u64 seq, __u64 why)
 {
 	if (h && h->node)
-		dfg_xport_abort(h->node->x, 2 * seq + 1, why);
+		dfg_xport_abort(h->node->x, hier_node_last(seq), why);
 }
 
 /*
@@ -606,12 +615,12 @@ static __u64 hier_outer(const struct dfg_call *c)
 	return (__u64)(c->kind + 1) << 32 | c->root;
 }
 
-/* Number the next node call 2S + @phase. */
+/* Number the next node call 3S + @phase. */
 static struct dfg_team *hier_node(struct dfg_call *c, unsigned int phase)
 {
 	struct dfg_team *node = c->t->hier->node;
 
-	node->seq = 2 * c->seq + phase - 1;
+	node->seq = HIER_PHASES * c->seq + phase - 1;
 	node->outer = hier_outer(c);
 	return node;
 }
@@ -644,6 +653,26 @@ static int hier_broken(struct dfg_call *c)
 }
 
 /*
+ * Why our node call of call @seq failed: the node team's reason, unless
+ * it is unknown (an abort whose reason is not stamped for the node call
+ * we were in). A member that fails call S aborts the node's last call of
+ * S, 3S + 2, and stamps its reason for that call (hier_fail()), so a
+ * member that waited in 3S or 3S + 1 finds it there.
+ */
+static __u64 hier_node_why(struct dfg_hier *h, __u64 seq)
+{
+	struct dfg_xport *x = h->node->x;
+	__u64 why = h->node->why, cur = x->seq, w;
+
+	if (why && dfg_xwhy_rank(why) != DFG_XWHY_NOBODY)
+		return why;
+	x->seq = hier_node_last(seq);
+	w = dfg_xport_why(x);
+	x->seq = cur;
+	return w ? w : why;
+}
+
+/*
  * A failed step: the node's members that wait for us in this call's node
  * calls (or will) fail now; the leaders wait on parent words, which
  * dfg_call_end() aborts. Both are told why: the reason of the sub-call
@@ -663,8 +692,8 @@ static int hier_fail(struct dfg_call *c, int ret)
 
 	if (h->lead && h->lead->why)
 		why = h->lead->why;
-	else if (h->node && h->node->why)
-		why = h->node->why;
+	else if (h->node)
+		why = hier_node_why(h, c->seq);
 	b = hier_broken(c);
 	if (b && dfg_xwhy_what(why) != DFG_TEAM_FAIL_KILLED &&
 	    dfg_xwhy_what(why) != DFG_TEAM_FAIL_LINK) {
@@ -678,7 +707,7 @@ static int hier_fail(struct dfg_call *c, int ret)
 		why = dfg_call_why(c, ret);
 	c->why = why;
 	if (h->node)
-		dfg_xport_abort(h->node->x, 2 * c->seq + 1, why);
+		dfg_xport_abort(h->node->x, hier_node_last(c->seq), why);
 	return dfg_why_errno(c->t, why, b ? b : ret);
 }
 
@@ -1091,5 +1120,418 @@ int dfg_hier_alltoall(struct dfg_call *c, int err)
 					 b);
 		off += (size_t)h->nsize[m] * nk * b;
 	}
+	return hier_done(c, ret);
+}
+
+/*
+ * alltoallv: a member's row of the node's first allgather, __u64 words:
+ * a flag (its arguments are unusable), then its send counts and its
+ * receive counts, one per rank.
+ */
+#define HIER_V_FLAG	0
+#define HIER_V_SC	1
+#define HIER_V_RC(n)	(1 + (size_t)(n))
+#define HIER_V_WORDS(n)	(1 + 2 * (size_t)(n))
+
+/* A member's send counts and receive counts, in its row @w (@n ranks). */
+static const __u64 *hier_v_sc(const __u64 *w)
+{
+	return w + HIER_V_SC;
+}
+
+static const __u64 *hier_v_rc(const __u64 *w, unsigned int n)
+{
+	return w + HIER_V_RC(n);
+}
+
+/* *@acc += @v; false when it does not fit a size_t. */
+static bool hier_add(size_t *acc, __u64 v)
+{
+	return v <= SIZE_MAX && !__builtin_add_overflow(*acc, (size_t)v, acc);
+}
+
+/*
+ * The bytes of an alltoallv on this machine (@rows: its members' rows,
+ * by node rank; false when some sum does not fit a size_t):
+ * *@pad, the largest of the members' send totals (the node's second
+ * allgather pads to it); *@in, what the members receive from the other
+ * machines; per machine m, @out[m], what this machine's members send
+ * m's, and @from[m], what they expect from m's.
+ */
+static bool hier_v_sums(const struct dfg_hier *h, unsigned int k,
+			unsigned int n, const __u64 *rows, size_t *pad,
+			size_t *in, size_t *out, size_t *from)
+{
+	size_t words = HIER_V_WORDS(n);
+
+	*pad = *in = 0;
+	for (unsigned int m = 0; m < h->nodes; m++)
+		out[m] = from[m] = 0;
+	for (unsigned int l = 0; l < h->nsize[k]; l++) {
+		const __u64 *w = rows + l * words;
+		size_t tot = 0;
+
+		for (unsigned int r = 0; r < n; r++) {
+			unsigned int m = h->node_of[r];
+
+			if (!hier_add(&tot, hier_v_sc(w)[r]) ||
+			    !hier_add(&out[m], hier_v_sc(w)[r]) ||
+			    !hier_add(&from[m], hier_v_rc(w, n)[r]) ||
+			    (m != k && !hier_add(in, hier_v_rc(w, n)[r])))
+				return false;
+		}
+		*pad = tot > *pad ? tot : *pad;
+	}
+	return true;
+}
+
+/*
+ * Do all the counts agree, rank a's send count for b with b's receive
+ * count from a, for every pair? @rows[m]: machine m's rows, by node rank.
+ */
+static bool hier_v_agree(const struct dfg_hier *h, unsigned int n,
+			 const __u64 *const *rows)
+{
+	size_t words = HIER_V_WORDS(n);
+
+	for (unsigned int a = 0; a < n; a++) {
+		const __u64 *wa = rows[h->node_of[a]] + h->lrank[a] * words;
+
+		for (unsigned int b = 0; b < n; b++) {
+			const __u64 *wb = rows[h->node_of[b]] +
+					  h->lrank[b] * words;
+
+			if (hier_v_sc(wa)[b] != hier_v_rc(wb, n)[a])
+				return false;
+		}
+	}
+	return true;
+}
+
+/* At least @len bytes of private memory, the first @keep kept. */
+static void *hier_tmp_keep(struct dfg_hier *h, size_t keep, size_t len)
+{
+	void *p;
+
+	if (len <= h->tmp_size)
+		return h->tmp;
+	p = malloc(len);
+	if (!p)
+		return NULL;
+	if (keep)
+		memcpy(p, h->tmp, keep);
+	free(h->tmp);
+	h->tmp = p;
+	h->tmp_size = len;
+	return p;
+}
+
+/*
+ * The node's first allgather: every member's row (flag, counts) into
+ * @rows; 0, -EINVAL when a member's arguments are unusable, or the
+ * failure. @err: ours are.
+ */
+static int hier_v_counts(struct dfg_call *c, __u64 *rows, int err)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int n = c->t->size, me = c->t->rank;
+	unsigned int nk = h->nsize[h->node_of[me]];
+	size_t words = HIER_V_WORDS(n);
+	__u64 *w = rows + h->lrank[me] * words;
+	int ret = 0;
+
+	memset(w, 0, words * sizeof(*w));
+	w[HIER_V_FLAG] = err != 0;
+	for (unsigned int r = 0; !err && r < n; r++) {
+		w[HIER_V_SC + r] = c->scounts[r];
+		w[HIER_V_RC(n) + r] = c->rcounts[r];
+	}
+	if (h->node)
+		ret = dfg_allgather(hier_node(c, 0), DFG_IN_PLACE, rows,
+				    words * sizeof(*w));
+	if (err)
+		return err;
+	for (unsigned int l = 0; !ret && l < nk; l++)
+		if (rows[l * words + HIER_V_FLAG])
+			ret = -EINVAL;
+	return ret;
+}
+
+/*
+ * The leader's message to machine @m at @sl: this machine's rows (the
+ * count matrix's rows of its members: every leader so learns them all),
+ * then the blocks its members (node rank l)
+ * send m's, by l, then by m's rank. @data: the node's second allgather
+ * (each member's blocks packed in rank order, @pad bytes a member).
+ */
+static char *hier_v_pack(const struct dfg_hier *h, unsigned int k,
+			 unsigned int m, unsigned int n, const __u64 *rows,
+			 const char *data, size_t pad, char *sl)
+{
+	size_t words = HIER_V_WORDS(n);
+
+	memcpy(sl, rows, h->nsize[k] * words * sizeof(*rows));
+	sl += h->nsize[k] * words * sizeof(*rows);
+	for (unsigned int l = 0; l < h->nsize[k]; l++) {
+		const __u64 *sc = hier_v_sc(rows + l * words);
+		size_t off = 0;
+
+		for (unsigned int r = 0; r < n; r++) {
+			if (h->node_of[r] == m && sc[r]) {
+				dfg_copy(sl, data + l * pad + off, sc[r]);
+				sl += sc[r];
+			}
+			off += sc[r];
+		}
+	}
+	return sl;
+}
+
+/*
+ * The leaders' alltoallv, one message per pair of machines (@len[m]
+ * bytes to m at @sl, @want[m] from m into @rl, in machine order), by
+ * the put algorithm; @bad as in hier_lead_alltoall(). Then every
+ * leader checks the whole count matrix, its own machine's rows and
+ * those that came (@rows[m], set here): a pair that disagrees anywhere
+ * fails every leader with -EINVAL (the put algorithm fails only the
+ * pairs of leaders whose byte counts differ, and one pair's difference
+ * may hide in a sum). On success the blocks that came are packed at
+ * @rl, by machine, without the rows. @sd, @rd: room for the leaders'
+ * displacements.
+ */
+static int hier_lead_alltoallv(struct dfg_call *c, const char *sl,
+			       const size_t *len, size_t *sd, char *rl,
+			       const size_t *want, size_t *rd,
+			       const __u64 **rows, bool bad)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int n = c->t->size, nl = h->nodes;
+	size_t words = HIER_V_WORDS(n), so = 0, ro = 0, at = 0;
+	struct dfg_team *lead;
+	int ret;
+
+	/* Each message's rows at an aligned offset (@rl is aligned). */
+	for (unsigned int m = 0; !bad && m < nl; m++) {
+		sd[m] = so;
+		rd[m] = ro;
+		so += len[m];
+		ro += (want[m] + 7) & ~(size_t)7;
+	}
+	lead = hier_lead_begin(c);
+	lead->force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
+	if (bad)
+		ret = dfg_alltoallv(lead, DFG_IN_PLACE, NULL, NULL, NULL,
+				    NULL, NULL);
+	else
+		ret = dfg_alltoallv(lead, sl, len, sd, rl, want, rd);
+	ret = hier_lead_end(c, ret);
+	/* The rows of machine m come first in its message. */
+	for (unsigned int m = 0; !ret && m < nl; m++)
+		if (m != h->node_of[c->t->rank])
+			rows[m] = (const __u64 *)(rl + rd[m]);
+	if (!ret && !hier_v_agree(h, n, rows))
+		ret = -EINVAL;
+	for (unsigned int m = 0; !ret && m < nl; m++) {
+		size_t hdr = h->nsize[m] * words * sizeof(__u64);
+
+		if (m == h->node_of[c->t->rank])
+			continue;
+		memmove(rl + at, rl + rd[m] + hdr, want[m] - hdr);
+		at += want[m] - hdr;
+	}
+	return ret;
+}
+
+/*
+ * An alltoallv's private memory on this rank, offsets into the call's
+ * buffer: the node's rows (@rows: HIER_V_WORDS(n) words a member), its
+ * second allgather (@data: @pad bytes a member), then on a leader the
+ * leaders' send buffer (@sl) and, 8 bytes in, their receive buffer
+ * (@rl, aligned: each message begins with rows), on a member the
+ * broadcast's buffer (@rl - 8): the leader's verdict, 8 bytes, then the
+ * blocks from the other machines. False when it does not fit a size_t.
+ */
+struct hier_v_mem {
+	size_t	rows;
+	size_t	data;
+	size_t	sl;
+	size_t	rl;
+	size_t	size;
+};
+
+static bool hier_v_layout(const struct dfg_hier *h, unsigned int k,
+			  unsigned int n, size_t pad, size_t in,
+			  const size_t *len, const size_t *want,
+			  struct hier_v_mem *v)
+{
+	size_t r0 = h->nsize[k] * HIER_V_WORDS(n) * sizeof(__u64), end, s;
+
+	v->rows = 0;
+	v->data = r0;
+	if (__builtin_mul_overflow((size_t)h->nsize[k], pad, &s) ||
+	    __builtin_add_overflow(r0, s, &end))
+		return false;
+	v->sl = end;
+	if (!h->lead) {
+		v->rl = end + 8;
+		return !__builtin_add_overflow(v->rl, in, &v->size);
+	}
+	for (unsigned int m = 0; m < h->nodes; m++)
+		if (!hier_add(&end, len[m]))
+			return false;
+	if (!hier_add(&end, 7 + 8))
+		return false;
+	v->rl = (end & ~(size_t)7);
+	end = v->rl;
+	for (unsigned int m = 0; m < h->nodes; m++)
+		if (!hier_add(&end, want[m]) || !hier_add(&end, 7))
+			return false;
+	v->size = end;
+	return true;
+}
+
+/*
+ * alltoallv (@c's counts and displacements in bytes; @err: this rank's
+ * arguments are unusable), patent 003's machine-pair packing as for the
+ * fixed all-to-all (dfg_hier_alltoall()), with counts that differ per
+ * pair:
+ *  1. the node's allgather of every member's counts, sent and expected
+ *     (behind the flag), so every member knows its machine's rows of
+ *     the count matrix: the sizes of every later step;
+ *  2. the node's allgather of every member's blocks, packed in rank
+ *     order, padded to the machine's largest send total; a member takes
+ *     its machine's blocks for it from there;
+ *  3. the leaders' alltoallv, one message per pair of machines: the
+ *     sender's rows, then its members' blocks for the receiver's, by
+ *     source then destination; each leader then holds the whole count
+ *     matrix and checks every pair, so that a mismatch anywhere fails
+ *     every rank with -EINVAL;
+ *  4. the node's broadcast of the leader's verdict and the blocks from
+ *     the other machines, from which each member takes its own at its
+ *     displacements.
+ */
+int dfg_hier_alltoallv(struct dfg_call *c, int err)
+{
+	struct dfg_hier *h = c->t->hier;
+	unsigned int n = c->t->size, me = c->t->rank, k = h->node_of[me];
+	unsigned int nk = h->nsize[k], nl = h->nodes;
+	size_t words = HIER_V_WORDS(n), r0 = nk * words * sizeof(__u64);
+	size_t pad = 0, in = 0, off, *out, *from, *len, *want, *sd;
+	const __u64 **rows;
+	struct hier_v_mem v = { 0 };
+	__u64 *g0, verdict = 0;
+	char *tmp, *rl, *rbuf = c->rbuf;
+	int ret = err, lret;
+
+	out = calloc(6 * (size_t)nl, sizeof(*out));
+	rows = calloc(nl, sizeof(*rows));
+	from = out ? out + nl : NULL;
+	len = out ? from + nl : NULL;
+	want = out ? len + nl : NULL;
+	sd = out ? want + nl : NULL;
+	g0 = hier_tmp_keep(h, 0, r0);
+	if (!out || !rows || !g0)
+		ret = -ENOMEM;
+	else
+		ret = hier_v_counts(c, g0, ret);
+	if (!ret && !hier_v_sums(h, k, n, g0, &pad, &in, out, from))
+		ret = -ENOMEM;
+	for (unsigned int m = 0; !ret && m < nl; m++) {
+		if (m == k)
+			continue;
+		len[m] = r0;
+		want[m] = h->nsize[m] * words * sizeof(__u64);
+		if (!hier_add(&len[m], out[m]) || !hier_add(&want[m], from[m]))
+			ret = -ENOMEM;
+	}
+	if (!ret && !hier_v_layout(h, k, n, pad, in, len, want, &v))
+		ret = -ENOMEM;
+	tmp = ret ? NULL : hier_tmp_keep(h, r0, v.size);
+	if (!ret && !tmp)
+		ret = -ENOMEM;
+	/* Our blocks, packed in rank order, into our part of step 2. */
+	if (!ret) {
+		char *mine = tmp + v.data + h->lrank[me] * pad;
+
+		g0 = (__u64 *)tmp;
+		for (unsigned int r = 0; r < n; r++) {
+			if (!c->scounts[r])
+				continue;
+			dfg_copy(mine, (const char *)c->sbuf + c->sdispls[r],
+				 c->scounts[r]);
+			mine += c->scounts[r];
+		}
+		if (h->node && pad)
+			ret = dfg_allgather(hier_node(c, 1), DFG_IN_PLACE,
+					    tmp + v.data, pad);
+	}
+	/* Our machine's blocks for us, where both sides agree. */
+	for (unsigned int r = 0; !ret && r < n; r++) {
+		const __u64 *sc = hier_v_sc(g0 + h->lrank[r] * words);
+
+		if (h->node_of[r] != k || !sc[me] || sc[me] != c->rcounts[r])
+			continue;
+		off = 0;
+		for (unsigned int q = 0; q < me; q++)
+			off += sc[q];
+		dfg_copy(rbuf + c->rdispls[r],
+			 tmp + v.data + h->lrank[r] * pad + off, sc[me]);
+	}
+	/* As in dfg_hier_alltoall(): a leader whose machine failed joins. */
+	if (h->lead && ret != -EOWNERDEAD && ret != -ECANCELED) {
+		char *sl = ret ? NULL : tmp + v.sl;
+
+		for (unsigned int m = 0; !ret && m < nl; m++)
+			if (m != k)
+				sl = hier_v_pack(h, k, m, n, g0, tmp + v.data,
+						 pad, sl);
+		rows[k] = g0;
+		lret = hier_lead_alltoallv(c, ret ? NULL : tmp + v.sl, len, sd,
+					   ret ? NULL : tmp + v.rl, want,
+					   sd ? sd + nl : NULL, rows, ret != 0);
+		if (!ret) {
+			ret = lret;
+			verdict = lret == -EINVAL;
+		} else {
+			/* The reason is this machine's, not the echo. */
+			h->lead->why = 0;
+		}
+	}
+	/* The verdict and the blocks (a leader's are at its @rl already). */
+	rl = tmp ? tmp + v.rl : NULL;
+	if (h->node && (!ret || verdict)) {
+		if (h->lead)
+			memcpy(rl - 8, &verdict, sizeof(verdict));
+		lret = dfg_broadcast(hier_node(c, 2), rl - 8, 8 + in, 0);
+		if (!lret && !h->lead) {
+			memcpy(&verdict, rl - 8, sizeof(verdict));
+			ret = verdict ? -EINVAL : 0;
+		}
+		if (lret && !ret)
+			ret = lret;
+	}
+	/* Source r's block for us: by machine, source, then our node rank. */
+	off = 0;
+	for (unsigned int m = 0; !ret && m < nl; m++) {
+		if (m == k)
+			continue;
+		for (unsigned int r = 0; r < n; r++) {
+			if (h->node_of[r] != m)
+				continue;
+			for (unsigned int q = 0; q < n; q++) {
+				size_t b;
+
+				if (h->node_of[q] != k)
+					continue;
+				b = hier_v_rc(g0 + h->lrank[q] * words, n)[r];
+				if (q == me && b)
+					dfg_copy(rbuf + c->rdispls[r], rl + off,
+						 b);
+				off += b;
+			}
+		}
+	}
+	free(out);
+	free(rows);
 	return hier_done(c, ret);
 }

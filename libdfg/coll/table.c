@@ -59,9 +59,11 @@
  * keeps it out of the size rule); forced on a team without the
  * hierarchy, the table chooses as if not forced. All-to-all is the
  * exception: its hierarchy runs the put algorithm among the leaders, so
- * it exists only where PUT does, and the table takes it for blocks up to
- * HIER_A2A only (a fixed all-to-all; alltoallv has no hierarchy yet and
- * takes PUT).
+ * it exists only where PUT does, and the table takes it for a fixed
+ * all-to-all's blocks up to HIER_A2A only. alltoallv's calls ask with
+ * SIZE_MAX bytes (its ranks agree on no size: each knows its own
+ * counts), so they take PUT unless HIER is forced: the hierarchy's
+ * alltoallv (hier.c) has not been measured against PUT yet.
  */
 struct dfg_coll_algodef {
 	const char	*name;

@@ -1282,6 +1282,7 @@ struct hrank {
 	const unsigned int	*key;
 	int			victim;
 	enum dfg_coll_kind	dkind;
+	bool			dv;
 };
 
 static const enum dfg_coll_kind hier_kinds[] = {
@@ -1304,6 +1305,59 @@ static void hier_die(struct hrank *h)
 		fx_ring(h->c.w, r);
 		fx_ring(h->nw, r);
 	}
+}
+
+/* Bytes rank @i sends rank @j in the hierarchy's alltoallv: uneven, 0s. */
+static size_t hier_vcount(unsigned int i, unsigned int j, size_t b)
+{
+	return b * ((i * 7 + j * 3) % 5) / 4;
+}
+
+/*
+ * Rank @i's counts and displacements in an alltoallv of @b (@recv: what
+ * it receives from each rank, else what it sends each): blocks placed
+ * in reverse rank order, 3 bytes apart.
+ */
+static void hier_vlayout(unsigned int n, unsigned int i, size_t b, bool recv,
+			 size_t *cnt, size_t *displ)
+{
+	size_t at = 0;
+
+	for (unsigned int r = n; r-- > 0;) {
+		cnt[r] = recv ? hier_vcount(r, i, b) : hier_vcount(i, r, b);
+		displ[r] = at;
+		at += cnt[r] + 3;
+	}
+}
+
+/*
+ * alltoallv of @b on rank @me from inputs @in: 0 and every block in
+ * place, or the call's error; @algo forced.
+ */
+static int hier_alltoallv(struct dfg_team *t, unsigned int me, void **in,
+			  char *rbuf, size_t b, enum dfg_coll_algo algo)
+{
+	unsigned int n = t->size;
+	size_t sc[W_MAX], sd[W_MAX], rc[W_MAX], rd[W_MAX], sc_i[W_MAX];
+	size_t sd_i[W_MAX];
+	int ret;
+
+	hier_vlayout(n, me, b, false, sc, sd);
+	hier_vlayout(n, me, b, true, rc, rd);
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, algo);
+	memset(rbuf, 0x3c, rd[0] + rc[0]);
+	/* Every count 0: no buffers at all. */
+	ret = dfg_alltoallv(t, b ? in[me] : NULL, sc, sd, b ? rbuf : NULL, rc,
+			    rd);
+	for (unsigned int i = 0; !ret && i < n; i++) {
+		hier_vlayout(n, i, b, false, sc_i, sd_i);
+		if (memcmp(rbuf + rd[i], (char *)in[i] + sd_i[me], rc[i]))
+			ret = -EBADMSG;
+		/* the gaps untouched */
+		if (i && rbuf[rd[i] + rc[i]] != 0x3c)
+			ret = -EBADMSG;
+	}
+	return ret;
 }
 
 static void *hier_main(void *arg)
@@ -1469,11 +1523,62 @@ static void *hier_main(void *arg)
 		if (!ok)
 			fail(c, "hier alltoall", ret);
 	}
+	/*
+	 * alltoallv: uneven counts, zeros among them, blocks in reverse
+	 * rank order with gaps, bit for bit; hier forced (the leaders'
+	 * rendezvous at the largest), the table's choice (put) between;
+	 * then every count 0, without buffers.
+	 */
+	for (size_t ci = 0; a2a && ci <= sizeof(counts) / sizeof(counts[0]);
+	     ci++) {
+		bool zero = ci == sizeof(counts) / sizeof(counts[0]);
+		size_t b = zero ? 0 : counts[ci] * 4 + ci;
+		enum dfg_coll_algo algo = ci & 1 ? DFG_ALGO_HIER :
+					  DFG_ALGO_AUTO;
+
+		call++;
+		for (unsigned int r = 0; r < n; r++)
+			ref_fill(in[r], (n * (b + 3) + 3) / 4, DFG_INT32, r,
+				 call);
+		ret = hier_alltoallv(t, c->rank, in, rbuf, b, algo);
+		/* the table's choice: put (hier not measured yet) */
+		if (ret || hier_used(t, DFG_COLL_ALLTOALL) != (algo ==
+							      DFG_ALGO_HIER))
+			fail(c, zero ? "hier alltoallv, zero counts" :
+			     "hier alltoallv", ret);
+	}
 	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	for (size_t k = 0; k < sizeof(hier_kinds) / sizeof(hier_kinds[0]);
 	     k++)
 		if (!hier_used(t, hier_kinds[k]))
 			fail(c, "hier not chosen", hier_kinds[k]);
+	/*
+	 * alltoallv's counts disagree: rank 0 expects a byte more from the
+	 * last rank (another machine), then rank 1 a byte more from rank 0
+	 * (its machine in 2x2 and 3+1+2, another in 2+3 interleaved), then
+	 * rank 1's arguments are unusable: -EINVAL on every rank, whichever
+	 * pair, and the next call works.
+	 */
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_HIER);
+	for (int i = 0; a2a && i < 4; i++) {
+		size_t sc[W_MAX], sd[W_MAX], rc[W_MAX], rd[W_MAX];
+		bool good = i == 3;
+
+		hier_vlayout(n, c->rank, 64, false, sc, sd);
+		hier_vlayout(n, c->rank, 64, true, rc, rd);
+		if (i == 0 && c->rank == 0)
+			rc[n - 1]++;
+		if (i == 1 && c->rank == 1)
+			rc[0]++;
+		ret = dfg_alltoallv(t, in[c->rank], sc, sd, rbuf,
+				    i == 2 && c->rank == 1 ? NULL : rc, rd);
+		if (good ? ret != 0 : ret != -EINVAL)
+			fail(c, good ? "hier alltoallv after errors" :
+			     "hier alltoallv mismatched", ret);
+		if (!hier_used(t, DFG_COLL_ALLTOALL))
+			fail(c, "hier alltoallv not chosen", i);
+	}
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	/*
 	 * alltoall's blocks differ between ranks, then one rank's
 	 * arguments are unusable: -EINVAL everywhere, and the next call
@@ -1563,6 +1668,9 @@ static void *hier_main(void *arg)
 				ret = dfg_allgather(t, sbuf, rbuf, 1000);
 			else if (h->dkind == DFG_COLL_BARRIER)
 				ret = dfg_barrier(t);
+			else if (h->dkind == DFG_COLL_ALLTOALL && h->dv)
+				ret = hier_alltoallv(t, c->rank, in, rbuf,
+						     1000, DFG_ALGO_HIER);
 			else if (h->dkind == DFG_COLL_ALLTOALL)
 				ret = dfg_alltoall(t, sbuf, rbuf, 1000);
 			else
@@ -1584,11 +1692,11 @@ out:
 /*
  * @n ranks on machines @key (late: the network transport completes late);
  * @victim dies while the others are in a call of @dkind (allreduce,
- * allgather or barrier).
+ * allgather, barrier or alltoall; @dv: alltoallv).
  */
-static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
+static void run_hier_dv(struct __test_metadata *_metadata, unsigned int n,
 			const unsigned int *key, bool late, int victim,
-			enum dfg_coll_kind dkind)
+			enum dfg_coll_kind dkind, bool dv)
 {
 	struct world *w = calloc(1, sizeof(*w));
 	struct world *nw = calloc(n, sizeof(*nw));
@@ -1622,6 +1730,7 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 		h[r].key = key;
 		h[r].victim = victim;
 		h[r].dkind = dkind;
+		h[r].dv = dv;
 		rank_ctx_init(c, w, r, n, late);
 		/* The put algorithm's operations, not over the late one. */
 		if (!late)
@@ -1657,6 +1766,13 @@ static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
 	free(h);
 	free(nw);
 	free(w);
+}
+
+static void run_hier_in(struct __test_metadata *_metadata, unsigned int n,
+			const unsigned int *key, bool late, int victim,
+			enum dfg_coll_kind dkind)
+{
+	run_hier_dv(_metadata, n, key, late, victim, dkind, false);
 }
 
 static void run_hier(struct __test_metadata *_metadata, unsigned int n,
@@ -1717,6 +1833,9 @@ TEST(hier_setup)
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2048));
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 2049));
+	/* alltoallv's calls ask with SIZE_MAX bytes: put unless forced */
+	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL,
+					      SIZE_MAX));
 	EXPECT_EQ(DFG_ALGO_HIER, dfg_coll_pick(&t, DFG_COLL_ALLREDUCE, 8));
 	t.force[DFG_COLL_ALLTOALL] = DFG_ALGO_PUT;
 	EXPECT_EQ(DFG_ALGO_PUT, dfg_coll_pick(&t, DFG_COLL_ALLTOALL, 8));
@@ -2113,6 +2232,10 @@ TEST_F_TIMEOUT(world, hier_death, 300)
 	/* ... and in a hierarchical alltoall: a non-leader, a leader */
 	run_hier_in(_metadata, 4, hier_2x2, false, 3, DFG_COLL_ALLTOALL);
 	run_hier_in(_metadata, 5, hier_mix, false, 1, DFG_COLL_ALLTOALL);
+	/* ... and in a hierarchical alltoallv: a non-leader, leaders */
+	run_hier_dv(_metadata, 4, hier_2x2, false, 3, DFG_COLL_ALLTOALL, true);
+	run_hier_dv(_metadata, 4, hier_2x2, false, 2, DFG_COLL_ALLTOALL, true);
+	run_hier_dv(_metadata, 6, hier_3, false, 3, DFG_COLL_ALLTOALL, true);
 }
 
 /*

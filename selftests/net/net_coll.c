@@ -16,7 +16,9 @@
  * split), and the table's choice must be hier; allgather and barrier run
  * both hierarchical and flat (forced direct), the allgather's layout
  * checked against rank order in both; alltoall runs the table's choice
- * (hier up to 2 KiB blocks) and hier forced, at every size.
+ * (hier up to 2 KiB blocks) and hier forced, at every size; alltoallv
+ * the table's choice (put) and hier forced in elements of 4 and 8 bytes,
+ * 1 element to the largest size.
  *
  *	net_coll [pmix] [MAX_BYTES]
  *				the team from dfg_team_from_mpi(), or with
@@ -46,7 +48,10 @@
  *				<errno> <ms> <why> <who> <clock>" as above
  *	net_coll mismatch N	only the mismatched calls, N times: each
  *				rank's allreduce, allgather and alltoall
- *				counts differ, every rank must fail them
+ *				counts differ (and, hierarchical, two
+ *				alltoallv pairs' counts, in the first 4
+ *				rounds), every rank must
+ *				fail them
  *				and go on (a barrier, a good allreduce)
  *	net_coll alltoall N [mpi]
  *				only alltoall, N calls in a row at each of
@@ -224,6 +229,53 @@ static void alltoallv(struct dfg_team *t, void **in, size_t b, char *rbuf)
 	check(ok, "alltoallv", b, ret);
 }
 
+/*
+ * The hierarchy's alltoallv, forced, in elements of @es bytes: rank i
+ * sends j vcount(i, j, e) elements, e = @b / @es (at least 1: 0 to 1
+ * element at the smallest), from inputs of its own; every block bit for
+ * bit where it belongs, the gaps between blocks untouched.
+ */
+static void alltoallv_hier(struct dfg_team *t, size_t b, size_t es)
+{
+	size_t e = b / es ? b / es : 1, sc[64], sd[64], rc[64], rd[64];
+	size_t so = 0, ro = 0;
+	void **in = inputs(e * es * size);
+	char *rbuf = malloc(e * es * size + 8 * size);
+	int ret, ok = 1;
+
+	if (!rbuf)
+		exit(2);
+	call++;
+	for (int r = 0; r < size; r++)
+		ref_fill(in[r], (e * es * size + 3) / 4, DFG_INT32, r, call);
+	for (int j = 0; j < size; j++) {
+		sc[j] = vcount(rank, j, e) * es;
+		sd[j] = so;
+		so += sc[j];
+		rc[j] = vcount(j, rank, e) * es;
+		rd[j] = ro;
+		ro += rc[j] + 8;
+	}
+	memset(rbuf, 0x3c, ro);
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_HIER);
+	ret = dfg_alltoallv(t, in[rank], sc, sd, rbuf, rc, rd);
+	ok = dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) == DFG_ALGO_HIER;
+	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
+	for (int i = 0; i < size; i++) {
+		size_t off = 0;
+
+		for (int j = 0; j < rank; j++)
+			off += vcount(i, j, e) * es;
+		ok &= !memcmp(rbuf + rd[i], (char *)in[i] + off, rc[i]);
+		for (size_t g = 0; g < 8; g++)
+			ok &= rbuf[rd[i] + rc[i] + g] == 0x3c;
+	}
+	check(ok, es == 4 ? "alltoallv hier, 4-byte elements" :
+	      "alltoallv hier, 8-byte elements", e, ret);
+	free_inputs(in);
+	free(rbuf);
+}
+
 /* Every rank's @b bytes of @in, in rank order, at @rbuf? */
 static int gathered(const char *rbuf, void **in, size_t b)
 {
@@ -298,6 +350,10 @@ static void moves(struct dfg_team *t, size_t b)
 	}
 	dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	alltoallv(t, in, b, rbuf);
+	if (hier) {
+		alltoallv_hier(t, b, 4);
+		alltoallv_hier(t, b, 8);
+	}
 	check(1, "barrier", b, dfg_barrier(t));
 	if (hier) {
 		check(dfg_coll_last_algo(t, DFG_COLL_BARRIER) ==
@@ -363,6 +419,39 @@ static void mismatches(struct dfg_team *t, int rounds)
 		if (hier)
 			check(dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) ==
 			      DFG_ALGO_HIER, "alltoall hier chosen", 64, 0);
+		/*
+		 * Hierarchical alltoallv (forced): rank 0 expects a byte more from
+		 * the last rank (on the other node), then the last rank a
+		 * byte more from the one before it (its own node, or the
+		 * other with --map-by node): -EINVAL on every rank, told
+		 * why, whichever pair; then a good one. In the first 4
+		 * rounds only: the rig's time.
+		 */
+		if (hier && i < 4)
+			dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_HIER);
+		for (int k = 0; hier && i < 4 && k < 3; k++) {
+			size_t c[64], d[64], rcnt[64];
+
+			for (int j = 0; j < size; j++) {
+				c[j] = rcnt[j] = 8;
+				d[j] = 8 * j;
+			}
+			if (k == 0 && rank == 0)
+				rcnt[size - 1]++;
+			if (k == 1 && rank == size - 1)
+				rcnt[size - 2]++;
+			ret = dfg_alltoallv(t, v, c, d, out, rcnt, d);
+			if (k < 2)
+				check(ret == -EINVAL && why_mismatch(t),
+				      "alltoallv hier mismatch", 8,
+				      ret == -EINVAL ? 0 : ret);
+			else
+				check(!ret, "alltoallv hier after mismatch", 8,
+				      ret);
+			check(dfg_coll_last_algo(t, DFG_COLL_ALLTOALL) ==
+			      DFG_ALGO_HIER, "alltoallv hier forced", 8, 0);
+		}
+		dfg_coll_set_algo(t, DFG_COLL_ALLTOALL, DFG_ALGO_AUTO);
 	}
 }
 

@@ -143,13 +143,17 @@ check "dfg collectives across the nodes, team from dfg_team_from_pmix" \
 # connections: the team is hierarchical (each node's two ranks in a kernel
 # team, the nodes' leaders over rxe0), and every reduction, broadcast,
 # allgather, barrier and alltoall runs both flat and hierarchical
-# (DFG_ALGO_HIER, the default there; alltoall's up to 2 KiB blocks).
+# (DFG_ALGO_HIER, the default there; alltoall's up to 2 KiB blocks), and
+# alltoallv flat (the table's choice) and hierarchical (forced), in 4-
+# and 8-byte elements, 1 element to 16 KiB.
 check "dfg collectives, two ranks on node0 and two on $peer (hier)" \
 	'^net_coll ok 4 [0-9]+ hier$' \
 	timeout 600 mpirun --host node0:2,$peer:2 -np 4 \
 	"$BUILD/selftests/net/net_coll" $((64 << 10))
 # Mismatched calls (allreduce, allgather, alltoall, an alltoall with
-# unusable arguments on one rank), over and over, on the same four ranks:
+# unusable arguments on one rank; in the first 4 rounds two hierarchical
+# alltoallv whose counts disagree in one pair), over and over, on the
+# same four ranks:
 # every rank must fail each one with EINVAL, told why, and go on. A rank whose transport broke there used to
 # leave the others waiting for it in the next barrier (1 run in 5).
 check "mismatched calls 20 times, two ranks on node0 and two on $peer (hier)" \

@@ -7,7 +7,8 @@
  *                            [-a ALGO | -O | -e VAR=VALUE | -P] -o PREFIX
  *
  * LIST: collectives, comma-separated, each NAME or NAME:MIN:MAX (its own
- * size range, powers of two, instead of -m/-M).
+ * size range, powers of two, instead of -m/-M); by default all but
+ * alltoallv, which runs only where LIST names it.
  *
  * The same ranks run dfg (a team from dfg_team_from_mpi()) and MPI_* on
  * the same buffers. Per collective and size: warm-up and calibration
@@ -19,7 +20,8 @@
  *
  * Sizes follow nccl-tests: allreduce and bcast the vector, reduce_scatter
  * the input of a rank (N blocks), allgather the output (N blocks),
- * alltoall the send buffer of a rank (N blocks). Bus bandwidth = size /
+ * alltoall the send buffer of a rank (N blocks; alltoallv: the same equal
+ * blocks through dfg_alltoallv() and MPI_Alltoallv()). Bus bandwidth = size /
  * time x 2(N-1)/N (allreduce), (N-1)/N (reduce_scatter, allgather,
  * alltoall), 1 (bcast). Time per call is the slowest rank's; CPU per call
  * is getrusage() user + system of all ranks, summed, and so are the
@@ -78,15 +80,17 @@
 #include <mpi.h>
 #include <dfg/coll_mpi.h>
 
-enum kind { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BCAST, ALLTOALL, NKINDS };
+enum kind { ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BCAST, ALLTOALL, ALLTOALLV,
+	    NKINDS };
 
 static const char * const kind_names[NKINDS] = {
 	"allreduce", "reduce_scatter", "allgather", "bcast", "alltoall",
+	"alltoallv",
 };
 
 static const enum dfg_coll_kind dfg_kinds[NKINDS] = {
 	DFG_COLL_ALLREDUCE, DFG_COLL_REDUCE_SCATTER, DFG_COLL_ALLGATHER,
-	DFG_COLL_BROADCAST, DFG_COLL_ALLTOALL,
+	DFG_COLL_BROADCAST, DFG_COLL_ALLTOALL, DFG_COLL_ALLTOALL,
 };
 
 static const char * const algo_names[DFG_ALGO_NR] = {
@@ -121,6 +125,8 @@ struct job {
 	struct dfg_team *team_env;	/* -e: the second team */
 	int rank, n;
 	char *s, *r, *x;	/* send, receive, expected */
+	size_t *vc, *vd;	/* alltoallv: counts, displacements */
+	int *mc, *md;		/* the same for MPI_Alltoallv */
 	FILE *rounds, *summary, *alt_rounds, *alt_summary;
 	const struct opts *o;
 	double memcpy_bw[64];	/* MB/s by log2(size), rank 0 */
@@ -206,6 +212,7 @@ static bool geometry(enum kind k, size_t size, int n, size_t *blk)
 		return size % (sizeof(float) * n) == 0 && *blk;
 	case ALLGATHER:
 	case ALLTOALL:
+	case ALLTOALLV:
 		*blk = size / n;
 		return size % n == 0 && *blk;
 	case BCAST:
@@ -267,6 +274,13 @@ static void fill(struct job *j, enum kind k, size_t size, size_t blk)
 			j->x[i] = byte_in(0, 0, i);
 		break;
 	case ALLTOALL:
+	case ALLTOALLV:
+		for (p = 0; p < n; p++) {
+			j->vc[p] = blk;
+			j->vd[p] = p * blk;
+			j->mc[p] = (int)blk;
+			j->md[p] = (int)(p * blk);
+		}
 		for (p = 0; p < n; p++)
 			for (i = 0; i < blk; i++) {
 				j->s[p * blk + i] = byte_in(me, p, i);
@@ -300,6 +314,9 @@ static int call_dfg(struct job *j, struct dfg_team *t, enum kind k,
 		return dfg_broadcast(t, j->r, size, 0);
 	case ALLTOALL:
 		return dfg_alltoall(t, j->s, j->r, blk);
+	case ALLTOALLV:
+		return dfg_alltoallv(t, j->s, j->vc, j->vd, j->r, j->vc,
+				     j->vd);
 	default:
 		return -EINVAL;
 	}
@@ -330,6 +347,10 @@ static int call_mpi(struct job *j, enum kind k, size_t size, size_t blk)
 	case ALLTOALL:
 		rc = MPI_Alltoall(j->s, (int)blk, MPI_BYTE, j->r, (int)blk,
 				  MPI_BYTE, MPI_COMM_WORLD);
+		break;
+	case ALLTOALLV:
+		rc = MPI_Alltoallv(j->s, j->mc, j->md, MPI_BYTE, j->r, j->mc,
+				   j->md, MPI_BYTE, MPI_COMM_WORLD);
 		break;
 	default:
 		return -EINVAL;
@@ -806,7 +827,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = {
 		.min = 8, .max = 1 << 20, .step = 2, .rounds = 5,
-		.min_time = 0.01, .mask = (1U << NKINDS) - 1, .alt = -1,
+		.min_time = 0.01, .mask = (1U << ALLTOALLV) - 1, .alt = -1,
 		.label = "default", .prefix = NULL,
 	};
 	struct job j = { .o = &o, .dfg_algo = -1, .alt_algo = -1 };
@@ -841,7 +862,7 @@ int main(int argc, char **argv)
 	    (o.env && (!strchr(o.env, '=') || *o.env == '=')) ||
 	    (o.nooverlap + (o.alt >= 0) + o.mpi_only + !!o.env > 1)) {
 		if (!j.rank)
-			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier | -O | -e VAR=VALUE | -P] -o PREFIX\n",
+			fprintf(stderr, "usage: mpirun -np N (N >= 2) %s [-c NAME[:MIN:MAX],... (allreduce,reduce_scatter,allgather,bcast,alltoall,alltoallv)] [-m MIN (power of 2)] [-M MAX (< 2 GiB)] [-s 2|4] [-r ROUNDS (1..%d)] [-t SEC] [-l LABEL] [-a rhalving|ring|direct|tiles|inbox|hier | -O | -e VAR=VALUE | -P] -o PREFIX\n",
 				argv[0], ROUNDS_MAX);
 		MPI_Finalize();
 		return 2;
@@ -854,7 +875,11 @@ int main(int argc, char **argv)
 	j.s = malloc(bufmax);
 	j.r = malloc(bufmax);
 	j.x = malloc(bufmax);
-	if (!j.s || !j.r || !j.x)
+	j.vc = calloc(j.n, sizeof(*j.vc));
+	j.vd = calloc(j.n, sizeof(*j.vd));
+	j.mc = calloc(j.n, sizeof(*j.mc));
+	j.md = calloc(j.n, sizeof(*j.md));
+	if (!j.s || !j.r || !j.x || !j.vc || !j.vd || !j.mc || !j.md)
 		ret = -ENOMEM;
 	if (!ret && !j.rank) {
 		j.rounds = open_csv(o.prefix, "rounds",
@@ -912,6 +937,10 @@ int main(int argc, char **argv)
 	free(j.s);
 	free(j.r);
 	free(j.x);
+	free(j.vc);
+	free(j.vd);
+	free(j.mc);
+	free(j.md);
 	MPI_Finalize();
 	return ret ? 1 : 0;
 }
