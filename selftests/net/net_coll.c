@@ -580,7 +580,16 @@ static int fail_loop(struct dfg_team *t, int victim, const char *what,
 	printf("%s %d %d %lld %s %d %lld\n", what, rank, -ret,
 	       now_ms() - last, dfg_team_fail_name(f.what), f.rank, now_ms());
 	fflush(stdout);
-	/* The job ends here: MPI_Finalize would wait for the lost rank. */
+	/*
+	 * The job ends here: MPI_Finalize would wait for the lost rank. A
+	 * survivor stays a while first: its exit is a death to a survivor
+	 * that has not yet learned of the failure (a slower one on its
+	 * machine, under load), which would then report this rank instead
+	 * of the victim. Twice the documented bound (2 s) covers every
+	 * survivor that meets it; the lines carry their own clock.
+	 */
+	if (ret)
+		sleep(4);
 	_exit(ret && (!expect || ret == expect) ? 0 : 1);
 }
 
