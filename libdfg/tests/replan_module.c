@@ -847,12 +847,14 @@ TEST_F_TIMEOUT(rp, refused, 300)
 	static const struct dfg_plan_edit alone[] = {
 		{ .op = DFG_EDIT_DEGREE, .comp = "cnt", .degree = 3 },
 	};
+	/* the gate between them too: straight flows keep the degree */
 	static const struct dfg_plan_edit source[] = {
 		{ .op = DFG_EDIT_DEGREE, .comp = "gen", .degree = 2 },
+		{ .op = DFG_EDIT_DEGREE, .comp = "gate", .degree = 2 },
 		{ .op = DFG_EDIT_DEGREE, .comp = "key", .degree = 2 },
 	};
 	const struct dfg_plan_edit *steps[] = { zero, alone, source };
-	const unsigned int nsteps[] = { 1, 1, 2 };
+	const unsigned int nsteps[] = { 1, 1, 3 };
 	struct tr t = { .steps = steps, .nsteps = nsteps, .nlists = 3 };
 	struct dfg_run_summary sum;
 	char err[512];
