@@ -809,6 +809,9 @@ static void stop_mark(struct run_ctx *x)
 			__atomic_store_n(&live_slot(x, s, i)->stop_at, at,
 					 __ATOMIC_SEQ_CST);
 	x->marks = keep ? RUN_MARKS_CLOSED : RUN_MARKS_ALL;
+	say(x, "re-plan: stop marks at checkpoint %llu on %s\n",
+	    (unsigned long long)at, keep ? "the closed region's set instances" :
+	    "every set instance");
 	free(keep);
 }
 
