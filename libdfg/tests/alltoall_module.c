@@ -365,6 +365,25 @@ TEST_F_TIMEOUT(a2a, correct_every_n, 900)
 	}
 }
 
+/*
+ * A survivor's call returned @ret (0 where it must not have returned at
+ * all): when, on @dc's clock; it must be -EOWNERDEAD, and the next call
+ * must fail the same way at once.
+ */
+static int rank_saw_death(struct dfg_team *t, unsigned int n,
+			  unsigned int r, struct death_clock *dc, int ret)
+{
+	clock_gettime(CLOCK_MONOTONIC, &dc->failed[r]);
+	if (ret != -EOWNERDEAD) {
+		fprintf(stderr, "rank %u: %d instead of -EOWNERDEAD\n", r, ret);
+		return -EINVAL;
+	}
+	if (one_call(t, n, r, 2, 0, 8, 0) != -EOWNERDEAD)
+		return -EINVAL;
+	dfg_team_leave(t);
+	_exit(RANK_OK);
+}
+
 static int rank_hang_then_die(struct dfg_team *t, unsigned int n,
 			      unsigned int r, void *arg)
 {
@@ -382,17 +401,7 @@ static int rank_hang_then_die(struct dfg_team *t, unsigned int n,
 	if (r == 1)
 		pause();
 	ret = one_call(t, n, r, 1, !dc->block, dc->block, 3);
-	clock_gettime(CLOCK_MONOTONIC, &dc->failed[r]);
-	if (ret != -EOWNERDEAD) {
-		fprintf(stderr, "rank %u: %d instead of -EOWNERDEAD\n", r, ret);
-		return -EINVAL;
-	}
-	/* And the next call fails at once. */
-	ret = one_call(t, n, r, 2, 0, 8, 0);
-	if (ret != -EOWNERDEAD)
-		return -EINVAL;
-	dfg_team_leave(t);
-	_exit(RANK_OK);
+	return rank_saw_death(t, n, r, dc, ret);
 }
 
 /*
@@ -483,16 +492,8 @@ static int rank_dies_in_piece(struct dfg_team *t, unsigned int n,
 	}
 	atomic_fetch_add(&dc->there, 1);
 	ret = dfg_alltoall(t, s, d, b);
-	clock_gettime(CLOCK_MONOTONIC, &dc->failed[r]);
-	if (r == 1 || ret != -EOWNERDEAD) {
-		fprintf(stderr, "rank %u: %d instead of -EOWNERDEAD\n", r, ret);
-		return -EINVAL;
-	}
-	ret = one_call(t, n, r, 2, 0, 8, 0);
-	if (ret != -EOWNERDEAD)
-		return -EINVAL;
-	dfg_team_leave(t);
-	_exit(RANK_OK);
+	/* Rank 1 faults in the call: its return is a failure. */
+	return rank_saw_death(t, n, r, dc, r == 1 ? 0 : ret);
 }
 
 TEST_F(a2a, member_dies_mid_pieces)
