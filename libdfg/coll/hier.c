@@ -257,11 +257,11 @@ static int sub_abort_why(struct dfg_xport *x, __u64 seq, __u64 why)
 }
 
 /* The parent's reasons name the parent's ranks: the outermost team's. */
-static __u64 sub_why(struct dfg_xport *x)
+static __u64 sub_why(struct dfg_xport *x, __u64 seq)
 {
 	struct xsub *s = to_xsub(x);
 
-	return dfg_xport_why(s->up);
+	return dfg_xport_why_at(s->up, seq);
 }
 
 static int sub_broken(struct dfg_xport *x)
@@ -661,14 +661,11 @@ static int hier_broken(struct dfg_call *c)
  */
 static __u64 hier_node_why(struct dfg_hier *h, __u64 seq)
 {
-	struct dfg_xport *x = h->node->x;
-	__u64 why = h->node->why, cur = x->seq, w;
+	__u64 why = h->node->why, w;
 
 	if (why && dfg_xwhy_rank(why) != DFG_XWHY_NOBODY)
 		return why;
-	x->seq = hier_node_last(seq);
-	w = dfg_xport_why(x);
-	x->seq = cur;
+	w = dfg_xport_why_at(h->node->x, hier_node_last(seq));
 	return w ? w : why;
 }
 

@@ -252,12 +252,11 @@ struct dfg_xport_ops {
 	 */
 	int	(*abort_why)(struct dfg_xport *x, __u64 seq, __u64 why);
 	/*
-	 * Optional (NULL: never known): why the last blocking operation of
-	 * the current call failed: once broken, the break's reason; after
-	 * -EPROTO, the reason the aborting rank gave for this very call.
-	 * A dfg_xwhy_pack() word, 0 when unknown.
+	 * Optional (NULL: never known): why call @seq failed: once broken,
+	 * the break's reason; after -EPROTO, the reason the aborting rank
+	 * gave for call @seq. A dfg_xwhy_pack() word, 0 when unknown.
 	 */
-	__u64	(*why)(struct dfg_xport *x);
+	__u64	(*why)(struct dfg_xport *x, __u64 seq);
 	/* 0, or -EOWNERDEAD / -ECANCELED once the team is unusable. */
 	int	(*broken)(struct dfg_xport *x);
 	/*
@@ -353,9 +352,15 @@ static inline int dfg_xport_abort(struct dfg_xport *x, __u64 seq, __u64 why)
 	return x->ops->abort(x, seq);
 }
 
+/* Why call @seq of @x failed (0: unknown); dfg_xport_why(): this call. */
+static inline __u64 dfg_xport_why_at(struct dfg_xport *x, __u64 seq)
+{
+	return x->ops->why ? x->ops->why(x, seq) : 0;
+}
+
 static inline __u64 dfg_xport_why(struct dfg_xport *x)
 {
-	return x->ops->why ? x->ops->why(x) : 0;
+	return dfg_xport_why_at(x, x->seq);
 }
 
 static inline unsigned int dfg_xport_inbox(unsigned int src,

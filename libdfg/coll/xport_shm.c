@@ -951,29 +951,29 @@ static int xshm_wait_begun(struct dfg_xport *x, unsigned int peer, __u64 seq)
  * (a death: which member), else the reason the aborting rank stored for
  * this very call.
  */
-static __u64 xshm_why(struct dfg_xport *x)
+static __u64 xshm_why(struct dfg_xport *x, __u64 seq)
 {
 	struct xshm *s = to_xshm(x);
 	int dead;
 
 	if (s->kt->hdr->state == DFG_TEAM_S_DEAD)
 		return dfg_xwhy_pack(DFG_TEAM_FAIL_ERROR, ECANCELED,
-				     DFG_XWHY_NOBODY, x->seq);
+				     DFG_XWHY_NOBODY, seq);
 	if (dfg_kteam_broken(s->kt)) {
 		dead = dfg_kteam_dead_rank(s->kt);
 		return dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED, EOWNERDEAD,
 				     dead < 0 ? DFG_XWHY_NOBODY :
 				     dfg_xport_top(x, (unsigned int)dead),
-				     x->seq);
+				     seq);
 	}
 	/* A peer's next call can fail us before we saw its abort: look. */
-	for (unsigned int r = 0; r < x->size && x->seq &&
-	     !dfg_xwhy_is_for(s->why_last, x->seq); r++)
+	for (unsigned int r = 0; r < x->size && seq &&
+	     !dfg_xwhy_is_for(s->why_last, seq); r++)
 		if (atomic_load_explicit(&s->ranks[r].aborted_seq,
-					 memory_order_acquire) == x->seq)
+					 memory_order_acquire) == seq)
 			s->why_last = atomic_load_explicit(&s->ranks[r].why,
 							   memory_order_relaxed);
-	return dfg_xwhy_is_for(s->why_last, x->seq) ? s->why_last : 0;
+	return dfg_xwhy_is_for(s->why_last, seq) ? s->why_last : 0;
 }
 
 static int xshm_abort(struct dfg_xport *x, __u64 seq);

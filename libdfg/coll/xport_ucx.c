@@ -1228,7 +1228,7 @@ static int xucx_abort_why(struct dfg_xport *x, __u64 seq, __u64 why)
 }
 
 /* The reason of our break, or of the abort that failed our last wait. */
-static __u64 xucx_why(struct dfg_xport *x)
+static __u64 xucx_why(struct dfg_xport *x, __u64 seq)
 {
 	struct xucx *s = to_xucx(x);
 	unsigned int who;
@@ -1238,14 +1238,14 @@ static __u64 xucx_why(struct dfg_xport *x)
 		 * A peer's message of its next call can fail us (-EPROTO)
 		 * before we looked at its abort of this one: look now.
 		 */
-		for (unsigned int r = 0; r < x->size && x->seq &&
-		     !dfg_xwhy_is_for(s->why_last, x->seq); r++)
+		for (unsigned int r = 0; r < x->size && seq &&
+		     !dfg_xwhy_is_for(s->why_last, seq); r++)
 			if (atomic_load_explicit(&s->aborted[r],
 						 memory_order_acquire) ==
-			    x->seq)
+			    seq)
 				s->why_last = atomic_load_explicit(&s->whys[r],
 							memory_order_relaxed);
-		return dfg_xwhy_is_for(s->why_last, x->seq) ? s->why_last : 0;
+		return dfg_xwhy_is_for(s->why_last, seq) ? s->why_last : 0;
 	}
 	/*
 	 * An endpoint to a peer failed: a dead process closes its liveness
@@ -1269,7 +1269,7 @@ static __u64 xucx_why(struct dfg_xport *x)
 		}
 		if (s->live[who].failed && !s->live[who].left)
 			s->why_broken = dfg_xwhy_pack(DFG_TEAM_FAIL_KILLED,
-						      EOWNERDEAD, who, x->seq);
+						      EOWNERDEAD, who, seq);
 	}
 	s->why_settled = true;
 	return s->why_broken;
